@@ -1,0 +1,6 @@
+"""`python -m npaflow` runs the CLI."""
+
+from npaflow.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Loading ToolCatalog YAML files: the built-in one plus `--catalog` paths."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from npaflow.catalog.models import CATALOG_API_VERSION, ToolCatalog, ToolEntry
+from npaflow.errors import SpecError, SpecIssue
+from npaflow.spec.yaml_source import parse_yaml
+
+#: Where the shipped catalog lives in a source checkout or editable install.
+BUILTIN_CATALOG_DIR = Path(__file__).resolve().parents[2] / "specs" / "catalog"
+
+
+def load_catalog_from_str(text: str, file: str = "<catalog>") -> ToolCatalog:
+    """Parse one ToolCatalog document.
+
+    Raises:
+        SpecError: the document is not a valid ToolCatalog.
+    """
+    source = parse_yaml(text, file, what="tool catalog")
+    data = source.data
+    issues: list[SpecIssue] = []
+
+    def issue(path: tuple[str, ...], message: str, hint: str = "") -> None:
+        line, column = source.locate(path)
+        issues.append(SpecIssue(file=file, line=line, column=column,
+                                field=".".join(path), message=message, hint=hint))
+
+    if not isinstance(data, dict):
+        issue((), "tool catalog must be a mapping", "start with 'apiVersion: npa.catalog/v1'")
+        raise SpecError(issues)
+    if data.get("apiVersion") != CATALOG_API_VERSION:
+        issue(("apiVersion",), f"unsupported catalog apiVersion {data.get('apiVersion')!r}",
+              f"use '{CATALOG_API_VERSION}'")
+    if data.get("kind") != "ToolCatalog":
+        issue(("kind",), f"unsupported catalog kind {data.get('kind')!r}", "use 'ToolCatalog'")
+    tools = data.get("tools") or {}
+    entries: dict[str, ToolEntry] = {}
+    if not isinstance(tools, dict):
+        issue(("tools",), "tools must be a mapping of toolRef to entry")
+        tools = {}
+    for ref, body in tools.items():
+        try:
+            entry = ToolEntry.model_validate({**body, "name": ref} if isinstance(body, dict) else body)
+        except ValidationError as exc:
+            for error in exc.errors():
+                loc = tuple(str(part) for part in error["loc"])
+                issue(("tools", ref, *loc), error["msg"])
+            continue
+        entries[ref] = entry
+    if issues:
+        raise SpecError(issues)
+    return ToolCatalog(tools=entries)
+
+
+def load_catalog_from_path(path: str | Path) -> ToolCatalog:
+    """Read one ToolCatalog file.
+
+    Raises:
+        SpecError: the file is missing or invalid.
+    """
+    target = Path(path)
+    try:
+        text = target.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError([SpecIssue(file=str(path), message=f"tool catalog not found: {exc.strerror}",
+                                   hint="pass an existing file to --catalog")]) from None
+    return load_catalog_from_str(text, str(path))
+
+
+def load_builtin_catalog() -> ToolCatalog:
+    """Return the catalog shipped under `specs/catalog/`."""
+    catalog = ToolCatalog()
+    for path in sorted(BUILTIN_CATALOG_DIR.glob("*.yaml")):
+        catalog = catalog.merged_with(load_catalog_from_path(path))
+    return catalog
+
+
+def load_catalogs(paths: Iterable[str | Path] = ()) -> ToolCatalog:
+    """Return the built-in catalog overlaid with each path in order (later wins)."""
+    catalog = load_builtin_catalog()
+    for path in paths:
+        catalog = catalog.merged_with(load_catalog_from_path(path))
+    return catalog

@@ -1,0 +1,69 @@
+"""The `npaflow` command line: one entry point, one error handler, exit codes that mean something.
+
+Exit codes: 0 success, 1 a run failed, 2 usage or validation error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from npaflow.cli import spec_commands
+from npaflow.errors import NpaflowError, SpecError
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors with exit code 2 and a hint."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message} (hint: run '{self.prog} --help')\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Assemble the CLI and its subcommands."""
+    parser = _Parser(prog="npaflow", description="Durable GPU pipelines on Temporal + SkyPilot")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+    spec_commands.register(commands)
+    return parser
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Parse arguments, run the command, and map errors to exit codes."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except SpecError as exc:
+        if getattr(args, "json", False):
+            print(json.dumps({"valid": False,
+                              "errors": [issue.model_dump() for issue in exc.issues]}, indent=2))
+        else:
+            for issue in exc.issues:
+                sys.stderr.write(issue.render() + "\n")
+        return EXIT_USAGE
+    except NpaflowError as exc:
+        sys.stderr.write(f"npaflow: error: {exc}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        sys.stderr.write("npaflow: interrupted\n")
+        return EXIT_INTERRUPTED
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console entry point; exits hard after flushing (temporalio exit crash, sdk-python #300)."""
+    try:
+        code = run(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,57 @@
+"""Shared CLI option parsing: `--var`, `--catalog`, and loading a spec from them."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+
+from npaflow.catalog import ToolCatalog, load_catalogs
+from npaflow.errors import UsageError
+from npaflow.spec import WorkflowSpec, load_spec_from_path
+
+#: Environment variable holding extra catalog paths (os.pathsep separated).
+CATALOG_ENV = "NPAFLOW_CATALOG"
+
+
+def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add SPEC, --var and --catalog to a subcommand."""
+    parser.add_argument("spec", metavar="SPEC", help="path to an npa.workflow/v0.0.1 YAML spec")
+    parser.add_argument("--var", action="append", default=[], metavar="K=V",
+                        help="override a config key (repeatable); validated again after merging")
+    parser.add_argument("--catalog", action="append", default=[], metavar="PATH",
+                        help="extra ToolCatalog YAML (repeatable, later wins)")
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def parse_vars(items: Sequence[str]) -> dict[str, str]:
+    """Turn `K=V` items into a dict; the value is whatever follows the first `=`.
+
+    Raises:
+        UsageError: an item has no `=` or an empty key.
+    """
+    result: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--var expects KEY=VALUE, got {item!r} (example: --var bucket=my-bucket)")
+        result[key.strip()] = value
+    return result
+
+
+def catalog_paths(cli_paths: Sequence[str]) -> list[str]:
+    """Return catalog paths from NPAFLOW_CATALOG followed by --catalog (later wins)."""
+    from_env = [p for p in os.environ.get(CATALOG_ENV, "").split(os.pathsep) if p.strip()]
+    return [*from_env, *cli_paths]
+
+
+def load_catalog_for(args: argparse.Namespace) -> ToolCatalog:
+    """Load the built-in catalog plus NPAFLOW_CATALOG and --catalog paths."""
+    return load_catalogs(catalog_paths(args.catalog))
+
+
+def load_spec_for(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCatalog]:
+    """Load and validate the spec named on the command line, with --var merged."""
+    catalog = load_catalog_for(args)
+    spec = load_spec_from_path(args.spec, catalog=catalog, overrides=parse_vars(args.var))
+    return spec, catalog

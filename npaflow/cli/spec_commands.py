@@ -1,0 +1,74 @@
+"""`validate-spec` and `plan-spec`: offline checks and previews of a spec."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from npaflow.cli.options import add_spec_arguments, load_spec_for
+from npaflow.plan import DEFAULT_PLAN_RUN_ID, ExecutionPlan, build_plan
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the spec subcommands to the CLI."""
+    validate = commands.add_parser("validate-spec", help="check a spec; exit 2 when invalid")
+    add_spec_arguments(validate)
+    validate.set_defaults(handler=run_validate)
+
+    plan = commands.add_parser("plan-spec", help="preview the steps (or waves) a run would take")
+    add_spec_arguments(plan)
+    plan.add_argument("--run-id", default=DEFAULT_PLAN_RUN_ID, help="run id used for {{run.id}}")
+    plan.add_argument("--assume-decision", default="",
+                      help="decision assumed for every gate (promote | loop_back)")
+    plan.add_argument("--waves", action="store_true", help="fold steps into launch waves")
+    plan.add_argument("--max-concurrency", type=int, default=0, metavar="N",
+                      help="cap every group's batch size (0 = each group's own bound)")
+    plan.set_defaults(handler=run_plan)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    """Validate and report; errors propagate to the CLI's single handler."""
+    spec, _ = load_spec_for(args)
+    if args.json:
+        print(json.dumps({"valid": True, "workflow": spec.name, "states": len(spec.states)}))
+    else:
+        print(f"{args.spec}: valid ({spec.name}, {len(spec.states)} states)")
+    return 0
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    """Plan the spec and print steps or waves."""
+    spec, catalog = load_spec_for(args)
+    plan = build_plan(spec, catalog, run_id=args.run_id, assume_decision=args.assume_decision,
+                      cap=max(0, args.max_concurrency))
+    if args.json:
+        payload = plan.waves_to_dict() if args.waves else plan.to_dict()
+        print(json.dumps(payload, indent=2, sort_keys=True))
+    else:
+        print("\n".join(format_waves(plan) if args.waves else format_steps(plan)))
+    return 0
+
+
+def format_steps(plan: ExecutionPlan) -> list[str]:
+    """One line per step: index, state, iteration, placement, command."""
+    lines = [f"workflow {plan.workflow} (assume_decision={plan.assume_decision or '-'}): "
+             f"{len(plan.steps)} steps"]
+    for index, step in enumerate(plan.steps):
+        where = f" [group {step.group}]" if step.group else (
+            f" [in {step.loop_label}]" if step.loop_label else "")
+        iteration = f" #{step.iteration}" if step.iteration else ""
+        command = " ".join(step.argv) if step.argv else step.shell
+        lines.append(f"{index:02d}. {step.state}{iteration}{where}: {command}")
+    return lines
+
+
+def format_waves(plan: ExecutionPlan) -> list[str]:
+    """One line per wave: `NN. [kind] name: s1, s2[ maxConcurrency=K batches=B]`."""
+    lines = []
+    for wave in plan.waves():
+        text = f"{wave.index:02d}. [{wave.kind.value}] {wave.name}: " + ", ".join(
+            step.task_name for step in wave.steps)
+        if wave.group:
+            text += f" maxConcurrency={wave.max_concurrency} batches={len(wave.batches)}"
+        lines.append(text)
+    return lines

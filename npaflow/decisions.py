@@ -1,0 +1,70 @@
+"""Decision normalization and the closed predicate registry (reference §7.1–7.2)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from pydantic import JsonValue
+
+from npaflow.errors import PayloadError
+
+PROMOTE = "promote_checkpoint"
+LOOP_BACK = "loop_back_to_inner_loop"
+_ALIASES = {"promote": PROMOTE, PROMOTE: PROMOTE, "loop_back": LOOP_BACK, LOOP_BACK: LOOP_BACK}
+#: Keys read from a decision payload, first present wins (reference §7.3).
+DECISION_KEYS = ("decision", "last_decision", "action")
+
+
+def normalize_decision(raw: str | None) -> str:
+    """Map the accepted spellings to canonical decisions; anything else stays as is."""
+    text = (raw or "").strip()
+    return _ALIASES.get(text, text)
+
+
+PREDICATES: dict[str, Callable[[str], bool]] = {
+    "promote_checkpoint": lambda decision: normalize_decision(decision) == PROMOTE,
+    "loop_back": lambda decision: normalize_decision(decision) == LOOP_BACK,
+}
+
+
+def is_known_predicate(name: str) -> bool:
+    """True when `name` is in the closed predicate registry."""
+    return name in PREDICATES
+
+
+def evaluate_predicate(name: str, decision: str) -> bool:
+    """Evaluate a `loop.until` / `transitions[].when` predicate on a decision.
+
+    Raises:
+        ValueError: the predicate is not in the registry.
+    """
+    if name not in PREDICATES:
+        raise ValueError(f"unknown predicate: {name!r} (known: {sorted(PREDICATES)})")
+    return PREDICATES[name](decision)
+
+
+def resolve_assumption(explicit: str, config_value: JsonValue, has_transitions: bool) -> str:
+    """Pick the planning assumption (reference §4.1) and normalize it."""
+    raw = (explicit or "").strip() or str(config_value or "").strip()
+    if not raw and has_transitions:
+        raw = "loop_back"
+    return normalize_decision(raw)
+
+
+def parse_decision_payload(body: str, uri: str) -> str:
+    """Extract the normalized decision from an artifact body.
+
+    Raises:
+        PayloadError: the body is not a JSON object or has no decision field.
+    """
+    try:
+        payload = json.loads(body)
+    except ValueError as exc:
+        raise PayloadError(f"decision at {uri} is not valid JSON: {exc}") from None
+    if not isinstance(payload, dict):
+        raise PayloadError(f"decision at {uri} must be a JSON object")
+    for key in DECISION_KEYS:
+        if key in payload:
+            return normalize_decision(str(payload[key] or ""))
+    raise PayloadError(f"decision payload missing decision field: {json.dumps(payload)[:200]}")

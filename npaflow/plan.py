@@ -1,0 +1,147 @@
+"""Offline planning: the traversal driven by an executor that always succeeds.
+
+Decisions come from the assumption (reference §4.1), so the plan is exactly
+what a run would do if every decision artifact said that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from npaflow.catalog.models import ToolCatalog
+from npaflow.context import build_run_context
+from npaflow.decisions import resolve_assumption
+from npaflow.spec.models import WorkflowSpec
+from npaflow.steps import PlanStep
+from npaflow.traversal import (
+    DecisionRequest,
+    TriggerRequest,
+    WaveBatch,
+    WaveKind,
+    WaveOutcome,
+    Walker,
+)
+
+DEFAULT_PLAN_RUN_ID = "plan-run"
+T = TypeVar("T")
+
+
+class PlanExecutor:
+    """Succeeds every wave at once and leaves decisions to the assumption."""
+
+    async def run_wave(self, batch: WaveBatch) -> WaveOutcome:
+        """Pretend the wave succeeded."""
+        return WaveOutcome(succeeded=True)
+
+    async def read_decision(self, request: DecisionRequest) -> str:
+        """No artifact exists offline; the walker falls back to the assumption."""
+        return ""
+
+    async def wait_trigger(self, request: TriggerRequest) -> None:
+        """Plans ignore triggers (reference §6.7)."""
+
+
+class Wave(BaseModel):
+    """One wave of the preview: a serial step, or one group occurrence with its batches."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    index: int
+    kind: WaveKind
+    group: str
+    name: str
+    max_concurrency: int
+    batches: tuple[WaveBatch, ...]
+
+    @property
+    def steps(self) -> list[PlanStep]:
+        """Every step of the wave, across its batches."""
+        return [step for batch in self.batches for step in batch.steps]
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        """Return the reference's `plan-spec --waves --json` wave shape."""
+        return {
+            "index": self.index, "kind": self.kind.value, "group": self.group, "name": self.name,
+            "max_concurrency": self.max_concurrency, "batches": len(self.batches),
+            "steps": [{"state": s.state, "iteration": s.iteration, "tool_ref": s.tool_ref,
+                       "resources": s.resources, "outputs": [a.uri for a in s.outputs]}
+                      for s in self.steps],
+        }
+
+
+class ExecutionPlan(BaseModel):
+    """A whole offline plan: flat steps plus the wave batches the walk dispatched."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    workflow: str
+    api_version: str
+    initial: str
+    run_id: str
+    assume_decision: str
+    steps: tuple[PlanStep, ...]
+    batches: tuple[WaveBatch, ...]
+
+    def waves(self) -> list[Wave]:
+        """Fold the batches into waves, one per serial step or group occurrence."""
+        grouped: dict[int, list[WaveBatch]] = {}
+        for batch in self.batches:
+            grouped.setdefault(batch.occurrence, []).append(batch)
+        waves = []
+        for index, batches in enumerate(grouped.values()):
+            first = batches[0]
+            waves.append(Wave(
+                index=index, kind=WaveKind.PARALLEL if first.group else WaveKind.SERIAL,
+                group=first.group, name=first.group or first.steps[0].state,
+                max_concurrency=first.max_concurrency if first.group else 1,
+                batches=tuple(batches)))
+        return waves
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        """Return the reference's `plan-spec --json` shape (§4.2)."""
+        return {"workflow": self.workflow, "api_version": self.api_version,
+                "initial": self.initial, "assume_decision": self.assume_decision,
+                "steps": [step.to_plan_dict() for step in self.steps]}
+
+    def waves_to_dict(self) -> dict[str, JsonValue]:
+        """Return the reference's `plan-spec --waves --json` shape (§5)."""
+        waves = self.waves()
+        return {"workflow": self.workflow, "run_id": self.run_id,
+                "assume_decision": self.assume_decision, "wave_count": len(waves),
+                "parallel_waves": sum(1 for w in waves if w.kind is WaveKind.PARALLEL),
+                "waves": [wave.to_dict() for wave in waves]}
+
+
+async def build_plan_async(spec: WorkflowSpec, catalog: ToolCatalog, *,
+                           run_id: str = DEFAULT_PLAN_RUN_ID, assume_decision: str = "",
+                           cap: int = 0) -> ExecutionPlan:
+    """Walk the spec offline and return the plan."""
+    assumption = resolve_assumption(assume_decision, spec.config.get("plan_assume_decision"),
+                                    spec.has_transitions())
+    context = build_run_context(spec, catalog, run_id)
+    walker = Walker(spec, catalog, context, executor=PlanExecutor(), assumption=assumption,
+                    cap=cap, strict_branches=False)
+    record = await walker.walk()
+    return ExecutionPlan(workflow=spec.name, api_version=spec.api_version, initial=spec.initial,
+                         run_id=run_id, assume_decision=assumption, steps=tuple(record.steps),
+                         batches=tuple(record.batches))
+
+
+def build_plan(spec: WorkflowSpec, catalog: ToolCatalog, *, run_id: str = DEFAULT_PLAN_RUN_ID,
+               assume_decision: str = "", cap: int = 0) -> ExecutionPlan:
+    """Synchronous `build_plan_async`; the plan executor never suspends, so no loop is needed."""
+    return run_to_completion(build_plan_async(spec, catalog, run_id=run_id,
+                                              assume_decision=assume_decision, cap=cap))
+
+
+def run_to_completion(coroutine: Coroutine[object, object, T]) -> T:
+    """Drive a coroutine that never really suspends to its result."""
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coroutine.close()
+    raise RuntimeError("the plan executor suspended; planning must not wait on anything")

@@ -1,0 +1,146 @@
+"""Loading a spec document: YAML → shape checks → models → validation.
+
+Mirrors reference §1.1: existence, YAML, the schema walk, parsing, then every
+`validate_spec` rule; all problems of a document are reported together.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import JsonValue
+
+from npaflow.catalog.models import ToolCatalog
+from npaflow.errors import SpecError, SpecIssue
+from npaflow.spec.issues import IssueCollector, did_you_mean
+from npaflow.spec.models import ExecutionMode, Metadata, State, WorkflowSpec
+from npaflow.spec.parse_state import StateParser
+from npaflow.spec.validate import validate_spec
+from npaflow.spec.yaml_source import YamlSource, parse_yaml
+
+_METADATA_KEYS = {"name", "description", "namespace", "labels", "executionMode"}
+_OBJECT_KEYS = ("config", "run", "resources", "states")
+
+
+def load_spec_from_str(text: str, file: str = "<spec>", *, catalog: ToolCatalog,
+                       overrides: dict[str, str] | None = None) -> WorkflowSpec:
+    """Parse and validate a spec from YAML text, with `--var` overrides merged.
+
+    Raises:
+        SpecError: the document is invalid; carries every issue found.
+    """
+    source = parse_yaml(text, file)
+    spec, parse_issues = parse_spec(source)
+    if overrides:
+        spec = spec.with_config(overrides)
+    validate_spec(spec, catalog, source=source, prior=parse_issues)
+    return spec
+
+
+def load_spec_from_path(path: str | Path, *, catalog: ToolCatalog,
+                        overrides: dict[str, str] | None = None) -> WorkflowSpec:
+    """Read, parse and validate a spec file.
+
+    Raises:
+        SpecError: the file is missing or the document is invalid.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise SpecError([SpecIssue(file=str(path), message=f"workflow spec not found: {reason}",
+                                   hint="check the path; specs are YAML files")]) from None
+    return load_spec_from_str(text, str(path), catalog=catalog, overrides=overrides)
+
+
+def parse_spec(source: YamlSource) -> tuple[WorkflowSpec, list[SpecIssue]]:
+    """Check the document's shape and build the models (reference §1.1 steps 2–4).
+
+    Field-level problems inside state bodies are returned, not raised, so that
+    validation can report them together with its own findings.
+
+    Raises:
+        SpecError: the document's shape is wrong or a state body is not a mapping.
+    """
+    issues = IssueCollector(source)
+    data = source.data
+    if not isinstance(data, dict):
+        issues.add((), f"workflow spec must be a mapping, got {type(data).__name__}",
+                   "start the file with 'apiVersion: npa.workflow/v0.0.1'")
+        issues.raise_if_any()
+        raise AssertionError("unreachable")
+    for key in ("apiVersion", "kind", "states"):
+        if key not in data:
+            issues.add((), f"missing required field '{key}'", _REQUIRED_HINTS[key])
+    if "kind" in data and data["kind"] != "Workflow":
+        issues.add(("kind",), f"expected 'Workflow', got {data['kind']!r}", "set kind: Workflow")
+    for key in _OBJECT_KEYS:
+        if key in data and not isinstance(data[key], dict):
+            issues.add((key,), f"{key} must be a mapping, got {type(data[key]).__name__}")
+    if "initial" in data and not isinstance(data["initial"], str):
+        issues.add(("initial",), "initial must be a state name (string)")
+    metadata = _parse_metadata(data.get("metadata"), issues)
+    for name, profile in _mapping(data.get("resources")).items():
+        if not isinstance(profile, dict):
+            issues.add(("resources", name), f"resource profile '{name}' must be a mapping",
+                       "write the profile as indented keys (cloud, cpus, accelerators, ...)")
+    raw_states = data.get("states")
+    if isinstance(raw_states, dict) and not raw_states:
+        issues.add(("states",), "workflow spec must declare a non-empty 'states' mapping",
+                   "add at least one state")
+    issues.raise_if_any()
+    config = dict(data.get("config") or {})
+    parser = StateParser(issues, config)
+    states: dict[str, State] = {}
+    for name, body in (raw_states or {}).items():
+        state = parser.parse(name, body)
+        if state is not None:
+            states[name] = state
+    if len(states) != len(raw_states or {}):
+        issues.raise_if_any()
+    spec = WorkflowSpec(
+        api_version=str(data["apiVersion"]), kind=str(data["kind"]), metadata=metadata,
+        config=config, run_defaults=_mapping(data.get("run")),
+        resources={str(k): v for k, v in _mapping(data.get("resources")).items()},
+        initial=str(data.get("initial") or next(iter(states))), states=states, source=source.file)
+    return spec, issues.issues
+
+
+_REQUIRED_HINTS = {
+    "apiVersion": "add 'apiVersion: npa.workflow/v0.0.1'",
+    "kind": "add 'kind: Workflow'",
+    "states": "add a 'states:' mapping of state name to state body",
+}
+
+
+def _mapping(value: JsonValue) -> dict[str, JsonValue]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _parse_metadata(raw: JsonValue, issues: IssueCollector) -> Metadata:
+    if raw is None:
+        return Metadata()
+    if not isinstance(raw, dict):
+        issues.add(("metadata",), "metadata must be a mapping")
+        return Metadata()
+    if "name" not in raw:
+        issues.add(("metadata",), "missing required field 'name'", "add metadata.name")
+    for key in raw:
+        if key not in _METADATA_KEYS:
+            issues.add(("metadata", key), f"unknown field(s): '{key}'",
+                       did_you_mean(key, _METADATA_KEYS))
+    for key in ("name", "description", "namespace"):
+        if key in raw and not isinstance(raw[key], str):
+            issues.add(("metadata", key), f"metadata.{key} must be a string")
+    if "labels" in raw and not isinstance(raw["labels"], dict):
+        issues.add(("metadata", "labels"), "metadata.labels must be a mapping")
+    mode = raw.get("executionMode")
+    if mode is not None and mode not in {m.value for m in ExecutionMode}:
+        issues.add(("metadata", "executionMode"), f"unknown executionMode {mode!r}",
+                   "use 'runtime' or 'plan'")
+        mode = None
+    return Metadata(
+        name=str(raw.get("name") or "unnamed"), description=str(raw.get("description") or ""),
+        namespace=str(raw.get("namespace") or ""),
+        labels=raw["labels"] if isinstance(raw.get("labels"), dict) else {},
+        execution_mode=mode)

@@ -1,0 +1,249 @@
+"""Parsing one state body: shapes, aliases, parser-time rules 1–9 of reference §3.
+
+Unknown keys are errors with a did-you-mean hint (DESIGN §4), except `x-` keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import JsonValue
+
+from npaflow.errors import TokenError
+from npaflow.spec.issues import IssueCollector, did_you_mean
+from npaflow.spec.models import Artifact, Loop, ParamValue, RunBlock, State, Transition, Trigger
+from npaflow.spec.yaml_source import KeyPath
+from npaflow.tokens import resolve_config_int
+
+#: State keys and the canonical field each one fills (aliases included).
+STATE_KEYS: dict[str, str] = {
+    "description": "description", "run": "run", "toolRef": "tool_ref", "tool_ref": "tool_ref",
+    "needs": "needs", "next": "next", "transitions": "transitions", "terminal": "terminal",
+    "sequence": "sequence", "parallel": "parallel", "parallelCount": "parallel_count",
+    "parallel_count": "parallel_count", "maxConcurrency": "max_concurrency",
+    "max_concurrency": "max_concurrency", "params": "params", "trigger": "trigger",
+    "loop": "loop", "writesDecision": "writes_decision", "writes_decision": "writes_decision",
+    "inputs": "inputs", "outputs": "outputs", "resources": "resources",
+    "multiNodeMode": "multi_node_mode", "multi_node_mode": "multi_node_mode",
+}
+TRIGGER_KEYS = {"uri": "uri", "pollSeconds": "poll_seconds", "poll_seconds": "poll_seconds",
+                "maxPolls": "max_polls", "max_polls": "max_polls",
+                "minObjects": "min_objects", "min_objects": "min_objects"}
+_TRIGGER_FLOORS = {"poll_seconds": ("pollSeconds", 1, 30), "max_polls": ("maxPolls", 0, 0),
+                   "min_objects": ("minObjects", 1, 1)}
+
+
+class StateParser:
+    """Builds a `State` from one raw body, reporting problems to the collector."""
+
+    def __init__(self, issues: IssueCollector, raw_config: Mapping[str, JsonValue]) -> None:
+        self.issues = issues
+        self.raw_config = raw_config
+
+    def parse(self, name: str, body: JsonValue) -> State | None:
+        """Return the parsed state, or None when its body is not a mapping."""
+        path: KeyPath = ("states", name)
+        if not isinstance(body, dict):
+            self.issues.add(path, "must be a mapping",
+                            "write the state as 'name:' followed by indented fields")
+            return None
+        fields: dict[str, object] = {"name": name}
+        for key, value in body.items():
+            if key.startswith("x-"):
+                continue
+            canonical = STATE_KEYS.get(key)
+            if canonical is None:
+                self.issues.add((*path, key), f"unknown field '{key}'",
+                                did_you_mean(key, [k for k in STATE_KEYS if "_" not in k]))
+                continue
+            parsed = self._parse_field(canonical, value, (*path, key))
+            if parsed is not None:
+                fields[canonical] = parsed
+        return State.model_validate(fields)
+
+    def _parse_field(self, field: str, value: JsonValue, path: KeyPath) -> object | None:
+        match field:
+            case "description" | "tool_ref" | "next" | "resources" | "multi_node_mode":
+                return self._string(value, path)
+            case "terminal" | "writes_decision":
+                return self._bool(value, path)
+            case "needs" | "sequence":
+                return self._names(value, path)
+            case "parallel":
+                return self._parallel(value, path)
+            case "parallel_count" | "max_concurrency":
+                return self._bound(value, path)
+            case "run":
+                return self._run(value, path)
+            case "transitions":
+                return self._transitions(value, path)
+            case "params":
+                return self._params(value, path)
+            case "trigger":
+                return self._trigger(value, path)
+            case "loop":
+                return self._loop(value, path)
+            case _:
+                return self._artifacts(value, path)
+
+    def _string(self, value: JsonValue, path: KeyPath) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, dict | list):
+            self.issues.add(path, f"{path[-1]} must be a string, got {type(value).__name__}")
+            return None
+        return str(value)
+
+    def _bool(self, value: JsonValue, path: KeyPath) -> bool | None:
+        if value is None or isinstance(value, bool):
+            return value
+        self.issues.add(path, f"{path[-1]} must be true or false, got {value!r}")
+        return None
+
+    def _names(self, value: JsonValue, path: KeyPath) -> tuple[str, ...] | None:
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.issues.add(path, f"{path[-1]} must be a list of state names",
+                            f"write {path[-1]}: [a, b]")
+            return None
+        return tuple(value)
+
+    def _parallel(self, value: JsonValue, path: KeyPath) -> tuple[str, ...] | None:
+        if not isinstance(value, list):
+            self.issues.add(path, f"parallel must be a list of state names, got {type(value).__name__}",
+                            "write parallel: [member-a, member-b]")
+            return None
+        for index, member in enumerate(value):
+            if not isinstance(member, str):
+                self.issues.add((*path, index),
+                                f"parallel member must be a state name (string), got {member!r}")
+                return None
+        return tuple(value)
+
+    def _bound(self, value: JsonValue, path: KeyPath) -> int | str | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            self.issues.add(path, f"{path[-1]} must be an integer or a config reference, got {value!r}",
+                            "write an integer or '{{config.key}}'")
+            return None
+        return value
+
+    def _run(self, value: JsonValue, path: KeyPath) -> RunBlock | None:
+        if not isinstance(value, dict):
+            self.issues.add(path, "run must be a mapping", "write run: {shell: '...'} or run: {argv: [...]}")
+            return None
+        self._reject_unknown(value, {"shell", "argv"}, path)
+        shell, argv = value.get("shell"), value.get("argv")
+        if argv is not None and not isinstance(argv, list):
+            self.issues.add((*path, "argv"), "run.argv must be a list", "write argv: [cmd, arg1, ...]")
+            argv = None
+        if shell is not None and not isinstance(shell, str):
+            self.issues.add((*path, "shell"), "run.shell must be a string")
+            shell = None
+        return RunBlock(shell=shell or "", argv=tuple(str(item) for item in argv or ()))
+
+    def _transitions(self, value: JsonValue, path: KeyPath) -> tuple[Transition, ...] | None:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            self.issues.add(path, "transitions must be a list", "write transitions: [{when: ..., goto: ...}]")
+            return None
+        result = []
+        for index, item in enumerate(value):
+            if not isinstance(item, dict) or not item.get("goto"):
+                self.issues.add((*path, index), "transition needs goto",
+                                "each transition needs 'goto: <state>'")
+                continue
+            self._reject_unknown(item, {"when", "goto", "if"}, (*path, index))
+            result.append(Transition.model_validate({
+                "goto": str(item["goto"]),
+                "when": None if item.get("when") is None else str(item["when"]),
+                "if": None if item.get("if") is None else str(item["if"]),
+            }))
+        return tuple(result)
+
+    def _params(self, value: JsonValue, path: KeyPath) -> dict[str, ParamValue] | None:
+        if not isinstance(value, dict):
+            self.issues.add(path, "params must be a mapping", "write params: {key: value}")
+            return None
+        params: dict[str, ParamValue] = {}
+        for key, item in value.items():
+            if not isinstance(item, str | int | float | bool):
+                self.issues.add((*path, key), f"params.{key} must be a string, number or bool "
+                                f"(tokens render scalars), got {type(item).__name__}")
+                continue
+            params[key] = item
+        return params
+
+    def _trigger(self, value: JsonValue, path: KeyPath) -> Trigger | None:
+        if not isinstance(value, dict):
+            self.issues.add(path, "trigger must be a mapping",
+                            "write trigger: {uri: s3://bucket/prefix/, pollSeconds: 30}")
+            return None
+        self._reject_unknown(value, set(TRIGGER_KEYS), path)
+        fields: dict[str, object] = {"uri": str(value.get("uri") or "")}
+        for key, raw in value.items():
+            canonical = TRIGGER_KEYS.get(key)
+            if canonical and canonical != "uri":
+                number = self._trigger_number(canonical, raw, (*path, key))
+                if number is None:
+                    return None
+                fields[canonical] = number
+        return Trigger.model_validate(fields)
+
+    def _trigger_number(self, field: str, raw: JsonValue, path: KeyPath) -> int | None:
+        label, floor, default = _TRIGGER_FLOORS[field]
+        if raw is None:
+            return default
+        if isinstance(raw, str) and "{{" in raw:
+            try:
+                return resolve_config_int(raw, self.raw_config, what=f"trigger.{label}")
+            except TokenError as exc:
+                self.issues.add(path, str(exc))
+                return None
+        if isinstance(raw, bool | int):
+            number = int(raw)
+        elif isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+            number = int(raw.strip())
+        else:
+            self.issues.add(path, f"trigger.{label} must be an integer, got {raw!r}")
+            return None
+        if number < floor:
+            self.issues.add(path, f"trigger.{label} must be >= {floor}, got {number}")
+            return None
+        return number
+
+    def _loop(self, value: JsonValue, path: KeyPath) -> Loop | None:
+        if not isinstance(value, dict):
+            self.issues.add(path, "loop must be a mapping", "write loop: {max: 3, until: promote_checkpoint}")
+            return None
+        self._reject_unknown(value, {"max", "until"}, path)
+        raw_max = value.get("max")
+        if raw_max is not None and (isinstance(raw_max, bool) or not isinstance(raw_max, int | str)):
+            raw_max = str(raw_max)  # rejected with the reference's message by validation
+        until = value.get("until")
+        return Loop(max=raw_max, until=None if until is None else str(until))
+
+    def _artifacts(self, value: JsonValue, path: KeyPath) -> tuple[Artifact, ...] | None:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            self.issues.add(path, f"{path[-1]} must be a list of {{uri, schema}} mappings")
+            return None
+        result = []
+        for index, item in enumerate(value):
+            if not isinstance(item, dict):
+                self.issues.add((*path, index), f"{path[-1]}[{index}] must be a mapping",
+                                "write - {uri: s3://bucket/key, schema: label}")
+                continue
+            self._reject_unknown(item, {"uri", "schema"}, (*path, index))
+            result.append(Artifact.model_validate({"uri": str(item.get("uri") or ""),
+                                                   "schema": str(item.get("schema") or "")}))
+        return tuple(result)
+
+    def _reject_unknown(self, value: dict[str, JsonValue], known: set[str], path: KeyPath) -> None:
+        for key in value:
+            if key not in known and not key.startswith("x-"):
+                self.issues.add((*path, key), f"unknown field '{key}'", did_you_mean(key, known))

@@ -1,0 +1,96 @@
+"""Materializing a state into a `PlanStep`: resolved command, artifacts and profile."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from npaflow.catalog.models import ToolCatalog
+from npaflow.context import RunContext, state_config
+from npaflow.spec.models import Artifact, State, WorkflowSpec
+from npaflow.spec.resolve import profile_for, resolve_artifacts, resolve_command
+from npaflow.tokens import resolve_deep
+
+
+class PlanStep(BaseModel):
+    """One materialized unit of work, as `plan-spec --json` prints it (reference §4.2)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    state: str
+    iteration: int | None = None
+    loop_label: str = ""
+    argv: tuple[str, ...] = ()
+    shell: str = ""
+    tool_ref: str = ""
+    resources: str = "default"
+    resources_profile: dict[str, JsonValue] = Field(default_factory=dict)
+    outputs: tuple[Artifact, ...] = ()
+    inputs: tuple[Artifact, ...] = ()
+    group: str = ""
+
+    @property
+    def task_name(self) -> str:
+        """The scheduler task name: the state, plus `-<iteration>` in single-state loops."""
+        return f"{self.state}-{self.iteration}" if self.iteration else self.state
+
+    def has_command(self) -> bool:
+        """True when the step has something to run."""
+        return bool(self.argv) or bool(self.shell.strip())
+
+    def to_plan_dict(self) -> dict[str, JsonValue]:
+        """Return the reference's JSON shape of a plan step."""
+        return {
+            "state": self.state, "iteration": self.iteration, "loop_label": self.loop_label,
+            "argv": list(self.argv), "shell": self.shell, "tool_ref": self.tool_ref,
+            "resources": self.resources, "resources_profile": self.resources_profile,
+            "outputs": [a.model_dump(by_alias=True) for a in self.outputs],
+            "inputs": [a.model_dump(by_alias=True) for a in self.inputs], "group": self.group,
+        }
+
+
+def materialize_step(spec: WorkflowSpec, state: State, *, context: RunContext,
+                     catalog: ToolCatalog, walk: WalkTokens, placement: StepPlacement) -> PlanStep:
+    """Build the step of `state` with tokens resolved against the walk so far.
+
+    Raises:
+        TokenError: a token in the state cannot be resolved.
+    """
+    base = context.scope(state_outputs=walk.outputs, loop_iterations=walk.loops)
+    overlay = state_config(state, context, base)
+    scope = context.scope(state_outputs=walk.outputs, loop_iterations=walk.loops, config=overlay)
+    argv, shell = resolve_command(state, catalog, scope)
+    profile = resolve_deep(profile_for(spec, state.resources), scope)
+    return PlanStep(
+        state=state.name, iteration=placement.iteration, loop_label=placement.loop_label,
+        argv=tuple(argv), shell=shell, tool_ref=state.tool_ref, resources=state.resources,
+        resources_profile=profile if isinstance(profile, dict) else {},
+        outputs=resolve_artifacts(state.outputs, scope),
+        inputs=resolve_artifacts(state.inputs, scope), group=placement.group)
+
+
+class WalkTokens(BaseModel):
+    """The token-visible state of a walk: recorded outputs and loop numbers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    outputs: dict[str, dict[str, str]] = Field(default_factory=dict)
+    loops: dict[str, int] = Field(default_factory=dict)
+
+    def record_outputs(self, step: PlanStep) -> None:
+        """Make `{{state.<name>.uri}}` and `output_N` available to later states."""
+        values: dict[str, str] = {}
+        for index, artifact in enumerate(step.outputs, start=1):
+            values.setdefault("uri", artifact.uri)
+            values[f"output_{index}"] = artifact.uri
+        self.outputs[step.state] = values
+
+
+class StepPlacement(BaseModel):
+    """Where a step sits in the walk: its iteration, loop label and group."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    iteration: int | None = None
+    loop_label: str = ""
+    group: str = ""
+

@@ -1,0 +1,87 @@
+"""What the traversal asks an executor to do, and what it gets back."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from npaflow.spec.models import Trigger
+from npaflow.steps import PlanStep
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class WaveKind(StrEnum):
+    """How a wave batch is launched."""
+
+    SERIAL = "serial"  # one task: a one-document serial pipeline
+    PARALLEL = "parallel"  # two or more group members: a SkyPilot JobGroup
+
+
+class WaveBatch(BaseModel):
+    """One launchable unit: a serial step, or one concurrency batch of a group occurrence."""
+
+    model_config = _FROZEN
+
+    sequence: int
+    key: str
+    kind: WaveKind
+    group: str = ""
+    label: str
+    steps: tuple[PlanStep, ...]
+    occurrence: int
+    batch_index: int = 1
+    batch_count: int = 1
+    max_concurrency: int = 1
+
+    @property
+    def states(self) -> list[str]:
+        """The state names of the batch, in order."""
+        return [step.state for step in self.steps]
+
+
+class WaveOutcome(BaseModel):
+    """The result of running one wave batch to a terminal state."""
+
+    model_config = _FROZEN
+
+    succeeded: bool
+    error: str = ""
+
+
+class DecisionRequest(BaseModel):
+    """Read the decision artifact a state wrote."""
+
+    model_config = _FROZEN
+
+    state: str
+    uri: str
+    iteration: int | None = None
+
+
+class TriggerRequest(BaseModel):
+    """Wait until a prefix holds enough objects before a state's work starts."""
+
+    model_config = _FROZEN
+
+    state: str
+    uri: str
+    trigger: Trigger
+
+
+class Executor(Protocol):
+    """The side of the traversal that does (or pretends to do) the work."""
+
+    async def run_wave(self, batch: WaveBatch) -> WaveOutcome:
+        """Run one wave batch to a terminal state."""
+        ...
+
+    async def read_decision(self, request: DecisionRequest) -> str:
+        """Return the normalized decision, or "" when there is none."""
+        ...
+
+    async def wait_trigger(self, request: TriggerRequest) -> None:
+        """Block until the trigger is satisfied, or raise."""
+        ...

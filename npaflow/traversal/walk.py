@@ -1,0 +1,264 @@
+"""The one traversal (DESIGN §3.1): a deterministic walk over an executor.
+
+The planner drives it with an executor that succeeds instantly and answers
+decisions from the assumption; the Temporal workflow drives it with one that
+calls activities. Nothing here touches the world.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from npaflow.catalog.models import ToolCatalog
+from npaflow.context import RunContext, is_config_truthy, state_config
+from npaflow.decisions import evaluate_predicate
+from npaflow.errors import NpaflowError, PayloadError, TokenError
+from npaflow.spec.models import State, WorkflowSpec
+from npaflow.steps import PlanStep, StepPlacement, WalkTokens, materialize_step
+from npaflow.tokens import TokenScope, resolve_config_int, resolve_text
+from npaflow.traversal.models import (
+    DecisionRequest,
+    Executor,
+    TriggerRequest,
+    WaveBatch,
+    WaveKind,
+)
+from npaflow.waves import split_into_batches, wave_key, wave_member
+
+
+class StepLimitError(NpaflowError):
+    """The walk produced more steps than any bounded spec can."""
+
+
+class WaveFailedError(PayloadError):
+    """A wave (or a group batch) did not succeed; carries the root-cause error."""
+
+
+class UnmatchedDecisionError(PayloadError):
+    """A branching state's decision matched no transition and it has no `next`."""
+
+
+@dataclass
+class DecisionScope:
+    """The decision visible to one loop iteration (scoped per loop, DESIGN §4)."""
+
+    value: str = ""
+
+
+@dataclass
+class WalkRecord:
+    """What a walk did: every materialized step and every batch it dispatched."""
+
+    steps: list[PlanStep] = field(default_factory=list)
+    batches: list[WaveBatch] = field(default_factory=list)
+    skipped: list[PlanStep] = field(default_factory=list)
+
+
+class Walker:
+    """Expands the state graph exactly as reference §4.3, dispatching waves as it goes."""
+
+    def __init__(self, spec: WorkflowSpec, catalog: ToolCatalog, context: RunContext, *,
+                 executor: Executor, assumption: str = "", cap: int = 0,
+                 strict_branches: bool = True) -> None:
+        self.spec = spec
+        self.catalog = catalog
+        self.context = context
+        self.executor = executor
+        self.assumption = assumption
+        self.cap = cap
+        self.strict_branches = strict_branches
+        self.tokens = WalkTokens()
+        self.record = WalkRecord()
+        self.sequence = 0
+        self.occurrences = 0
+        self.latest: dict[str, PlanStep] = {}
+        self.limit = max(256, 64 * len(spec.states))
+
+    async def walk(self) -> WalkRecord:
+        """Walk from `initial` to the end and return what happened."""
+        await self._expand_chain(self.spec.initial, follow=True, loop_label="",
+                                 decisions=DecisionScope())
+        return self.record
+
+    async def _expand_chain(self, name: str, *, follow: bool, loop_label: str,
+                            decisions: DecisionScope) -> None:
+        """Expand a state, then the `next`/`goto` chain it hands back (iteratively)."""
+        current: str | None = name
+        while current:
+            current = await self._expand(self.spec.states[current], follow=follow,
+                                         loop_label=loop_label, decisions=decisions)
+            follow, loop_label = True, ""
+
+    async def _expand(self, state: State, *, follow: bool, loop_label: str,
+                      decisions: DecisionScope) -> str | None:
+        self._check_limit()
+        if state.parallel:
+            await self._run_group(state)
+            return state.next or None
+        if state.sequence:
+            await self._run_sequence(state, decisions)
+            return state.next or None
+        if state.loop is not None:
+            decision = await self._run_single_state_loop(state, loop_label)
+            return self._choose_next(state, decision)
+        return await self._run_leaf(state, follow=follow, loop_label=loop_label,
+                                    decisions=decisions)
+
+    async def _run_sequence(self, state: State, decisions: DecisionScope) -> None:
+        if state.loop is None:
+            for child in state.sequence:
+                await self._expand_chain(child, follow=False, loop_label=state.name,
+                                         decisions=decisions)
+            return
+        bound = resolve_config_int(state.loop.max if state.loop.max is not None else 1,
+                                   self.context.config)
+        for iteration in range(1, bound + 1):
+            self.tokens.loops[state.name] = iteration
+            scope = DecisionScope()
+            for child in state.sequence:
+                await self._expand_chain(child, follow=False, loop_label=state.name,
+                                         decisions=scope)
+            if not scope.value:
+                scope.value = await self._read_writer_decision(state)
+            scope.value = scope.value or self.assumption
+            if state.loop.until and evaluate_predicate(state.loop.until, scope.value):
+                break
+
+    async def _run_single_state_loop(self, state: State, loop_label: str) -> str:
+        assert state.loop is not None
+        bound = resolve_config_int(state.loop.max if state.loop.max is not None else 1,
+                                   self.context.config)
+        decision = ""
+        for iteration in range(1, bound + 1):
+            self.tokens.loops[state.name] = iteration
+            step = await self._run_serial(state, StepPlacement(iteration=iteration,
+                                                               loop_label=loop_label))
+            declares = any(a.is_decision() for a in state.outputs) or "decision_uri" in state.params
+            decision = ((await self._read_state_decision(state, step)) if declares else "") \
+                or self.assumption
+            if state.loop.until and evaluate_predicate(state.loop.until, decision):
+                break
+        return decision
+
+    async def _run_leaf(self, state: State, *, follow: bool, loop_label: str,
+                        decisions: DecisionScope) -> str | None:
+        step = await self._run_serial(state, StepPlacement(loop_label=loop_label))
+        if state.terminal:
+            return None
+        if state.transitions:
+            decisions.value = (await self._read_state_decision(state, step)) or self.assumption
+            if not follow:
+                return None
+            return self._choose_next(state, decisions.value)
+        return state.next or None
+
+    def _choose_next(self, state: State, decision: str) -> str | None:
+        for transition in state.transitions:
+            if transition.if_ and not is_config_truthy(transition.if_, self.context.config):
+                continue
+            if not transition.when or evaluate_predicate(transition.when, decision):
+                return transition.goto
+        if state.next or not state.transitions or not self.strict_branches:
+            return state.next or None
+        raise UnmatchedDecisionError(
+            f"state {state.name}: decision {decision!r} matched no transition "
+            f"({', '.join(t.when or '<always>' for t in state.transitions)}) and the state has "
+            "no next; write one of the expected decisions or add 'next:'")
+
+    async def _run_serial(self, state: State, placement: StepPlacement) -> PlanStep:
+        step = self._materialize(state, placement)
+        await self._wait_trigger(state, step)
+        self.sequence += 1
+        self.occurrences += 1
+        label = step.state + (f"-{step.iteration}" if step.iteration else "")
+        batch = WaveBatch(
+            sequence=self.sequence, kind=WaveKind.SERIAL, label=label, steps=(step,),
+            key=wave_key(self.sequence, "", [wave_member(step.loop_label, step.state,
+                                                         step.iteration)]),
+            occurrence=self.occurrences)
+        await self._dispatch(batch)
+        return step
+
+    async def _run_group(self, group: State) -> None:
+        placement = StepPlacement(loop_label=group.name, group=group.name)
+        members = [self.spec.states[name] for name in group.parallel]
+        steps = [self._materialize(member, placement) for member in members]
+        for member, step in zip(members, steps, strict=True):
+            await self._wait_trigger(member, step)
+        concurrency = len(steps) if group.max_concurrency is None else max(
+            1, resolve_config_int(group.max_concurrency, self.context.config, "maxConcurrency"))
+        batches = split_into_batches(steps, concurrency, self.cap)
+        self.occurrences += 1
+        for index, batch_steps in enumerate(batches, start=1):
+            self.sequence += 1
+            members_key = [wave_member(s.loop_label, s.state, s.iteration) for s in batch_steps]
+            batch = WaveBatch(
+                sequence=self.sequence, key=wave_key(self.sequence, group.name, members_key),
+                kind=WaveKind.PARALLEL if len(batch_steps) > 1 else WaveKind.SERIAL,
+                group=group.name, label=group.name, steps=tuple(batch_steps),
+                occurrence=self.occurrences, batch_index=index, batch_count=len(batches),
+                max_concurrency=concurrency)
+            try:
+                await self._dispatch(batch)
+            except WaveFailedError as exc:
+                for rest in batches[index:]:
+                    self.record.skipped.extend(rest)
+                raise WaveFailedError(str(exc)) from None
+
+    async def _dispatch(self, batch: WaveBatch) -> None:
+        self.record.batches.append(batch)
+        outcome = await self.executor.run_wave(batch)
+        if not outcome.succeeded:
+            raise WaveFailedError(outcome.error or f"wave {batch.key} failed")
+        for step in batch.steps:
+            self.tokens.record_outputs(step)
+
+    def _materialize(self, state: State, placement: StepPlacement) -> PlanStep:
+        try:
+            step = materialize_step(self.spec, state, context=self.context, catalog=self.catalog,
+                                    walk=self.tokens, placement=placement)
+        except TokenError as exc:
+            raise TokenError(f"state {state.name}: {exc}") from None
+        self.record.steps.append(step)
+        self.latest[state.name] = step
+        return step
+
+    async def _wait_trigger(self, state: State, step: PlanStep) -> None:
+        if state.trigger is None:
+            return
+        uri = resolve_text(state.trigger.uri, self._state_scope(state))
+        await self.executor.wait_trigger(TriggerRequest(state=state.name, uri=uri,
+                                                        trigger=state.trigger))
+
+    async def _read_state_decision(self, state: State, step: PlanStep) -> str:
+        uri = self._decision_uri(state, step)
+        if not uri:
+            return ""
+        return await self.executor.read_decision(
+            DecisionRequest(state=state.name, uri=uri, iteration=step.iteration))
+
+    async def _read_writer_decision(self, sequence: State) -> str:
+        for child in reversed(sequence.sequence):
+            body = self.spec.states[child]
+            if body.writes_decision:
+                step = self.latest.get(child)
+                return await self._read_state_decision(body, step) if step else ""
+        return ""
+
+    def _decision_uri(self, state: State, step: PlanStep) -> str:
+        for artifact in step.outputs:
+            if artifact.is_decision():
+                return artifact.uri
+        overlay = self._state_scope(state).config
+        raw = overlay.get("decision_uri")
+        return resolve_text(str(raw), self._state_scope(state)) if raw else ""
+
+    def _state_scope(self, state: State) -> TokenScope:
+        base = self.context.scope(state_outputs=self.tokens.outputs, loop_iterations=self.tokens.loops)
+        overlay = state_config(state, self.context, base)
+        return self.context.scope(state_outputs=self.tokens.outputs,
+                                  loop_iterations=self.tokens.loops, config=overlay)
+
+    def _check_limit(self) -> None:
+        if len(self.record.steps) >= self.limit:
+            raise StepLimitError("plan exceeded step limit; check for unbounded control-flow cycles")
