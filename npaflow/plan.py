@@ -19,10 +19,10 @@ from npaflow.steps import PlanStep
 from npaflow.traversal import (
     DecisionRequest,
     TriggerRequest,
+    Walker,
     WaveBatch,
     WaveKind,
     WaveOutcome,
-    Walker,
 )
 
 DEFAULT_PLAN_RUN_ID = "plan-run"

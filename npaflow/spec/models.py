@@ -70,7 +70,7 @@ class Loop(BaseModel):
 
     model_config = _FROZEN
 
-    max: int | str | None = None
+    max: bool | int | str | None = None  # bools are kept so validation can reject them
     until: str | None = None
 
 

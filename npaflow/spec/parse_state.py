@@ -221,7 +221,7 @@ class StateParser:
             return None
         self._reject_unknown(value, {"max", "until"}, path)
         raw_max = value.get("max")
-        if raw_max is not None and (isinstance(raw_max, bool) or not isinstance(raw_max, int | str)):
+        if raw_max is not None and not isinstance(raw_max, bool | int | str):
             raw_max = str(raw_max)  # rejected with the reference's message by validation
         until = value.get("until")
         return Loop(max=raw_max, until=None if until is None else str(until))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 
 from pydantic import JsonValue
 
@@ -130,10 +131,8 @@ def validate_resolvable(spec: WorkflowSpec, catalog: ToolCatalog, context: RunCo
             issues.add((*path, *key.split(".", 1)), str(exc))
             continue
         scope = context.scope(loop_iterations=loops, config=overlay)
-        if state.tool_ref and catalog.get(state.tool_ref) is None:
-            pass  # reported as an unknown toolRef
-        elif state.is_executable():
-            _tolerating_state_tokens(lambda: resolve_command(state, catalog, scope), issues,
+        if state.is_executable() and (not state.tool_ref or catalog.get(state.tool_ref)):
+            _tolerating_state_tokens(partial(resolve_command, state, catalog, scope), issues,
                                      (*path, "toolRef" if state.tool_ref else "run"))
         if state.trigger is not None and state.trigger.uri:
             try:
@@ -141,9 +140,8 @@ def validate_resolvable(spec: WorkflowSpec, catalog: ToolCatalog, context: RunCo
             except TokenError as exc:
                 issues.add((*path, "trigger", "uri"), f"trigger.uri: {exc}")
         for field in ("inputs", "outputs"):
-            artifacts = getattr(state, field)
-            _tolerating_state_tokens(lambda a=artifacts: resolve_artifacts(a, scope), issues,
-                                     (*path, field))
+            _tolerating_state_tokens(partial(resolve_artifacts, getattr(state, field), scope),
+                                     issues, (*path, field))
 
 
 def _tolerating_state_tokens(resolve: Callable[[], object], issues: IssueCollector,

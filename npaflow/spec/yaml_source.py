@@ -36,6 +36,10 @@ class YamlSource:
         return (0, 0)
 
 
+#: libyaml's composer when available (about 5x faster on large specs); same node marks.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 class _Constructor(yaml.constructor.SafeConstructor):
     """Constructs scalars the way `yaml.safe_load` would."""
 
@@ -69,7 +73,7 @@ def parse_yaml(text: str, file: str, what: str = "workflow spec") -> YamlSource:
         SpecError: the text is not valid YAML or holds more than one document.
     """
     try:
-        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        nodes = list(yaml.compose_all(text, Loader=_LOADER))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)

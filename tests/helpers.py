@@ -1,0 +1,64 @@
+"""Helpers shared by the test tiers: building specs and reading their errors."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from npaflow.catalog import ToolCatalog, load_catalogs
+from npaflow.errors import SpecError, SpecIssue
+from npaflow.plan import ExecutionPlan, build_plan
+from npaflow.spec import WorkflowSpec, load_spec_from_path, load_spec_from_str
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "tests" / "specs"
+EXAMPLES = ROOT / "specs" / "examples"
+CATALOG: ToolCatalog = load_catalogs([SPECS / "test-catalog.yaml"])
+
+
+def minimal_doc(**states: dict[str, Any]) -> dict[str, Any]:
+    """A valid one-state document, with extra or replacement states merged in."""
+    doc: dict[str, Any] = {
+        "apiVersion": "npa.workflow/v0.0.1",
+        "kind": "Workflow",
+        "metadata": {"name": "t"},
+        "states": {"work": {"run": {"shell": "echo hi"}, "next": "done"},
+                   "done": {"terminal": True, "run": {"shell": "echo done"}}},
+    }
+    doc["states"].update(copy.deepcopy(states))
+    return doc
+
+
+def load_doc(doc: dict[str, Any], overrides: dict[str, str] | None = None) -> WorkflowSpec:
+    return load_spec_from_str(yaml.safe_dump(doc, sort_keys=False), "t.yaml", catalog=CATALOG,
+                              overrides=overrides)
+
+
+def issues_of(doc: dict[str, Any] | str, overrides: dict[str, str] | None = None) -> list[SpecIssue]:
+    """Return every issue a document produces (empty when it is valid)."""
+    text = doc if isinstance(doc, str) else yaml.safe_dump(doc, sort_keys=False)
+    try:
+        load_spec_from_str(text, "t.yaml", catalog=CATALOG, overrides=overrides)
+    except SpecError as exc:
+        return exc.issues
+    return []
+
+
+def messages_of(doc: dict[str, Any] | str, overrides: dict[str, str] | None = None) -> str:
+    return "\n".join(issue.render() for issue in issues_of(doc, overrides))
+
+
+def load_fixture(name: str, overrides: dict[str, str] | None = None) -> WorkflowSpec:
+    path = SPECS / name if (SPECS / name).exists() else EXAMPLES / name
+    return load_spec_from_path(path, catalog=CATALOG, overrides=overrides)
+
+
+def plan_of(name: str, assume: str = "", cap: int = 0, run_id: str = "plan-run") -> ExecutionPlan:
+    return build_plan(load_fixture(name), CATALOG, assume_decision=assume, cap=cap, run_id=run_id)
+
+
+def states_of(plan: ExecutionPlan) -> list[str]:
+    return [step.state for step in plan.steps]

@@ -1,0 +1,85 @@
+"""Loading: YAML and shape errors carry file, line, column, state, field and a hint."""
+
+from __future__ import annotations
+
+import pytest
+
+from npaflow.errors import SpecError
+from npaflow.spec import load_spec_from_path
+from tests.helpers import CATALOG, issues_of, messages_of, minimal_doc
+
+pytestmark = pytest.mark.unit
+
+
+def test_missing_file_names_the_path() -> None:
+    with pytest.raises(SpecError, match="workflow spec not found") as caught:
+        load_spec_from_path("/nonexistent/spec.yaml", catalog=CATALOG)
+    assert caught.value.issues[0].file == "/nonexistent/spec.yaml"
+
+
+def test_invalid_yaml_reports_line_and_column() -> None:
+    issue = issues_of("apiVersion: x\nstates:\n  a: [unclosed\n")[0]
+    assert issue.message.startswith("workflow spec is not valid YAML")
+    assert issue.line >= 3
+    assert issue.hint
+
+
+def test_top_level_must_be_a_mapping() -> None:
+    assert "workflow spec must be a mapping, got list" in messages_of("- a\n- b\n")
+
+
+def test_required_top_level_fields_are_reported_together() -> None:
+    text = messages_of("metadata: {name: x}\n")
+    for key in ("apiVersion", "kind", "states"):
+        assert f"missing required field '{key}'" in text
+
+
+def test_empty_states_are_rejected() -> None:
+    assert "non-empty 'states' mapping" in messages_of(
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nstates: {}\n")
+
+
+def test_states_as_a_list_are_rejected() -> None:
+    assert "states must be a mapping, got list" in messages_of(
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nstates: [{name: a}]\n")
+
+
+def test_metadata_requires_a_name_and_rejects_unknown_keys() -> None:
+    doc = minimal_doc()
+    doc["metadata"] = {"owner": "me"}
+    text = messages_of(doc)
+    assert "missing required field 'name'" in text
+    assert "unknown field(s): 'owner'" in text
+
+
+def test_state_body_must_be_a_mapping() -> None:
+    assert "must be a mapping" in messages_of(minimal_doc(work="echo"))
+
+
+def test_unknown_top_level_keys_are_ignored_like_the_reference() -> None:
+    doc = minimal_doc()
+    doc["annotations"] = {"team": "ml"}
+    assert issues_of(doc) == []
+
+
+def test_every_problem_of_a_document_is_reported_at_once() -> None:
+    doc = minimal_doc(work={"run": {"shell": "x"}, "nxt": "done"},
+                      other={"run": {"shell": "echo {{config.nope}}"}, "terminal": True})
+    doc["initial"] = "missing"
+    fields = {(issue.state, issue.field) for issue in issues_of(doc)}
+    assert ("work", "nxt") in fields
+    assert ("", "initial") in fields
+    assert ("other", "run") in fields
+
+
+def test_issue_points_at_the_offending_line() -> None:
+    text = ("apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: t}\nstates:\n"
+            "  a:\n    run: {shell: x}\n    terminal: true\n    parralel: [b]\n")
+    issue = issues_of(text)[0]
+    assert (issue.line, issue.column, issue.state, issue.field) == (8, 5, "a", "parralel")
+    assert issue.render().startswith("t.yaml:8:5: state a: parralel: unknown field")
+
+
+def test_needs_must_be_a_list() -> None:
+    doc = minimal_doc(work={"run": {"shell": "x"}, "needs": "done", "next": "done"})
+    assert "needs must be a list of state names" in messages_of(doc)
