@@ -36,6 +36,8 @@ def sanitize_job_name(text: str) -> str:
     """Lowercase and replace characters SkyPilot rejects; never empty, at most 60 chars."""
     name = _UNSAFE.sub("-", text.lower()).strip("-_")
     name = name or "npa-workflow"
+    if not name[0].isalpha():
+        name = f"npa-{name}"  # `sky jobs launch --name` must start with a letter
     return name[:MAX_JOB_NAME].rstrip("-_")
 
 

@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from npaflow.cli import spec_commands
+from npaflow.cli import render_command, spec_commands
 from npaflow.errors import NpaflowError, SpecError
 
 EXIT_USAGE = 2
@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
     spec_commands.register(commands)
+    render_command.register(commands)
     return parser
 
 

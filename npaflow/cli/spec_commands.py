@@ -6,6 +6,7 @@ import argparse
 import json
 
 from npaflow.cli.options import add_spec_arguments, load_spec_for
+from npaflow.cli.render_command import batch_file_name
 from npaflow.plan import DEFAULT_PLAN_RUN_ID, ExecutionPlan, build_plan
 
 
@@ -70,5 +71,6 @@ def format_waves(plan: ExecutionPlan) -> list[str]:
             step.task_name for step in wave.steps)
         if wave.group:
             text += f" maxConcurrency={wave.max_concurrency} batches={len(wave.batches)}"
+        text += " -> " + ", ".join(batch_file_name(plan.run_id, b) for b in wave.batches)
         lines.append(text)
     return lines

@@ -167,6 +167,9 @@ class Walker:
 
     async def _run_serial(self, state: State, placement: StepPlacement) -> PlanStep:
         step = self._materialize(state, placement)
+        if not state.is_executable():
+            self.tokens.record_outputs(step)
+            return step  # a pure router or terminal marker launches nothing
         await self._wait_trigger(state, step)
         self.sequence += 1
         self.occurrences += 1

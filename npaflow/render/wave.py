@@ -1,0 +1,202 @@
+"""Rendering one wave batch to SkyPilot 0.12 YAML (reference §8, skypilot ref §5–§6).
+
+A one-step batch becomes a serial pipeline; a batch of two or more group
+members becomes a JobGroup whose tasks all run and must all end. Pure: the
+renderer never reads the environment and never sees a secret value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+
+import yaml
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from npaflow.catalog.models import ToolCatalog, ToolEntry
+from npaflow.errors import RenderError
+from npaflow.render.guard import assert_no_unresolved_placeholders
+from npaflow.render.resources import kubernetes_config, normalize_resources
+from npaflow.spec.validate_contracts import profile_num_nodes
+from npaflow.steps import PlanStep
+from npaflow.traversal.models import WaveBatch, WaveKind
+from npaflow.waves import job_name
+
+#: Key of the `_metadata` entry that lets a launch be matched exactly later.
+LAUNCH_TOKEN_KEY = "npaflow_launch_token"
+_TASK_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_SEPARATOR_RUN = re.compile(r"([-_]{2})[-_]+")
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class RenderOptions(BaseModel):
+    """Everything about one launch attempt that is not in the wave itself."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_id: str
+    workflow: str
+    attempt: int = 1
+    project: str = "default"
+    aws_endpoint_url: str = ""
+    secret_env: tuple[str, ...] = ()
+
+
+class RenderedWave(BaseModel):
+    """A rendered wave attempt: the YAML plus the identities the launch needs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    job_name: str
+    execution: WaveKind
+    task_names: tuple[str, ...]
+    launch_token: str
+    fence_sequence: int
+    attempt: int
+    secret_names: tuple[str, ...]
+    yaml: str
+
+
+def logical_launch_id(project: str, run_id: str, key: str, attempt: int, states: list[str]) -> str:
+    """Return the deterministic id of one logical launch (reference §6.4.1)."""
+    digest = hashlib.sha256("\0".join([project, run_id, key, str(attempt), ",".join(states)])
+                            .encode("utf-8")).hexdigest()
+    return f"npa-launch-{digest[:32]}"
+
+
+def sanitize_task_name(name: str) -> str:
+    """Make a state-derived name acceptable as a SkyPilot task and JobGroup job name."""
+    text = _SEPARATOR_RUN.sub(r"\1", _TASK_UNSAFE.sub("-", name)).strip("-_")
+    return text or "task"
+
+
+def _unique_task_names(steps: tuple[PlanStep, ...]) -> list[str]:
+    names: list[str] = []
+    for step in steps:
+        base = sanitize_task_name(step.task_name)
+        name, count = base, 1
+        while name in names:
+            count += 1
+            name = f"{base}-{count}"
+        names.append(name)
+    return names
+
+
+def build_run_script(step: PlanStep, entry: ToolEntry | None) -> str:
+    """Return the task's `run`: the tool's preamble, then the quoted command.
+
+    Raises:
+        RenderError: the step resolved to no command.
+    """
+    if step.argv:
+        command = " ".join(shlex.quote(part) for part in step.argv)
+    elif step.shell.strip():
+        command = f"bash -c {shlex.quote(step.shell)}"
+    else:
+        raise RenderError(f"state {step.state}: planned step '{step.state}' has no command to "
+                          "render; give it run.shell, run.argv or a toolRef whose argv is not empty")
+    preamble = entry.run_preamble.strip() if entry else ""
+    return f"{preamble}\n{command}" if preamble else command
+
+
+def _image_for(step: PlanStep, entry: ToolEntry | None, catalog: ToolCatalog) -> str:
+    image = str(step.resources_profile.get("image") or "")
+    if image.startswith("tool://"):
+        referenced = catalog.get(image.removeprefix("tool://"))
+        image = referenced.image if referenced else ""
+    return image or (entry.image if entry else "")
+
+
+def build_task(step: PlanStep, name: str, *, catalog: ToolCatalog,
+               envs: dict[str, str], token: str) -> dict[str, JsonValue]:
+    """Return one SkyPilot task document for a step (reference §8.3 key order).
+
+    Raises:
+        RenderError: no command, or a bad num_nodes.
+    """
+    entry = catalog.get(step.tool_ref) if step.tool_ref else None
+    resources = normalize_resources(step.resources_profile)
+    image = _image_for(step, entry, catalog)
+    if image:
+        resources["image_id"] = f"docker:{image}"
+    task: dict[str, JsonValue] = {"name": name, "resources": resources,
+                                  "envs": {**envs, "NPA_WORKFLOW_STATE": name},
+                                  "run": build_run_script(step, entry)}
+    try:
+        nodes = profile_num_nodes(step.resources_profile)
+    except ValueError as exc:
+        raise RenderError(f"state {step.state}: {exc}") from None
+    if nodes > 1:
+        task["num_nodes"] = nodes
+    config = kubernetes_config(step.resources_profile)
+    if config:
+        task["config"] = config
+    if entry and entry.setup.strip():
+        task["setup"] = entry.setup
+    task["_metadata"] = {LAUNCH_TOKEN_KEY: token}
+    return task
+
+
+def render_wave(batch: WaveBatch, catalog: ToolCatalog, options: RenderOptions, *,
+                execution: WaveKind | None = None) -> RenderedWave:
+    """Render one wave batch attempt to SkyPilot YAML.
+
+    The execution mode follows the batch size unless forced: a forced JobGroup
+    needs two or more tasks; a forced serial pipeline chains every step.
+
+    Raises:
+        RenderError: the wave cannot become valid SkyPilot YAML.
+    """
+    name = job_name(options.run_id, batch.sequence, batch.label, options.attempt)
+    token = logical_launch_id(options.project, options.run_id, batch.key, options.attempt,
+                              batch.states)
+    execution = execution or (WaveKind.PARALLEL if len(batch.steps) > 1 else WaveKind.SERIAL)
+    if execution is WaveKind.PARALLEL and len(batch.steps) < 2:
+        raise RenderError(f"a SkyPilot JobGroup needs at least two tasks; wave {batch.key} has "
+                          f"{len(batch.steps)} (render it as a serial pipeline)")
+    envs = {"NPA_WORKFLOW_NAME": options.workflow, "NPA_WORKFLOW_RUN_ID": options.run_id,
+            "NPA_WORKFLOW_ATTEMPT_ID": token, "NPA_WORKFLOW_FENCE_SEQUENCE": str(batch.sequence),
+            "NPA_WORKFLOW_FENCE_ATTEMPT": str(options.attempt)}
+    if options.aws_endpoint_url:
+        envs["AWS_ENDPOINT_URL"] = options.aws_endpoint_url
+    names = _unique_task_names(batch.steps)
+    tasks = [build_task(step, task_name, catalog=catalog, envs=envs, token=token)
+             for step, task_name in zip(batch.steps, names, strict=True)]
+    text = dump_wave_yaml({"name": name, "execution": execution.value}, tasks)
+    assert_no_unresolved_placeholders(text)
+    return RenderedWave(job_name=name, execution=execution, task_names=tuple(names),
+                        launch_token=token, fence_sequence=batch.sequence, attempt=options.attempt,
+                        secret_names=tuple(sorted(set(options.secret_env))), yaml=text)
+
+
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Block style, insertion order, multi-line scripts as literal blocks."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump_wave_yaml(header: dict[str, JsonValue], tasks: list[dict[str, JsonValue]]) -> str:
+    """Join the header and task documents with `---`, ending in a newline."""
+    documents = [yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
+                           width=10000, allow_unicode=True).rstrip("\n")
+                 for doc in (header, *tasks)]
+    return "\n---\n".join(documents) + "\n"
+
+
+def load_wave_yaml(text: str) -> tuple[dict[str, JsonValue], list[dict[str, JsonValue]]]:
+    """Split rendered YAML back into (header, tasks); the inverse of `dump_wave_yaml`.
+
+    Raises:
+        RenderError: the text is not a rendered wave.
+    """
+    documents = [doc for doc in yaml.load_all(text, Loader=_LOADER) if doc is not None]
+    if not documents or not isinstance(documents[0], dict) or "execution" not in documents[0]:
+        raise RenderError("not a rendered wave: the first document must be {name, execution}")
+    return documents[0], documents[1:]
