@@ -1,0 +1,1 @@
+"""Every Temporal activity, plus the backends and storage adapters they use."""

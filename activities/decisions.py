@@ -1,0 +1,100 @@
+"""Activities that read the world to steer a run: decision artifacts and trigger prefixes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from temporalio import activity
+
+from activities.context import ActivityContext
+from activities.storage import ArtifactMissingError, join_uri
+from activities.waves import mapped_errors
+from npaflow.decisions import DECISION_KEYS, normalize_decision, parse_decision_payload
+from npaflow.errors import PayloadError
+from npaflow.runtime.ledger import DecisionRecord, Watermark
+from npaflow.runtime.messages import DecisionResult, ReadDecisionInput, TriggerResult, WaitTriggerInput
+
+#: Decision bodies kept in the ledger are cut to this many characters.
+MAX_BODY_CHARS = 2000
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class DecisionActivities:
+    """Reads decision artifacts and waits on trigger prefixes."""
+
+    def __init__(self, context: ActivityContext) -> None:
+        self.context = context
+
+    @activity.defn(name="read_decision")
+    @mapped_errors
+    async def read_decision(self, request: ReadDecisionInput) -> DecisionResult:
+        """Read and normalize a decision; a missing artifact falls back only when asked to."""
+        storage = self.context.storage.for_uri(request.uri)
+        try:
+            body = await storage.read_text(request.uri)
+        except ArtifactMissingError:
+            if request.fallback:
+                decision = normalize_decision(request.fallback)
+                return DecisionResult(decision=decision, record=DecisionRecord(
+                    state=request.state, uri=request.uri, decision=decision, read_at=_now(),
+                    source="assume_decision_fallback"))
+            record = DecisionRecord(state=request.state, uri=request.uri, read_at=_now(),
+                                    source="missing")
+            return DecisionResult(record=record, error=(
+                f"state {request.state}: decision artifact {request.uri} does not exist; the state "
+                "must write it, or pass an explicit --assume-decision to fall back"))
+        record = DecisionRecord(state=request.state, uri=request.uri, read_at=_now(),
+                                body=body[:MAX_BODY_CHARS], source="artifact")
+        try:
+            decision = parse_decision_payload(body, request.uri)
+        except PayloadError as exc:
+            record.decode_error = str(exc)[:200]
+            return DecisionResult(record=record, error=f"state {request.state}: {exc}")
+        record.decision = _ledger_decision(body) or decision
+        return DecisionResult(decision=decision, record=record)
+
+    @activity.defn(name="wait_trigger")
+    @mapped_errors
+    async def wait_trigger(self, request: WaitTriggerInput) -> TriggerResult:
+        """List the prefix (all pages) until it holds enough objects, within maxPolls and the deadline."""
+        trigger, uri = request.trigger, request.uri
+        storage = self.context.storage.for_uri(uri)
+        start = time.monotonic()
+        polls = 0
+        while True:
+            keys = await storage.list_keys(uri if uri.endswith("/") else uri + "/")
+            polls += 1
+            activity.heartbeat({"polls": polls, "objects": len(keys)})
+            if len(keys) >= trigger.min_objects:
+                return TriggerResult(watermark=Watermark(
+                    uri=uri, objects=len(keys), polls=polls, observed_at=_now(),
+                    sample=[join_uri(uri, k) for k in keys[:5]]))
+            if trigger.max_polls > 0 and polls >= trigger.max_polls:
+                return TriggerResult(error=f"state {request.state}: trigger {uri} still has "
+                                     f"{len(keys)} object(s) after {polls} poll(s) (need "
+                                     f"{trigger.min_objects})")
+            waited = time.monotonic() - start
+            if request.max_wait_seconds > 0 and waited >= request.max_wait_seconds:
+                return TriggerResult(error=f"state {request.state}: trigger {uri} still has "
+                                     f"{len(keys)} object(s) (need {trigger.min_objects}) after "
+                                     f"waiting {request.max_wait_seconds:g}s")
+            await asyncio.sleep(max(trigger.poll_seconds, 0.05))
+
+
+def _ledger_decision(body: str) -> str:
+    """The ledger copy reads `decision` or `last_decision` only (reference §7.4)."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return ""
+    if not isinstance(payload, dict):
+        return ""
+    for key in DECISION_KEYS[:2]:
+        if key in payload:
+            return normalize_decision(str(payload[key] or ""))
+    return ""

@@ -1,0 +1,53 @@
+"""`load_spec`: read, parse and validate a run's spec where files and buckets can be read."""
+
+from __future__ import annotations
+
+import yaml
+from temporalio import activity
+
+from activities.context import ActivityContext
+from activities.ledger import ledger_root_for, read_prior_run
+from activities.storage import ArtifactMissingError
+from activities.waves import mapped_errors
+from npaflow.catalog import ToolCatalog, load_catalogs
+from npaflow.errors import SpecError, SpecIssue
+from npaflow.runtime.messages import LoadedSpec, LoadSpecInput
+from npaflow.spec import load_spec_from_str
+
+
+class SpecActivities:
+    """Loads specs for runs started with inline YAML or a `spec_uri`."""
+
+    def __init__(self, context: ActivityContext) -> None:
+        self.context = context
+
+    @activity.defn(name="load_spec")
+    @mapped_errors
+    async def load_spec(self, request: LoadSpecInput) -> LoadedSpec:
+        """Return the validated spec, the tools it uses, its ledger location and prior waves."""
+        text, source = request.spec, "inline"
+        if request.spec_uri:
+            source = request.spec_uri
+            try:
+                text = await self.context.storage.for_uri(request.spec_uri).read_text(request.spec_uri)
+            except ArtifactMissingError:
+                raise SpecError([SpecIssue(file=request.spec_uri, message="workflow spec not found",
+                                           hint="check spec_uri; it must be readable by the worker")]) from None
+        catalog = load_catalogs([*self.context.catalog_paths, *request.catalogs])
+        spec = load_spec_from_str(text, source if request.spec_uri else "<inline spec>",
+                                  catalog=catalog, overrides=request.vars)
+        used = {ref: catalog.tools[ref] for ref in {s.tool_ref for s in spec.states.values()} if ref}
+        ledger_uri = ledger_root_for(spec, ToolCatalog(tools=used), request.run_id, self.context.home)
+        prior = await read_prior_run(self.context.storage, ledger_uri, request.run_id)
+        return LoadedSpec(spec=spec, catalog=ToolCatalog(tools=used),
+                          workflow_yaml=_with_vars(text, request.vars), ledger_uri=ledger_uri,
+                          input_source=source, prior=prior)
+
+
+def _with_vars(text: str, overrides: dict[str, str]) -> str:
+    """The submitted YAML with `--var` overrides merged into config (what actually ran)."""
+    if not overrides:
+        return text
+    document = yaml.safe_load(text) or {}
+    document["config"] = {**(document.get("config") or {}), **overrides}
+    return yaml.safe_dump(document, sort_keys=False)

@@ -1,0 +1,228 @@
+"""The `npa.workflow.runtime.v1` ledger: records, deltas, and merging (reference §6.6).
+
+The workflow sends only deltas (what changed); the export activity merges them
+into the stored document, so history never carries the whole ledger twice.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from npaflow.spec.models import Artifact
+
+RUNTIME_SCHEMA = "npa.workflow.runtime.v1"
+RUN_SCHEMA = "npa.workflow.run.v1"
+_OPEN = ConfigDict(extra="forbid")
+
+
+class WaveStatus(StrEnum):
+    """A wave attempt's status in the ledger."""
+
+    PENDING = "pending"  # planned, not launched
+    RUNNING = "running"  # crossing the launch boundary or launched and not terminal
+    SUCCEEDED = "succeeded"  # terminal success with every declared output present
+    FAILED = "failed"  # terminal failure, timeout, missing outputs, or launch error
+
+
+class LedgerStatus(StrEnum):
+    """The run's status in the ledger."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    SUSPENDED = "suspended"
+
+
+class CancellationState(StrEnum):
+    """How far cancelling a wave's job got."""
+
+    NOT_APPLICABLE = "not_applicable"  # no job to cancel, or the job was kept on purpose
+    REQUESTED = "requested"  # cancel accepted, terminal status not yet observed
+    VERIFIED = "verified"  # the job was observed CANCELLED (or otherwise terminal)
+    FAILED = "failed"  # the cancel call failed; the job may still run
+
+
+class Cancellation(BaseModel):
+    """The outcome of cancelling one wave attempt's job."""
+
+    model_config = _OPEN
+
+    state: CancellationState = CancellationState.NOT_APPLICABLE
+    error: str = ""
+
+
+class Credentials(BaseModel):
+    """Secret names a launch passed; values are never persisted."""
+
+    model_config = _OPEN
+
+    names: list[str] = Field(default_factory=list)
+    fingerprint: str = ""
+    source: str = ""
+    values_persisted: bool = False
+
+
+class TaskRow(BaseModel):
+    """One task of a job's timeline."""
+
+    model_config = _OPEN
+
+    job_id: str = ""
+    task_id: int = 0
+    task_name: str = ""
+    status: str = ""
+    submitted_at: str = ""
+    start_at: str = ""
+    end_at: str = ""
+    is_job_group: bool = False
+    execution: str = ""
+    cluster_name: str = ""
+    retry_count: int = 0
+    last_progress_at: str = ""
+    last_updated_at: str = ""
+    failure_reason: str = ""
+
+
+class Observation(BaseModel):
+    """One poll's view of which tasks were running."""
+
+    model_config = _OPEN
+
+    observed_at: str
+    scheduler_state: str
+    running: list[str] = Field(default_factory=list)
+    running_count: int = 0
+    statuses: dict[str, str] = Field(default_factory=dict)
+
+
+class WaveAttemptRecord(BaseModel):
+    """One attempt of one wave; upserted by (key, attempt)."""
+
+    model_config = _OPEN
+
+    key: str
+    replayed: bool = False
+    adopted: bool = False
+    states: list[str] = Field(default_factory=list)
+    kind: str = "serial"
+    group: str = ""
+    attempt: int = 1
+    job_id: str = ""
+    job_name: str = ""
+    status: WaveStatus = WaveStatus.PENDING
+    sky_status: str = ""
+    started_at: str = ""
+    ended_at: str = ""
+    tasks: list[TaskRow] = Field(default_factory=list)
+    outputs: list[Artifact] = Field(default_factory=list)
+    error: str = ""
+    max_concurrent_observed: int = 0
+    observations: list[Observation] = Field(default_factory=list)
+    status_errors: list[str] = Field(default_factory=list)
+    logical_launch_id: str = ""
+    scheduler_fence_sequence: int = 0
+    launch_sequence: int = 0
+    error_category: str = ""
+    readiness: list[str] = Field(default_factory=list)
+    reconciliation: list[str] = Field(default_factory=list)
+    recovery_decision: str = ""
+    operator_remedy: str = ""
+    primary_error: str = ""
+    reconciliation_error: str = ""
+    cancellation: Cancellation = Field(default_factory=Cancellation)
+    credentials: Credentials = Field(default_factory=Credentials)
+
+
+class DecisionRecord(BaseModel):
+    """One decision read: where from, what it said, and how it was obtained."""
+
+    model_config = _OPEN
+
+    state: str = ""
+    uri: str
+    decision: str = ""
+    read_at: str = ""
+    source: str = ""
+    body: str = ""
+    decode_error: str = ""
+
+
+class Watermark(BaseModel):
+    """What a trigger saw when it fired."""
+
+    model_config = _OPEN
+
+    uri: str
+    objects: int
+    polls: int
+    observed_at: str
+    sample: list[str] = Field(default_factory=list)
+
+
+class LedgerDelta(BaseModel):
+    """What changed since the last export; merged into the stored ledger."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    status: LedgerStatus | None = None
+    error: str | None = None
+    plan_fingerprint: str = ""
+    waves: list[WaveAttemptRecord] = Field(default_factory=list)
+    decisions: list[DecisionRecord] = Field(default_factory=list)
+    watermarks: dict[str, Watermark] = Field(default_factory=dict)
+    cancel_reason: str = ""
+
+
+class RuntimeLedger(BaseModel):
+    """The whole `runtime.json` document (plus our additive fields)."""
+
+    model_config = _OPEN
+
+    schema_version: str = RUNTIME_SCHEMA
+    workflow: str
+    run_id: str
+    api_version: str
+    status: LedgerStatus = LedgerStatus.RUNNING
+    run_prefix_uri: str = ""
+    plan_fingerprint: str = ""
+    updated_at: str = ""
+    waves: list[WaveAttemptRecord] = Field(default_factory=list)
+    stages: list[dict[str, object]] = Field(default_factory=list)
+    decisions: list[DecisionRecord] = Field(default_factory=list)
+    watermarks: dict[str, Watermark] = Field(default_factory=dict)
+    error: str = ""
+    cancel_reason: str = ""
+
+    def apply(self, delta: LedgerDelta, *, now: str) -> None:
+        """Merge a delta: waves upserted by (key, attempt), decisions appended."""
+        index = {(w.key, w.attempt): i for i, w in enumerate(self.waves)}
+        for wave in delta.waves:
+            position = index.get((wave.key, wave.attempt))
+            if position is None:
+                index[(wave.key, wave.attempt)] = len(self.waves)
+                self.waves.append(wave)
+            else:
+                self.waves[position] = wave
+        self.decisions.extend(delta.decisions)
+        self.watermarks.update(delta.watermarks)
+        if delta.status is not None:
+            self.status = delta.status
+        if delta.error is not None:
+            self.error = delta.error
+        if delta.plan_fingerprint:
+            self.plan_fingerprint = delta.plan_fingerprint
+        if delta.cancel_reason:
+            self.cancel_reason = delta.cancel_reason
+        self.updated_at = now
+
+    def latest_attempts(self) -> dict[str, WaveAttemptRecord]:
+        """Return the newest attempt recorded for each wave key."""
+        latest: dict[str, WaveAttemptRecord] = {}
+        for wave in self.waves:
+            current = latest.get(wave.key)
+            if current is None or wave.attempt >= current.attempt:
+                latest[wave.key] = wave
+        return latest

@@ -1,0 +1,67 @@
+"""The workflow input: one flat `RunRequest`, short enough to write by hand as --input JSON."""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+#: Run ids become workflow ids, job names and ledger prefixes.
+RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+#: Longest retry backoff, so exponential growth cannot park a run for hours.
+MAX_RETRY_BACKOFF_SECONDS = 1800
+
+
+class BackendName(StrEnum):
+    """Where wave jobs run."""
+
+    LOCAL = "local"  # processes on the worker's machine (the embedded default)
+    SKYPILOT = "skypilot"  # SkyPilot managed jobs through the sky CLI
+
+
+class OnFailure(StrEnum):
+    """What a run does when a wave fails for good."""
+
+    FAIL = "fail"  # the run fails (the ledger keeps everything; resume re-runs it)
+    SUSPEND = "suspend"  # the run parks until `resume` retries the wave or `cancel` ends it
+
+
+class RunRequest(BaseModel):
+    """Everything needed to start (or restart) one run of a spec."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    spec: str = ""
+    spec_uri: str = ""
+    run_id: str = ""
+    vars: dict[str, str] = Field(default_factory=dict)
+    catalogs: list[str] = Field(default_factory=list)
+    poll_seconds: float = Field(default=30, gt=0)
+    max_wait_seconds: float = Field(default=3600, ge=0)
+    retries: int = Field(default=0, ge=0)
+    retry_backoff_seconds: float = Field(default=30, ge=0)
+    max_infrastructure_recoveries: int = Field(default=1, ge=0)
+    max_concurrency: int = Field(default=0, ge=0)
+    cancel_on_timeout: bool = True
+    assume_decision: str = ""
+    on_failure: OnFailure = OnFailure.FAIL
+    secret_env: list[str] = Field(default_factory=list)
+    backend: BackendName = BackendName.LOCAL
+    infra: str = ""
+
+    @model_validator(mode="after")
+    def _one_spec_source(self) -> RunRequest:
+        if bool(self.spec) == bool(self.spec_uri):
+            raise ValueError("give exactly one of 'spec' (inline YAML) or 'spec_uri'")
+        if self.run_id and not RUN_ID_PATTERN.match(self.run_id):
+            raise ValueError(f"run_id {self.run_id!r} must match {RUN_ID_PATTERN.pattern}")
+        for name in self.secret_env:
+            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+                raise ValueError(f"secret_env entries are variable names, got {name!r}")
+        return self
+
+    def backoff_seconds(self, failed_attempts: int) -> float:
+        """Exponential backoff (x2 per failed attempt), capped."""
+        delay = self.retry_backoff_seconds * (2 ** max(0, failed_attempts - 1))
+        return float(min(delay, MAX_RETRY_BACKOFF_SECONDS))

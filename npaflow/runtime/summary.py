@@ -1,0 +1,90 @@
+"""What a run reports: its live status (the `status` query) and its final summary."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from npaflow.runtime.ledger import DecisionRecord, WaveAttemptRecord, Watermark
+
+
+class RunPhase(StrEnum):
+    """Where a run is; mirrored into the `NpaflowPhase` search attribute and memo.
+
+    State diagram: docs/runtime-states.md.
+    """
+
+    STARTING = "starting"  # loading and validating the spec
+    RUNNING = "running"  # walking the graph, waves launching or in flight
+    PAUSED = "paused"  # no new launches; in-flight waves finish
+    SUSPENDED = "suspended"  # a wave failed with on_failure=suspend; waiting for resume/cancel
+    CANCELLING = "cancelling"  # cancelling in-flight jobs by exact id
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    def is_final(self) -> bool:
+        """True once the run has ended."""
+        return self in (RunPhase.SUCCEEDED, RunPhase.FAILED, RunPhase.CANCELLED)
+
+
+class WaveView(BaseModel):
+    """One wave attempt as the status query shows it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: str
+    attempt: int
+    states: list[str]
+    job_id: str
+    job_name: str
+    status: str
+    sky_status: str
+
+
+class RunStatusView(BaseModel):
+    """The live answer to the `status` query."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    run_id: str
+    workflow: str
+    phase: RunPhase
+    current_states: list[str] = Field(default_factory=list)
+    waves: list[WaveView] = Field(default_factory=list)
+    decisions: list[DecisionRecord] = Field(default_factory=list)
+    ledger_uri: str = ""
+    error: str = ""
+    cancel_reason: str = ""
+
+
+class RunSummary(BaseModel):
+    """The final summary (reference §6.10 shape plus `failure_class`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    workflow: str
+    run_id: str
+    status: str
+    wave_count: int
+    waves: list[WaveAttemptRecord] = Field(default_factory=list)
+    decisions: list[DecisionRecord] = Field(default_factory=list)
+    steps: list[dict[str, object]] = Field(default_factory=list)
+    watermarks: dict[str, Watermark] = Field(default_factory=dict)
+    run_prefix_uri: str = ""
+    runtime_state_uri: str = ""
+    error: str = ""
+    failure_class: str = ""
+
+    def text_lines(self) -> list[str]:
+        """The reference's text form of a summary."""
+        lines = [f"status: {self.status}", f"run_id: {self.run_id}", f"waves: {self.wave_count}"]
+        for wave in self.waves:
+            lines.append(f"{wave.key}: {wave.status.value} [{wave.kind}] states="
+                         f"{','.join(wave.states)} job_id={wave.job_id}")
+        lines.extend(f"decision: {d.decision} <- {d.uri}" for d in self.decisions)
+        lines.append(f"run_prefix_uri: {self.run_prefix_uri}")
+        if self.error:
+            lines.append(f"error: {self.error}")
+        return lines

@@ -1,0 +1,1 @@
+"""The npaflow worker process: configuration, client connection, task queues, registration."""
