@@ -16,7 +16,6 @@ import structlog
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.service import RPCError
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -25,6 +24,7 @@ from activities.backends.base import Backend
 from activities.backends.local import LocalBackend
 from activities.context import ActivityContext
 from activities.storage import S3Storage, StorageRouter
+from npaflow.cli.temporal_client import connect
 from npaflow.runtime.request import BackendName
 from worker.config import WorkerConfig
 from worker.logging import configure_logging
@@ -32,11 +32,6 @@ from worker.registry import SEARCH_ATTRIBUTES, WORKFLOWS, main_activities, poll_
 from workflows_def.activity_options import poll_task_queue
 
 log = structlog.get_logger(__name__)
-
-
-async def connect(address: str, namespace: str) -> Client:
-    """Connect with the pydantic data converter (client and worker must agree)."""
-    return await Client.connect(address, namespace=namespace, data_converter=pydantic_data_converter)
 
 
 async def register_search_attributes(client: Client) -> None:

@@ -164,8 +164,7 @@ class TemporalExecutor:
             attempt=attempt, status=WaveStatus.RUNNING, started_at=iso(workflow.now()),
             outputs=[a for step in batch.steps for a in step.outputs],
             scheduler_fence_sequence=batch.sequence)
-        self.book.upsert(record)
-        await self.control.flush()
+        self.book.upsert(record)  # exported with the job id once the launch returns
         try:
             launch = await workflow.execute_activity(
                 "launch_wave", LaunchWaveInput(
@@ -244,8 +243,7 @@ class TemporalExecutor:
                                     f"output(s): {missing}", FailureClass.PAYLOAD)
         self.book.upsert(record.model_copy(update={"status": WaveStatus.SUCCEEDED,
                                                    "ended_at": iso(workflow.now())}))
-        await self.control.flush()
-        return AttemptOutcome(ok=True)
+        return AttemptOutcome(ok=True)  # exported with the next launch, wait, or the run's end
 
     async def _fail(self, record: WaveAttemptRecord, error: str,
                     failure_class: FailureClass) -> AttemptOutcome:
@@ -287,7 +285,6 @@ class TemporalExecutor:
             result_type=DecisionResult, start_to_close_timeout=timedelta(minutes=2),
             retry_policy=SHORT_RETRY)
         self.book.add_decision(result.record)
-        await self.control.flush()
         if result.error:
             raise PayloadError(result.error)
         return result.decision
@@ -298,6 +295,7 @@ class TemporalExecutor:
         if known is not None and known.objects >= request.trigger.min_objects:
             return
         self.book.current_states = [request.state]
+        await self.control.flush()
         result = await workflow.execute_activity(
             "wait_trigger", WaitTriggerInput(state=request.state, uri=request.uri,
                                              trigger=request.trigger,
@@ -309,4 +307,3 @@ class TemporalExecutor:
         if result.error or result.watermark is None:
             raise PayloadError(result.error or f"state {request.state}: trigger gave up")
         self.book.add_watermark(request.state, result.watermark)
-        await self.control.flush()

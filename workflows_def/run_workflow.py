@@ -140,6 +140,7 @@ class NpaWorkflowRun:
     async def wait_while_paused(self) -> None:
         """The pause gate in front of every new launch."""
         if self.paused:
+            await self.flush()
             await self._set_phase(RunPhase.PAUSED)
             await workflow.wait_condition(lambda: not self.paused)
             await self._set_phase(RunPhase.RUNNING)

@@ -9,9 +9,9 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from npaflow.cli import render_command, spec_commands
+from npaflow.cli import render_command, run_commands, spec_commands
 from npaflow.errors import NpaflowError, SpecError
 
 EXIT_USAGE = 2
@@ -27,19 +27,25 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Assemble the CLI and its subcommands."""
+Registrar = Callable[[argparse._SubParsersAction], None]
+
+
+def build_parser(extra: Sequence[Registrar] = ()) -> argparse.ArgumentParser:
+    """Assemble the CLI; `extra` adds commands from outer layers (worker, dev, logs)."""
     parser = _Parser(prog="npaflow", description="Durable GPU pipelines on Temporal + SkyPilot")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
     spec_commands.register(commands)
     render_command.register(commands)
+    run_commands.register(commands)
+    for registrar in extra:
+        registrar(commands)
     return parser
 
 
-def run(argv: Sequence[str] | None = None) -> int:
+def run(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> int:
     """Parse arguments, run the command, and map errors to exit codes."""
-    parser = build_parser()
+    parser = build_parser(extra)
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
@@ -59,10 +65,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def main(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> None:
     """Console entry point; exits hard after flushing (temporalio exit crash, sdk-python #300)."""
     try:
-        code = run(argv)
+        code = run(argv, extra)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
     sys.stdout.flush()

@@ -1,0 +1,83 @@
+"""Client-side helpers for the run commands: connecting, and reading results and failures."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
+from temporalio.service import RPCError
+
+from npaflow.errors import UsageError
+from npaflow.runtime.summary import RunSummary
+
+DEFAULT_ADDRESS = "127.0.0.1:7233"
+WORKFLOW_TYPE = "NpaWorkflowRun"
+DEFAULT_TASK_QUEUE = "npaflow"
+#: How long a client keeps trying to reach a server that is still starting.
+CONNECT_PATIENCE_SECONDS = 20.0
+
+
+def address_from(flag: str | None) -> str:
+    """The Temporal address: --address, else TEMPORAL_ADDRESS, else the local default."""
+    return flag or os.environ.get("TEMPORAL_ADDRESS") or DEFAULT_ADDRESS
+
+
+def namespace_from(flag: str | None) -> str:
+    """The namespace: --namespace, else TEMPORAL_NAMESPACE, else default."""
+    return flag or os.environ.get("TEMPORAL_NAMESPACE") or "default"
+
+
+def task_queue_from(flag: str | None) -> str:
+    """The task queue: --task-queue, else NPAFLOW_TASK_QUEUE, else npaflow."""
+    return flag or os.environ.get("NPAFLOW_TASK_QUEUE") or DEFAULT_TASK_QUEUE
+
+
+async def connect(address: str, namespace: str, patience: float = CONNECT_PATIENCE_SECONDS) -> Client:
+    """Connect with the pydantic converter, retrying briefly while a dev server starts.
+
+    Raises:
+        UsageError: the server cannot be reached.
+    """
+    deadline = asyncio.get_running_loop().time() + patience
+    while True:
+        try:
+            return await Client.connect(address, namespace=namespace,
+                                        data_converter=pydantic_data_converter)
+        except RuntimeError as exc:
+            if asyncio.get_running_loop().time() >= deadline:
+                reason = "connection refused" if "refused" in str(exc) else str(exc).splitlines()[0][:200]
+                raise UsageError(f"cannot reach the Temporal server at {address}: {reason} "
+                                 "(hint: start one with 'npaflow dev', or set TEMPORAL_ADDRESS / "
+                                 "--address)") from None
+            await asyncio.sleep(0.5)
+
+
+def summary_from_failure(error: WorkflowFailureError) -> RunSummary | None:
+    """The run summary a failed run attaches to its final error, if any."""
+    cause = error.cause
+    if isinstance(cause, ApplicationError) and cause.details:
+        detail = cause.details[0]
+        if isinstance(detail, dict) and "run_id" in detail:
+            return RunSummary.model_validate(detail)
+    return None
+
+
+def is_cancelled_failure(error: WorkflowFailureError) -> bool:
+    """True when the run ended CANCELED (or was terminated)."""
+    return isinstance(error.cause, CancelledError | TerminatedError)
+
+
+async def describe_or_fail(handle: WorkflowHandle) -> object:
+    """Describe a run, turning 'not found' into a clear user error.
+
+    Raises:
+        UsageError: there is no run with this id.
+    """
+    try:
+        return await handle.describe()
+    except RPCError as exc:
+        raise UsageError(f"no run with id '{handle.id}' ({exc.message}); list runs with "
+                         "'temporal workflow list --query \"WorkflowType = \\\"NpaWorkflowRun\\\"\"'") from None
