@@ -7,6 +7,7 @@ from temporalio.exceptions import ApplicationError
 from npaflow.errors import (
     ConfigurationError,
     InfraError,
+    LaunchUnidentifiedError,
     NpaflowError,
     PayloadError,
     SpecError,
@@ -17,11 +18,14 @@ NON_RETRYABLE_ERROR_TYPES = [
     "SpecError",  # the spec or its overrides are invalid: fix the spec
     "ConfigurationError",  # the launch can never succeed as configured
     "PayloadError",  # the user's job or artifact is wrong; retried (if at all) as a new attempt
+    "LaunchUnidentified",  # a launch may have happened: retrying could launch a second copy
 ]
 
 
 def to_application_error(exc: BaseException) -> ApplicationError:
     """Convert an npaflow error into an ApplicationError whose type names its retry budget."""
+    if isinstance(exc, LaunchUnidentifiedError):
+        return ApplicationError(str(exc), type="LaunchUnidentified", non_retryable=True)
     if isinstance(exc, SpecError):
         return ApplicationError(str(exc), type="SpecError", non_retryable=True)
     for kind in (ConfigurationError, PayloadError, InfraError):

@@ -23,7 +23,7 @@ from activities.context import ActivityContext
 from activities.errors import to_application_error
 from activities.heartbeat import PollState, heartbeat_poll, resume_poll_state
 from activities.storage import has_content
-from npaflow.errors import ConfigurationError, InfraError, NpaflowError
+from npaflow.errors import ConfigurationError, InfraError, LaunchUnidentifiedError, NpaflowError
 from npaflow.render import RenderOptions, render_wave
 from npaflow.runtime.ledger import CancellationState, Observation, TaskRow
 from npaflow.runtime.messages import (
@@ -106,7 +106,7 @@ class WaveActivities:
         if found and reported and reported != job_id:
             notes.append(f"stale job id from launch output: {reported} != {job_id}")
         if not job_id:
-            raise InfraError(f"backend reported no job id for '{rendered.job_name}' and the job "
+            raise LaunchUnidentifiedError(f"backend reported no job id for '{rendered.job_name}' and the job "
                              "could not be found by name; refusing to poll a job we cannot identify")
         log.info("wave.launched", job_id=job_id, job_name=rendered.job_name)
         return LaunchResult(job_id=job_id, job_name=rendered.job_name,

