@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from activities.context import ActivityContext
+from activities.control import request_cancel
 from activities.decisions import DecisionActivities
 from activities.ledger import LedgerActivities
 from activities.specs import SpecActivities
@@ -25,7 +26,8 @@ def main_activities(context: ActivityContext) -> list[Callable[..., object]]:
     waves = WaveActivities(context)
     decisions = DecisionActivities(context)
     return [SpecActivities(context).load_spec, waves.launch_wave, waves.cancel_wave,
-            waves.check_outputs, decisions.read_decision, LedgerActivities(context).export_ledger]
+            waves.check_outputs, decisions.read_decision, LedgerActivities(context).export_ledger,
+            request_cancel]
 
 
 def poll_activities(context: ActivityContext) -> list[Callable[..., object]]:

@@ -14,7 +14,13 @@ from npaflow.context import build_run_context
 from npaflow.decisions import resolve_assumption
 from npaflow.errors import NpaflowError
 from npaflow.runtime.ledger import LedgerStatus, WaveStatus
-from npaflow.runtime.messages import ExportLedgerInput, ExportResult, LoadedSpec, LoadSpecInput
+from npaflow.runtime.messages import (
+    ExportLedgerInput,
+    ExportResult,
+    LoadedSpec,
+    LoadSpecInput,
+    RequestCancelInput,
+)
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunPhase, RunStatusView, RunSummary
 from npaflow.spec.models import ExecutionMode
@@ -171,9 +177,12 @@ class NpaWorkflowRun:
     async def cancel(self, reason: str = "") -> None:
         """Cancel the run: the same cleanup as Temporal's own cancel; ends CANCELED."""
         self.book.cancel_reason = reason or "cancel signal"
-        handle = workflow.get_external_workflow_handle(workflow.info().workflow_id,
-                                                       run_id=workflow.info().run_id)
-        await handle.cancel()
+        info = workflow.info()
+        await workflow.execute_activity(
+            "request_cancel", RequestCancelInput(workflow_id=info.workflow_id, run_id=info.run_id,
+                                                 reason=self.book.cancel_reason),
+            start_to_close_timeout=timedelta(minutes=1), retry_policy=SHORT_RETRY,
+            summary=f"cancel requested: {self.book.cancel_reason}")
 
     @workflow.signal
     def pause(self) -> None:

@@ -207,3 +207,13 @@ class ExportResult(BaseModel):
     model_config = _FROZEN
 
     runtime_state_uri: str
+
+
+class RequestCancelInput(BaseModel):
+    """The execution to cancel (the run's own) and why."""
+
+    model_config = _FROZEN
+
+    workflow_id: str
+    run_id: str
+    reason: str = ""

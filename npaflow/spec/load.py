@@ -30,9 +30,7 @@ def load_spec_from_str(text: str, file: str = "<spec>", *, catalog: ToolCatalog,
         SpecError: the document is invalid; carries every issue found.
     """
     source = parse_yaml(text, file)
-    spec, parse_issues = parse_spec(source)
-    if overrides:
-        spec = spec.with_config(overrides)
+    spec, parse_issues = parse_spec(source, overrides)
     validate_spec(spec, catalog, source=source, prior=parse_issues)
     return spec
 
@@ -53,7 +51,8 @@ def load_spec_from_path(path: str | Path, *, catalog: ToolCatalog,
     return load_spec_from_str(text, str(path), catalog=catalog, overrides=overrides)
 
 
-def parse_spec(source: YamlSource) -> tuple[WorkflowSpec, list[SpecIssue]]:
+def parse_spec(source: YamlSource,
+               overrides: dict[str, str] | None = None) -> tuple[WorkflowSpec, list[SpecIssue]]:
     """Check the document's shape and build the models (reference §1.1 steps 2–4).
 
     Field-level problems inside state bodies are returned, not raised, so that
@@ -89,7 +88,7 @@ def parse_spec(source: YamlSource) -> tuple[WorkflowSpec, list[SpecIssue]]:
         issues.add(("states",), "workflow spec must declare a non-empty 'states' mapping",
                    "add at least one state")
     issues.raise_if_any()
-    config = dict(data.get("config") or {})
+    config = {**dict(data.get("config") or {}), **(overrides or {})}
     parser = StateParser(issues, config)
     states: dict[str, State] = {}
     for name, body in (raw_states or {}).items():

@@ -1,0 +1,120 @@
+"""Decision contract and triggers at runtime (reference §11.2 cases 35–37, 52–54, 56)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import Harness
+from tests.integration.fake_backend import FakeBackend
+
+pytestmark = pytest.mark.integration
+
+
+def gate_outputs_present(root: Path, run_id: str, iterations: int) -> None:
+    """Make the gate's declared output exist without being a valid decision."""
+    for index in range(1, iterations + 1):
+        path = root / run_id / f"iteration-{index}" / "decision.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+
+async def test_missing_decision_artifact_falls_back_to_the_assumption(
+        harness: Harness, fake: FakeBackend, tmp_path: Path) -> None:
+    outcome = await harness.run("runtime/branch.yaml", run_id="rt-fallback",
+                                vars={"root": str(tmp_path)}, assume_decision="promote")
+    assert outcome.status == "succeeded"
+    last = outcome.summary.decisions[-1]
+    assert (last.source, last.decision) == ("assume_decision_fallback", "promote_checkpoint")
+    assert fake.submissions == [["route"], ["publish"]]
+
+
+async def test_missing_decision_without_an_assumption_fails(harness: Harness, tmp_path: Path) -> None:
+    outcome = await harness.run("runtime/branch.yaml", run_id="rt-missing",
+                                vars={"root": str(tmp_path)})
+    assert outcome.status == "failed"
+    assert "decision artifact" in outcome.error and "does not exist" in outcome.error
+
+
+async def test_corrupt_decision_artifact_fails_the_run(harness: Harness, tmp_path: Path) -> None:
+    path = tmp_path / "rt-corrupt" / "route" / "decision.json"
+    path.parent.mkdir(parents=True)
+    path.write_text("{not json")
+    outcome = await harness.run("runtime/branch.yaml", run_id="rt-corrupt",
+                                vars={"root": str(tmp_path)}, assume_decision="promote")
+    assert outcome.status == "failed"
+    assert outcome.ledger.decisions[-1].decode_error
+
+
+async def test_unmatched_decision_without_next_fails_naming_the_state(harness: Harness,
+                                                                     tmp_path: Path) -> None:
+    path = tmp_path / "rt-weird" / "route" / "decision.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"decision": "PROMOTE"}))
+    outcome = await harness.run("runtime/branch.yaml", run_id="rt-weird", vars={"root": str(tmp_path)})
+    assert outcome.status == "failed"
+    assert "state route: decision 'PROMOTE' matched no transition" in outcome.error
+
+
+async def test_trigger_waits_for_objects_then_runs(harness: Harness, fake: FakeBackend,
+                                                   tmp_path: Path) -> None:
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    async with harness.worker():
+        handle = await harness.start("runtime/trigger.yaml", vars={"root": str(tmp_path),
+                                                                   "max_polls": "10"})
+        (inbox / "a.json").write_text("{}")
+        outcome = await harness.finish(handle)
+    assert outcome.status == "succeeded"
+    assert outcome.summary.watermarks["ingest"].objects == 1
+    assert fake.submissions == [["ingest"]]
+
+
+async def test_trigger_gives_up_after_max_polls(harness: Harness, fake: FakeBackend,
+                                                tmp_path: Path) -> None:
+    outcome = await harness.run("runtime/trigger.yaml", vars={"root": str(tmp_path), "max_polls": "2"})
+    assert outcome.status == "failed"
+    assert "trigger" in outcome.error and "after 2 poll(s)" in outcome.error
+    assert fake.launches == []
+
+
+async def test_trigger_is_bounded_by_the_run_deadline(harness: Harness, tmp_path: Path) -> None:
+    outcome = await harness.run("runtime/trigger.yaml", vars={"root": str(tmp_path), "max_polls": "0"},
+                                max_wait_seconds=2)
+    assert outcome.status == "failed"
+    assert "after waiting 2s" in outcome.error
+
+
+async def test_ledger_persists_waves_and_decisions(harness: Harness, tmp_path: Path) -> None:
+    path = tmp_path / "rt-ledger" / "iteration-1" / "decision.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"decision": "promote"}))
+    outcome = await harness.run("runtime/gate-loop.yaml", run_id="rt-ledger", vars={"root": str(tmp_path)})
+    assert outcome.summary.runtime_state_uri.endswith("/npa-workflow/runtime.json")
+    ledger = outcome.ledger
+    assert (ledger.schema_version, ledger.status.value) == ("npa.workflow.runtime.v1", "succeeded")
+    assert [w.states for w in ledger.waves] == [["work"], ["gate"], ["publish"]]
+    assert ledger.decisions[-1].decision == "promote_checkpoint"
+    assert ledger.decisions[-1].uri.endswith("/iteration-1/decision.json")
+    assert [s["stage"] for s in ledger.stages] == ["work", "gate", "publish"]
+    run_dir = harness.home / "runs" / "rt-ledger"
+    import yaml
+    submitted = yaml.safe_load((run_dir / "workflow.yaml").read_text())
+    assert submitted["config"]["root"] == str(tmp_path)  # --var overrides merged into config
+    assert json.loads((run_dir / "npa-workflow" / "status.json").read_text())["status"] == "succeeded"
+    manifest = json.loads((run_dir / "npa-workflow" / "manifest.json").read_text())
+    assert manifest["schema_version"] == "npa.workflow.run.v1"
+    assert manifest["status"] == "completed"
+
+
+async def test_declared_output_checker_keeps_the_schema_in_the_ledger(harness: Harness,
+                                                                      tmp_path: Path) -> None:
+    path = tmp_path / "rt-schema" / "iteration-1" / "decision.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"decision": "promote"}))
+    outcome = await harness.run("runtime/gate-loop.yaml", run_id="rt-schema", vars={"root": str(tmp_path)})
+    gate = outcome.ledger.waves[1]
+    assert [o.model_dump(by_alias=True) for o in gate.outputs] == [
+        {"uri": f"file://{tmp_path}/rt-schema/iteration-1/decision.json",
+         "schema": "npa.sim2real.threshold_decision.v1"}]

@@ -1,0 +1,114 @@
+"""Operators steer runs: pause, resume, cancel (signal and built-in), suspend (DESIGN §3.7)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
+
+from npaflow.runtime.summary import RunStatusView
+from tests.integration.conftest import Harness
+from workflows_def import PHASE_ATTRIBUTE
+from tests.integration.fake_backend import FakeBackend
+
+pytestmark = pytest.mark.integration
+
+
+async def eventually(check, timeout: float = 15.0):  # noqa: ANN001, ANN201
+    """Poll `check` until it returns a truthy value; report the last value on timeout."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    last = None
+    while asyncio.get_running_loop().time() < deadline:
+        last = await check() if asyncio.iscoroutinefunction(check) else check()
+        if last:
+            return last
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"condition not met within {timeout}s; last value: {last!r}")
+
+
+async def phase(handle: WorkflowHandle) -> str:
+    return (await handle.query("status", result_type=RunStatusView)).phase.value
+
+
+async def test_pause_stops_new_launches_while_in_flight_waves_finish(harness: Harness,
+                                                                     fake: FakeBackend) -> None:
+    fake.scripts = [["RUNNING"] * 30 + ["SUCCEEDED"]]
+    async with harness.worker():
+        handle = await harness.start("runtime/fanout.yaml")
+        await eventually(lambda: len(fake.launches) == 1)
+        await handle.signal("pause")
+        await eventually(_phase_is(handle, "paused"))
+        assert len(fake.launches) == 1
+        assert (await handle.query("status", result_type=RunStatusView)).waves[0].status == "succeeded"
+        await handle.signal("resume")
+        outcome = await harness.finish(handle)
+    assert outcome.status == "succeeded"
+    assert len(fake.launches) == 3
+
+
+def _phase_is(handle: WorkflowHandle, wanted: str):  # noqa: ANN202
+    async def check() -> bool:
+        return await phase(handle) == wanted
+    return check
+
+
+@pytest.mark.parametrize("how", ["signal", "builtin"])
+async def test_cancel_cancels_in_flight_jobs_by_exact_id_and_ends_cancelled(
+        harness: Harness, fake: FakeBackend, how: str) -> None:
+    fake.default = ["RUNNING"]
+    async with harness.worker():
+        handle = await harness.start("runtime/fanout.yaml")
+        await eventually(lambda: len(fake.launches) == 1)
+        if how == "signal":
+            await handle.signal("cancel", "operator said stop")
+        else:
+            await handle.cancel()
+        outcome = await harness.finish(handle)
+    assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+    assert fake.cancel_calls == ["1"]
+    wave = outcome.ledger.waves[0]
+    assert wave.cancellation.state.value == "verified"
+    assert outcome.ledger.status.value == "cancelled"
+    if how == "signal":
+        assert outcome.ledger.cancel_reason == "operator said stop"
+
+
+async def test_suspend_then_resume_retries_the_failed_wave_as_attempt_two(harness: Harness,
+                                                                          fake: FakeBackend) -> None:
+    fake.scripts = [["FAILED"]]
+    async with harness.worker():
+        handle = await harness.start("runtime/fanout.yaml", on_failure="suspend")
+        await eventually(_phase_is(handle, "suspended"))
+        described = await handle.describe()
+        assert described.typed_search_attributes.get(PHASE_ATTRIBUTE) == "suspended"
+        await handle.signal("resume")
+        outcome = await harness.finish(handle)
+    assert outcome.status == "succeeded"
+    first = [w for w in outcome.summary.waves if w.key.startswith("001|")]
+    assert [(w.attempt, w.status.value) for w in first] == [(1, "failed"), (2, "succeeded")]
+
+
+async def test_suspended_run_can_be_cancelled(harness: Harness, fake: FakeBackend) -> None:
+    fake.scripts = [["FAILED"]]
+    async with harness.worker():
+        handle = await harness.start("runtime/fanout.yaml", on_failure="suspend")
+        await eventually(_phase_is(handle, "suspended"))
+        await handle.signal("cancel", "giving up")
+        await harness.finish(handle)
+    assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+
+
+async def test_status_query_reports_waves_and_ledger(harness: Harness, fake: FakeBackend,
+                                                     tmp_path: Path) -> None:
+    fake.scripts = [["RUNNING"] * 40 + ["SUCCEEDED"]]
+    async with harness.worker():
+        handle = await harness.start("runtime/fanout.yaml")
+        await eventually(lambda: len(fake.launches) == 1)
+        view = await handle.query("status", result_type=RunStatusView)
+        await harness.finish(handle)
+    assert view.phase.value == "running"
+    assert view.current_states == ["shard-a", "shard-b"]
+    assert view.waves[0].job_id == "1"
+    assert view.ledger_uri.endswith(f"/runs/{handle.id}")
