@@ -29,7 +29,7 @@ def poll_task_queue(main_queue: str) -> str:
 
 def heartbeat_timeout(poll_seconds: float) -> timedelta:
     """Long enough for one poll plus slack; a dead worker is noticed within it."""
-    return timedelta(seconds=max(20.0, 3 * poll_seconds))
+    return timedelta(seconds=max(5.0, 3 * poll_seconds))
 
 
 def wait_timeout(max_wait_seconds: float) -> timedelta:

@@ -173,7 +173,7 @@ class NpaWorkflowRun:
                                      f"{', '.join(self.book.current_states) or '-'}  \n"
                                      f"**ledger** {self.book.ledger_uri or '-'}")
 
-    @workflow.signal
+    @workflow.signal(unfinished_policy=workflow.HandlerUnfinishedPolicy.ABANDON)
     async def cancel(self, reason: str = "") -> None:
         """Cancel the run: the same cleanup as Temporal's own cancel; ends CANCELED."""
         self.book.cancel_reason = reason or "cancel signal"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import Harness
+from tests.harness import Harness
 from tests.integration.fake_backend import FakeBackend
 
 pytestmark = pytest.mark.integration

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.conftest import Harness
+from tests.harness import Harness
 from tests.integration.fake_backend import FakeBackend
 
 pytestmark = pytest.mark.integration

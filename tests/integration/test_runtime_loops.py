@@ -10,7 +10,7 @@ import pytest
 from npaflow.catalog import load_builtin_catalog
 from npaflow.plan import build_plan
 from npaflow.spec import load_spec_from_path
-from tests.integration.conftest import SPECS, Harness
+from tests.harness import SPECS, Harness
 from tests.integration.fake_backend import FakeBackend
 
 pytestmark = pytest.mark.integration

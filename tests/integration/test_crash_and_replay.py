@@ -1,0 +1,92 @@
+"""Crash safety and determinism: a killed worker never causes a second launch; histories replay."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer
+
+from activities.backends.local_jobs import read_json
+from npaflow.runtime.request import RunRequest
+from npaflow.runtime.summary import RunSummary
+from tests.harness import SPECS, Harness
+from worker.main import workflow_runner
+from workflows_def import NpaWorkflowRun
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+HISTORIES = ROOT / "tests" / "histories"
+
+
+def start_worker_process(env: WorkflowEnvironment, home: Path, task_queue: str) -> subprocess.Popen:
+    environ = {**os.environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+               "NPAFLOW_TASK_QUEUE": task_queue, "NPAFLOW_HOME": str(home),
+               "NPAFLOW_LOG_FORMAT": "console"}
+    return subprocess.Popen([sys.executable, "-m", "worker"], cwd=ROOT, env=environ,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+async def wait_for(path: Path, timeout: float = 30.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not path.exists():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"{path} never appeared")
+        await asyncio.sleep(0.1)
+
+
+async def test_killed_worker_mid_wave_resumes_without_a_second_launch(
+        env: WorkflowEnvironment, home: Path, tmp_path: Path) -> None:
+    task_queue = f"tq-crash-{uuid.uuid4().hex[:6]}"
+    first = start_worker_process(env, home, task_queue)
+    request = RunRequest(spec=(SPECS / "runtime/local-steps.yaml").read_text(), poll_seconds=0.2,
+                         vars={"root": str(tmp_path), "sleep": "4"})
+    handle = await env.client.start_workflow(NpaWorkflowRun.run, request, id="rt-crash",
+                                             task_queue=task_queue)
+    await wait_for(home / "local" / "jobs" / "2" / "job.json")
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    second = start_worker_process(env, home, task_queue)
+    try:
+        summary = await asyncio.wait_for(handle.result(), timeout=90)
+    finally:
+        second.terminate()
+        second.wait()
+    assert summary.status == "succeeded"
+    jobs = sorted((home / "local" / "jobs").glob("[0-9]*"), key=lambda p: int(p.name))
+    names = [read_json(job / "job.json")["job_name"] for job in jobs]
+    assert names == ["rt-crash-01-first", "rt-crash-02-slow", "rt-crash-03-last"]
+    assert [w.attempt for w in summary.waves] == [1, 1, 1]
+
+
+async def test_recorded_histories_replay_deterministically() -> None:
+    files = sorted(HISTORIES.glob("*.json"))
+    assert files, "record histories with: python tests/record_histories.py"
+    replayer = Replayer(workflows=[NpaWorkflowRun], data_converter=pydantic_data_converter,
+                        workflow_runner=workflow_runner())
+    for path in files:
+        history = WorkflowHistory.from_json(path.stem, path.read_text())
+        result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+        assert result.replay_failure is None, f"{path.name}: {result.replay_failure}"
+
+
+async def test_fresh_example_run_history_replays(local_harness: Harness, tmp_path: Path) -> None:
+    outcome = await local_harness.run(str((ROOT / "specs/examples/gate-loop.yaml").read_text()),
+                                      run_id="rt-replay", vars={"root": str(tmp_path)})
+    assert outcome.status == "succeeded"
+    history = await outcome.handle.fetch_history()
+    replayer = Replayer(workflows=[NpaWorkflowRun], data_converter=pydantic_data_converter,
+                        workflow_runner=workflow_runner())
+    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    assert result.replay_failure is None
+    assert isinstance(outcome.summary, RunSummary)
