@@ -31,8 +31,9 @@ class SpecActivities:
             try:
                 text = await self.context.storage.for_uri(request.spec_uri).read_text(request.spec_uri)
             except ArtifactMissingError:
-                raise SpecError([SpecIssue(file=request.spec_uri, message="workflow spec not found",
-                                           hint="check spec_uri; it must be readable by the worker")]) from None
+                raise SpecError([SpecIssue(
+                    file=request.spec_uri, message="workflow spec not found",
+                    hint="check spec_uri; it must be readable by the worker")]) from None
         catalog = load_catalogs([*self.context.catalog_paths, *request.catalogs])
         spec = load_spec_from_str(text, source if request.spec_uri else "<inline spec>",
                                   catalog=catalog, overrides=request.vars)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol
@@ -98,6 +99,7 @@ class TemporalExecutor:
         self.book = book
         self.control = control
         self.poll_queue = poll_task_queue(task_queue)
+        self.pending_launches: dict[tuple[str, int], workflow.ActivityHandle[LaunchResult]] = {}
         self.prior = {}
         for record in loaded.prior.waves:
             current = self.prior.get(record.key)
@@ -165,16 +167,21 @@ class TemporalExecutor:
             outputs=[a for step in batch.steps for a in step.outputs],
             scheduler_fence_sequence=batch.sequence)
         self.book.upsert(record)  # exported with the job id once the launch returns
+        handle = workflow.start_activity(
+            "launch_wave", LaunchWaveInput(
+                run_id=self.book.run_id, workflow=self.book.workflow, batch=batch,
+                attempt=attempt, backend=self.request.backend, catalog=self.loaded.catalog,
+                secret_env=self.request.secret_env, infra=self.request.infra),
+            result_type=LaunchResult, start_to_close_timeout=timedelta(minutes=30),
+            retry_policy=SHORT_RETRY,
+            summary=f"launch {batch.key.split('|')[0]} {batch.label} {batch.states} attempt {attempt}")
+        self.pending_launches[(batch.key, attempt)] = handle
         try:
-            launch = await workflow.execute_activity(
-                "launch_wave", LaunchWaveInput(
-                    run_id=self.book.run_id, workflow=self.book.workflow, batch=batch,
-                    attempt=attempt, backend=self.request.backend, catalog=self.loaded.catalog,
-                    secret_env=self.request.secret_env, infra=self.request.infra),
-                result_type=LaunchResult, start_to_close_timeout=timedelta(minutes=30),
-                retry_policy=SHORT_RETRY,
-                summary=f"launch {batch.key.split('|')[0]} {batch.label} {batch.states} attempt {attempt}")
+            # Shielded: a run cancelled mid-launch still learns the job id, so cleanup can cancel it.
+            launch = await asyncio.shield(handle)
+            del self.pending_launches[(batch.key, attempt)]
         except ActivityError as error:
+            del self.pending_launches[(batch.key, attempt)]
             if is_cancelled_exception(error):
                 raise
             failure_class, message = classify_activity_error(error)
@@ -269,6 +276,21 @@ class TemporalExecutor:
         if result.state is CancellationState.VERIFIED:
             update["sky_status"] = JobStatus.CANCELLED.value
         return record.model_copy(update=update)
+
+    async def settle_pending_launches(self) -> None:
+        """After a cancel arrived mid-launch: learn each job id so cleanup can cancel it."""
+        for (key, attempt), handle in list(self.pending_launches.items()):
+            del self.pending_launches[(key, attempt)]
+            try:
+                launch = await handle
+            except ActivityError:
+                continue  # the launch failed: there is no job to cancel
+            record = self.book.records[(key, attempt)].model_copy(update={
+                "job_id": launch.job_id, "job_name": launch.job_name, "sky_status": "SUBMITTED",
+                "logical_launch_id": launch.launch_token, "launch_sequence": 1})
+            self.book.upsert(record)
+            self.book.in_flight[launch.job_id] = InFlightJob(key, attempt, launch.job_id,
+                                                             self.request.backend)
 
     async def _missing_outputs(self, uris: list[str]) -> list[str]:
         if not uris:

@@ -11,9 +11,9 @@ from npaflow.runtime.ledger import (
     DecisionRecord,
     LedgerDelta,
     LedgerStatus,
+    Watermark,
     WaveAttemptRecord,
     WaveStatus,
-    Watermark,
 )
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.summary import RunPhase, RunStatusView, RunSummary, WaveView

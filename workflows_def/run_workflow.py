@@ -112,8 +112,10 @@ class NpaWorkflowRun:
     async def _cleanup_cancelled(self) -> None:
         """Cancel every in-flight job by exact id, verify, and record it (DESIGN §3.5)."""
         await self._set_phase(RunPhase.CANCELLING)
-        self.book.error = f"run cancelled: {self.book.cancel_reason or workflow.cancellation_reason() or 'no reason given'}"
+        reason = self.book.cancel_reason or workflow.cancellation_reason() or "no reason given"
+        self.book.error = f"run cancelled: {reason}"
         if self.executor is not None:
+            await self.executor.settle_pending_launches()
             for job in list(self.book.in_flight.values()):
                 record = self.book.records[(job.key, job.attempt)]
                 record = await self.executor.cancel_job(record)

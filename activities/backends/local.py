@@ -7,6 +7,7 @@ process, so a new worker re-attaches to jobs that outlived the old one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -121,10 +122,8 @@ class LocalBackend:
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
     _reap(pid)
 
 
@@ -132,7 +131,5 @@ def _reap(pid: int) -> None:
     """Collect an exited supervisor this process started, so it is not left a zombie."""
     if pid <= 0:
         return
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass

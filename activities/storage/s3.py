@@ -35,7 +35,7 @@ class S3Storage:
         self.region = region or None
         self.session = aioboto3.Session()
 
-    def _client(self) -> Any:  # noqa: ANN401 - aioboto3 clients are untyped
+    def _client(self) -> Any:
         return self.session.client("s3", endpoint_url=self.endpoint_url, region_name=self.region)
 
     async def read_text(self, uri: str) -> str:

@@ -80,4 +80,4 @@ async def describe_or_fail(handle: WorkflowHandle) -> object:
         return await handle.describe()
     except RPCError as exc:
         raise UsageError(f"no run with id '{handle.id}' ({exc.message}); list runs with "
-                         "'temporal workflow list --query \"WorkflowType = \\\"NpaWorkflowRun\\\"\"'") from None
+                         "'temporal workflow list'") from None

@@ -11,8 +11,8 @@ from npaflow.runtime.ledger import (
     LedgerDelta,
     Observation,
     TaskRow,
-    WaveAttemptRecord,
     Watermark,
+    WaveAttemptRecord,
 )
 from npaflow.runtime.request import BackendName
 from npaflow.spec.models import Trigger, WorkflowSpec

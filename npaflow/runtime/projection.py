@@ -32,7 +32,7 @@ def _members(wave: WaveAttemptRecord) -> list[tuple[str, str]]:
     if len(parts) == 3 and parts[2]:
         members = []
         for member in parts[2].split(","):
-            _, state, iteration = (member.split(":") + ["", "", ""])[:3]
+            _, state, iteration = ([*member.split(":"), "", "", ""])[:3]
             members.append((state, "" if iteration in ("", "-") else iteration))
         return members
     return [(state, "") for state in wave.states]

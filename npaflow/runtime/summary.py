@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from npaflow.runtime.ledger import DecisionRecord, WaveAttemptRecord, Watermark
+from npaflow.runtime.ledger import DecisionRecord, Watermark, WaveAttemptRecord
 
 
 class RunPhase(StrEnum):

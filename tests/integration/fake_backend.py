@@ -6,6 +6,7 @@ activities run against it unchanged (STYLE rule 23).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -43,6 +44,7 @@ class FakeBackend:
 
     scripts: list[list[str]] = field(default_factory=list)
     default: list[str] = field(default_factory=lambda: ["SUCCEEDED"])
+    launch_delay: float = 0.0
     query_failures: int = 0
     query_failures_after: int = 0
     reported_ids: list[str] | None = None
@@ -56,6 +58,8 @@ class FakeBackend:
     _queries: int = 0
 
     async def launch(self, request: LaunchRequest) -> str:
+        if self.launch_delay:
+            await asyncio.sleep(self.launch_delay)
         documents = [d for d in yaml.safe_load_all(request.yaml) if d]
         job_id = str(len(self.launches) + 1)
         launch = Launch(job_id, request.job_name, documents[0], documents[1:], request.secret_names)

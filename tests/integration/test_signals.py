@@ -10,13 +10,13 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 
 from npaflow.runtime.summary import RunStatusView
 from tests.harness import Harness
-from workflows_def import PHASE_ATTRIBUTE
 from tests.integration.fake_backend import FakeBackend
+from workflows_def import PHASE_ATTRIBUTE
 
 pytestmark = pytest.mark.integration
 
 
-async def eventually(check, timeout: float = 15.0):  # noqa: ANN001, ANN201
+async def eventually(check, timeout: float = 15.0):
     """Poll `check` until it returns a truthy value; report the last value on timeout."""
     deadline = asyncio.get_running_loop().time() + timeout
     last = None
@@ -48,7 +48,7 @@ async def test_pause_stops_new_launches_while_in_flight_waves_finish(harness: Ha
     assert len(fake.launches) == 3
 
 
-def _phase_is(handle: WorkflowHandle, wanted: str):  # noqa: ANN202
+def _phase_is(handle: WorkflowHandle, wanted: str):
     async def check() -> bool:
         return await phase(handle) == wanted
     return check
@@ -112,3 +112,19 @@ async def test_status_query_reports_waves_and_ledger(harness: Harness, fake: Fak
     assert view.current_states == ["shard-a", "shard-b"]
     assert view.waves[0].job_id == "1"
     assert view.ledger_uri.endswith(f"/runs/{handle.id}")
+
+
+async def test_cancel_during_launch_still_cancels_the_launched_job_by_id(harness: Harness,
+                                                                         fake: FakeBackend) -> None:
+    fake.launch_delay = 1.0
+    fake.default = ["RUNNING"]
+    async with harness.worker():
+        handle = await harness.start("runtime/fanout.yaml")
+        await eventually(_phase_is(handle, "running"))
+        await asyncio.sleep(0.3)
+        await handle.cancel()
+        outcome = await harness.finish(handle)
+    assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+    assert len(fake.launches) == 1
+    assert fake.cancel_calls == ["1"]
+    assert outcome.ledger.waves[0].cancellation.state.value == "verified"
