@@ -1,0 +1,94 @@
+"""Pure runtime pieces: statuses, the request, ledger merging and projections."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from npaflow.runtime.ledger import LedgerDelta, RuntimeLedger, WaveAttemptRecord, WaveStatus
+from npaflow.runtime.projection import derive_stages, normalize_stage_state
+from npaflow.runtime.request import RunRequest
+from npaflow.runtime.status import FailureClass, JobStatus, aggregate_job_status
+
+pytestmark = pytest.mark.unit
+S = JobStatus
+
+
+@pytest.mark.parametrize(("tasks", "expected"), [
+    ([S.SUCCEEDED, S.FAILED, S.CANCELLED], S.FAILED),
+    ([S.CANCELLED, S.FAILED_SETUP], S.CANCELLED),
+    ([S.SUCCEEDED, S.SUCCEEDED], S.SUCCEEDED),
+    ([S.PENDING, S.RUNNING, S.SUCCEEDED], S.RUNNING),
+    ([S.PENDING, S.STARTING], S.STARTING),
+    ([], S.ABSENT),
+])
+def test_job_status_aggregates_task_rows_like_the_reference(tasks: list[JobStatus],
+                                                            expected: JobStatus) -> None:
+    assert aggregate_job_status(tasks) is expected
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("succeeded", S.SUCCEEDED), ("CANCELED", S.CANCELLED),
+                                               ("FAILED_SOMETHING_NEW", S.FAILED), ("", S.UNKNOWN),
+                                               ("weird", S.UNKNOWN)])
+def test_status_parsing_accepts_aliases(raw: str, expected: JobStatus) -> None:
+    assert JobStatus.parse(raw) is expected
+
+
+def test_failure_classes_pick_the_retry_budget() -> None:
+    assert S.FAILED.failure_class() is FailureClass.PAYLOAD
+    assert S.FAILED_NO_RESOURCE.failure_class() is FailureClass.INFRA
+    assert S.FAILED_PRECHECKS.failure_class() is FailureClass.CONFIGURATION
+    assert not S.ABSENT.is_terminal() and not S.UNKNOWN.is_terminal()
+
+
+def test_run_request_needs_exactly_one_spec_source() -> None:
+    with pytest.raises(ValidationError, match="exactly one"):
+        RunRequest()
+    with pytest.raises(ValidationError, match="exactly one"):
+        RunRequest(spec="x", spec_uri="file:///x")
+
+
+def test_run_request_rejects_unknown_fields_and_bad_secret_names() -> None:
+    with pytest.raises(ValidationError):
+        RunRequest(spec="x", bogus=1)
+    with pytest.raises(ValidationError, match="variable names"):
+        RunRequest(spec="x", secret_env=["NOT-A-NAME"])
+
+
+def test_retry_backoff_doubles_and_is_capped() -> None:
+    request = RunRequest(spec="x", retry_backoff_seconds=30)
+    assert [request.backoff_seconds(n) for n in (1, 2, 3)] == [30, 60, 120]
+    assert request.backoff_seconds(20) == 1800
+
+
+def test_ledger_upserts_waves_by_key_and_attempt() -> None:
+    ledger = RuntimeLedger(workflow="w", run_id="r", api_version="v")
+    ledger.apply(LedgerDelta(waves=[WaveAttemptRecord(key="001|serial|:a:-", status=WaveStatus.RUNNING)]),
+                 now="t1")
+    ledger.apply(LedgerDelta(waves=[WaveAttemptRecord(key="001|serial|:a:-", status=WaveStatus.FAILED),
+                                    WaveAttemptRecord(key="001|serial|:a:-", attempt=2)]), now="t2")
+    assert [(w.attempt, w.status.value) for w in ledger.waves] == [(1, "failed"), (2, "pending")]
+    assert ledger.updated_at == "t2"
+    assert ledger.latest_attempts()["001|serial|:a:-"].attempt == 2
+
+
+def test_stage_projection_keeps_attempts_and_group_attribution_separate() -> None:
+    ledger = RuntimeLedger(workflow="w", run_id="r", api_version="v", waves=[
+        WaveAttemptRecord(key="001|shards|shards:shard-a:-,shards:shard-b:-", job_id="201",
+                          group="shards", status=WaveStatus.FAILED),
+        WaveAttemptRecord(key="001|shards|shards:shard-a:-,shards:shard-b:-", job_id="202",
+                          group="shards", attempt=2, status=WaveStatus.SUCCEEDED),
+        WaveAttemptRecord(key="002|serial|:finalize:-", job_id="203", status=WaveStatus.SUCCEEDED)])
+    stages = {(s["stage"], s["attempt"]): s for s in derive_stages(ledger)}
+    assert stages[("shard-a", 1)]["managed_job_id"] == "201"
+    assert stages[("shard-b", 1)]["managed_job_id"] == "201"
+    assert stages[("shard-a", 2)]["managed_job_id"] == "202"
+    assert stages[("shard-b", 2)]["terminal_outcome"] == "succeeded"
+    assert stages[("finalize", 1)]["managed_job_id"] == "203"
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("ok", "SUCCEEDED"), ("aborted", "CANCELLED"),
+                                               ("failed-setup", "FAILED_SETUP"), ("ERROR", "FAILED"),
+                                               ("", "UNKNOWN"), ("RUNNING", "RUNNING")])
+def test_stage_states_normalize_like_the_reference(raw: str, expected: str) -> None:
+    assert normalize_stage_state(raw) == expected
