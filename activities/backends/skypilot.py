@@ -66,7 +66,8 @@ class SkyPilotBackend:
         self.launch_timeout = launch_timeout
         self.query_timeout = query_timeout
 
-    async def _sky(self, *args: str, timeout: float, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    async def _sky(self, *args: str, timeout: float,
+                   env: dict[str, str] | None = None) -> tuple[int, str, str]:
         try:
             process = await asyncio.create_subprocess_exec(
                 self.sky_bin, *args, stdin=asyncio.subprocess.DEVNULL,

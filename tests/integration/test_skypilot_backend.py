@@ -79,8 +79,8 @@ async def test_secrets_are_passed_by_name_with_values_in_the_environment(
 
 async def test_configuration_errors_at_launch_are_not_retried(sky: SkyHarness, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FAKE_SKY_LAUNCH_ERROR",
-                       "sky.exceptions.InvalidSkyPilotConfigError: Invalid task YAML: Found unsupported field 'foo'.")
+    monkeypatch.setenv("FAKE_SKY_LAUNCH_ERROR", "sky.exceptions.InvalidSkyPilotConfigError: "
+                       "Invalid task YAML: Found unsupported field 'foo'.")
     outcome = await sky.run("runtime/fanout.yaml", backend="skypilot", retries=2)
     assert outcome.status == "failed"
     assert "unsupported field" in outcome.error
