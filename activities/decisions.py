@@ -8,6 +8,7 @@ import time
 
 from temporalio import activity
 
+from activities.clock import utc_now
 from activities.context import ActivityContext
 from activities.storage import ArtifactMissingError, join_uri
 from activities.waves import mapped_errors
@@ -18,10 +19,6 @@ from npaflow.runtime.messages import DecisionResult, ReadDecisionInput, TriggerR
 
 #: Decision bodies kept in the ledger are cut to this many characters.
 MAX_BODY_CHARS = 2000
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 class DecisionActivities:
@@ -41,14 +38,14 @@ class DecisionActivities:
             if request.fallback:
                 decision = normalize_decision(request.fallback)
                 return DecisionResult(decision=decision, record=DecisionRecord(
-                    state=request.state, uri=request.uri, decision=decision, read_at=_now(),
+                    state=request.state, uri=request.uri, decision=decision, read_at=utc_now(),
                     source="assume_decision_fallback"))
-            record = DecisionRecord(state=request.state, uri=request.uri, read_at=_now(),
+            record = DecisionRecord(state=request.state, uri=request.uri, read_at=utc_now(),
                                     source="missing")
             return DecisionResult(record=record, error=(
                 f"state {request.state}: decision artifact {request.uri} does not exist; the state "
                 "must write it, or pass an explicit --assume-decision to fall back"))
-        record = DecisionRecord(state=request.state, uri=request.uri, read_at=_now(),
+        record = DecisionRecord(state=request.state, uri=request.uri, read_at=utc_now(),
                                 body=body[:MAX_BODY_CHARS], source="artifact")
         try:
             decision = parse_decision_payload(body, request.uri)
@@ -72,7 +69,7 @@ class DecisionActivities:
             activity.heartbeat({"polls": polls, "objects": len(keys)})
             if len(keys) >= trigger.min_objects:
                 return TriggerResult(watermark=Watermark(
-                    uri=uri, objects=len(keys), polls=polls, observed_at=_now(),
+                    uri=uri, objects=len(keys), polls=polls, observed_at=utc_now(),
                     sample=[join_uri(uri, k) for k in keys[:5]]))
             if trigger.max_polls > 0 and polls >= trigger.max_polls:
                 return TriggerResult(error=f"state {request.state}: trigger {uri} still has "

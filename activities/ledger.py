@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from pydantic import ValidationError
 from temporalio import activity
 
+from activities.clock import utc_now
 from activities.context import ActivityContext
 from activities.storage import ArtifactMissingError, StorageRouter
 from activities.waves import mapped_errors
@@ -71,7 +71,7 @@ class LedgerActivities:
             ledger = RuntimeLedger(workflow=request.workflow, run_id=request.run_id,
                                    api_version=request.api_version)
         ledger.run_prefix_uri = request.ledger_uri
-        ledger.apply(request.delta, now=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        ledger.apply(request.delta, now=utc_now())
         ledger.stages = derive_stages(ledger)
         base = f"{request.ledger_uri}/{LEDGER_DIR}"
         documents = {

@@ -19,6 +19,7 @@ from activities.backends.base import (
     LaunchRejectedError,
     LaunchRequest,
 )
+from activities.clock import utc_now
 from activities.context import ActivityContext
 from activities.errors import to_application_error
 from activities.heartbeat import PollState, heartbeat_poll, resume_poll_state
@@ -91,6 +92,8 @@ class WaveActivities:
         notes: list[str] = []
         existing = await backend.find_jobs(rendered.job_name)
         if existing:
+            log.info("wave.reconciled", wave_key=request.batch.key, attempt=request.attempt,
+                     job_name=rendered.job_name, found=existing)
             return await self._adopt(backend, rendered.job_name, rendered.launch_token, existing)
         values = {name: os.environ[name] for name in rendered.secret_names if os.environ.get(name)}
         missing = [name for name in rendered.secret_names if name not in values]
@@ -108,7 +111,8 @@ class WaveActivities:
         if not job_id:
             raise LaunchUnidentifiedError(f"backend reported no job id for '{rendered.job_name}' and the job "
                              "could not be found by name; refusing to poll a job we cannot identify")
-        log.info("wave.launched", job_id=job_id, job_name=rendered.job_name)
+        log.info("wave.launched", wave_key=request.batch.key, attempt=request.attempt, job_id=job_id,
+                 job_name=rendered.job_name)
         return LaunchResult(job_id=job_id, job_name=rendered.job_name,
                             launch_token=rendered.launch_token, reconciliation=notes,
                             credential_names=sorted(values),
@@ -145,6 +149,8 @@ class WaveActivities:
                     f"wave {request.wave_key}: {state.consecutive_errors} consecutive status "
                     f"queries failed for job {request.job_id}; last error: {errors[-1]}"))
             if status.is_terminal():
+                log.info("wave.terminal", wave_key=request.wave_key, job_id=request.job_id,
+                         status=status.value, polls=state.polls)
                 return _await_result(state, observations, errors, tasks=rows or [])
             if deadline is not None and time.time() >= deadline:
                 return _await_result(state, observations, errors, timed_out=True, tasks=rows or [],
@@ -221,7 +227,7 @@ def _observe(rows: list[TaskRow], status: JobStatus, observations: list[Observat
     if observations and observations[-1].statuses == statuses:
         return
     observations.append(Observation(
-        observed_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), scheduler_state=status.value,
+        observed_at=utc_now(), scheduler_state=status.value,
         running=running, running_count=len(running), statuses=statuses))
     del observations[:-MAX_OBSERVATIONS]
 

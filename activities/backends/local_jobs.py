@@ -9,9 +9,9 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import time
 from pathlib import Path
 
+from activities.clock import utc_now
 from npaflow.runtime.ledger import TaskRow
 from npaflow.runtime.status import JobStatus
 
@@ -19,9 +19,7 @@ JOB_FILE = "job.json"
 CANCEL_MARKER = "cancel_requested"
 
 
-def now_iso() -> str:
-    """UTC timestamp with second precision and a Z suffix."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+now_iso = utc_now
 
 
 def write_json(path: Path, payload: object) -> None:

@@ -79,10 +79,7 @@ def parse_spec(source: YamlSource,
     if "initial" in data and not isinstance(data["initial"], str):
         issues.add(("initial",), "initial must be a state name (string)")
     metadata = _parse_metadata(data.get("metadata"), issues)
-    for name, profile in _mapping(data.get("resources")).items():
-        if not isinstance(profile, dict):
-            issues.add(("resources", name), f"resource profile '{name}' must be a mapping",
-                       "write the profile as indented keys (cloud, cpus, accelerators, ...)")
+    _check_profiles(data.get("resources"), issues)
     raw_states = data.get("states")
     if isinstance(raw_states, dict) and not raw_states:
         issues.add(("states",), "workflow spec must declare a non-empty 'states' mapping",
@@ -110,6 +107,13 @@ _REQUIRED_HINTS = {
     "kind": "add 'kind: Workflow'",
     "states": "add a 'states:' mapping of state name to state body",
 }
+
+
+def _check_profiles(raw: JsonValue, issues: IssueCollector) -> None:
+    for name, profile in _mapping(raw).items():
+        if not isinstance(profile, dict):
+            issues.add(("resources", name), f"resource profile '{name}' must be a mapping",
+                       "write the profile as indented keys (cloud, cpus, accelerators, ...)")
 
 
 def _mapping(value: JsonValue) -> dict[str, JsonValue]:

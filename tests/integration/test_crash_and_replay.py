@@ -90,3 +90,25 @@ async def test_fresh_example_run_history_replays(local_harness: Harness, tmp_pat
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None
     assert isinstance(outcome.summary, RunSummary)
+
+
+async def test_resumed_run_adopts_the_job_an_ended_execution_left_running(
+        local_harness: Harness, tmp_path: Path) -> None:
+    async with local_harness.worker():
+        handle = await local_harness.start("runtime/local-steps.yaml", run_id="rt-adopt",
+                                           vars={"root": str(tmp_path), "sleep": "3"},
+                                           poll_seconds=0.2)
+        await wait_for(local_harness.home / "local" / "jobs" / "2" / "job.json")
+        await handle.terminate(reason="operator terminated mid-wave")
+        resumed = await local_harness.client.start_workflow(
+            NpaWorkflowRun.run, RunRequest(spec=(SPECS / "runtime/local-steps.yaml").read_text(),
+                                           poll_seconds=0.2,
+                                           vars={"root": str(tmp_path), "sleep": "3"}),
+            id="rt-adopt", task_queue=local_harness.task_queue)
+        summary = await resumed.result()
+    assert summary.status == "succeeded"
+    first, slow, last = summary.waves
+    assert first.replayed and first.job_id == "1"
+    assert slow.adopted and slow.job_id == "2" and slow.attempt == 1
+    assert last.job_id == "3"
+    assert len(list((local_harness.home / "local" / "jobs").glob("[0-9]*"))) == 3

@@ -13,11 +13,10 @@ from tests.integration.fake_backend import FakeBackend
 pytestmark = pytest.mark.integration
 
 
-def gate_outputs_present(root: Path, run_id: str, iterations: int) -> None:
-    """Make the gate's declared output exist without being a valid decision."""
-    for index in range(1, iterations + 1):
-        path = root / run_id / f"iteration-{index}" / "decision.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
+def write_artifact(root: Path, relative: str, text: str) -> None:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
 
 
 async def test_missing_decision_artifact_falls_back_to_the_assumption(
@@ -38,9 +37,7 @@ async def test_missing_decision_without_an_assumption_fails(harness: Harness, tm
 
 
 async def test_corrupt_decision_artifact_fails_the_run(harness: Harness, tmp_path: Path) -> None:
-    path = tmp_path / "rt-corrupt" / "route" / "decision.json"
-    path.parent.mkdir(parents=True)
-    path.write_text("{not json")
+    write_artifact(tmp_path, "rt-corrupt/route/decision.json", "{not json")
     outcome = await harness.run("runtime/branch.yaml", run_id="rt-corrupt",
                                 vars={"root": str(tmp_path)}, assume_decision="promote")
     assert outcome.status == "failed"
@@ -49,9 +46,7 @@ async def test_corrupt_decision_artifact_fails_the_run(harness: Harness, tmp_pat
 
 async def test_unmatched_decision_without_next_fails_naming_the_state(harness: Harness,
                                                                      tmp_path: Path) -> None:
-    path = tmp_path / "rt-weird" / "route" / "decision.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"decision": "PROMOTE"}))
+    write_artifact(tmp_path, "rt-weird/route/decision.json", json.dumps({"decision": "PROMOTE"}))
     outcome = await harness.run("runtime/branch.yaml", run_id="rt-weird", vars={"root": str(tmp_path)})
     assert outcome.status == "failed"
     assert "state route: decision 'PROMOTE' matched no transition" in outcome.error
@@ -87,9 +82,7 @@ async def test_trigger_is_bounded_by_the_run_deadline(harness: Harness, tmp_path
 
 
 async def test_ledger_persists_waves_and_decisions(harness: Harness, tmp_path: Path) -> None:
-    path = tmp_path / "rt-ledger" / "iteration-1" / "decision.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"decision": "promote"}))
+    write_artifact(tmp_path, "rt-ledger/iteration-1/decision.json", json.dumps({"decision": "promote"}))
     outcome = await harness.run("runtime/gate-loop.yaml", run_id="rt-ledger", vars={"root": str(tmp_path)})
     assert outcome.summary.runtime_state_uri.endswith("/npa-workflow/runtime.json")
     ledger = outcome.ledger
@@ -110,9 +103,7 @@ async def test_ledger_persists_waves_and_decisions(harness: Harness, tmp_path: P
 
 async def test_declared_output_checker_keeps_the_schema_in_the_ledger(harness: Harness,
                                                                       tmp_path: Path) -> None:
-    path = tmp_path / "rt-schema" / "iteration-1" / "decision.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"decision": "promote"}))
+    write_artifact(tmp_path, "rt-schema/iteration-1/decision.json", json.dumps({"decision": "promote"}))
     outcome = await harness.run("runtime/gate-loop.yaml", run_id="rt-schema", vars={"root": str(tmp_path)})
     gate = outcome.ledger.waves[1]
     assert [o.model_dump(by_alias=True) for o in gate.outputs] == [
