@@ -52,7 +52,7 @@ async def read_prior_run(storage: StorageRouter, ledger_uri: str, run_id: str) -
     ledger = await read_ledger(storage, ledger_uri)
     if ledger is None or ledger.run_id != run_id:
         return PriorRun()
-    return PriorRun(waves=ledger.waves, watermarks=ledger.watermarks)
+    return PriorRun(waves=ledger.waves, decisions=ledger.decisions, watermarks=ledger.watermarks)
 
 
 class LedgerActivities:

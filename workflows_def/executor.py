@@ -61,6 +61,10 @@ class RunControl(Protocol):
         """Export what changed to the ledger."""
         ...
 
+    async def continue_as_new_if_suggested(self) -> None:
+        """At a wave boundary with nothing in flight, continue as new when history is long."""
+        ...
+
 
 @dataclass
 class AttemptOutcome:
@@ -99,6 +103,7 @@ class TemporalExecutor:
         self.book = book
         self.control = control
         self.poll_queue = poll_task_queue(task_queue)
+        self.prior_decisions = list(loaded.prior.decisions)
         self.pending_launches: dict[tuple[str, int], workflow.ActivityHandle[LaunchResult]] = {}
         self.prior = {}
         for record in loaded.prior.waves:
@@ -108,6 +113,7 @@ class TemporalExecutor:
 
     async def run_wave(self, batch: WaveBatch) -> WaveOutcome:
         """Replay, adopt, or launch the batch; retry within budgets; suspend if asked to."""
+        await self.control.continue_as_new_if_suggested()
         await self.control.wait_while_paused()
         self.book.current_states = batch.states
         prior = self.prior.pop(batch.key, None)
@@ -121,7 +127,8 @@ class TemporalExecutor:
 
     async def _resume_from(self, batch: WaveBatch, prior: WaveAttemptRecord) -> WaveOutcome | None:
         if prior.status is WaveStatus.SUCCEEDED:
-            missing = await self._missing_outputs([a.uri for a in prior.outputs])
+            trusted = self.request.continued  # our own earlier execution just checked them
+            missing = [] if trusted else await self._missing_outputs([a.uri for a in prior.outputs])
             if not missing:
                 self.book.upsert(prior.model_copy(update={"replayed": True}), persist=False)
                 return WaveOutcome(succeeded=True)
@@ -301,7 +308,18 @@ class TemporalExecutor:
         return result.missing
 
     async def read_decision(self, request: DecisionRequest) -> str:
-        """Read a decision artifact; the explicit assumption is only a missing-artifact fallback."""
+        """Read a decision artifact; the explicit assumption is only a missing-artifact fallback.
+
+        Decisions an earlier execution of this run already took are replayed from the
+        ledger in order, so the walk retraces its path even if an artifact was overwritten.
+        """
+        if self.prior_decisions:
+            head = self.prior_decisions[0]
+            if (head.state, head.uri) == (request.state, request.uri) and head.decision \
+                    and not head.decode_error:
+                self.prior_decisions.pop(0)
+                return head.decision
+            self.prior_decisions.clear()  # the walk diverged: read everything fresh from here
         result = await workflow.execute_local_activity(
             "read_decision", ReadDecisionInput(state=request.state, uri=request.uri,
                                                fallback=self.request.assume_decision),

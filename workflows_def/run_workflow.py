@@ -44,6 +44,7 @@ class NpaWorkflowRun:
         self.first_export = ""
         self.loaded: LoadedSpec | None = None
         self.executor: TemporalExecutor | None = None
+        self.request: RunRequest | None = None
 
     @workflow.run
     async def run(self, request: RunRequest) -> RunSummary:
@@ -52,6 +53,7 @@ class NpaWorkflowRun:
             raise ApplicationError(f"run_id {request.run_id!r} differs from the workflow id "
                                    f"{self.book.run_id!r}; the run id is the workflow id",
                                    type="SpecError", non_retryable=True)
+        self.request = request
         try:
             await self._load(request)
             await self._walk(request)
@@ -144,6 +146,17 @@ class NpaWorkflowRun:
         """Export what changed since the last export (called after every wave transition)."""
         if self.book.has_changes() or self.first_export:
             await self._export(LedgerStatus.RUNNING if self.first_export else None)
+
+    async def continue_as_new_if_suggested(self) -> None:
+        """Start a fresh history at a wave boundary; the next execution replays from the ledger."""
+        assert self.executor is not None
+        if not workflow.info().is_continue_as_new_suggested():
+            return
+        if self.book.in_flight or self.executor.pending_launches or self.request is None:
+            return
+        await self.flush()
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        workflow.continue_as_new(self.request.model_copy(update={"continued": True}))
 
     async def wait_while_paused(self) -> None:
         """The pause gate in front of every new launch."""

@@ -39,6 +39,7 @@ class PriorRun(BaseModel):
     model_config = _FROZEN
 
     waves: list[WaveAttemptRecord] = Field(default_factory=list)
+    decisions: list[DecisionRecord] = Field(default_factory=list)
     watermarks: dict[str, Watermark] = Field(default_factory=dict)
 
 

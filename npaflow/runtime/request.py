@@ -49,6 +49,7 @@ class RunRequest(BaseModel):
     secret_env: list[str] = Field(default_factory=list)
     backend: BackendName = BackendName.LOCAL
     infra: str = ""
+    continued: bool = False  # set by continue-as-new: the ledger's completed waves are trusted
 
     @model_validator(mode="after")
     def _one_spec_source(self) -> RunRequest:

@@ -1,0 +1,68 @@
+"""Long runs continue as new at wave boundaries and replay to the same point (DESIGN §3.10)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+import yaml
+from temporalio.client import WorkflowExecutionStatus
+from temporalio.common import SearchAttributeKey
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from tests.harness import TEMPORAL_BIN, Harness
+from tests.integration.fake_backend import FakeBackend
+
+pytestmark = pytest.mark.integration
+
+
+@pytest_asyncio.fixture(scope="module")
+async def short_history_env() -> AsyncIterator[WorkflowEnvironment]:
+    environment = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(TEMPORAL_BIN), data_converter=pydantic_data_converter,
+        search_attributes=[SearchAttributeKey.for_keyword("NpaflowPhase")], ui=False,
+        dev_server_log_level="error",
+        dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=60"])
+    yield environment
+    await environment.shutdown()
+
+
+def chain_with_a_loop(waves: int) -> str:
+    states = {f"s{i:02d}": {"run": {"shell": "true"}, "next": f"s{i + 1:02d}"} for i in range(waves)}
+    states[f"s{waves - 1:02d}"] = {"run": {"shell": "true"}, "next": "gate-loop"}
+    states["gate-loop"] = {"sequence": ["gate"], "loop": {"max": 3, "until": "promote_checkpoint"},
+                           "next": "done"}
+    states["gate"] = {"writesDecision": True, "run": {"shell": "true"},
+                      "params": {"decision_uri": "file://{{config.root}}/decision.json"}}
+    states["done"] = {"terminal": True, "run": {"shell": "true"}}
+    return yaml.safe_dump({"apiVersion": "npa.workflow/v0.0.1", "kind": "Workflow",
+                           "metadata": {"name": "long"}, "config": {"root": "/tmp/unset"},
+                           "initial": "s00", "states": states})
+
+
+async def test_a_long_run_continues_as_new_and_launches_every_wave_once(
+        short_history_env: WorkflowEnvironment, home: Path, tmp_path: Path) -> None:
+    (tmp_path / "decision.json").write_text('{"decision": "loop_back"}')
+    fake = FakeBackend()
+    launched_gates: list[str] = []
+
+    def flip_decision_after_two_gates(launch) -> None:
+        if launch.states == ["gate"]:
+            launched_gates.append(launch.job_id)
+            if len(launched_gates) == 2:
+                (tmp_path / "decision.json").write_text('{"decision": "promote"}')
+
+    fake.on_launch = flip_decision_after_two_gates
+    harness = Harness(short_history_env.client, home, fake, f"tq-{uuid.uuid4().hex[:6]}")
+    outcome = await harness.run(chain_with_a_loop(8), run_id="rt-long", vars={"root": str(tmp_path)})
+    assert outcome.status == "succeeded"
+    states = [s for launch in fake.submissions for s in launch]
+    assert states == [f"s{i:02d}" for i in range(8)] + ["gate", "gate", "done"]
+    runs = [w async for w in short_history_env.client.list_workflows("WorkflowId = 'rt-long'")]
+    assert len(runs) > 1
+    assert sum(r.status == WorkflowExecutionStatus.CONTINUED_AS_NEW for r in runs) == len(runs) - 1
+    assert [w.status.value for w in outcome.ledger.waves].count("succeeded") == 11
