@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +26,7 @@ from npaflow.runtime.ledger import RuntimeLedger
 from npaflow.runtime.request import BackendName, RunRequest
 from npaflow.runtime.summary import RunSummary
 from tests.integration.fake_backend import FakeBackend
+from tests.s3_server import CREDENTIALS, S3Server
 from worker.main import running_workers
 from workflows_def import NpaWorkflowRun
 
@@ -64,10 +65,11 @@ class Harness:
     home: Path
     backend: Backend
     task_queue: str
+    storage: StorageRouter | None = None
 
     def context(self) -> ActivityContext:
         return ActivityContext(home=self.home, backends={BackendName.LOCAL: self.backend},
-                               storage=StorageRouter())
+                               storage=self.storage or StorageRouter())
 
     @asynccontextmanager
     async def worker(self) -> AsyncIterator[None]:
@@ -99,6 +101,18 @@ class Harness:
     async def run(self, spec: str, **options: object) -> RunOutcome:
         async with self.worker():
             return await self.finish(await self.start(spec, **options))
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    server = S3Server(tmp_path_factory.mktemp("seaweedfs"))
+    server.start()
+    patch = pytest.MonkeyPatch()
+    for key, value in CREDENTIALS.items():
+        patch.setenv(key, value)
+    yield server
+    patch.undo()
+    server.stop()
 
 
 @pytest.fixture

