@@ -304,7 +304,8 @@ class TemporalExecutor:
             return []
         result = await workflow.execute_local_activity(
             "check_outputs", CheckOutputsInput(uris=uris), result_type=CheckOutputsResult,
-            start_to_close_timeout=timedelta(minutes=2), retry_policy=SHORT_RETRY)
+            start_to_close_timeout=timedelta(minutes=2), retry_policy=SHORT_RETRY,
+            summary=f"check {len(uris)} declared output(s)")
         return result.missing
 
     async def read_decision(self, request: DecisionRequest) -> str:
@@ -324,7 +325,7 @@ class TemporalExecutor:
             "read_decision", ReadDecisionInput(state=request.state, uri=request.uri,
                                                fallback=self.request.assume_decision),
             result_type=DecisionResult, start_to_close_timeout=timedelta(minutes=2),
-            retry_policy=SHORT_RETRY)
+            retry_policy=SHORT_RETRY, summary=f"read decision of {request.state} from {request.uri}")
         self.book.add_decision(result.record)
         if result.error:
             raise PayloadError(result.error)

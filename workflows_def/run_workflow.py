@@ -138,7 +138,7 @@ class NpaWorkflowRun:
                 delta=self.book.take_delta(status=status, error=error),
                 workflow_yaml=self.first_export),
             result_type=ExportResult, start_to_close_timeout=timedelta(minutes=2),
-            retry_policy=SHORT_RETRY)
+            retry_policy=SHORT_RETRY, summary=f"export ledger ({status.value if status else 'update'})")
         self.first_export = ""
         del result
 
