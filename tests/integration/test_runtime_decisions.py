@@ -109,3 +109,23 @@ async def test_declared_output_checker_keeps_the_schema_in_the_ledger(harness: H
     assert [o.model_dump(by_alias=True) for o in gate.outputs] == [
         {"uri": f"file://{tmp_path}/rt-schema/iteration-1/decision.json",
          "schema": "npa.sim2real.threshold_decision.v1"}]
+
+
+async def test_a_single_state_loop_reads_its_declared_decision(harness: Harness, fake: FakeBackend,
+                                                              tmp_path: Path) -> None:
+    write_artifact(tmp_path, "rt-probe/probe-1.json", json.dumps({"decision": "loop_back"}))
+    write_artifact(tmp_path, "rt-probe/probe-2.json", json.dumps({"decision": "promote"}))
+    outcome = await harness.run("runtime/single-state-loop.yaml", run_id="rt-probe",
+                                vars={"root": str(tmp_path)})
+    assert outcome.status == "succeeded"
+    assert fake.submissions == [["probe-1"], ["probe-2"], ["done"]]
+    assert [d.uri.rsplit("/", 1)[-1] for d in outcome.summary.decisions] == ["probe-1.json",
+                                                                              "probe-2.json"]
+
+
+async def test_runtime_execution_mode_rejects_an_assumption_for_runs(harness: Harness,
+                                                                     fake: FakeBackend) -> None:
+    outcome = await harness.run("runtime/single-state-loop.yaml", assume_decision="promote")
+    assert outcome.status != "succeeded"
+    assert "executionMode is 'runtime'" in outcome.error
+    assert fake.launches == []
