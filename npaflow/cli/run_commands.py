@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from npaflow.cli.temporal_client import (
     address_from,
     connect,
     describe_or_fail,
+    has_pollers,
     is_cancelled_failure,
     namespace_from,
     summary_from_failure,
@@ -104,6 +106,10 @@ async def _submit(args: argparse.Namespace) -> int:
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
         static_summary=f"{spec.name} ({Path(args.spec).name})", memo={"spec": str(args.spec)},
         result_type=RunSummary)
+    queue = task_queue_from(args.task_queue)
+    if not await has_pollers(client, queue):
+        sys.stderr.write(f"npaflow: warning: no worker is polling task queue '{queue}'; the run "
+                         "waits until one starts ('npaflow worker' or 'npaflow dev')\n")
     if not args.wait:
         print(json.dumps({"run_id": run_id, "workflow_run_id": handle.result_run_id}) if args.json
               else f"started run {run_id} (watch: npaflow status {run_id} --watch)")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
@@ -53,6 +55,16 @@ async def connect(address: str, namespace: str, patience: float = CONNECT_PATIEN
                                  "(hint: start one with 'npaflow dev', or set TEMPORAL_ADDRESS / "
                                  "--address)") from None
             await asyncio.sleep(0.5)
+
+
+async def has_pollers(client: Client, task_queue: str) -> bool:
+    """True when some worker polls the task queue (best effort: True if unknown)."""
+    try:
+        response = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
+            namespace=client.namespace, task_queue=TaskQueue(name=task_queue)))
+    except RPCError:
+        return True
+    return bool(response.pollers)
 
 
 def summary_from_failure(error: WorkflowFailureError) -> RunSummary | None:
