@@ -11,6 +11,7 @@ from pathlib import Path
 
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from npaflow.cli.options import add_spec_arguments, catalog_paths, load_spec_for, parse_vars
 from npaflow.cli.temporal_client import (
@@ -100,12 +101,16 @@ async def _submit(args: argparse.Namespace) -> int:
     run_id = args.run_id or f"{spec.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
     request = build_request(args, Path(args.spec).read_text(encoding="utf-8"), run_id)
     client = await connect(address_from(args.address), namespace_from(args.namespace))
-    handle = await client.start_workflow(
-        WORKFLOW_TYPE, request, id=run_id, task_queue=task_queue_from(args.task_queue),
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-        static_summary=f"{spec.name} ({Path(args.spec).name})", memo={"spec": str(args.spec)},
-        result_type=RunSummary)
+    try:
+        handle = await client.start_workflow(
+            WORKFLOW_TYPE, request, id=run_id, task_queue=task_queue_from(args.task_queue),
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+            static_summary=f"{spec.name} ({Path(args.spec).name})", memo={"spec": str(args.spec)},
+            result_type=RunSummary)
+    except WorkflowAlreadyStartedError:
+        raise UsageError(f"run id '{run_id}' already completed successfully; a completed run is "
+                         "never re-run (hint: choose another --run-id)") from None
     queue = task_queue_from(args.task_queue)
     if not await has_pollers(client, queue):
         sys.stderr.write(f"npaflow: warning: no worker is polling task queue '{queue}'; the run "

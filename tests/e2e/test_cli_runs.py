@@ -116,3 +116,16 @@ async def test_submit_warns_when_no_worker_polls_the_task_queue(env: WorkflowEnv
     await env.client.get_workflow_handle("e2e-no-worker").terminate(reason="test cleanup")
     assert result.returncode == 0
     assert "no worker is polling task queue" in result.stderr
+
+
+async def test_a_completed_run_id_is_never_rerun(env: WorkflowEnvironment, local_harness: Harness,
+                                                 tmp_path: Path) -> None:
+    async with local_harness.worker():
+        first = await npaflow(env, local_harness, "submit", str(SPECS / "runtime/fanout.yaml"),
+                              "--run-id", "e2e-once", "--wait", "--poll-seconds", "0.2")
+        again = await npaflow(env, local_harness, "submit", str(SPECS / "runtime/fanout.yaml"),
+                              "--run-id", "e2e-once")
+    assert first.returncode == 0
+    assert again.returncode == 2
+    assert "already completed successfully" in again.stderr
+    assert "Traceback" not in again.stderr
