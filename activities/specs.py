@@ -6,11 +6,12 @@ import yaml
 from temporalio import activity
 
 from activities.context import ActivityContext
-from activities.ledger import ledger_root_for, read_prior_run
+from activities.ledger import ledger_root_for, read_ledger, read_prior_run
 from activities.storage import ArtifactMissingError
 from activities.waves import mapped_errors
 from npaflow.catalog import ToolCatalog, load_catalogs
 from npaflow.errors import SpecError, SpecIssue
+from npaflow.plan import build_plan, plan_fingerprint
 from npaflow.runtime.messages import LoadedSpec, LoadSpecInput
 from npaflow.spec import load_spec_from_str
 
@@ -38,11 +39,22 @@ class SpecActivities:
         spec = load_spec_from_str(text, source if request.spec_uri else "<inline spec>",
                                   catalog=catalog, overrides=request.vars)
         used = {ref: catalog.tools[ref] for ref in {s.tool_ref for s in spec.states.values()} if ref}
-        ledger_uri = ledger_root_for(spec, ToolCatalog(tools=used), request.run_id, self.context.home)
+        tools = ToolCatalog(tools=used)
+        ledger_uri = ledger_root_for(spec, tools, request.run_id, self.context.home)
+        fingerprint = plan_fingerprint(build_plan(spec, tools, run_id=request.run_id,
+                                                  assume_decision=request.assume_decision))
+        ledger = await read_ledger(self.context.storage, ledger_uri)
+        if ledger is not None and ledger.run_id == request.run_id and ledger.plan_fingerprint \
+                and ledger.plan_fingerprint != fingerprint:
+            raise SpecError([SpecIssue(
+                file=source, message=f"refusing to resume run '{request.run_id}': the recorded "
+                f"ledger describes a different plan (fingerprint {ledger.plan_fingerprint} != "
+                f"{fingerprint})", hint="resume with the spec, --var values and --assume-decision "
+                "the run started with, or start a new run id")])
         prior = await read_prior_run(self.context.storage, ledger_uri, request.run_id)
-        return LoadedSpec(spec=spec, catalog=ToolCatalog(tools=used),
-                          workflow_yaml=_with_vars(text, request.vars), ledger_uri=ledger_uri,
-                          input_source=source, prior=prior)
+        return LoadedSpec(spec=spec, catalog=tools, workflow_yaml=_with_vars(text, request.vars),
+                          ledger_uri=ledger_uri, input_source=source, plan_fingerprint=fingerprint,
+                          prior=prior)
 
 
 def _with_vars(text: str, overrides: dict[str, str]) -> str:

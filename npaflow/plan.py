@@ -6,6 +6,8 @@ what a run would do if every decision artifact said that.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Coroutine, Sequence
 from typing import TypeVar
 
@@ -140,6 +142,16 @@ def build_plan(spec: WorkflowSpec, catalog: ToolCatalog, *, run_id: str = DEFAUL
     return run_to_completion(build_plan_async(spec, catalog, run_id=run_id,
                                               assume_decision=assume_decision, cap=cap,
                                               decisions=decisions))
+
+
+def plan_fingerprint(plan: ExecutionPlan) -> str:
+    """16 hex chars identifying what a run of this plan would launch (reference §6.5)."""
+    document = {"workflow": plan.workflow, "api_version": plan.api_version,
+                "steps": [{"state": s.state, "iteration": s.iteration, "group": s.group,
+                           "argv": list(s.argv), "shell": s.shell, "resources": s.resources}
+                          for s in plan.steps]}
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
 def run_to_completion(coroutine: Coroutine[object, object, T]) -> T:

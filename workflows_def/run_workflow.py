@@ -70,7 +70,8 @@ class NpaWorkflowRun:
         self.loaded = await workflow.execute_activity(
             "load_spec", LoadSpecInput(run_id=self.book.run_id, spec=request.spec,
                                        spec_uri=request.spec_uri, vars=request.vars,
-                                       catalogs=request.catalogs),
+                                       catalogs=request.catalogs,
+                                       assume_decision=request.assume_decision),
             result_type=LoadedSpec, start_to_close_timeout=timedelta(minutes=2),
             retry_policy=SHORT_RETRY, summary=f"load spec {request.spec_uri or '(inline)'}")
         spec = self.loaded.spec
@@ -131,12 +132,14 @@ class NpaWorkflowRun:
     async def _export(self, status: LedgerStatus | None = None, error: str | None = None) -> None:
         assert self.loaded is not None
         spec = self.loaded.spec
+        delta = self.book.take_delta(status=status, error=error)
+        if self.first_export:
+            delta = delta.model_copy(update={"plan_fingerprint": self.loaded.plan_fingerprint})
         result = await workflow.execute_local_activity(
             "export_ledger", ExportLedgerInput(
                 run_id=self.book.run_id, workflow=spec.name, api_version=spec.api_version,
                 ledger_uri=self.loaded.ledger_uri, input_source=self.loaded.input_source,
-                delta=self.book.take_delta(status=status, error=error),
-                workflow_yaml=self.first_export),
+                delta=delta, workflow_yaml=self.first_export),
             result_type=ExportResult, start_to_close_timeout=timedelta(minutes=2),
             retry_policy=SHORT_RETRY, summary=f"export ledger ({status.value if status else 'update'})")
         self.first_export = ""

@@ -31,6 +31,7 @@ class LoadSpecInput(BaseModel):
     spec_uri: str = ""
     vars: dict[str, str] = Field(default_factory=dict)
     catalogs: list[str] = Field(default_factory=list)
+    assume_decision: str = ""
 
 
 class PriorRun(BaseModel):
@@ -53,6 +54,7 @@ class LoadedSpec(BaseModel):
     workflow_yaml: str
     ledger_uri: str
     input_source: str
+    plan_fingerprint: str = ""
     prior: PriorRun = Field(default_factory=PriorRun)
 
 

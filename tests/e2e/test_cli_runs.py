@@ -129,3 +129,19 @@ async def test_a_completed_run_id_is_never_rerun(env: WorkflowEnvironment, local
     assert again.returncode == 2
     assert "already completed successfully" in again.stderr
     assert "Traceback" not in again.stderr
+
+
+async def test_restarting_a_failed_run_with_a_different_plan_is_refused(
+        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
+    changed = tmp_path / "changed.yaml"
+    changed.write_text((SPECS / "runtime/flaky-last.yaml").read_text().replace("echo first", "echo other"))
+    async with local_harness.worker():
+        first = await npaflow(env, local_harness, "submit", str(SPECS / "runtime/flaky-last.yaml"),
+                              "--run-id", "e2e-fp", "--wait", "--poll-seconds", "0.2",
+                              "--var", f"root={tmp_path}")
+        second = await npaflow(env, local_harness, "submit", str(changed), "--run-id", "e2e-fp",
+                               "--wait", "--poll-seconds", "0.2", "--var", f"root={tmp_path}")
+    assert first.returncode == 1
+    assert second.returncode == 1
+    assert "describes a different plan" in second.stdout + second.stderr
+    assert len(list((local_harness.home / "local" / "jobs").glob("[0-9]*"))) == 2

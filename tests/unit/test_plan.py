@@ -158,3 +158,11 @@ def test_parallel_group_parses_members_in_order_and_keeps_the_raw_bound() -> Non
     group = load_fixture("fanout-demo.yaml").states["shards"]
     assert group.parallel == ("shard-a", "shard-b", "shard-c")
     assert group.max_concurrency == "{{config.max_concurrency}}"
+
+
+def test_plan_fingerprint_is_stable_and_changes_with_the_plan() -> None:
+    from npaflow.plan import plan_fingerprint
+    first = plan_fingerprint(plan_of("fanout-demo.yaml"))
+    assert first == plan_fingerprint(plan_of("fanout-demo.yaml"))
+    assert len(first) == 16
+    assert first != plan_fingerprint(plan_of("fanout-demo.yaml", run_id="other-run"))
