@@ -10,8 +10,8 @@ from temporalio import activity
 
 from activities.clock import utc_now
 from activities.context import ActivityContext
+from activities.errors import mapped_errors
 from activities.storage import ArtifactMissingError, join_uri
-from activities.waves import mapped_errors
 from npaflow.decisions import DECISION_KEYS, normalize_decision, parse_decision_payload
 from npaflow.errors import PayloadError
 from npaflow.runtime.ledger import DecisionRecord, Watermark

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable
+from typing import ParamSpec, TypeVar
+
 from temporalio.exceptions import ApplicationError
 
+from activities.backends.base import BackendUnavailableError, LaunchRejectedError
 from npaflow.errors import (
     ConfigurationError,
     InfraError,
@@ -12,6 +17,9 @@ from npaflow.errors import (
     PayloadError,
     SpecError,
 )
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: Error types an activity retry can never fix; the workflow decides what happens next.
 NON_RETRYABLE_ERROR_TYPES = [
@@ -35,3 +43,21 @@ def to_application_error(exc: BaseException) -> ApplicationError:
     if isinstance(exc, NpaflowError):
         return ApplicationError(str(exc), type="ConfigurationError", non_retryable=True)
     return ApplicationError(f"{type(exc).__name__}: {exc}", type="InfraError")
+
+
+def mapped_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """Convert npaflow and backend errors into ApplicationErrors at the activity boundary."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await fn(*args, **kwargs)
+        except NpaflowError as exc:
+            raise to_application_error(exc) from exc
+        except LaunchRejectedError as exc:
+            error = InfraError(str(exc)) if exc.retryable else ConfigurationError(str(exc))
+            raise to_application_error(error) from exc
+        except BackendUnavailableError as exc:
+            raise to_application_error(InfraError(str(exc))) from exc
+
+    return wrapper

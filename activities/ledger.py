@@ -10,8 +10,8 @@ from temporalio import activity
 
 from activities.clock import utc_now
 from activities.context import ActivityContext
+from activities.errors import mapped_errors
 from activities.storage import ArtifactMissingError, StorageRouter
-from activities.waves import mapped_errors
 from npaflow.catalog import ToolCatalog
 from npaflow.context import build_run_context
 from npaflow.runtime.ledger import RuntimeLedger

@@ -6,9 +6,9 @@ import yaml
 from temporalio import activity
 
 from activities.context import ActivityContext
+from activities.errors import mapped_errors
 from activities.ledger import ledger_root_for, read_ledger, read_prior_run
 from activities.storage import ArtifactMissingError
-from activities.waves import mapped_errors
 from npaflow.catalog import ToolCatalog, load_catalogs
 from npaflow.errors import SpecError, SpecIssue
 from npaflow.plan import build_plan, plan_fingerprint

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import os
 import time
-from collections.abc import Awaitable, Callable
-from typing import ParamSpec, TypeVar
 
 import structlog
 from temporalio import activity
@@ -16,15 +13,14 @@ from temporalio import activity
 from activities.backends.base import (
     Backend,
     BackendUnavailableError,
-    LaunchRejectedError,
     LaunchRequest,
 )
 from activities.clock import utc_now
 from activities.context import ActivityContext
-from activities.errors import to_application_error
+from activities.errors import mapped_errors
 from activities.heartbeat import PollState, heartbeat_poll, resume_poll_state
 from activities.storage import has_content
-from npaflow.errors import ConfigurationError, InfraError, LaunchUnidentifiedError, NpaflowError
+from npaflow.errors import ConfigurationError, LaunchUnidentifiedError
 from npaflow.render import RenderOptions, render_wave
 from npaflow.runtime.ledger import CancellationState, Observation, TaskRow
 from npaflow.runtime.messages import (
@@ -40,8 +36,6 @@ from npaflow.runtime.messages import (
 from npaflow.runtime.status import JobStatus, aggregate_job_status
 
 log = structlog.get_logger(__name__)
-P = ParamSpec("P")
-R = TypeVar("R")
 
 #: More consecutive failed status queries than this fail the wave (reference §6.4.5).
 MAX_CONSECUTIVE_STATUS_ERRORS = 5
@@ -49,24 +43,6 @@ MAX_CONSECUTIVE_STATUS_ERRORS = 5
 MAX_OBSERVATIONS = 100
 #: The first polls come quickly so short jobs do not wait a full poll interval.
 FIRST_POLL_SECONDS = 0.25
-
-
-def mapped_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
-    """Convert npaflow and backend errors into ApplicationErrors at the activity boundary."""
-
-    @functools.wraps(fn)
-    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return await fn(*args, **kwargs)
-        except NpaflowError as exc:
-            raise to_application_error(exc) from exc
-        except LaunchRejectedError as exc:
-            error = InfraError(str(exc)) if exc.retryable else ConfigurationError(str(exc))
-            raise to_application_error(error) from exc
-        except BackendUnavailableError as exc:
-            raise to_application_error(InfraError(str(exc))) from exc
-
-    return wrapper
 
 
 def credential_fingerprint(values: dict[str, str]) -> str:

@@ -26,7 +26,7 @@ from npaflow.runtime.summary import RunPhase, RunStatusView, RunSummary
 from npaflow.spec.models import ExecutionMode
 from npaflow.traversal import Walker
 from workflows_def.activity_options import SHORT_RETRY
-from workflows_def.executor import TemporalExecutor
+from workflows_def.executor import TemporalExecutor, iso
 from workflows_def.run_book import RunBook
 
 #: Search attribute holding the run phase, so suspended runs can be found with no worker.
@@ -123,7 +123,7 @@ class NpaWorkflowRun:
                 record = self.book.records[(job.key, job.attempt)]
                 record = await self.executor.cancel_job(record)
                 self.book.upsert(record.model_copy(update={
-                    "status": WaveStatus.FAILED, "ended_at": workflow.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "status": WaveStatus.FAILED, "ended_at": iso(workflow.now()),
                     "error": self.book.error}))
         await self._set_phase(RunPhase.CANCELLED)
         if self.loaded is not None:

@@ -34,6 +34,15 @@ def _iso(epoch: object) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(epoch)))
 
 
+def _last_line(*streams: str) -> str:
+    """The last line of the first non-empty stream: where the CLI puts its one-line error."""
+    for stream in streams:
+        lines = stream.strip().splitlines()
+        if lines:
+            return lines[-1]
+    return "no output"
+
+
 def parse_queue_json(stdout: str) -> list[dict]:
     """Parse `sky jobs queue -o json`, skipping server log lines printed before the array."""
     lines = stdout.splitlines()
@@ -99,7 +108,7 @@ class SkyPilotBackend:
         code, out, err = await self._sky(*args, str(path), timeout=self.launch_timeout,
                                          env=request.secret_values)
         if code != 0:
-            message = (err.strip().splitlines() or out.strip().splitlines() or ["no output"])[-1]
+            message = _last_line(err, out)
             retryable = not any(marker in message for marker in CONFIGURATION_ERRORS)
             raise LaunchRejectedError(f"sky jobs launch failed (exit {code}): {message}",
                                       retryable=retryable)
@@ -113,8 +122,7 @@ class SkyPilotBackend:
         if code != 0:
             if any(marker in err + out for marker in _CONTROLLER_DOWN):
                 return []  # no controller means no managed jobs: a verified empty queue
-            raise BackendUnavailableError(f"sky jobs queue failed (exit {code}): "
-                                          f"{(err.strip().splitlines() or ['no output'])[-1]}")
+            raise BackendUnavailableError(f"sky jobs queue failed (exit {code}): {_last_line(err)}")
         return parse_queue_json(out)
 
     async def find_jobs(self, job_name: str) -> list[str]:
@@ -139,7 +147,7 @@ class SkyPilotBackend:
         code, out, err = await self._sky("jobs", "cancel", "--yes", job_id, timeout=self.query_timeout)
         if code != 0 and not any(marker in err + out for marker in _CONTROLLER_DOWN):
             raise BackendUnavailableError(f"sky jobs cancel {job_id} failed (exit {code}): "
-                                          f"{(err.strip().splitlines() or ['no output'])[-1]}")
+                                          f"{_last_line(err)}")
 
     async def logs(self, job_id: str, task: str = "") -> str:
         """`sky jobs logs ID --no-follow`."""
