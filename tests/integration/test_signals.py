@@ -106,7 +106,12 @@ async def test_status_query_reports_waves_and_ledger(harness: Harness, fake: Fak
     async with harness.worker():
         handle = await harness.start("runtime/fanout.yaml")
         await eventually(lambda: len(fake.launches) == 1)
-        view = await handle.query("status", result_type=RunStatusView)
+
+        async def launched_view() -> RunStatusView | None:
+            view = await handle.query("status", result_type=RunStatusView)
+            return view if view.waves and view.waves[0].job_id else None
+
+        view = await eventually(launched_view)
         await harness.finish(handle)
     assert view.phase.value == "running"
     assert view.current_states == ["shard-a", "shard-b"]
