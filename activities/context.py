@@ -1,4 +1,4 @@
-"""What every activity needs from the worker: config, storage and backends."""
+"""What every activity needs from the worker: identity, backends, pollers, storage, ledger root."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from activities.backends.base import Backend
+from activities.poller import JobPoller
 from activities.storage import StorageRouter
 from npaflow.errors import ConfigurationError
+from npaflow.runtime.contract import DEFAULT_TASK_QUEUE, worker_task_queue
 from npaflow.runtime.request import BackendName
 
 
@@ -17,9 +19,18 @@ class ActivityContext:
 
     home: Path
     backends: dict[BackendName, Backend]
+    worker_id: str = "local"
+    task_queue: str = DEFAULT_TASK_QUEUE
     storage: StorageRouter = field(default_factory=StorageRouter)
     aws_endpoint_url: str = ""
     catalog_paths: list[str] = field(default_factory=list)
+    ledger_root: str = ""  # NPAFLOW_LEDGER_ROOT: where runs without config.bucket keep ledgers
+    _pollers: dict[BackendName, JobPoller] = field(default_factory=dict)
+
+    @property
+    def worker_queue(self) -> str:
+        """This worker's own task queue (activities of the local jobs it holds)."""
+        return worker_task_queue(self.task_queue, self.worker_id)
 
     def backend(self, name: BackendName) -> Backend:
         """Return the backend a run asked for.
@@ -32,3 +43,13 @@ class ActivityContext:
             raise ConfigurationError(f"backend '{name.value}' is not configured on this worker "
                                      f"(available: {', '.join(b.value for b in self.backends)})")
         return backend
+
+    def poller(self, name: BackendName) -> JobPoller:
+        """The process-wide poller of one backend (one queue call per tick for all awaits)."""
+        if name not in self._pollers:
+            self._pollers[name] = JobPoller(self.backend(name))
+        return self._pollers[name]
+
+    def ledger_base(self) -> str:
+        """Where runs keep their ledgers without `config.bucket`: the shared root, else this home."""
+        return self.ledger_root.rstrip("/") or f"file://{self.home.resolve()}/runs"

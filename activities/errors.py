@@ -1,4 +1,7 @@
-"""One mapping from npaflow errors to Temporal `ApplicationError`s (STYLE rule 14)."""
+"""One mapping from npaflow errors to Temporal `ApplicationError`s (STYLE rule 14).
+
+The type names and their retry meaning live in npaflow/runtime/contract.py.
+"""
 
 from __future__ import annotations
 
@@ -8,45 +11,57 @@ from typing import ParamSpec, TypeVar
 
 from temporalio.exceptions import ApplicationError
 
-from activities.backends.base import BackendUnavailableError, LaunchRejectedError
 from npaflow.errors import (
+    AccessDeniedError,
+    CapacityError,
     ConfigurationError,
+    ControllerError,
     InfraError,
+    LaunchMovedError,
     LaunchUnidentifiedError,
     NpaflowError,
     PayloadError,
     SpecError,
+    TransportError,
 )
+from npaflow.runtime.contract import ErrorType
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-#: Error types an activity retry can never fix; the workflow decides what happens next.
-NON_RETRYABLE_ERROR_TYPES = [
-    "SpecError",  # the spec or its overrides are invalid: fix the spec
-    "ConfigurationError",  # the launch can never succeed as configured
-    "PayloadError",  # the user's job or artifact is wrong; retried (if at all) as a new attempt
-    "LaunchUnidentified",  # a launch may have happened: retrying could launch a second copy
-]
+#: Most specific class first: the first match names the ApplicationError type.
+_TYPES: tuple[tuple[type[NpaflowError], ErrorType], ...] = (
+    (SpecError, ErrorType.SPEC),
+    (AccessDeniedError, ErrorType.ACCESS_DENIED),
+    (ConfigurationError, ErrorType.CONFIGURATION),
+    (PayloadError, ErrorType.PAYLOAD),
+    (LaunchUnidentifiedError, ErrorType.LAUNCH_UNIDENTIFIED),
+    (CapacityError, ErrorType.CAPACITY),
+    (ControllerError, ErrorType.CONTROLLER),
+    (TransportError, ErrorType.TRANSPORT),
+    (InfraError, ErrorType.INFRA),
+)
+
+
 
 
 def to_application_error(exc: BaseException) -> ApplicationError:
-    """Convert an npaflow error into an ApplicationError whose type names its retry budget."""
-    if isinstance(exc, LaunchUnidentifiedError):
-        return ApplicationError(str(exc), type="LaunchUnidentified", non_retryable=True)
-    if isinstance(exc, SpecError):
-        return ApplicationError(str(exc), type="SpecError", non_retryable=True)
-    for kind in (ConfigurationError, PayloadError, InfraError):
-        if isinstance(exc, kind):
-            return ApplicationError(str(exc), type=kind.__name__,
-                                    non_retryable=kind.__name__ in NON_RETRYABLE_ERROR_TYPES)
+    """Convert an error into an ApplicationError whose type says what may retry it."""
+    if isinstance(exc, LaunchMovedError):
+        return ApplicationError(str(exc), exc.worker_task_queue, type=ErrorType.LAUNCH_MOVED.value,
+                                non_retryable=True)
+    for cls, kind in _TYPES:
+        if isinstance(exc, cls):
+            final = isinstance(exc, TransportError) and exc.recovery_exhausted
+            return ApplicationError(str(exc), type=kind.value,
+                                    non_retryable=final or not kind.is_retryable())
     if isinstance(exc, NpaflowError):
-        return ApplicationError(str(exc), type="ConfigurationError", non_retryable=True)
-    return ApplicationError(f"{type(exc).__name__}: {exc}", type="InfraError")
+        return ApplicationError(str(exc), type=ErrorType.CONFIGURATION.value, non_retryable=True)
+    return ApplicationError(f"{type(exc).__name__}: {exc}", type=ErrorType.INFRA.value)
 
 
 def mapped_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
-    """Convert npaflow and backend errors into ApplicationErrors at the activity boundary."""
+    """Convert npaflow errors into ApplicationErrors at the activity boundary."""
 
     @functools.wraps(fn)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -54,10 +69,5 @@ def mapped_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
             return await fn(*args, **kwargs)
         except NpaflowError as exc:
             raise to_application_error(exc) from exc
-        except LaunchRejectedError as exc:
-            error = InfraError(str(exc)) if exc.retryable else ConfigurationError(str(exc))
-            raise to_application_error(error) from exc
-        except BackendUnavailableError as exc:
-            raise to_application_error(InfraError(str(exc))) from exc
 
     return wrapper

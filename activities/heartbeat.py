@@ -1,38 +1,103 @@
-"""Heartbeats for polling activities: typed details that a retried attempt resumes from."""
+"""Heartbeats for long activities: one typed details model, sent from a background task.
+
+Heartbeats go out every few seconds however long a backend call takes, so the
+heartbeat timeout only bounds how long a dead worker goes unnoticed; a retried
+attempt resumes from the last details (job id, request id, deadlines' starts).
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
 
+from pydantic import ValidationError
 from temporalio import activity
 
+from npaflow.errors import TransportError
+from npaflow.runtime.messages import HeartbeatDetails
 
-@dataclass
-class PollState:
-    """What a poller heartbeats: the exact job, how long it has waited, what it last saw."""
+T = TypeVar("T")
 
-    job_id: str
-    started_at: float
-    polls: int = 0
-    last_status: str = "SUBMITTED"
-    consecutive_errors: int = 0
-    max_concurrent: int = 0
+#: Seconds between heartbeats (the SDK throttles further to 0.8 x heartbeat timeout).
+HEARTBEAT_EVERY = 2.0
+#: Backoff between attempts at an unreachable backend or store, capped.
+RECOVERY_BACKOFF = (0.5, 10.0)
 
 
-def resume_poll_state(job_id: str, now: float) -> PollState:
-    """Resume from the last heartbeat of an earlier attempt for the same job, else start fresh.
-
-    The deadline therefore survives worker crashes: `started_at` is the first attempt's.
-    """
-    details = activity.info().heartbeat_details
-    if details:
-        raw = details[0]
-        if isinstance(raw, dict) and raw.get("job_id") == job_id:
-            known = {k: raw[k] for k in PollState.__dataclass_fields__ if k in raw}
-            return PollState(**known)
-    return PollState(job_id=job_id, started_at=now)
+def resume_details(**fresh: Any) -> HeartbeatDetails:
+    """The last details an earlier attempt of this activity sent, else fresh ones."""
+    for raw in activity.info().heartbeat_details or ():
+        if isinstance(raw, dict):
+            with contextlib.suppress(ValidationError):
+                return HeartbeatDetails.model_validate(raw)
+    return HeartbeatDetails(started_at=time.time(), **fresh)
 
 
-def heartbeat_poll(state: PollState) -> None:
-    """Send the poll state (throttled by the SDK; the first beat goes out at once)."""
-    activity.heartbeat(asdict(state))
+class Heartbeater:
+    """Holds the current details and sends them; `update` sends at once (first beat unthrottled)."""
+
+    def __init__(self, details: HeartbeatDetails) -> None:
+        self.details = details
+
+    def update(self, **changes: Any) -> None:
+        """Change some fields and heartbeat them."""
+        self.details = self.details.model_copy(update=changes)
+        self.beat()
+
+    def beat(self) -> None:
+        """Send the current details."""
+        activity.heartbeat(self.details.model_dump(mode="json"))
+
+    async def recovering(self, what: str, call: Callable[[], Awaitable[T]], *,
+                         deadline_seconds: float) -> T:
+        """Call until it stops raising TransportError, for at most `deadline_seconds` of errors.
+
+        The start of the current run of errors is in the details, so the deadline
+        survives a worker crash; success resets it.
+
+        Raises:
+            TransportError: still unreachable at the deadline (`recovery_exhausted`).
+        """
+        delay = RECOVERY_BACKOFF[0]
+        while True:
+            try:
+                result = await call()
+            except TransportError as exc:
+                now = time.time()
+                since = self.details.errors_since or now
+                self.update(errors_since=since,
+                            consecutive_errors=self.details.consecutive_errors + 1)
+                if now - since >= deadline_seconds:
+                    raise TransportError(f"{what}: unreachable for {now - since:.0f}s "
+                                         f"(recovery deadline {deadline_seconds:g}s): {exc}",
+                                         recovery_exhausted=True) from exc
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RECOVERY_BACKOFF[1])
+                continue
+            if self.details.errors_since:
+                self.update(errors_since=0.0, consecutive_errors=0)
+            return result
+
+
+@asynccontextmanager
+async def heartbeating(details: HeartbeatDetails) -> AsyncIterator[Heartbeater]:
+    """Heartbeat `details` (as they change) every few seconds for the duration of the block."""
+    beater = Heartbeater(details)
+    beater.beat()
+
+    async def loop() -> None:
+        while True:
+            await asyncio.sleep(HEARTBEAT_EVERY)
+            beater.beat()
+
+    task = asyncio.create_task(loop())
+    try:
+        yield beater
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from temporalio import activity
 
 from activities.clock import utc_now
@@ -14,45 +13,45 @@ from activities.errors import mapped_errors
 from activities.storage import ArtifactMissingError, StorageRouter
 from npaflow.catalog import ToolCatalog
 from npaflow.context import build_run_context
+from npaflow.document.models import WorkflowSpec
+from npaflow.runtime.contract import (
+    EXPORT_LEDGER,
+    MANIFEST_FILE,
+    RUNTIME_FILE,
+    STATUS_FILE,
+    ledger_file_uri,
+    spec_file_uri,
+)
 from npaflow.runtime.ledger import RuntimeLedger
-from npaflow.runtime.messages import ExportLedgerInput, ExportResult, PriorRun
+from npaflow.runtime.messages import ExportLedgerInput, ExportResult
 from npaflow.runtime.projection import derive_stages, manifest_document, status_document
-from npaflow.spec.models import WorkflowSpec
-
-LEDGER_DIR = "npa-workflow"
 
 
-def ledger_root_for(spec: WorkflowSpec, catalog: ToolCatalog, run_id: str, home: Path) -> str:
-    """`s3://<bucket>/<prefix>` with config.bucket, else `file://<home>/runs/<prefix>`."""
+def run_prefix_for(spec: WorkflowSpec, catalog: ToolCatalog, run_id: str, ledger_base: str) -> str:
+    """`s3://<config.bucket>/<prefix>` when the spec names a bucket, else `<ledger base>/<prefix>`."""
     context = build_run_context(spec, catalog, run_id)
     prefix = str(context.config.get("prefix") or run_id).strip("/")
     bucket = str(context.config.get("bucket") or "").strip()
     if bucket:
         return f"s3://{bucket.removeprefix('s3://').strip('/')}/{prefix}"
-    return f"file://{home.resolve()}/runs/{prefix}"
+    return f"{ledger_base.rstrip('/')}/{prefix}"
 
 
-def runtime_state_uri(ledger_uri: str) -> str:
-    """Where `runtime.json` lives under a run prefix."""
-    return f"{ledger_uri}/{LEDGER_DIR}/runtime.json"
+async def read_ledger(storage: StorageRouter, run_prefix_uri: str) -> RuntimeLedger | None:
+    """Load the stored ledger, or None when there is none or it is not a ledger.
 
-
-async def read_ledger(storage: StorageRouter, ledger_uri: str) -> RuntimeLedger | None:
-    """Load the stored ledger, or None when there is none (or it cannot be parsed)."""
-    uri = runtime_state_uri(ledger_uri)
+    Raises:
+        NpaflowError: the ledger exists but cannot be read (access, transport): fail closed.
+    """
+    uri = ledger_file_uri(run_prefix_uri, RUNTIME_FILE)
     try:
         text = await storage.for_uri(uri).read_text(uri)
-        return RuntimeLedger.model_validate_json(text)
-    except (ArtifactMissingError, ValidationError, ValueError):
+    except ArtifactMissingError:
         return None
-
-
-async def read_prior_run(storage: StorageRouter, ledger_uri: str, run_id: str) -> PriorRun:
-    """Return what an earlier execution of this run id recorded (nothing for another run)."""
-    ledger = await read_ledger(storage, ledger_uri)
-    if ledger is None or ledger.run_id != run_id:
-        return PriorRun()
-    return PriorRun(waves=ledger.waves, decisions=ledger.decisions, watermarks=ledger.watermarks)
+    try:
+        return RuntimeLedger.model_validate_json(text)
+    except (ValidationError, ValueError):
+        return None
 
 
 class LedgerActivities:
@@ -61,7 +60,7 @@ class LedgerActivities:
     def __init__(self, context: ActivityContext) -> None:
         self.context = context
 
-    @activity.defn(name="export_ledger")
+    @activity.defn(name=EXPORT_LEDGER.name)
     @mapped_errors
     async def export_ledger(self, request: ExportLedgerInput) -> ExportResult:
         """Merge the delta (waves upserted by key and attempt) and rewrite every view."""
@@ -73,16 +72,14 @@ class LedgerActivities:
         ledger.run_prefix_uri = request.ledger_uri
         ledger.apply(request.delta, now=utc_now())
         ledger.stages = derive_stages(ledger)
-        base = f"{request.ledger_uri}/{LEDGER_DIR}"
-        documents = {
-            f"{base}/runtime.json": ledger.model_dump(mode="json"),
-            f"{base}/manifest.json": manifest_document(ledger, request.input_source),
-            f"{base}/status.json": status_document(ledger),
-        }
-        for uri, document in documents.items():
-            text = json.dumps(document, indent=2, sort_keys=True) + "\n"
+        documents: dict[str, BaseModel] = {
+            RUNTIME_FILE: ledger, MANIFEST_FILE: manifest_document(ledger, request.input_source),
+            STATUS_FILE: status_document(ledger)}
+        for name, document in documents.items():
+            uri = ledger_file_uri(request.ledger_uri, name)
+            text = json.dumps(document.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
             await storage.for_uri(uri).write_text(uri, text)
         if request.workflow_yaml:
-            uri = f"{request.ledger_uri}/workflow.yaml"
+            uri = spec_file_uri(request.ledger_uri)
             await storage.for_uri(uri).write_text(uri, request.workflow_yaml, "application/yaml")
-        return ExportResult(runtime_state_uri=runtime_state_uri(request.ledger_uri))
+        return ExportResult(runtime_state_uri=ledger_file_uri(request.ledger_uri, RUNTIME_FILE))

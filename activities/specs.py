@@ -7,12 +7,13 @@ from temporalio import activity
 
 from activities.context import ActivityContext
 from activities.errors import mapped_errors
-from activities.ledger import ledger_root_for, read_ledger, read_prior_run
+from activities.ledger import read_ledger, run_prefix_for
 from activities.storage import ArtifactMissingError
 from npaflow.catalog import ToolCatalog, load_catalogs
 from npaflow.errors import SpecError, SpecIssue
 from npaflow.plan import build_plan, plan_fingerprint
-from npaflow.runtime.messages import LoadedSpec, LoadSpecInput
+from npaflow.runtime.contract import LOAD_SPEC
+from npaflow.runtime.messages import LoadedSpec, LoadSpecInput, PriorRun
 from npaflow.spec import load_spec_from_str
 
 
@@ -22,7 +23,7 @@ class SpecActivities:
     def __init__(self, context: ActivityContext) -> None:
         self.context = context
 
-    @activity.defn(name="load_spec")
+    @activity.defn(name=LOAD_SPEC.name)
     @mapped_errors
     async def load_spec(self, request: LoadSpecInput) -> LoadedSpec:
         """Return the validated spec, the tools it uses, its ledger location and prior waves."""
@@ -40,7 +41,7 @@ class SpecActivities:
                                   catalog=catalog, overrides=request.vars)
         used = {ref: catalog.tools[ref] for ref in {s.tool_ref for s in spec.states.values()} if ref}
         tools = ToolCatalog(tools=used)
-        ledger_uri = ledger_root_for(spec, tools, request.run_id, self.context.home)
+        ledger_uri = run_prefix_for(spec, tools, request.run_id, self.context.ledger_base())
         fingerprint = plan_fingerprint(build_plan(spec, tools, run_id=request.run_id,
                                                   assume_decision=request.assume_decision))
         ledger = await read_ledger(self.context.storage, ledger_uri)
@@ -51,7 +52,8 @@ class SpecActivities:
                 f"ledger describes a different plan (fingerprint {ledger.plan_fingerprint} != "
                 f"{fingerprint})", hint="resume with the spec, --var values and --assume-decision "
                 "the run started with, or start a new run id")])
-        prior = await read_prior_run(self.context.storage, ledger_uri, request.run_id)
+        prior = (PriorRun(waves=ledger.waves, decisions=ledger.decisions, watermarks=ledger.watermarks)
+                 if ledger is not None and ledger.run_id == request.run_id else PriorRun())
         return LoadedSpec(spec=spec, catalog=tools, workflow_yaml=_with_vars(text, request.vars),
                           ledger_uri=ledger_uri, input_source=source, plan_fingerprint=fingerprint,
                           prior=prior)

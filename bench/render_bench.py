@@ -1,4 +1,4 @@
-"""Render 1,000 wave batches to SkyPilot YAML; prints time per wave and the budget ratio.
+"""Render 1,000 waves to SkyPilot YAML; prints time per wave and the budget ratio.
 
 Budget (issue 3): rendering 1,000 waves takes well under a second.
 Run: python bench/render_bench.py [--waves N]
@@ -25,7 +25,7 @@ def main() -> None:
     args = parser.parse_args()
     catalog = load_builtin_catalog()
     spec = load_spec_from_str(generate_spec(args.waves * 2), "bench.yaml", catalog=catalog)
-    batches = build_plan(spec, catalog, run_id="bench-run").batches[: args.waves]
+    batches = build_plan(spec, catalog, run_id="bench-run").waves[: args.waves]
     options = RenderOptions(run_id="bench-run", workflow=spec.name)
     timings = []
     for _ in range(args.repeat):

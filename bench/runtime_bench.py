@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from activities.backends.local import LocalBackend  # noqa: E402
 from activities.context import ActivityContext  # noqa: E402
+from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES  # noqa: E402
 from npaflow.runtime.request import BackendName, RunRequest  # noqa: E402
 from worker.main import running_workers  # noqa: E402
 from workflows_def import NpaWorkflowRun  # noqa: E402
@@ -42,7 +43,7 @@ def serial_spec(waves: int) -> str:
 
 def launch_gaps(jobs_dir: Path) -> list[float]:
     """Seconds from each job's final status write to the next job's creation."""
-    jobs = sorted((p for p in jobs_dir.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
+    jobs = sorted((p for p in jobs_dir.iterdir() if p.is_dir()), key=lambda p: int(p.name.rsplit("-", 1)[1]))
     gaps = []
     for previous, current in itertools.pairwise(jobs):
         ended = max(f.stat().st_mtime for f in (previous / "status").glob("*.json"))
@@ -58,11 +59,12 @@ async def main() -> None:
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
         data_converter=pydantic_data_converter, dev_server_log_level="error", ui=False,
-        search_attributes=[SearchAttributeKey.for_keyword("NpaflowPhase")])
+        search_attributes=[SearchAttributeKey.for_keyword(n) for n in SEARCH_ATTRIBUTE_TYPES])
     with tempfile.TemporaryDirectory() as scratch:
         home = Path(scratch)
-        context = ActivityContext(home=home, backends={BackendName.LOCAL: LocalBackend(home)})
-        async with running_workers(env.client, context, "bench"):
+        context = ActivityContext(home=home, backends={BackendName.LOCAL: LocalBackend(home, "bench")},
+                                  worker_id="bench", task_queue="bench")
+        async with running_workers(env.client, context):
             started = time.perf_counter()
             handle = await env.client.start_workflow(
                 NpaWorkflowRun.run, RunRequest(spec=serial_spec(args.waves),

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from npaflow.catalog.models import ToolCatalog
+from npaflow.document.models import State, WorkflowSpec
 from npaflow.errors import TokenError
-from npaflow.spec.models import State, WorkflowSpec
 from npaflow.tokens import TokenScope, resolve_text, token_scopes_in
 
 #: How many passes config self-resolution makes before giving up on chains.

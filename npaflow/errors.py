@@ -1,8 +1,10 @@
 """The npaflow error hierarchy: one class per way a failure is handled.
 
 `SpecError` is a user error (exit 2, never retried); `PayloadError` is retried
-under `retries`; `InfraError` under `max_infrastructure_recoveries`;
-`ConfigurationError` is never retried.
+under `retries`; `InfraError` and its kinds (capacity, controller, transport)
+under `max_infrastructure_recoveries`; `ConfigurationError` (and
+`AccessDeniedError`) is never retried. Activities turn these into Temporal
+`ApplicationError`s whose type is the class name (npaflow/runtime/contract.py).
 """
 
 from __future__ import annotations
@@ -60,7 +62,35 @@ class PayloadError(NpaflowError):
 
 
 class InfraError(NpaflowError):
-    """Capacity, controller or transport failure outside the user's job."""
+    """A failure outside the user's job that no finer class describes (controller budget)."""
+
+
+class CapacityError(InfraError):
+    """No resources: the backend could not place the job (capacity budget, exit 75)."""
+
+
+class ControllerError(InfraError):
+    """The backend's controller (or the local supervisor) lost or failed the job."""
+
+
+class TransportError(InfraError):
+    """The backend or storage could not be reached; retried within the recovery deadline.
+
+    `recovery_exhausted` marks the error raised once that deadline has passed:
+    it is final for the activity, and the workflow's infrastructure budget decides.
+    """
+
+    def __init__(self, message: str, *, recovery_exhausted: bool = False) -> None:
+        super().__init__(message)
+        self.recovery_exhausted = recovery_exhausted
+
+
+class LaunchMovedError(ControllerError):
+    """A launch began on another worker, whose host holds any job it made: reconcile it there."""
+
+    def __init__(self, message: str, worker_task_queue: str) -> None:
+        super().__init__(message)
+        self.worker_task_queue = worker_task_queue
 
 
 class LaunchUnidentifiedError(InfraError):
@@ -69,6 +99,10 @@ class LaunchUnidentifiedError(InfraError):
 
 class ConfigurationError(NpaflowError):
     """A launch can never succeed as configured (prechecks, invalid YAML)."""
+
+
+class AccessDeniedError(ConfigurationError):
+    """Credentials are missing, invalid or not allowed to do this: no retry can fix it."""
 
 
 class RenderError(ConfigurationError):

@@ -16,13 +16,13 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 from npaflow.catalog.models import ToolCatalog
 from npaflow.context import build_run_context
 from npaflow.decisions import normalize_decision, resolve_assumption
-from npaflow.spec.models import WorkflowSpec
+from npaflow.document.models import WorkflowSpec
 from npaflow.steps import PlanStep
 from npaflow.traversal import (
     DecisionRequest,
     TriggerRequest,
     Walker,
-    WaveBatch,
+    Wave,
     WaveKind,
     WaveOutcome,
 )
@@ -37,7 +37,7 @@ class PlanExecutor:
     def __init__(self, decisions: Sequence[str] = ()) -> None:
         self.decisions = list(decisions)
 
-    async def run_wave(self, batch: WaveBatch) -> WaveOutcome:
+    async def run_wave(self, wave: Wave) -> WaveOutcome:
         """Pretend the wave succeeded."""
         return WaveOutcome(succeeded=True)
 
@@ -49,8 +49,11 @@ class PlanExecutor:
         """Plans ignore triggers (reference §6.7)."""
 
 
-class Wave(BaseModel):
-    """One wave of the preview: a serial step, or one group occurrence with its batches."""
+class Occurrence(BaseModel):
+    """One visit of a serial state or a group, with the waves (batches) it launched.
+
+    `plan-spec --waves` prints these under the reference's JSON key `waves`.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -59,15 +62,15 @@ class Wave(BaseModel):
     group: str
     name: str
     max_concurrency: int
-    batches: tuple[WaveBatch, ...]
+    batches: tuple[Wave, ...]
 
     @property
     def steps(self) -> list[PlanStep]:
-        """Every step of the wave, across its batches."""
+        """Every step of the occurrence, across its batches."""
         return [step for batch in self.batches for step in batch.steps]
 
     def to_dict(self) -> dict[str, JsonValue]:
-        """Return the reference's `plan-spec --waves --json` wave shape."""
+        """Return the reference's `plan-spec --waves --json` shape of one entry."""
         return {
             "index": self.index, "kind": self.kind.value, "group": self.group, "name": self.name,
             "max_concurrency": self.max_concurrency, "batches": len(self.batches),
@@ -78,7 +81,7 @@ class Wave(BaseModel):
 
 
 class ExecutionPlan(BaseModel):
-    """A whole offline plan: flat steps plus the wave batches the walk dispatched."""
+    """A whole offline plan: flat steps plus the waves the walk dispatched."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -88,22 +91,22 @@ class ExecutionPlan(BaseModel):
     run_id: str
     assume_decision: str
     steps: tuple[PlanStep, ...]
-    batches: tuple[WaveBatch, ...]
+    waves: tuple[Wave, ...]
 
-    def waves(self) -> list[Wave]:
-        """Fold the batches into waves, one per serial step or group occurrence."""
-        grouped: dict[int, list[WaveBatch]] = {}
-        for batch in self.batches:
-            grouped.setdefault(batch.occurrence, []).append(batch)
-        waves = []
+    def occurrences(self) -> list[Occurrence]:
+        """Fold the waves into occurrences, one per serial step or group occurrence."""
+        grouped: dict[int, list[Wave]] = {}
+        for wave in self.waves:
+            grouped.setdefault(wave.occurrence, []).append(wave)
+        occurrences = []
         for index, batches in enumerate(grouped.values()):
             first = batches[0]
-            waves.append(Wave(
+            occurrences.append(Occurrence(
                 index=index, kind=WaveKind.PARALLEL if first.group else WaveKind.SERIAL,
                 group=first.group, name=first.group or first.steps[0].state,
                 max_concurrency=first.max_concurrency if first.group else 1,
                 batches=tuple(batches)))
-        return waves
+        return occurrences
 
     def to_dict(self) -> dict[str, JsonValue]:
         """Return the reference's `plan-spec --json` shape (§4.2)."""
@@ -113,11 +116,11 @@ class ExecutionPlan(BaseModel):
 
     def waves_to_dict(self) -> dict[str, JsonValue]:
         """Return the reference's `plan-spec --waves --json` shape (§5)."""
-        waves = self.waves()
+        occurrences = self.occurrences()
         return {"workflow": self.workflow, "run_id": self.run_id,
-                "assume_decision": self.assume_decision, "wave_count": len(waves),
-                "parallel_waves": sum(1 for w in waves if w.kind is WaveKind.PARALLEL),
-                "waves": [wave.to_dict() for wave in waves]}
+                "assume_decision": self.assume_decision, "wave_count": len(occurrences),
+                "parallel_waves": sum(1 for o in occurrences if o.kind is WaveKind.PARALLEL),
+                "waves": [occurrence.to_dict() for occurrence in occurrences]}
 
 
 async def build_plan_async(spec: WorkflowSpec, catalog: ToolCatalog, *,
@@ -132,7 +135,7 @@ async def build_plan_async(spec: WorkflowSpec, catalog: ToolCatalog, *,
     record = await walker.walk()
     return ExecutionPlan(workflow=spec.name, api_version=spec.api_version, initial=spec.initial,
                          run_id=run_id, assume_decision=assumption, steps=tuple(record.steps),
-                         batches=tuple(record.batches))
+                         waves=tuple(record.waves))
 
 
 def build_plan(spec: WorkflowSpec, catalog: ToolCatalog, *, run_id: str = DEFAULT_PLAN_RUN_ID,
@@ -159,6 +162,7 @@ def run_to_completion(coroutine: Coroutine[object, object, T]) -> T:
     try:
         coroutine.send(None)
     except StopIteration as stop:
-        return stop.value
+        result: T = stop.value
+        return result
     coroutine.close()
     raise RuntimeError("the plan executor suspended; planning must not wait on anything")

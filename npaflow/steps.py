@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from npaflow.catalog.models import ToolCatalog
 from npaflow.context import RunContext, state_config
-from npaflow.spec.models import Artifact, State, WorkflowSpec
+from npaflow.document.models import Artifact, State, WorkflowSpec
 from npaflow.spec.resolve import profile_for, resolve_artifacts, resolve_command
 from npaflow.tokens import resolve_deep
 

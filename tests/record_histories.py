@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from activities.backends.local import LocalBackend  # noqa: E402
 from activities.context import ActivityContext  # noqa: E402
+from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES  # noqa: E402
 from npaflow.runtime.request import BackendName, RunRequest  # noqa: E402
 from worker.main import running_workers  # noqa: E402
 from workflows_def import NpaWorkflowRun  # noqa: E402
@@ -32,14 +33,15 @@ async def main() -> None:
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
         data_converter=pydantic_data_converter, dev_server_log_level="error", ui=False,
-        search_attributes=[SearchAttributeKey.for_keyword("NpaflowPhase")])
+        search_attributes=[SearchAttributeKey.for_keyword(name) for name in SEARCH_ATTRIBUTE_TYPES])
     out = ROOT / "tests" / "histories"
     out.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         home = Path(scratch)
-        context = ActivityContext(home=home, backends={BackendName.LOCAL: LocalBackend(home)})
         queue = f"record-{uuid.uuid4().hex[:6]}"
-        async with running_workers(env.client, context, queue):
+        context = ActivityContext(home=home, backends={BackendName.LOCAL: LocalBackend(home, "rec")},
+                                  worker_id="rec", task_queue=queue)
+        async with running_workers(env.client, context):
             for spec in sorted((ROOT / "specs" / "examples").glob("*.yaml")):
                 request = RunRequest(spec=spec.read_text(), poll_seconds=0.2,
                                      vars={"root": str(home / "out")})

@@ -3,9 +3,15 @@
 import os
 import sys
 
+from npaflow.errors import UsageError
 from worker.main import main
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+        code = 0
+    except UsageError as exc:
+        sys.stderr.write(f"npaflow worker: error: {exc}\n")
+        code = 2
     sys.stdout.flush()
-    os._exit(0)
+    os._exit(code)

@@ -1,53 +1,110 @@
-"""The worker's configuration: the one place environment variables are read (STYLE rule 20)."""
+"""The worker's configuration: the one place its environment variables are read (STYLE rule 20).
+
+Names and defaults come from npaflow/runtime/contract.py (`EnvVar`, `ENV_DEFAULTS`).
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import secrets
+import socket
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from npaflow.errors import UsageError
+from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
 from npaflow.runtime.request import BackendName
 
-DEFAULT_ADDRESS = "127.0.0.1:7233"
+WORKER_ID_FILE = "worker-id"
+_UNSAFE_ID = re.compile(r"[^a-z0-9-]")
+
+
+def env(name: EnvVar) -> str:
+    """A variable's value, else its contract default, else ""."""
+    return os.environ.get(name.value) or ENV_DEFAULTS.get(name, "")
 
 
 def default_home() -> Path:
     """`$NPAFLOW_HOME`, else `~/.npaflow`."""
-    return Path(os.environ.get("NPAFLOW_HOME") or Path.home() / ".npaflow")
+    return Path(env(EnvVar.HOME)).expanduser()
+
+
+def persistent_worker_id(home: Path) -> str:
+    """This home's worker id: `<host>-<6 hex>`, created once and kept in `<home>/worker-id`.
+
+    A restarted worker with the same home keeps its id, so it picks its local
+    jobs' activities up again from its own task queue.
+    """
+    path = home / WORKER_ID_FILE
+    if path.exists():
+        return path.read_text(encoding="utf-8").strip()
+    host = _UNSAFE_ID.sub("-", socket.gethostname().lower().split(".")[0])[:20].strip("-") or "host"
+    worker_id = f"{host}-{secrets.token_hex(3)}"
+    home.mkdir(parents=True, exist_ok=True)
+    path.write_text(worker_id + "\n", encoding="utf-8")
+    return worker_id
 
 
 class WorkerConfig(BaseModel):
-    """Where to connect, what to serve, and which backends to offer."""
+    """Where to connect, what to serve, which backends to offer, and who this worker is."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    address: str = DEFAULT_ADDRESS
-    namespace: str = "default"
-    task_queue: str = "npaflow"
+    address: str = ENV_DEFAULTS[EnvVar.TEMPORAL_ADDRESS]
+    namespace: str = ENV_DEFAULTS[EnvVar.TEMPORAL_NAMESPACE]
+    task_queue: str = ENV_DEFAULTS[EnvVar.TASK_QUEUE]
     home: Path = Field(default_factory=default_home)
+    worker_id: str = ""
     backends: tuple[BackendName, ...] = (BackendName.LOCAL,)
-    skypilot_bin: str = "sky"
+    skypilot_endpoint: str = ""
     aws_endpoint_url: str = ""
     catalog_paths: tuple[str, ...] = ()
+    ledger_root: str = ""
+    job_env: tuple[str, ...] = ()
     max_concurrent_pollers: int = 1000
-    log_format: str = "json"
+    log_format: str = ENV_DEFAULTS[EnvVar.LOG_FORMAT]
 
     @classmethod
     def from_env(cls, **overrides: object) -> WorkerConfig:
-        """Build from TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, NPAFLOW_* and friends; flags win."""
-        env = os.environ
-        backends = [b.strip() for b in env.get("NPAFLOW_BACKEND", "local").split(",") if b.strip()]
+        """Build from the environment (contract.EnvVar); non-empty keyword overrides (flags) win.
+
+        Raises:
+            UsageError: a backend name is unknown.
+        """
+        names = [b.strip() for b in env(EnvVar.BACKEND).split(",") if b.strip()]
+        try:
+            backends = tuple(BackendName(b) for b in names)
+        except ValueError:
+            raise UsageError(f"{EnvVar.BACKEND.value}={env(EnvVar.BACKEND)!r}: backends are "
+                             f"{', '.join(b.value for b in BackendName)}") from None
         values: dict[str, object] = {
-            "address": env.get("TEMPORAL_ADDRESS") or DEFAULT_ADDRESS,
-            "namespace": env.get("TEMPORAL_NAMESPACE") or "default",
-            "task_queue": env.get("NPAFLOW_TASK_QUEUE") or "npaflow",
-            "home": default_home(),
-            "backends": tuple(BackendName(b) for b in backends),
-            "skypilot_bin": env.get("NPA_SKYPILOT_BIN") or "sky",
-            "aws_endpoint_url": env.get("AWS_ENDPOINT_URL") or "",
-            "catalog_paths": tuple(p for p in env.get("NPAFLOW_CATALOG", "").split(os.pathsep) if p),
-            "log_format": env.get("NPAFLOW_LOG_FORMAT") or "json",
+            "address": env(EnvVar.TEMPORAL_ADDRESS), "namespace": env(EnvVar.TEMPORAL_NAMESPACE),
+            "task_queue": env(EnvVar.TASK_QUEUE), "home": default_home(),
+            "worker_id": env(EnvVar.WORKER_ID), "backends": backends,
+            "skypilot_endpoint": env(EnvVar.SKYPILOT_ENDPOINT),
+            "aws_endpoint_url": env(EnvVar.AWS_ENDPOINT_URL),
+            "catalog_paths": tuple(p for p in env(EnvVar.CATALOG).split(os.pathsep) if p),
+            "ledger_root": env(EnvVar.LEDGER_ROOT),
+            "job_env": tuple(n.strip() for n in env(EnvVar.JOB_ENV).split(",") if n.strip()),
+            "log_format": env(EnvVar.LOG_FORMAT),
         }
-        values.update({k: v for k, v in overrides.items() if v not in (None, "")})
-        return cls.model_validate(values)
+        values.update({k: v for k, v in overrides.items() if v not in (None, "", ())})
+        config = cls.model_validate(values)
+        if not config.worker_id:
+            config = config.model_copy(update={"worker_id": persistent_worker_id(config.home)})
+        return config
+
+    def check(self) -> None:
+        """Refuse a configuration that cannot work, naming what to set.
+
+        Raises:
+            UsageError: the skypilot backend is enabled without an API server endpoint.
+        """
+        if BackendName.SKYPILOT in self.backends and not self.skypilot_endpoint:
+            raise UsageError(f"the skypilot backend needs {EnvVar.SKYPILOT_ENDPOINT.value} (the URL "
+                             "of your SkyPilot API server); a worker never starts one itself")
+        for name in self.job_env:
+            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+                raise UsageError(f"{EnvVar.JOB_ENV.value}: {name!r} is not a variable name")

@@ -1,7 +1,9 @@
 """The worker process: `npaflow worker` / `python -m worker`.
 
-Two workers share one client: workflows and short activities on the main task
-queue, heartbeating pollers on their own queue so they never starve launches.
+Three Temporal workers share one client: workflows and short activities on the
+main task queue; heartbeating pollers on `<queue>-poll` so they never starve
+launches; and `<queue>@<worker id>`, where only this worker serves the
+activities of the local jobs its host holds.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 
 import structlog
@@ -25,11 +27,11 @@ from activities.backends.local import LocalBackend
 from activities.context import ActivityContext
 from activities.storage import S3Storage, StorageRouter
 from npaflow.cli.temporal_client import connect
+from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, QueueKind, poll_task_queue
 from npaflow.runtime.request import BackendName
 from worker.config import WorkerConfig
 from worker.logging import configure_logging
-from worker.registry import SEARCH_ATTRIBUTES, WORKFLOWS, main_activities, poll_activities
-from workflows_def.activity_options import poll_task_queue
+from worker.registry import WORKFLOWS, activities_for
 
 log = structlog.get_logger(__name__)
 
@@ -39,7 +41,7 @@ async def register_search_attributes(client: Client) -> None:
     request = AddSearchAttributesRequest(
         namespace=client.namespace,
         search_attributes={name: IndexedValueType.Value(f"INDEXED_VALUE_TYPE_{kind.upper()}")
-                           for name, kind in SEARCH_ATTRIBUTES.items()})
+                           for name, kind in SEARCH_ATTRIBUTE_TYPES.items()})
     try:
         await client.operator_service.add_search_attributes(request)
     except RPCError as exc:
@@ -48,23 +50,26 @@ async def register_search_attributes(client: Client) -> None:
 
 
 def build_backends(config: WorkerConfig) -> dict[BackendName, Backend]:
-    """Instantiate the backends this worker offers."""
+    """Instantiate the backends this worker offers (SkyPilot's SDK is imported only if asked for)."""
     backends: dict[BackendName, Backend] = {}
     if BackendName.LOCAL in config.backends:
-        backends[BackendName.LOCAL] = LocalBackend(config.home)
+        backends[BackendName.LOCAL] = LocalBackend(config.home, config.worker_id,
+                                                   job_env=config.job_env)
     if BackendName.SKYPILOT in config.backends:
         from activities.backends.skypilot import SkyPilotBackend
+        from activities.backends.skypilot_sdk import SkyPilotSdk
 
-        backends[BackendName.SKYPILOT] = SkyPilotBackend(config.skypilot_bin, config.home)
+        backends[BackendName.SKYPILOT] = SkyPilotBackend(SkyPilotSdk(config.skypilot_endpoint))
     return backends
 
 
 def build_context(config: WorkerConfig) -> ActivityContext:
     """The dependencies every activity shares."""
     return ActivityContext(home=config.home, backends=build_backends(config),
+                           worker_id=config.worker_id, task_queue=config.task_queue,
                            storage=StorageRouter(S3Storage(config.aws_endpoint_url)),
                            aws_endpoint_url=config.aws_endpoint_url,
-                           catalog_paths=list(config.catalog_paths))
+                           catalog_paths=list(config.catalog_paths), ledger_root=config.ledger_root)
 
 
 def workflow_runner() -> SandboxedWorkflowRunner:
@@ -75,20 +80,27 @@ def workflow_runner() -> SandboxedWorkflowRunner:
 
 @asynccontextmanager
 async def running_workers(client: Client, context: ActivityContext,
-                          task_queue: str, max_pollers: int = 1000) -> AsyncIterator[None]:
-    """Run the main and poller workers for the duration of the block."""
-    main = Worker(client, task_queue=task_queue, workflows=WORKFLOWS,
-                  activities=main_activities(context), workflow_runner=workflow_runner(),
+                          max_pollers: int = 1000) -> AsyncIterator[None]:
+    """Run the main, poller and own-queue workers for the duration of the block."""
+    main = Worker(client, task_queue=context.task_queue, workflows=WORKFLOWS,
+                  activities=activities_for(context, QueueKind.MAIN), workflow_runner=workflow_runner(),
                   graceful_shutdown_timeout=timedelta(seconds=10))
-    pollers = Worker(client, task_queue=poll_task_queue(task_queue),
-                     activities=poll_activities(context), max_concurrent_activities=max_pollers,
+    pollers = Worker(client, task_queue=poll_task_queue(context.task_queue),
+                     activities=activities_for(context, QueueKind.POLL),
+                     max_concurrent_activities=max_pollers,
                      graceful_shutdown_timeout=timedelta(seconds=2))
-    async with main, pollers:
+    own = Worker(client, task_queue=context.worker_queue,
+                 activities=activities_for(context, QueueKind.WORKER),
+                 max_concurrent_activities=max_pollers, graceful_shutdown_timeout=timedelta(seconds=2))
+    async with AsyncExitStack() as stack:
+        for worker in (main, pollers, own):
+            await stack.enter_async_context(worker)
         yield
 
 
 async def serve(config: WorkerConfig, stop: asyncio.Event | None = None) -> None:
     """Serve until SIGINT/SIGTERM (or `stop`), then shut down gracefully."""
+    config.check()
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -96,10 +108,11 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None) -> None
     client = await connect(config.address, config.namespace)
     await register_search_attributes(client)
     context = build_context(config)
-    async with running_workers(client, context, config.task_queue, config.max_concurrent_pollers):
+    async with running_workers(client, context, config.max_concurrent_pollers):
         log.info("worker.started", address=config.address, namespace=config.namespace,
-                 task_queue=config.task_queue, backends=[b.value for b in config.backends],
-                 home=str(config.home))
+                 task_queue=config.task_queue, worker_id=config.worker_id,
+                 worker_queue=context.worker_queue, backends=[b.value for b in config.backends],
+                 home=str(config.home), ledger_root=context.ledger_base())
         await stop.wait()
     log.info("worker.stopped")
 

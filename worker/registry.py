@@ -1,35 +1,43 @@
-"""Task queues, workflows and activities: registered here, imported by worker, CLI and tests."""
+"""Workflows and activities a worker registers, per task queue, from the contract."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from activities.artifacts import ArtifactActivities
 from activities.context import ActivityContext
 from activities.control import request_cancel
-from activities.decisions import DecisionActivities
+from activities.jobs import JobActivities
+from activities.launch import LaunchActivities
 from activities.ledger import LedgerActivities
 from activities.specs import SpecActivities
-from activities.waves import WaveActivities
-from workflows_def import NpaWorkflowRun
-from workflows_def.activity_options import TASK_QUEUE, poll_task_queue
+from npaflow.runtime import contract
+from npaflow.runtime.contract import ACTIVITIES, JOB_ACTIVITIES, QueueKind
+from workflows_def import WORKFLOWS
 
-TASK_QUEUE_MAIN = TASK_QUEUE
-TASK_QUEUE_POLL = poll_task_queue(TASK_QUEUE)
-WORKFLOWS = [NpaWorkflowRun]
-WORKFLOW_TYPE = "NpaWorkflowRun"
-#: Search attributes the workflow upserts; the worker and `npaflow dev` register them.
-SEARCH_ATTRIBUTES = {"NpaflowPhase": "Keyword"}
+__all__ = ["WORKFLOWS", "activities_for", "implementations"]
 
 
-def main_activities(context: ActivityContext) -> list[Callable[..., object]]:
-    """Short activities served on the main task queue (launch, cancel, S3 reads, ledger)."""
-    waves = WaveActivities(context)
-    decisions = DecisionActivities(context)
-    return [SpecActivities(context).load_spec, waves.launch_wave, waves.cancel_wave,
-            waves.check_outputs, decisions.read_decision, LedgerActivities(context).export_ledger,
-            request_cancel]
+def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
+    """Every activity implementation, keyed by its contract name."""
+    jobs, artifacts = JobActivities(context), ArtifactActivities(context)
+    return {
+        contract.LOAD_SPEC.name: SpecActivities(context).load_spec,
+        contract.LAUNCH_WAVE.name: LaunchActivities(context).launch_wave,
+        contract.AWAIT_WAVE.name: jobs.await_wave,
+        contract.CANCEL_WAVE.name: jobs.cancel_wave,
+        contract.READ_JOB_LOGS.name: jobs.read_job_logs,
+        contract.CHECK_OUTPUTS.name: artifacts.check_outputs,
+        contract.READ_DECISION.name: artifacts.read_decision,
+        contract.WAIT_TRIGGER.name: artifacts.wait_trigger,
+        contract.EXPORT_LEDGER.name: LedgerActivities(context).export_ledger,
+        contract.REQUEST_CANCEL.name: request_cancel,
+    }
 
 
-def poll_activities(context: ActivityContext) -> list[Callable[..., object]]:
-    """Long heartbeating activities served on the pollers' own task queue."""
-    return [WaveActivities(context).await_wave, DecisionActivities(context).wait_trigger]
+def activities_for(context: ActivityContext, queue: QueueKind) -> list[Callable[..., Any]]:
+    """The activities served on one of a worker's task queues (contract.ActivityRef.queue)."""
+    served = implementations(context)
+    refs = JOB_ACTIVITIES if queue is QueueKind.WORKER else [r for r in ACTIVITIES if r.queue is queue]
+    return [served[ref.name] for ref in refs]

@@ -7,213 +7,154 @@ from datetime import timedelta
 
 import pydantic
 from temporalio import workflow
-from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 from npaflow.context import build_run_context
 from npaflow.decisions import resolve_assumption
+from npaflow.document.models import ExecutionMode
 from npaflow.errors import NpaflowError
-from npaflow.runtime.ledger import LedgerStatus, WaveStatus
-from npaflow.runtime.messages import (
-    ExportLedgerInput,
-    ExportResult,
-    LoadedSpec,
-    LoadSpecInput,
-    RequestCancelInput,
+from npaflow.runtime.contract import (
+    LOAD_SPEC,
+    REQUEST_CANCEL,
+    STATUS_QUERY,
+    WORKFLOW_TYPE,
+    ErrorType,
+    Signal,
 )
+from npaflow.runtime.ledger import LedgerStatus
+from npaflow.runtime.messages import LoadedSpec, LoadSpecInput, RequestCancelInput
 from npaflow.runtime.request import RunRequest
-from npaflow.runtime.summary import RunPhase, RunStatusView, RunSummary
-from npaflow.spec.models import ExecutionMode
+from npaflow.runtime.run_state import RunState
+from npaflow.runtime.summary import RunStatusView, RunSummary
 from npaflow.traversal import Walker
-from workflows_def.activity_options import SHORT_RETRY
-from workflows_def.executor import TemporalExecutor, iso
-from workflows_def.run_book import RunBook
-
-#: Search attribute holding the run phase, so suspended runs can be found with no worker.
-PHASE_ATTRIBUTE = SearchAttributeKey.for_keyword("NpaflowPhase")
+from workflows_def.activity_calls import SHORT_RETRY, call, classify_activity_error
+from workflows_def.executor import TemporalExecutor
+from workflows_def.ledger_sync import LedgerSync
+from workflows_def.visibility import publish
 
 
-@workflow.defn(name="NpaWorkflowRun", failure_exception_types=[pydantic.ValidationError])
+@workflow.defn(name=WORKFLOW_TYPE, failure_exception_types=[pydantic.ValidationError])
 class NpaWorkflowRun:
     """Runs one spec durably: every side effect is an activity; cleanup survives cancellation."""
 
     def __init__(self) -> None:
-        self.book = RunBook(run_id=workflow.info().workflow_id)
-        self.paused = False
-        self.resume_requested = False
-        self.first_export = ""
-        self.loaded: LoadedSpec | None = None
+        self.state = RunState(run_id=workflow.info().workflow_id)
+        self.ledger = LedgerSync(self.state)
         self.executor: TemporalExecutor | None = None
-        self.request: RunRequest | None = None
 
     @workflow.run
     async def run(self, request: RunRequest) -> RunSummary:
         """Load, walk, and always leave a ledger that says what happened."""
-        if request.run_id and request.run_id != self.book.run_id:
+        if request.run_id and request.run_id != self.state.run_id:
             raise ApplicationError(f"run_id {request.run_id!r} differs from the workflow id "
-                                   f"{self.book.run_id!r}; the run id is the workflow id",
-                                   type="SpecError", non_retryable=True)
-        self.request = request
+                                   f"{self.state.run_id!r}; the run id is the workflow id",
+                                   type=ErrorType.SPEC.value, non_retryable=True)
         try:
-            await self._load(request)
-            await self._walk(request)
+            loaded = await self._load(request)
+            await self._walk(request, loaded)
         except BaseException as exc:
             if is_cancelled_exception(exc):
-                await asyncio.shield(asyncio.ensure_future(self._cleanup_cancelled()))
+                await asyncio.shield(asyncio.ensure_future(self._finish_cancelled()))
                 raise
             await self._finish_failed(exc)
-        await self._set_phase(RunPhase.SUCCEEDED)
-        await self._export(LedgerStatus.SUCCEEDED, error="")
-        return self.book.summary("succeeded")
+        self.state.run_succeeded()
+        publish(self.state)
+        await self.ledger.export(LedgerStatus.SUCCEEDED, error="")
+        return self.state.summary()
 
-    async def _load(self, request: RunRequest) -> None:
-        self.loaded = await workflow.execute_activity(
-            "load_spec", LoadSpecInput(run_id=self.book.run_id, spec=request.spec,
-                                       spec_uri=request.spec_uri, vars=request.vars,
-                                       catalogs=request.catalogs,
-                                       assume_decision=request.assume_decision),
-            result_type=LoadedSpec, start_to_close_timeout=timedelta(minutes=2),
-            retry_policy=SHORT_RETRY, summary=f"load spec {request.spec_uri or '(inline)'}")
-        spec = self.loaded.spec
-        self.book.workflow, self.book.ledger_uri = spec.name, self.loaded.ledger_uri
-        self.first_export = self.loaded.workflow_yaml
+    async def _load(self, request: RunRequest) -> LoadedSpec:
+        loaded = await call(
+            LOAD_SPEC, LoadSpecInput(run_id=self.state.run_id, spec=request.spec,
+                                     spec_uri=request.spec_uri, vars=request.vars,
+                                     catalogs=request.catalogs,
+                                     assume_decision=request.assume_decision),
+            start_to_close_timeout=timedelta(minutes=2), retry_policy=SHORT_RETRY,
+            summary=f"load spec {request.spec_uri or '(inline)'}")
+        spec = loaded.spec
         if spec.metadata.execution_mode is ExecutionMode.RUNTIME and request.assume_decision:
             raise ApplicationError(
                 f"{spec.source}: metadata.executionMode is 'runtime', so --assume-decision is only "
                 "allowed for previews (plan-spec, render); remove it from the run",
-                type="SpecError", non_retryable=True)
-        await self._set_phase(RunPhase.RUNNING)
+                type=ErrorType.SPEC.value, non_retryable=True)
+        self.ledger.attach(loaded)
+        self.state.run_started(workflow=spec.name, ledger_uri=loaded.ledger_uri,
+                               backend=request.backend)
+        publish(self.state)
+        return loaded
 
-    async def _walk(self, request: RunRequest) -> None:
-        assert self.loaded is not None
-        spec, catalog = self.loaded.spec, self.loaded.catalog
+    async def _walk(self, request: RunRequest, loaded: LoadedSpec) -> None:
+        spec, catalog = loaded.spec, loaded.catalog
         assumption = resolve_assumption(request.assume_decision,
                                         spec.config.get("plan_assume_decision"), spec.has_transitions())
-        self.executor = TemporalExecutor(request, self.loaded, self.book, self,
-                                         workflow.info().task_queue)
-        walker = Walker(spec, catalog, build_run_context(spec, catalog, self.book.run_id),
+        self.executor = TemporalExecutor(request, loaded, self.state, self.ledger)
+        walker = Walker(spec, catalog, build_run_context(spec, catalog, self.state.run_id),
                         executor=self.executor, assumption=assumption, cap=request.max_concurrency)
         await walker.walk()
 
     async def _finish_failed(self, exc: BaseException) -> None:
-        if isinstance(exc, ActivityError) and isinstance(exc.cause, ApplicationError):
-            message = exc.cause.message
+        """Cancel in-flight jobs first, then record the failure and fail the execution."""
+        if isinstance(exc, ActivityError):
+            failure_class, message = classify_activity_error(exc)
+            self.state.failure_class = self.state.failure_class or failure_class
         elif isinstance(exc, ApplicationError):
             message = exc.message
         elif isinstance(exc, NpaflowError | ValueError | KeyError):
             message = str(exc)
         else:
-            raise exc
-        self.book.error = " ".join(message.split())[:600]
-        await self._set_phase(RunPhase.FAILED)
-        if self.loaded is not None:
-            await self._export(LedgerStatus.FAILED, error=self.book.error)
-        summary = self.book.summary("failed")
-        raise ApplicationError(self.book.error, summary.model_dump(mode="json"), type="RunFailed",
+            raise exc  # a bug: fail the workflow task so a fixed worker can carry on
+        if self.executor is not None:
+            await self.executor.attempts.cancel_in_flight(f"run failed: {message}"[:600])
+        self.state.run_failed(message)
+        publish(self.state)
+        await self._export_final(LedgerStatus.FAILED)
+        summary = self.state.summary()
+        raise ApplicationError(self.state.error, summary.model_dump(mode="json"), type="RunFailed",
                                non_retryable=True) from None
 
-    async def _cleanup_cancelled(self) -> None:
+    async def _finish_cancelled(self) -> None:
         """Cancel every in-flight job by exact id, verify, and record it (DESIGN §3.5)."""
-        await self._set_phase(RunPhase.CANCELLING)
-        reason = self.book.cancel_reason or workflow.cancellation_reason() or "no reason given"
-        self.book.error = f"run cancelled: {reason}"
+        self.state.run_cancelling(workflow.cancellation_reason() or "")
+        publish(self.state)
         if self.executor is not None:
-            await self.executor.settle_pending_launches()
-            for job in list(self.book.in_flight.values()):
-                record = self.book.records[(job.key, job.attempt)]
-                record = await self.executor.cancel_job(record)
-                self.book.upsert(record.model_copy(update={
-                    "status": WaveStatus.FAILED, "ended_at": iso(workflow.now()),
-                    "error": self.book.error}))
-        await self._set_phase(RunPhase.CANCELLED)
-        if self.loaded is not None:
-            await self._export(LedgerStatus.CANCELLED, error=self.book.error)
+            await self.executor.attempts.cancel_in_flight(self.state.error)
+        self.state.run_cancelled()
+        publish(self.state)
+        await self._export_final(LedgerStatus.CANCELLED)
 
-    async def _export(self, status: LedgerStatus | None = None, error: str | None = None) -> None:
-        assert self.loaded is not None
-        spec = self.loaded.spec
-        delta = self.book.take_delta(status=status, error=error)
-        if self.first_export:
-            delta = delta.model_copy(update={"plan_fingerprint": self.loaded.plan_fingerprint})
-        result = await workflow.execute_local_activity(
-            "export_ledger", ExportLedgerInput(
-                run_id=self.book.run_id, workflow=spec.name, api_version=spec.api_version,
-                ledger_uri=self.loaded.ledger_uri, input_source=self.loaded.input_source,
-                delta=delta, workflow_yaml=self.first_export),
-            result_type=ExportResult, start_to_close_timeout=timedelta(minutes=2),
-            retry_policy=SHORT_RETRY, summary=f"export ledger ({status.value if status else 'update'})")
-        self.first_export = ""
-        del result
+    async def _export_final(self, status: LedgerStatus) -> None:
+        """The last export; if even that fails, the run's error says the ledger is behind."""
+        try:
+            await self.ledger.export(status, error=self.state.error)
+        except ActivityError as error:
+            if is_cancelled_exception(error):
+                raise
+            _, message = classify_activity_error(error)
+            self.state.error = f"{self.state.error} (the ledger could not be written: {message})"
 
-    async def flush(self) -> None:
-        """Export what changed since the last export (called after every wave transition)."""
-        if self.book.has_changes() or self.first_export:
-            await self._export(LedgerStatus.RUNNING if self.first_export else None)
-
-    async def continue_as_new_if_suggested(self) -> None:
-        """Start a fresh history at a wave boundary; the next execution replays from the ledger."""
-        assert self.executor is not None
-        if not workflow.info().is_continue_as_new_suggested():
-            return
-        if self.book.in_flight or self.executor.pending_launches or self.request is None:
-            return
-        await self.flush()
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        workflow.continue_as_new(self.request.model_copy(update={"continued": True}))
-
-    async def wait_while_paused(self) -> None:
-        """The pause gate in front of every new launch."""
-        if self.paused:
-            await self.flush()
-            await self._set_phase(RunPhase.PAUSED)
-            await workflow.wait_condition(lambda: not self.paused)
-            await self._set_phase(RunPhase.RUNNING)
-
-    async def suspend_after_failure(self, error: str) -> bool:
-        """Park a failed wave until `resume` (retry as a new attempt) or cancel."""
-        self.book.error = error
-        await self._set_phase(RunPhase.SUSPENDED)
-        await self._export(LedgerStatus.SUSPENDED, error=error)
-        self.resume_requested = False
-        await workflow.wait_condition(lambda: self.resume_requested)
-        self.resume_requested = False
-        self.book.error = ""
-        await self._set_phase(RunPhase.RUNNING)
-        await self._export(LedgerStatus.RUNNING, error="")
-        return True
-
-    async def _set_phase(self, phase: RunPhase) -> None:
-        self.book.phase = phase
-        workflow.upsert_search_attributes([PHASE_ATTRIBUTE.value_set(phase.value)])
-        workflow.upsert_memo({"phase": phase.value, "current_states": self.book.current_states,
-                              "ledger_uri": self.book.ledger_uri})
-        workflow.set_current_details(f"**phase** {phase.value}  \n**states** "
-                                     f"{', '.join(self.book.current_states) or '-'}  \n"
-                                     f"**ledger** {self.book.ledger_uri or '-'}")
-
-    @workflow.signal(unfinished_policy=workflow.HandlerUnfinishedPolicy.ABANDON)
+    @workflow.signal(name=Signal.CANCEL.value,
+                     unfinished_policy=workflow.HandlerUnfinishedPolicy.ABANDON)
     async def cancel(self, reason: str = "") -> None:
         """Cancel the run: the same cleanup as Temporal's own cancel; ends CANCELED."""
-        self.book.cancel_reason = reason or "cancel signal"
+        self.state.cancel_reason = reason or "cancel signal"
         info = workflow.info()
-        await workflow.execute_activity(
-            "request_cancel", RequestCancelInput(workflow_id=info.workflow_id, run_id=info.run_id,
-                                                 reason=self.book.cancel_reason),
-            start_to_close_timeout=timedelta(minutes=1), retry_policy=SHORT_RETRY,
-            summary=f"cancel requested: {self.book.cancel_reason}")
+        await call(REQUEST_CANCEL, RequestCancelInput(workflow_id=info.workflow_id,
+                                                      execution_id=info.run_id,
+                                                      reason=self.state.cancel_reason),
+                   start_to_close_timeout=timedelta(minutes=1), retry_policy=SHORT_RETRY,
+                   summary=f"cancel requested: {self.state.cancel_reason}")
 
-    @workflow.signal
+    @workflow.signal(name=Signal.PAUSE.value)
     def pause(self) -> None:
         """Finish in-flight waves but launch no new one."""
-        self.paused = True
+        self.state.pause_requested = True
 
-    @workflow.signal
+    @workflow.signal(name=Signal.RESUME.value)
     def resume(self) -> None:
         """Continue a paused run, or retry the failed wave of a suspended run."""
-        self.paused = False
-        self.resume_requested = True
+        self.state.pause_requested = False
+        self.state.resume_requested = True
 
-    @workflow.query
+    @workflow.query(name=STATUS_QUERY)
     def status(self) -> RunStatusView:
         """The live summary: phase, current states, waves with job ids, decisions, ledger."""
-        return self.book.view()
+        return self.state.view()

@@ -1,4 +1,9 @@
-"""The backend interface: launch, look up by name, query by ids, cancel by id, logs."""
+"""The backend interface: submit, resolve, look up by name, query by ids, cancel by id, logs.
+
+Backends raise npaflow's error classes (npaflow/errors.py): `TransportError` when
+they cannot be reached, `ConfigurationError` for launches that can never work,
+`CapacityError` and `ControllerError` for failures outside the job.
+"""
 
 from __future__ import annotations
 
@@ -6,25 +11,22 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from npaflow.errors import ControllerError
 from npaflow.runtime.ledger import TaskRow
+from npaflow.runtime.request import BackendName
+from npaflow.runtime.status import JobStatus
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
-class BackendUnavailableError(Exception):
-    """A query could not be answered (transport, controller down); the job may still run."""
-
-
-class LaunchRejectedError(Exception):
-    """The backend refused the launch; `retryable` says whether trying again can help."""
-
-    def __init__(self, message: str, *, retryable: bool) -> None:
-        super().__init__(message)
-        self.retryable = retryable
+class RequestUnknownError(ControllerError):
+    """The backend no longer knows a launch request id (e.g. past its retention)."""
 
 
 class LaunchRequest(BaseModel):
     """One launch: the rendered YAML, its unique name, and secret values (never persisted)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = _FROZEN
 
     job_name: str
     launch_token: str
@@ -34,25 +36,54 @@ class LaunchRequest(BaseModel):
     secret_values: dict[str, str] = Field(default_factory=dict, repr=False, exclude=True)
 
 
+class Submission(BaseModel):
+    """What a backend returns once it accepted a launch: a request id, maybe the job id already."""
+
+    model_config = _FROZEN
+
+    request_id: str
+    job_id: str = ""
+
+
+class JobMatch(BaseModel):
+    """A job found under an exact name: can it be adopted?"""
+
+    model_config = _FROZEN
+
+    job_id: str
+    status: JobStatus
+    launch_token: str = ""
+    can_progress: bool = True  # False: e.g. PENDING/INACTIVE after a failed launch request
+    reason: str = ""  # why it cannot progress
+
+
 class Backend(Protocol):
     """Runs wave jobs; every operation after launch names jobs by exact id."""
 
-    async def launch(self, request: LaunchRequest) -> str:
-        """Launch the job and return its id (as reported by the backend, may be '')."""
+    name: BackendName
+    #: True when jobs live on the launching worker's host (their activities must run there).
+    host_bound: bool
+
+    async def submit(self, request: LaunchRequest) -> Submission:
+        """Send the launch and return as soon as the backend accepted it."""
         ...
 
-    async def find_jobs(self, job_name: str) -> list[str]:
-        """Return the ids of jobs with exactly this name, newest first."""
+    async def resolve(self, request_id: str) -> str:
+        """Wait for a launch request to finish and return its job id (raises the launch's error)."""
+        ...
+
+    async def find_jobs(self, job_name: str) -> list[JobMatch]:
+        """Return the jobs with exactly this name, newest first."""
         ...
 
     async def queue(self, job_ids: list[str]) -> dict[str, list[TaskRow]]:
-        """Return task rows per job id; a missing id maps to no rows (absent)."""
+        """Return task rows per job id, sorted by task id; an unknown id maps to no rows."""
         ...
 
     async def cancel(self, job_id: str) -> None:
-        """Ask the backend to cancel one job by id (idempotent)."""
+        """Ask the backend to cancel one job by id (idempotent; terminal jobs are left alone)."""
         ...
 
-    async def logs(self, job_id: str, task: str = "") -> str:
-        """Return the job's logs (one task's, when named)."""
+    async def logs(self, job_id: str, task: str = "", tail_lines: int = 2000) -> str:
+        """Return the end of the job's logs (one task's, when named)."""
         ...

@@ -1,100 +1,161 @@
 """On-disk records of local-backend jobs, shared by the backend and the supervisor.
 
-Layout under `<home>/local/jobs/<id>/`: `job.json`, `wave.yaml`, `status/<task>.json`,
-`logs/<task>-<rank>.log`, `cancel_requested`, `supervisor.log`.
+Layout under `<home>/local/jobs/<job id>/`: `job.json` (written by the worker),
+`supervisor.json` (written by the supervisor itself once it runs), `wave.yaml`,
+`status/<task>.json`, `logs/<task>-<rank>.log`, `cancel_requested`, `supervisor.log`.
+A job is *launching* until its supervisor has recorded itself and is alive.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from activities.clock import utc_now
-from npaflow.runtime.ledger import TaskRow
+from activities.files import write_text_atomic
 from npaflow.runtime.status import JobStatus
 
 JOB_FILE = "job.json"
+SUPERVISOR_FILE = "supervisor.json"
 CANCEL_MARKER = "cancel_requested"
+#: Every job process carries this variable, so processes that left the group are found too.
+JOB_MARKER_ENV = "NPAFLOW_LOCAL_JOB"
+_OPEN = ConfigDict(extra="ignore")
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-now_iso = utc_now
+class LocalTask(BaseModel):
+    """One task of a local job."""
+
+    model_config = _OPEN
+
+    name: str
+    num_nodes: int = 1
 
 
-def write_json(path: Path, payload: object) -> None:
-    """Write JSON atomically so a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(payload, indent=2, sort_keys=True), encoding="utf-8")
-    os.replace(temp, path)
+class LocalJobRecord(BaseModel):
+    """`job.json`: what the launching worker recorded about the job."""
+
+    model_config = _OPEN
+
+    job_id: str
+    job_name: str
+    token: str = ""
+    execution: str = "serial"
+    submitted_at: str = ""
+    launched_at: float = 0.0  # epoch seconds: when the worker started the supervisor
+    worker_id: str = ""
+    tasks: list[LocalTask] = Field(default_factory=list)
+    env_names: list[str] = Field(default_factory=list)  # what the job may see of its environment
+    supervisor_pid: int = 0
 
 
-def read_json(path: Path) -> dict:
-    """Read a JSON object, or {} when the file does not exist yet."""
+class SupervisorIdentity(BaseModel):
+    """`supervisor.json`: the supervisor's own pid, process group and start time."""
+
+    model_config = _OPEN
+
+    pid: int
+    pgid: int
+    start_ticks: int
+
+
+class TaskStatusRecord(BaseModel):
+    """`status/<task>.json`: one task's status and timestamps."""
+
+    model_config = _OPEN
+
+    status: JobStatus = JobStatus.PENDING
+    submitted_at: str = ""
+    start_at: str = ""
+    end_at: str = ""
+    last_updated_at: str = ""
+    failure_reason: str = ""
+
+
+def read_model(path: Path, model: type[ModelT]) -> ModelT | None:
+    """Read a JSON record, or None when it does not exist (yet) or is unreadable."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
+        return model.model_validate_json(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValidationError, ValueError):
+        return None
 
 
-def allocate_job_id(jobs_dir: Path) -> str:
-    """Return the next job id; a file lock makes ids unique across worker processes."""
+def write_model(path: Path, record: BaseModel) -> None:
+    """Write a JSON record atomically so a reader never sees half a file."""
+    write_text_atomic(path, record.model_dump_json(indent=2))
+
+
+def allocate_job_id(jobs_dir: Path, worker_id: str) -> str:
+    """Return the next job id, `<worker id>-<n>`: unique across workers, hosts and restarts."""
     jobs_dir.mkdir(parents=True, exist_ok=True)
     with open(jobs_dir / ".counter.lock", "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         counter = jobs_dir / ".counter"
         value = int(counter.read_text() or "0") + 1 if counter.exists() else 1
         counter.write_text(str(value))
-        (jobs_dir / str(value)).mkdir()
-        return str(value)
+        job_id = f"{worker_id}-{value}"
+        (jobs_dir / job_id).mkdir()
+        return job_id
+
+
+def task_status(job_dir: Path, task: str) -> TaskStatusRecord:
+    """One task's stored status (PENDING when nothing is stored yet)."""
+    return read_model(job_dir / "status" / f"{task}.json", TaskStatusRecord) or TaskStatusRecord()
 
 
 def set_task_status(job_dir: Path, task: str, status: JobStatus, reason: str = "") -> None:
     """Record one task's status transition with its timestamps."""
-    path = job_dir / "status" / f"{task}.json"
-    record = read_json(path)
-    record["status"] = status.value
-    record["last_updated_at"] = now_iso()
-    if status is JobStatus.STARTING:
-        record.setdefault("submitted_at", record["last_updated_at"])
-    if status is JobStatus.RUNNING:
-        record.setdefault("start_at", record["last_updated_at"])
-    if status.is_terminal():
-        record.setdefault("end_at", record["last_updated_at"])
+    record = task_status(job_dir, task)
+    now = utc_now()
+    record = record.model_copy(update={"status": status, "last_updated_at": now})
+    if status is JobStatus.STARTING and not record.submitted_at:
+        record = record.model_copy(update={"submitted_at": now})
+    if status is JobStatus.RUNNING and not record.start_at:
+        record = record.model_copy(update={"start_at": now})
+    if status.is_terminal() and not record.end_at:
+        record = record.model_copy(update={"end_at": now})
     if reason:
-        record["failure_reason"] = reason
-    write_json(path, record)
+        record = record.model_copy(update={"failure_reason": reason})
+    write_model(job_dir / "status" / f"{task}.json", record)
 
 
-def is_process_alive(pid: int) -> bool:
-    """True when the supervisor process still exists (and is not a zombie)."""
+def start_ticks(pid: int) -> int | None:
+    """The process's start time in clock ticks (field 22 of /proc/pid/stat); None if gone or a zombie."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except (FileNotFoundError, ProcessLookupError, PermissionError):
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    if fields[0] == "Z":
+        return None
+    return int(fields[19])
 
 
-def task_rows(job_dir: Path) -> list[TaskRow]:
-    """Return the job's task rows, resolving orphaned or cancelled tasks."""
-    job = read_json(job_dir / JOB_FILE)
-    alive = is_process_alive(int(job.get("supervisor_pid") or 0))
-    cancelled = (job_dir / CANCEL_MARKER).exists()
-    rows = []
-    for index, task in enumerate(job.get("tasks", [])):
-        record = read_json(job_dir / "status" / f"{task['name']}.json")
-        status = JobStatus.parse(record.get("status") or "PENDING")
-        if not status.is_terminal() and not alive and job.get("supervisor_pid"):
-            status = JobStatus.CANCELLED if cancelled else JobStatus.FAILED_CONTROLLER
-        elif not status.is_terminal() and cancelled:
-            status = JobStatus.CANCELLING
-        rows.append(TaskRow(
-            job_id=str(job["job_id"]), task_id=index, task_name=task["name"], status=status.value,
-            submitted_at=record.get("submitted_at", ""), start_at=record.get("start_at", ""),
-            end_at=record.get("end_at", ""), is_job_group=job.get("execution") == "parallel",
-            execution=job.get("execution", "serial"), cluster_name=f"local-{job['job_id']}",
-            last_progress_at=record.get("last_updated_at", "") if status.is_active() else "",
-            last_updated_at=record.get("last_updated_at", ""),
-            failure_reason=record.get("failure_reason", "")))
-    return rows
+def is_supervisor_alive(identity: SupervisorIdentity | None) -> bool:
+    """True when the recorded supervisor process still runs (and is not a reused pid)."""
+    return identity is not None and start_ticks(identity.pid) == identity.start_ticks
+
+
+def job_processes(job_id: str, pgid: int = 0) -> list[int]:
+    """Every live process of a job: its supervisor's process group, and anything carrying its marker."""
+    marker = f"{JOB_MARKER_ENV}={job_id}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        pid = int(entry.name)
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
+            if fields[0] == "Z":
+                continue
+            if (pgid and int(fields[2]) == pgid) or marker in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(pid)
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return found
+

@@ -1,141 +1,183 @@
-"""The SkyPilot backend: managed jobs through the `sky` CLI (SkyPilot 0.12, skypilot ref §1–§3).
+"""The SkyPilot backend: managed jobs through the SDK of one SkyPilot API server.
 
-Every call after launch names jobs by exact id; the job id is resolved from the
-unique job name in `sky jobs queue`, never trusted from launch output alone.
+Rows are matched by `job_id` and `task_id`, never by name (SkyPilot renames a
+single task to its job). Failures are classified from structured evidence: the
+SDK exception's class, the row's status, and the exception class SkyPilot puts
+at the front of `failure_reason` (skypilot ref §4, §9).
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
 import re
 import time
-from pathlib import Path
+from typing import Any
 
 import structlog
 
-from activities.backends.base import BackendUnavailableError, LaunchRejectedError, LaunchRequest
+from activities.backends.base import JobMatch, LaunchRequest, RequestUnknownError, Submission
+from activities.backends.skypilot_sdk import SkyPilotApi
+from npaflow.errors import (
+    AccessDeniedError,
+    CapacityError,
+    ConfigurationError,
+    ControllerError,
+    InfraError,
+    NpaflowError,
+    TransportError,
+)
+from npaflow.render import LAUNCH_TOKEN_KEY
 from npaflow.runtime.ledger import TaskRow
+from npaflow.runtime.request import BackendName
+from npaflow.runtime.status import JobStatus, aggregate_job_status
 
 log = structlog.get_logger(__name__)
 
-#: Launch-time exceptions that no retry can fix (skypilot ref §4 classification).
-CONFIGURATION_ERRORS = ("InvalidSkyPilotConfigError", "InvalidClusterNameError", "ValueError",
-                        "NotSupportedError", "ResourcesMismatchError", "Error: ")
-_JOB_ID = re.compile(r"^Managed Job ID: (\d+)\s*$", re.MULTILINE)
-_CONTROLLER_DOWN = ("ClusterNotUpError", "No in-progress managed jobs",
-                    "All managed jobs should have finished")
+#: The queue fields the backend reads: asking for only these keeps each call small.
+QUEUE_FIELDS = ["job_id", "task_id", "job_name", "task_name", "status", "schedule_state",
+                "submitted_at", "start_at", "end_at", "failure_reason", "metadata",
+                "recovery_count", "current_cluster_name", "execution"]
+#: Newest jobs scanned when a launch must be found by name (its request id was lost).
+NAME_LOOKUP_LIMIT = 1000
+#: SDK exception class names, by what they mean for a launch (sky/exceptions.py, 0.12.2).
+CONFIGURATION_ERRORS = {"InvalidSkyPilotConfigError", "InvalidClusterNameError", "ValueError",
+                        "NotSupportedError", "ResourcesMismatchError", "NoCloudAccessError",
+                        "StorageSpecError", "StorageError", "InvalidTaskError", "KeyError",
+                        "APIVersionMismatchError", "TypeError"}
+ACCESS_ERRORS = {"ApiServerAuthenticationError", "PermissionDeniedError", "CloudUserIdentityError"}
+CAPACITY_ERRORS = {"ResourcesUnavailableError", "ManagedJobReachedMaxRetriesError",
+                   "InsufficientCapacityError"}
+CONTROLLER_ERRORS = {"ClusterNotUpError", "RequestCancelled", "ManagedJobStatusError"}
+TRANSPORT_ERRORS = {"ApiServerConnectionError", "ConnectionError", "ConnectTimeout", "ReadTimeout",
+                    "Timeout", "ClientConnectorError", "ServerDisconnectedError", "ClientOSError",
+                    "TimeoutError", "ConnectionRefusedError", "ConnectionResetError",
+                    "ClientPayloadError", "ServerTimeoutError"}
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_REASON_CLASS = re.compile(r"^\[?(?:[\w.]+\.)?(\w+)\]?[:\s]")
 
 
-def _iso(epoch: object) -> str:
+def clean(text: str | None) -> str:
+    """Strip terminal colour codes SkyPilot leaves in messages."""
+    return _ANSI.sub("", text or "").strip()
+
+
+def classify_sdk_error(exc: BaseException, what: str) -> NpaflowError:
+    """The npaflow error an SDK failure is, by the exception's class (and its causes')."""
+    names = {type(e).__name__ for e in _chain(exc)}
+    message = f"{what}: {type(exc).__name__}: {clean(str(exc))}"[:1000]
+    if names & ACCESS_ERRORS:
+        return AccessDeniedError(message)
+    if names & TRANSPORT_ERRORS:
+        return TransportError(message)
+    if names & CAPACITY_ERRORS:
+        return CapacityError(message)
+    if names & CONTROLLER_ERRORS:
+        return ControllerError(message)
+    if names & CONFIGURATION_ERRORS:
+        return ConfigurationError(message)
+    if isinstance(exc, RuntimeError) and "Failed to get request" in str(exc) and " 404 " in str(exc):
+        return RequestUnknownError(message)
+    return InfraError(message)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def failure_reason_class(reason: str) -> str:
+    """The exception class SkyPilot names at the start of a failure reason, if any."""
+    match = _REASON_CLASS.match(clean(reason))
+    return match.group(1) if match else ""
+
+
+def _iso(epoch: Any) -> str:
     if not isinstance(epoch, int | float) or epoch <= 0:
         return ""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(epoch)))
 
 
-def _last_line(*streams: str) -> str:
-    """The last line of the first non-empty stream: where the CLI puts its one-line error."""
-    for stream in streams:
-        lines = stream.strip().splitlines()
-        if lines:
-            return lines[-1]
-    return "no output"
-
-
-def parse_queue_json(stdout: str) -> list[dict]:
-    """Parse `sky jobs queue -o json`, skipping server log lines printed before the array."""
-    lines = stdout.splitlines()
-    for index, line in enumerate(lines):
-        if line.strip().startswith("["):
-            return json.loads("\n".join(lines[index:]))
-    raise BackendUnavailableError(f"sky jobs queue printed no JSON: {stdout[:200]!r}")
-
-
-def task_row(record: dict) -> TaskRow:
-    """One queue record as a ledger timeline row."""
+def task_row(record: Any) -> TaskRow:
+    """One `ManagedJobRecord` as a ledger timeline row (reads only QUEUE_FIELDS)."""
+    status = JobStatus.parse(getattr(record.status, "value", record.status))
     return TaskRow(
-        job_id=str(record.get("job_id", "")), task_id=int(record.get("task_id") or 0),
-        task_name=str(record.get("task_name") or ""), status=str(record.get("status") or ""),
-        submitted_at=_iso(record.get("submitted_at")), start_at=_iso(record.get("start_at")),
-        end_at=_iso(record.get("end_at")), is_job_group=bool(record.get("is_job_group")),
-        execution=str(record.get("execution") or ""),
-        cluster_name=str(record.get("current_cluster_name") or ""),
-        retry_count=int(record.get("recovery_count") or 0),
-        failure_reason=str(record.get("failure_reason") or ""))
+        job_id=str(record.job_id), task_id=int(record.task_id or 0),
+        task_name=str(record.task_name or ""), status=status,
+        submitted_at=_iso(record.submitted_at), start_at=_iso(record.start_at),
+        end_at=_iso(record.end_at), is_job_group=record.execution == "parallel",
+        execution=str(record.execution or ""), cluster_name=str(record.current_cluster_name or ""),
+        retry_count=int(record.recovery_count or 0), failure_reason=clean(record.failure_reason))
 
 
 class SkyPilotBackend:
-    """Launches, queries and cancels SkyPilot managed jobs with the `sky` CLI."""
+    """Launches, queries and cancels SkyPilot managed jobs through the SDK."""
 
-    def __init__(self, sky_bin: str, home: Path, launch_timeout: float = 1800,
-                 query_timeout: float = 120) -> None:
-        self.sky_bin = sky_bin
-        self.launch_dir = home / "skypilot" / "launch"
-        self.launch_timeout = launch_timeout
-        self.query_timeout = query_timeout
+    name = BackendName.SKYPILOT
+    host_bound = False
 
-    async def _sky(self, *args: str, timeout: float,
-                   env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    def __init__(self, api: SkyPilotApi) -> None:
+        self.api = api
+
+    async def _call(self, what: str, coroutine: Any) -> Any:
         try:
-            process = await asyncio.create_subprocess_exec(
-                self.sky_bin, *args, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                env={**os.environ, "SKYPILOT_DISABLE_USAGE_COLLECTION": "1", **(env or {})})
-        except FileNotFoundError:
-            raise LaunchRejectedError(f"the sky CLI '{self.sky_bin}' was not found; set "
-                                      "NPA_SKYPILOT_BIN", retryable=False) from None
-        try:
-            out, err = await asyncio.wait_for(process.communicate(), timeout)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
-            raise BackendUnavailableError(f"sky {args[0]} {args[1]} timed out after {timeout:g}s") from None
-        return process.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace")
+            return await coroutine
+        except NpaflowError:
+            raise
+        except Exception as exc:
+            raise classify_sdk_error(exc, what) from exc
 
-    async def launch(self, request: LaunchRequest) -> str:
-        """`sky jobs launch --name N --detach-run --yes [--infra] [--secret NAME]... FILE`."""
-        self.launch_dir.mkdir(parents=True, exist_ok=True)
-        path = self.launch_dir / f"{request.job_name}.yaml"
-        path.write_text(request.yaml, encoding="utf-8")
-        path.chmod(0o600)
-        args = ["jobs", "launch", "--name", request.job_name, "--detach-run", "--yes"]
-        if request.infra:
-            args += ["--infra", request.infra]
-        for name in request.secret_names:
-            if name in request.secret_values:
-                args += ["--secret", name]
-        code, out, err = await self._sky(*args, str(path), timeout=self.launch_timeout,
-                                         env=request.secret_values)
-        if code != 0:
-            message = _last_line(err, out)
-            retryable = not any(marker in message for marker in CONFIGURATION_ERRORS)
-            raise LaunchRejectedError(f"sky jobs launch failed (exit {code}): {message}",
-                                      retryable=retryable)
-        match = _JOB_ID.search(out)
-        log.info("skypilot.launched", job_name=request.job_name, job_id=match.group(1) if match else "")
-        return match.group(1) if match else ""
+    async def submit(self, request: LaunchRequest) -> Submission:
+        """POST the launch; the request id comes back before the launch is awaited."""
+        secrets = {name: request.secret_values[name] for name in request.secret_names
+                   if name in request.secret_values}
+        request_id = await self._call(f"launch {request.job_name}",
+                                      self.api.launch(request.yaml, request.job_name, secrets))
+        log.info("skypilot.submitted", job_name=request.job_name, request_id=request_id)
+        return Submission(request_id=request_id)
 
-    async def _records(self) -> list[dict]:
-        code, out, err = await self._sky("jobs", "queue", "--all", "-v", "-o", "json",
-                                         timeout=self.query_timeout)
-        if code != 0:
-            if any(marker in err + out for marker in _CONTROLLER_DOWN):
-                return []  # no controller means no managed jobs: a verified empty queue
-            raise BackendUnavailableError(f"sky jobs queue failed (exit {code}): {_last_line(err)}")
-        return parse_queue_json(out)
+    async def resolve(self, request_id: str) -> str:
+        """Wait for the launch request; its value is `(job_ids, handle)`."""
+        value = await self._call(f"launch request {request_id}", self.api.get(request_id))
+        job_ids = value[0] if isinstance(value, tuple | list) and value else value
+        if isinstance(job_ids, int):
+            job_ids = [job_ids]
+        if not job_ids:
+            raise ControllerError(f"launch request {request_id} finished without a job id")
+        if len(job_ids) > 1:
+            raise ControllerError(f"launch request {request_id} created jobs {job_ids}; one expected")
+        return str(job_ids[0])
 
-    async def find_jobs(self, job_name: str) -> list[str]:
-        """Ids of managed jobs named exactly `job_name`, newest first."""
-        ids = {str(r["job_id"]) for r in await self._records() if r.get("job_name") == job_name}
-        return sorted(ids, key=int, reverse=True)
+    async def find_jobs(self, job_name: str) -> list[JobMatch]:
+        """Jobs named exactly `job_name` among the newest NAME_LOOKUP_LIMIT, newest first."""
+        records = await self._call(f"look up {job_name}", self.api.queue(
+            job_ids=None, limit=NAME_LOOKUP_LIMIT, fields=QUEUE_FIELDS))
+        rows_by_job: dict[int, list[Any]] = {}
+        for record in records:
+            if record.job_name == job_name:
+                rows_by_job.setdefault(int(record.job_id), []).append(record)
+        matches = []
+        for job_id in sorted(rows_by_job, reverse=True):
+            rows = rows_by_job[job_id]
+            status = aggregate_job_status([task_row(r).status for r in rows])
+            stuck = status is JobStatus.PENDING and all(r.schedule_state == "INACTIVE" for r in rows)
+            token = str((rows[0].metadata or {}).get(LAUNCH_TOKEN_KEY, ""))
+            reason = "PENDING/INACTIVE: left by a failed launch request" if stuck else ""
+            matches.append(JobMatch(job_id=str(job_id), status=status, launch_token=token,
+                                    can_progress=not stuck, reason=reason))
+        return matches
 
     async def queue(self, job_ids: list[str]) -> dict[str, list[TaskRow]]:
-        """Task rows of each job id from one queue call (no rows for an id the queue lacks)."""
-        records = await self._records()
+        """Task rows of each job id from one call (no rows for an id the server lacks)."""
         result: dict[str, list[TaskRow]] = {job_id: [] for job_id in job_ids}
+        if not job_ids:
+            return result
+        records = await self._call("queue", self.api.queue(
+            job_ids=[int(i) for i in job_ids], limit=None, fields=QUEUE_FIELDS))
         for record in records:
-            job_id = str(record.get("job_id"))
+            job_id = str(record.job_id)
             if job_id in result:
                 result[job_id].append(task_row(record))
         for rows in result.values():
@@ -143,13 +185,9 @@ class SkyPilotBackend:
         return result
 
     async def cancel(self, job_id: str) -> None:
-        """`sky jobs cancel --yes ID` (idempotent; a stopped controller means nothing runs)."""
-        code, out, err = await self._sky("jobs", "cancel", "--yes", job_id, timeout=self.query_timeout)
-        if code != 0 and not any(marker in err + out for marker in _CONTROLLER_DOWN):
-            raise BackendUnavailableError(f"sky jobs cancel {job_id} failed (exit {code}): "
-                                          f"{_last_line(err)}")
+        """Cancel exactly this job id (SkyPilot skips unknown and terminal jobs)."""
+        await self._call(f"cancel job {job_id}", self.api.cancel([int(job_id)]))
 
-    async def logs(self, job_id: str, task: str = "") -> str:
-        """`sky jobs logs ID --no-follow`."""
-        _, out, err = await self._sky("jobs", "logs", job_id, "--no-follow", timeout=self.query_timeout)
-        return out or err
+    async def logs(self, job_id: str, task: str = "", tail_lines: int = 2000) -> str:
+        """The last lines of the job's logs, colour codes removed."""
+        return clean(await self._call(f"logs of job {job_id}", self.api.logs(int(job_id), tail_lines)))

@@ -1,16 +1,44 @@
-"""S3 (any endpoint: AWS, MinIO, SeaweedFS) through aioboto3."""
+"""S3 (any endpoint: AWS, MinIO, SeaweedFS) through aioboto3, failing closed.
+
+Only a definite "no such key" is missing. Access denied and bad credentials are
+`AccessDeniedError` (never retried), a missing bucket is a configuration error,
+unreachable endpoints and 5xx are `TransportError` (retried within a deadline),
+and anything else unclassified is an `InfraError`: never read as "missing".
+"""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import aioboto3
-from botocore.exceptions import ClientError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    PartialCredentialsError,
+    ReadTimeoutError,
+)
 
 from activities.storage.base import ArtifactMissingError
-from npaflow.errors import ConfigurationError
+from npaflow.errors import (
+    AccessDeniedError,
+    ConfigurationError,
+    InfraError,
+    NpaflowError,
+    TransportError,
+)
 
-_MISSING = {"404", "403", "NoSuchKey", "NotFound", "NoSuchBucket"}
+_ACCESS_CODES = {"AccessDenied", "403", "Forbidden", "InvalidAccessKeyId", "SignatureDoesNotMatch",
+                 "ExpiredToken", "InvalidToken", "TokenRefreshRequired", "AllAccessDisabled",
+                 "AccountProblem", "InvalidClientTokenId", "UnrecognizedClientException"}
+_TRANSIENT_CODES = {"SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout",
+                    "RequestTimeTooSkewed", "Throttling", "ThrottlingException"}
+_UNREACHABLE = (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, ConnectionClosedError)
 
 
 def split_s3_uri(uri: str) -> tuple[str, str]:
@@ -27,6 +55,30 @@ def split_s3_uri(uri: str) -> tuple[str, str]:
     return bucket, key
 
 
+def classify_s3_error(exc: Exception, uri: str) -> NpaflowError:
+    """The npaflow error an S3 failure is: access, configuration, transport, or unknown."""
+    if isinstance(exc, NoCredentialsError | PartialCredentialsError):
+        return AccessDeniedError(f"{uri}: no usable S3 credentials in the worker's environment "
+                                 "(set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)")
+    if isinstance(exc, _UNREACHABLE):
+        return TransportError(f"{uri}: S3 endpoint unreachable: {exc}")
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        code = str(error.get("Code", ""))
+        status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+        if code in _ACCESS_CODES or status == 403:
+            return AccessDeniedError(f"{uri}: access denied ({code or status}): check the worker's "
+                                     "S3 credentials and the bucket policy")
+        if code == "NoSuchBucket":
+            return ConfigurationError(f"{uri}: bucket does not exist")
+        if code in _TRANSIENT_CODES or status >= 500:
+            return TransportError(f"{uri}: S3 error {code or status}: {error.get('Message', '')}")
+        return InfraError(f"{uri}: S3 error {code or status}: {error.get('Message', '')}")
+    if isinstance(exc, BotoCoreError):
+        return TransportError(f"{uri}: {type(exc).__name__}: {exc}")
+    return InfraError(f"{uri}: {type(exc).__name__}: {exc}")
+
+
 class S3Storage:
     """Objects in S3-compatible storage; credentials come from the worker's environment."""
 
@@ -35,50 +87,76 @@ class S3Storage:
         self.region = region or None
         self.page_size = page_size
         self.session = aioboto3.Session()
+        self._buckets: set[str] = set()
 
-    def _client(self) -> Any:
-        return self.session.client("s3", endpoint_url=self.endpoint_url, region_name=self.region)
+    @asynccontextmanager
+    async def _client(self, uri: str) -> AsyncIterator[Any]:
+        """An S3 client whose failures come out as npaflow errors."""
+        try:
+            async with self.session.client("s3", endpoint_url=self.endpoint_url,
+                                           region_name=self.region) as s3:
+                yield s3
+        except ArtifactMissingError:
+            raise
+        except (ClientError, BotoCoreError, OSError) as exc:
+            raise classify_s3_error(exc, uri) from exc
 
     async def read_text(self, uri: str) -> str:
-        """Return the object's text."""
+        """Return the object's text.
+
+        Raises:
+            ArtifactMissingError: there is definitely no such key.
+        """
         bucket, key = split_s3_uri(uri)
-        async with self._client() as s3:
+        async with self._client(uri) as s3:
             try:
                 response = await s3.get_object(Bucket=bucket, Key=key)
-                body = await response["Body"].read()
             except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") in _MISSING:
+                if exc.response.get("Error", {}).get("Code") == "NoSuchKey":
                     raise ArtifactMissingError(uri) from None
                 raise
-        return body.decode("utf-8")
+            body = await response["Body"].read()
+        return bytes(body).decode("utf-8")
 
     async def write_text(self, uri: str, text: str, content_type: str = "application/json") -> None:
         """Put the object."""
         bucket, key = split_s3_uri(uri)
-        async with self._client() as s3:
+        async with self._client(uri) as s3:
             await s3.put_object(Bucket=bucket, Key=key, Body=text.encode("utf-8"),
                                 ContentType=content_type)
 
     async def size(self, uri: str) -> int | None:
-        """HEAD the object; None when it does not exist."""
+        """HEAD the object; None only when the bucket exists and the key does not."""
         bucket, key = split_s3_uri(uri)
-        async with self._client() as s3:
+        async with self._client(uri) as s3:
             try:
                 head = await s3.head_object(Bucket=bucket, Key=key)
             except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") in _MISSING:
-                    return None
-                raise
+                if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchKey", "NotFound"):
+                    raise
+                await self._require_bucket(s3, bucket)  # a HEAD 404 does not say which is missing
+                return None
         return int(head.get("ContentLength", 0))
+
+    async def _require_bucket(self, s3: Any, bucket: str) -> None:
+        if bucket in self._buckets:
+            return
+        try:
+            await s3.head_bucket(Bucket=bucket)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchBucket", "NotFound"):
+                raise ConfigurationError(f"s3://{bucket}: bucket does not exist") from None
+            raise
+        self._buckets.add(bucket)
 
     async def list_keys(self, prefix_uri: str) -> list[str]:
         """List every key under the prefix, following continuation tokens."""
         bucket, prefix = split_s3_uri(prefix_uri)
         keys: list[str] = []
-        async with self._client() as s3:
+        async with self._client(prefix_uri) as s3:
             token: str | None = None
             while True:
-                kwargs = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": self.page_size}
+                kwargs: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": self.page_size}
                 if token:
                     kwargs["ContinuationToken"] = token
                 page = await s3.list_objects_v2(**kwargs)

@@ -8,8 +8,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from npaflow.catalog.models import CATALOG_API_VERSION, ToolCatalog, ToolEntry
+from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError, SpecIssue
-from npaflow.spec.yaml_source import parse_yaml
 
 #: Where the shipped catalog lives in a source checkout or editable install.
 BUILTIN_CATALOG_DIR = Path(__file__).resolve().parents[2] / "specs" / "catalog"

@@ -6,7 +6,7 @@ import difflib
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from npaflow.spec.models import MultiNodeMode
+from npaflow.document.models import MultiNodeMode
 
 CATALOG_API_VERSION = "npa.catalog/v1"
 

@@ -1,6 +1,6 @@
 """The `npaflow` command line: one entry point, one error handler, exit codes that mean something.
 
-Exit codes: 0 success, 1 a run failed, 2 usage or validation error, 130 interrupted.
+Exit codes: npaflow/cli/exits.py.
 """
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ import sys
 from collections.abc import Callable, Sequence
 
 from npaflow.cli import render_command, run_commands, spec_commands
+from npaflow.cli.exits import EXIT_CANCELLED, EXIT_USAGE
+from npaflow.cli.options import SubParsers
 from npaflow.errors import NpaflowError, SpecError
-
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,13 +26,14 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-Registrar = Callable[[argparse._SubParsersAction], None]
+Registrar = Callable[[SubParsers], None]
 
 
 def build_parser(extra: Sequence[Registrar] = ()) -> argparse.ArgumentParser:
     """Assemble the CLI; `extra` adds commands from outer layers (worker, dev, logs)."""
     parser = _Parser(prog="npaflow", description="Durable GPU pipelines on Temporal + SkyPilot")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands: SubParsers = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                                 parser_class=_Parser)
     commands.required = True
     spec_commands.register(commands)
     render_command.register(commands)
@@ -62,7 +62,7 @@ def run(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> i
         return EXIT_USAGE
     except KeyboardInterrupt:
         sys.stderr.write("npaflow: interrupted\n")
-        return EXIT_INTERRUPTED
+        return EXIT_CANCELLED
 
 
 def main(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> None:

@@ -5,13 +5,18 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from npaflow.catalog import ToolCatalog, load_catalogs
 from npaflow.errors import UsageError
+from npaflow.runtime.contract import EnvVar
 from npaflow.spec import WorkflowSpec, load_spec_from_path
 
-#: Environment variable holding extra catalog paths (os.pathsep separated).
-CATALOG_ENV = "NPAFLOW_CATALOG"
+if TYPE_CHECKING:
+    #: What `add_subparsers()` returns; commands register themselves on it.
+    SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
+else:
+    SubParsers = argparse._SubParsersAction
 
 
 def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +46,7 @@ def parse_vars(items: Sequence[str]) -> dict[str, str]:
 
 def catalog_paths(cli_paths: Sequence[str]) -> list[str]:
     """Return catalog paths from NPAFLOW_CATALOG followed by --catalog (later wins)."""
-    from_env = [p for p in os.environ.get(CATALOG_ENV, "").split(os.pathsep) if p.strip()]
+    from_env = [p for p in os.environ.get(EnvVar.CATALOG.value, "").split(os.pathsep) if p.strip()]
     return [*from_env, *cli_paths]
 
 

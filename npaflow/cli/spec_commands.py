@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from npaflow.cli.options import add_spec_arguments, load_spec_for
-from npaflow.cli.render_command import batch_file_name
+from npaflow.cli.options import SubParsers, add_spec_arguments, load_spec_for
+from npaflow.cli.render_command import wave_file_name
 from npaflow.plan import DEFAULT_PLAN_RUN_ID, ExecutionPlan, build_plan
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: SubParsers) -> None:
     """Add the spec subcommands to the CLI."""
     validate = commands.add_parser("validate-spec", help="check a spec; exit 2 when invalid")
     add_spec_arguments(validate)
@@ -64,13 +64,13 @@ def format_steps(plan: ExecutionPlan) -> list[str]:
 
 
 def format_waves(plan: ExecutionPlan) -> list[str]:
-    """One line per wave: `NN. [kind] name: s1, s2[ maxConcurrency=K batches=B]`."""
+    """One line per occurrence: `NN. [kind] name: s1, s2[ maxConcurrency=K batches=B]`."""
     lines = []
-    for wave in plan.waves():
-        text = f"{wave.index:02d}. [{wave.kind.value}] {wave.name}: " + ", ".join(
-            step.task_name for step in wave.steps)
-        if wave.group:
-            text += f" maxConcurrency={wave.max_concurrency} batches={len(wave.batches)}"
-        text += " -> " + ", ".join(batch_file_name(plan.run_id, b) for b in wave.batches)
+    for occurrence in plan.occurrences():
+        text = f"{occurrence.index:02d}. [{occurrence.kind.value}] {occurrence.name}: " + ", ".join(
+            step.task_name for step in occurrence.steps)
+        if occurrence.group:
+            text += f" maxConcurrency={occurrence.max_concurrency} batches={len(occurrence.batches)}"
+        text += " -> " + ", ".join(wave_file_name(plan.run_id, w) for w in occurrence.batches)
         lines.append(text)
     return lines

@@ -2,39 +2,48 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
+from typing import Any
 
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionDescription,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
 from temporalio.service import RPCError
 
 from npaflow.errors import UsageError
+from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
 from npaflow.runtime.summary import RunSummary
 
-DEFAULT_ADDRESS = "127.0.0.1:7233"
-WORKFLOW_TYPE = "NpaWorkflowRun"
-DEFAULT_TASK_QUEUE = "npaflow"
 #: How long a client keeps trying to reach a server that is still starting.
 CONNECT_PATIENCE_SECONDS = 20.0
 
 
+def _from_env(flag: str | None, name: EnvVar) -> str:
+    return flag or os.environ.get(name.value) or ENV_DEFAULTS[name]
+
+
 def address_from(flag: str | None) -> str:
     """The Temporal address: --address, else TEMPORAL_ADDRESS, else the local default."""
-    return flag or os.environ.get("TEMPORAL_ADDRESS") or DEFAULT_ADDRESS
+    return _from_env(flag, EnvVar.TEMPORAL_ADDRESS)
 
 
 def namespace_from(flag: str | None) -> str:
     """The namespace: --namespace, else TEMPORAL_NAMESPACE, else default."""
-    return flag or os.environ.get("TEMPORAL_NAMESPACE") or "default"
+    return _from_env(flag, EnvVar.TEMPORAL_NAMESPACE)
 
 
 def task_queue_from(flag: str | None) -> str:
     """The task queue: --task-queue, else NPAFLOW_TASK_QUEUE, else npaflow."""
-    return flag or os.environ.get("NPAFLOW_TASK_QUEUE") or DEFAULT_TASK_QUEUE
+    return _from_env(flag, EnvVar.TASK_QUEUE)
 
 
 async def connect(address: str, namespace: str, patience: float = CONNECT_PATIENCE_SECONDS) -> Client:
@@ -55,6 +64,11 @@ async def connect(address: str, namespace: str, patience: float = CONNECT_PATIEN
                                  "(hint: start one with 'npaflow dev', or set TEMPORAL_ADDRESS / "
                                  "--address)") from None
             await asyncio.sleep(0.5)
+
+
+async def connect_from(args: argparse.Namespace) -> Client:
+    """Connect with a command's --address and --namespace (or their environment defaults)."""
+    return await connect(address_from(args.address), namespace_from(args.namespace))
 
 
 async def has_pollers(client: Client, task_queue: str) -> bool:
@@ -82,7 +96,7 @@ def is_cancelled_failure(error: WorkflowFailureError) -> bool:
     return isinstance(error.cause, CancelledError | TerminatedError)
 
 
-async def describe_or_fail(handle: WorkflowHandle) -> object:
+async def describe_or_fail(handle: WorkflowHandle[Any, Any]) -> WorkflowExecutionDescription:
     """Describe a run, turning 'not found' into a clear user error.
 
     Raises:

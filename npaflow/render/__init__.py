@@ -1,4 +1,4 @@
-"""SkyPilot 0.12 rendering of wave batches: pipelines, JobGroups, the placeholder guard."""
+"""SkyPilot 0.12 rendering of waves: pipelines, JobGroups, the placeholder guard."""
 
 from npaflow.render.guard import assert_no_unresolved_placeholders
 from npaflow.render.resources import kubernetes_config, normalize_resources

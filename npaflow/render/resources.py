@@ -22,11 +22,19 @@ def _at_least(value: JsonValue) -> str:
     return text if text.endswith("+") else f"{text}+"
 
 
-def normalize_resources(profile: dict[str, JsonValue]) -> dict[str, JsonValue]:
-    """Keep the keys SkyPilot understands and apply the memory and Kubernetes rules."""
-    kubernetes = is_kubernetes(profile)
-    result: dict[str, JsonValue] = {}
+def normalize_resources(profile: dict[str, JsonValue], infra: str = "") -> dict[str, JsonValue]:
+    """Keep the keys SkyPilot understands and apply the memory and Kubernetes rules.
+
+    A run-level `infra` (`k8s/<context>`, `aws/us-east-1`, ...) is written into the
+    task itself and replaces the profile's cloud and region: `sky jobs launch --infra`
+    is ignored for JobGroups and pipelines, a task's own `resources.infra` is not.
+    """
+    kubernetes = is_kubernetes(profile) if not infra else (
+        infra.split("/", 1)[0].strip().lower() in _KUBERNETES)
+    result: dict[str, JsonValue] = {"infra": infra} if infra else {}
     for key in SKYPILOT_RESOURCE_KEYS:
+        if infra and key in ("cloud", "region"):
+            continue
         value = profile.get(key)
         if value is None or value == "" or value == {}:
             continue
@@ -49,5 +57,6 @@ def kubernetes_config(profile: dict[str, JsonValue]) -> dict[str, JsonValue]:
     block = profile.get("kubernetes")
     if not isinstance(block, dict):
         return {}
-    picked = {key: block[key] for key in ("pod_config", "provision_timeout") if key in block}
+    picked: dict[str, JsonValue] = {key: block[key] for key in ("pod_config", "provision_timeout")
+                                    if key in block}
     return {"kubernetes": picked} if picked else {}

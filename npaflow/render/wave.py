@@ -1,6 +1,6 @@
-"""Rendering one wave batch to SkyPilot 0.12 YAML (reference §8, skypilot ref §5–§6).
+"""Rendering one wave to SkyPilot 0.12 YAML (reference §8, skypilot ref §5–§6).
 
-A one-step batch becomes a serial pipeline; a batch of two or more group
+A one-step wave becomes a serial pipeline; a batch of two or more group
 members becomes a JobGroup whose tasks all run and must all end. Pure: the
 renderer never reads the environment and never sees a secret value.
 """
@@ -18,9 +18,10 @@ from npaflow.catalog.models import ToolCatalog, ToolEntry
 from npaflow.errors import RenderError
 from npaflow.render.guard import assert_no_unresolved_placeholders
 from npaflow.render.resources import kubernetes_config, normalize_resources
+from npaflow.runtime.contract import EnvVar
 from npaflow.spec.validate_contracts import profile_num_nodes
 from npaflow.steps import PlanStep
-from npaflow.traversal.models import WaveBatch, WaveKind
+from npaflow.traversal.models import Wave, WaveKind
 from npaflow.waves import job_name
 
 #: Key of the `_metadata` entry that lets a launch be matched exactly later.
@@ -41,6 +42,7 @@ class RenderOptions(BaseModel):
     project: str = "default"
     aws_endpoint_url: str = ""
     secret_env: tuple[str, ...] = ()
+    infra: str = ""  # written into every task's resources.infra
 
 
 class RenderedWave(BaseModel):
@@ -108,15 +110,15 @@ def _image_for(step: PlanStep, entry: ToolEntry | None, catalog: ToolCatalog) ->
     return image or (entry.image if entry else "")
 
 
-def build_task(step: PlanStep, name: str, *, catalog: ToolCatalog,
-               envs: dict[str, str], token: str) -> dict[str, JsonValue]:
+def build_task(step: PlanStep, name: str, *, catalog: ToolCatalog, envs: dict[str, str],
+               token: str, infra: str = "") -> dict[str, JsonValue]:
     """Return one SkyPilot task document for a step (reference §8.3 key order).
 
     Raises:
         RenderError: no command, or a bad num_nodes.
     """
     entry = catalog.get(step.tool_ref) if step.tool_ref else None
-    resources = normalize_resources(step.resources_profile)
+    resources = normalize_resources(step.resources_profile, infra)
     image = _image_for(step, entry, catalog)
     if image:
         resources["image_id"] = f"docker:{image}"
@@ -138,9 +140,9 @@ def build_task(step: PlanStep, name: str, *, catalog: ToolCatalog,
     return task
 
 
-def render_wave(batch: WaveBatch, catalog: ToolCatalog, options: RenderOptions, *,
+def render_wave(wave: Wave, catalog: ToolCatalog, options: RenderOptions, *,
                 execution: WaveKind | None = None) -> RenderedWave:
-    """Render one wave batch attempt to SkyPilot YAML.
+    """Render one wave attempt to SkyPilot YAML.
 
     The execution mode follows the batch size unless forced: a forced JobGroup
     needs two or more tasks; a forced serial pipeline chains every step.
@@ -148,25 +150,25 @@ def render_wave(batch: WaveBatch, catalog: ToolCatalog, options: RenderOptions, 
     Raises:
         RenderError: the wave cannot become valid SkyPilot YAML.
     """
-    name = job_name(options.run_id, batch.sequence, batch.label, options.attempt)
-    token = logical_launch_id(options.project, options.run_id, batch.key, options.attempt,
-                              batch.states)
-    execution = execution or (WaveKind.PARALLEL if len(batch.steps) > 1 else WaveKind.SERIAL)
-    if execution is WaveKind.PARALLEL and len(batch.steps) < 2:
-        raise RenderError(f"a SkyPilot JobGroup needs at least two tasks; wave {batch.key} has "
-                          f"{len(batch.steps)} (render it as a serial pipeline)")
+    name = job_name(options.run_id, wave.sequence, wave.label, options.attempt)
+    token = logical_launch_id(options.project, options.run_id, str(wave.key), options.attempt,
+                              wave.states)
+    execution = execution or (WaveKind.PARALLEL if len(wave.steps) > 1 else WaveKind.SERIAL)
+    if execution is WaveKind.PARALLEL and len(wave.steps) < 2:
+        raise RenderError(f"a SkyPilot JobGroup needs at least two tasks; wave {wave.key} has "
+                          f"{len(wave.steps)} (render it as a serial pipeline)")
     envs = {"NPA_WORKFLOW_NAME": options.workflow, "NPA_WORKFLOW_RUN_ID": options.run_id,
-            "NPA_WORKFLOW_ATTEMPT_ID": token, "NPA_WORKFLOW_FENCE_SEQUENCE": str(batch.sequence),
+            "NPA_WORKFLOW_ATTEMPT_ID": token, "NPA_WORKFLOW_FENCE_SEQUENCE": str(wave.sequence),
             "NPA_WORKFLOW_FENCE_ATTEMPT": str(options.attempt)}
     if options.aws_endpoint_url:
-        envs["AWS_ENDPOINT_URL"] = options.aws_endpoint_url
-    names = _unique_task_names(batch.steps)
-    tasks = [build_task(step, task_name, catalog=catalog, envs=envs, token=token)
-             for step, task_name in zip(batch.steps, names, strict=True)]
+        envs[EnvVar.AWS_ENDPOINT_URL.value] = options.aws_endpoint_url
+    names = _unique_task_names(wave.steps)
+    tasks = [build_task(step, task_name, catalog=catalog, envs=envs, token=token, infra=options.infra)
+             for step, task_name in zip(wave.steps, names, strict=True)]
     text = dump_wave_yaml({"name": name, "execution": execution.value}, tasks)
     assert_no_unresolved_placeholders(text)
     return RenderedWave(job_name=name, execution=execution, task_names=tuple(names),
-                        launch_token=token, fence_sequence=batch.sequence, attempt=options.attempt,
+                        launch_token=token, fence_sequence=wave.sequence, attempt=options.attempt,
                         secret_names=tuple(sorted(set(options.secret_env))), yaml=text)
 
 

@@ -7,23 +7,48 @@ into the stored document, so history never carries the whole ledger twice.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
-from npaflow.spec.models import Artifact
+from npaflow.document.models import Artifact
+from npaflow.runtime.status import FailureClass, JobStatus
+from npaflow.traversal.models import WaveKind
+from npaflow.waves import WaveKey
 
 RUNTIME_SCHEMA = "npa.workflow.runtime.v1"
 RUN_SCHEMA = "npa.workflow.run.v1"
 _OPEN = ConfigDict(extra="forbid")
 
 
+def _blank_is_none(value: Any) -> Any:
+    return None if value == "" else value
+
+
+def _enum_or_blank(value: StrEnum | None) -> str:
+    return value.value if value is not None else ""
+
+
+#: A job status that the ledger writes as "" while none is known (reference field format).
+MaybeJobStatus = Annotated[JobStatus | None, BeforeValidator(_blank_is_none),
+                           PlainSerializer(_enum_or_blank, return_type=str)]
+#: A failure class that the ledger writes as "" for attempts that did not fail.
+MaybeFailureClass = Annotated[FailureClass | None, BeforeValidator(_blank_is_none),
+                              PlainSerializer(_enum_or_blank, return_type=str)]
+
+
 class WaveStatus(StrEnum):
-    """A wave attempt's status in the ledger."""
+    """A wave attempt's status in the ledger; transitions: npaflow/runtime/run_state.py."""
 
     PENDING = "pending"  # planned, not launched
     RUNNING = "running"  # crossing the launch boundary or launched and not terminal
     SUCCEEDED = "succeeded"  # terminal success with every declared output present
     FAILED = "failed"  # terminal failure, timeout, missing outputs, or launch error
+    CANCELLED = "cancelled"  # the run was cancelled while this attempt was in flight
+
+    def is_final(self) -> bool:
+        """True once the attempt can no longer change."""
+        return self in (WaveStatus.SUCCEEDED, WaveStatus.FAILED, WaveStatus.CANCELLED)
 
 
 class LedgerStatus(StrEnum):
@@ -73,7 +98,7 @@ class TaskRow(BaseModel):
     job_id: str = ""
     task_id: int = 0
     task_name: str = ""
-    status: str = ""
+    status: JobStatus = JobStatus.UNKNOWN
     submitted_at: str = ""
     start_at: str = ""
     end_at: str = ""
@@ -92,10 +117,10 @@ class Observation(BaseModel):
     model_config = _OPEN
 
     observed_at: str
-    scheduler_state: str
+    scheduler_state: JobStatus
     running: list[str] = Field(default_factory=list)
     running_count: int = 0
-    statuses: dict[str, str] = Field(default_factory=dict)
+    statuses: dict[str, JobStatus] = Field(default_factory=dict)
 
 
 class WaveAttemptRecord(BaseModel):
@@ -103,17 +128,17 @@ class WaveAttemptRecord(BaseModel):
 
     model_config = _OPEN
 
-    key: str
+    key: WaveKey
     replayed: bool = False
     adopted: bool = False
     states: list[str] = Field(default_factory=list)
-    kind: str = "serial"
+    kind: WaveKind = WaveKind.SERIAL
     group: str = ""
     attempt: int = 1
     job_id: str = ""
     job_name: str = ""
     status: WaveStatus = WaveStatus.PENDING
-    sky_status: str = ""
+    sky_status: MaybeJobStatus = None
     started_at: str = ""
     ended_at: str = ""
     tasks: list[TaskRow] = Field(default_factory=list)
@@ -125,7 +150,7 @@ class WaveAttemptRecord(BaseModel):
     logical_launch_id: str = ""
     scheduler_fence_sequence: int = 0
     launch_sequence: int = 0
-    error_category: str = ""
+    error_category: MaybeFailureClass = None
     readiness: list[str] = Field(default_factory=list)
     reconciliation: list[str] = Field(default_factory=list)
     recovery_decision: str = ""
@@ -134,6 +159,9 @@ class WaveAttemptRecord(BaseModel):
     reconciliation_error: str = ""
     cancellation: Cancellation = Field(default_factory=Cancellation)
     credentials: Credentials = Field(default_factory=Credentials)
+    request_id: str = ""  # ours: the backend's launch request, resolved to job_id
+    worker_id: str = ""  # ours: the worker that holds a local-backend job
+    worker_task_queue: str = ""  # ours: where that job's await/cancel/logs activities run
 
 
 class DecisionRecord(BaseModel):
@@ -160,6 +188,47 @@ class Watermark(BaseModel):
     polls: int
     observed_at: str
     sample: list[str] = Field(default_factory=list)
+
+
+class LaunchReceipt(BaseModel):
+    """`npa-workflow/launches/<job name>.json`: written once a launch is accepted, before it is awaited."""
+
+    model_config = _OPEN
+
+    job_name: str
+    launch_token: str
+    request_id: str
+    worker_id: str = ""
+    submitted_at: str = ""
+
+
+class StageRecord(BaseModel):
+    """One member stage of one wave attempt (reference §6.6 stage projection)."""
+
+    model_config = _OPEN
+
+    key: str
+    stage: str
+    iteration: int | None = None
+    logical_state: str = ""
+    attempt: int = 1
+    managed_job_id: str = ""
+    job_group_id: str = ""
+    job_name: str = ""
+    wave_key: WaveKey
+    submitted_at: str = ""
+    started_at: str = ""
+    finished_at: str = ""
+    last_observed_at: str = ""
+    last_scheduler_state: str = ""
+    last_heartbeat_at: str = ""
+    heartbeat_source: str = ""
+    pending_reason: str = ""
+    log_location: str = ""
+    artifact_locations: list[str] = Field(default_factory=list)
+    terminal_outcome: str = ""
+    provenance: str = "runtime_wave_projection"
+    attribution_ambiguous: bool = False
 
 
 class LedgerDelta(BaseModel):
@@ -190,7 +259,7 @@ class RuntimeLedger(BaseModel):
     plan_fingerprint: str = ""
     updated_at: str = ""
     waves: list[WaveAttemptRecord] = Field(default_factory=list)
-    stages: list[dict[str, object]] = Field(default_factory=list)
+    stages: list[StageRecord] = Field(default_factory=list)
     decisions: list[DecisionRecord] = Field(default_factory=list)
     watermarks: dict[str, Watermark] = Field(default_factory=dict)
     error: str = ""
@@ -218,11 +287,16 @@ class RuntimeLedger(BaseModel):
             self.cancel_reason = delta.cancel_reason
         self.updated_at = now
 
-    def latest_attempts(self) -> dict[str, WaveAttemptRecord]:
+    def latest_attempts(self) -> dict[WaveKey, WaveAttemptRecord]:
         """Return the newest attempt recorded for each wave key."""
-        latest: dict[str, WaveAttemptRecord] = {}
-        for wave in self.waves:
-            current = latest.get(wave.key)
-            if current is None or wave.attempt >= current.attempt:
-                latest[wave.key] = wave
-        return latest
+        return latest_attempts(self.waves)
+
+
+def latest_attempts(waves: list[WaveAttemptRecord]) -> dict[WaveKey, WaveAttemptRecord]:
+    """Return the newest attempt of each wave key, in first-seen key order."""
+    latest: dict[WaveKey, WaveAttemptRecord] = {}
+    for wave in waves:
+        current = latest.get(wave.key)
+        if current is None or wave.attempt >= current.attempt:
+            latest[wave.key] = wave
+    return latest

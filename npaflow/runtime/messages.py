@@ -1,10 +1,16 @@
-"""Activity inputs and results: one model each, shared by the workflow and the activities."""
+"""Activity inputs and results: one model each, shared by the workflow and the activities.
+
+The activity names these bind to live in npaflow/runtime/contract.py.
+"""
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from npaflow.catalog.models import ToolCatalog
+from npaflow.document.models import Trigger, WorkflowSpec
 from npaflow.runtime.ledger import (
     CancellationState,
     DecisionRecord,
@@ -15,8 +21,9 @@ from npaflow.runtime.ledger import (
     WaveAttemptRecord,
 )
 from npaflow.runtime.request import BackendName
-from npaflow.spec.models import Trigger, WorkflowSpec
-from npaflow.traversal.models import WaveBatch
+from npaflow.runtime.status import FailureClass, JobStatus
+from npaflow.traversal.models import Wave
+from npaflow.waves import WaveKey
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -58,29 +65,44 @@ class LoadedSpec(BaseModel):
     prior: PriorRun = Field(default_factory=PriorRun)
 
 
+class JobRef(BaseModel):
+    """The exact job one wave attempt runs as, and where its activities must run."""
+
+    model_config = _FROZEN
+
+    backend: BackendName
+    job_id: str
+    job_name: str = ""
+    worker_id: str = ""  # local backend: the worker whose host runs the job
+    worker_task_queue: str = ""  # local backend: that worker's own task queue
+
+
 class LaunchWaveInput(BaseModel):
-    """Render one wave attempt, reconcile by its unique name, and launch it at most once."""
+    """Render one wave attempt, reconcile it with what the backend knows, launch it at most once."""
 
     model_config = _FROZEN
 
     run_id: str
     workflow: str
-    batch: WaveBatch
+    wave: Wave
     attempt: int
     backend: BackendName
     catalog: ToolCatalog
     secret_env: list[str] = Field(default_factory=list)
     infra: str = ""
+    ledger_uri: str = ""
+    reconcile: bool = False  # an earlier execution may already have launched this attempt
+    transport_recovery_seconds: float = 600
 
 
 class LaunchResult(BaseModel):
-    """The exact job a wave attempt runs as."""
+    """The exact job a wave attempt runs as, and how it was identified."""
 
     model_config = _FROZEN
 
-    job_id: str
-    job_name: str
+    job: JobRef
     launch_token: str
+    request_id: str = ""
     adopted: bool = False
     reconciliation: list[str] = Field(default_factory=list)
     credential_names: list[str] = Field(default_factory=list)
@@ -88,16 +110,25 @@ class LaunchResult(BaseModel):
 
 
 class AwaitWaveInput(BaseModel):
-    """Poll one job until it is terminal, the deadline passes, or queries keep failing."""
+    """Poll one job until it is terminal, the deadline passes, or capacity never comes."""
 
     model_config = _FROZEN
 
-    job_id: str
-    job_name: str
-    wave_key: str
-    backend: BackendName
+    job: JobRef
+    wave_key: WaveKey
     poll_seconds: float
     max_wait_seconds: float
+    pending_timeout_seconds: float = 0
+    transport_recovery_seconds: float = 600
+
+
+class AwaitEnd(StrEnum):
+    """Why polling stopped."""
+
+    TERMINAL = "terminal"  # the job reached a terminal status
+    TIMED_OUT = "timed_out"  # max_wait_seconds passed first
+    CAPACITY_TIMEOUT = "capacity_timeout"  # waited for resources past pending_timeout_seconds
+    UNREADABLE = "unreadable"  # status queries kept failing past the recovery deadline
 
 
 class AwaitResult(BaseModel):
@@ -105,9 +136,10 @@ class AwaitResult(BaseModel):
 
     model_config = _FROZEN
 
-    status: str
-    timed_out: bool = False
+    status: JobStatus
+    end: AwaitEnd = AwaitEnd.TERMINAL
     error: str = ""
+    failure_class: FailureClass | None = None
     tasks: list[TaskRow] = Field(default_factory=list)
     observations: list[Observation] = Field(default_factory=list)
     max_concurrent_observed: int = 0
@@ -119,8 +151,7 @@ class CancelWaveInput(BaseModel):
 
     model_config = _FROZEN
 
-    job_id: str
-    backend: BackendName
+    job: JobRef
     verify_seconds: float = 60
 
 
@@ -130,20 +161,21 @@ class CancelResult(BaseModel):
     model_config = _FROZEN
 
     state: CancellationState
-    status: str = ""
+    status: JobStatus = JobStatus.UNKNOWN
     error: str = ""
 
 
 class CheckOutputsInput(BaseModel):
-    """Check that every declared output exists and is not empty."""
+    """Check that every declared output of a wave exists and is not empty."""
 
     model_config = _FROZEN
 
+    wave_key: WaveKey | None = None
     uris: list[str]
 
 
 class CheckOutputsResult(BaseModel):
-    """The declared outputs that are missing."""
+    """The declared outputs that are definitely missing."""
 
     model_config = _FROZEN
 
@@ -218,5 +250,58 @@ class RequestCancelInput(BaseModel):
     model_config = _FROZEN
 
     workflow_id: str
-    run_id: str
+    execution_id: str
     reason: str = ""
+
+
+class ReadJobLogsInput(BaseModel):
+    """Read the logs of one job where it runs (its backend, its worker)."""
+
+    model_config = _FROZEN
+
+    job: JobRef
+    task: str = ""
+    tail_lines: int = 2000
+
+
+class JobLogs(BaseModel):
+    """A job's (tail-limited) logs."""
+
+    model_config = _FROZEN
+
+    text: str = ""
+
+
+class JobLogsRequest(BaseModel):
+    """Input of the `NpaflowJobLogs` workflow: the jobs whose logs the CLI wants."""
+
+    model_config = _FROZEN
+
+    jobs: list[ReadJobLogsInput] = Field(default_factory=list)
+
+
+class JobLogsResult(BaseModel):
+    """Result of the `NpaflowJobLogs` workflow: one entry per requested job, in order."""
+
+    model_config = _FROZEN
+
+    logs: list[JobLogs] = Field(default_factory=list)
+
+
+class HeartbeatDetails(BaseModel):
+    """The one shape every heartbeating activity reports; a retried attempt resumes from it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    phase: str = ""  # launching, submitted, launched, polling, cancelling, waiting
+    worker_id: str = ""  # the worker that started a launch (host-bound jobs live there)
+    job_id: str = ""
+    request_id: str = ""
+    started_at: float = 0.0  # epoch seconds of the first attempt: deadlines survive crashes
+    polls: int = 0
+    last_status: JobStatus = JobStatus.SUBMITTED
+    consecutive_errors: int = 0
+    errors_since: float = 0.0  # first of the current run of failed calls (transport recovery)
+    pending_since: float = 0.0  # first poll that saw the job waiting for resources
+    max_concurrent: int = 0
+    objects: int = 0  # trigger waits: objects seen at the last listing

@@ -17,7 +17,7 @@ class BackendName(StrEnum):
     """Where wave jobs run."""
 
     LOCAL = "local"  # processes on the worker's machine (the embedded default)
-    SKYPILOT = "skypilot"  # SkyPilot managed jobs through the sky CLI
+    SKYPILOT = "skypilot"  # SkyPilot managed jobs through its Python SDK and an API server
 
 
 class OnFailure(StrEnum):
@@ -42,6 +42,9 @@ class RunRequest(BaseModel):
     retries: int = Field(default=0, ge=0)
     retry_backoff_seconds: float = Field(default=30, ge=0)
     max_infrastructure_recoveries: int = Field(default=1, ge=0)
+    pending_timeout_seconds: float = Field(default=1800, ge=0)  # 0 = wait for capacity forever
+    transport_recovery_seconds: float = Field(default=600, ge=0)
+    worker_lost_seconds: float = Field(default=900, gt=0)
     max_concurrency: int = Field(default=0, ge=0)
     cancel_on_timeout: bool = True
     assume_decision: str = ""

@@ -1,6 +1,6 @@
-"""Job status vocabulary (SkyPilot's) and how a run reacts to each status.
+"""Job statuses (SkyPilot's vocabulary) and the failure classes that decide retries.
 
-State diagram: docs/runtime-states.md.
+State diagrams: docs/runtime-states.md. Operator table: docs/operations.md.
 """
 
 from __future__ import annotations
@@ -9,20 +9,39 @@ from collections.abc import Sequence
 from enum import StrEnum
 
 
-class FailureClass(StrEnum):
-    """Which retry budget a failure spends (DESIGN §3.6)."""
+class RetryBudget(StrEnum):
+    """Which run option pays for another attempt after a failure."""
 
-    PAYLOAD = "payload"  # the user's job failed: retried under `retries`
-    INFRA = "infra"  # capacity/controller/transport: retried under max_infrastructure_recoveries
-    CONFIGURATION = "configuration"  # can never succeed as configured: never retried
-    CANCELLED = "cancelled"  # someone cancelled the job: never retried
+    RETRIES = "retries"  # payload and setup failures: `retries`
+    INFRASTRUCTURE = "max_infrastructure_recoveries"  # capacity, controller, transport
+    NONE = "none"  # never retried
+
+
+class FailureClass(StrEnum):
+    """Why a wave attempt failed; recorded as the ledger's `error_category` (DESIGN §3.6)."""
+
+    PAYLOAD = "payload"  # the user's job failed (FAILED) or left declared outputs missing
+    SETUP = "setup"  # the job's setup failed (FAILED_SETUP)
+    CONFIGURATION = "configuration"  # can never succeed as configured (FAILED_PRECHECKS, bad YAML)
+    CAPACITY = "capacity"  # no resources: FAILED_NO_RESOURCE or pending past the timeout
+    CONTROLLER = "controller"  # the controller (or local supervisor) lost or failed the job
+    TRANSPORT = "transport"  # the backend or storage could not be reached within the deadline
+    CANCELLED = "cancelled"  # the job was cancelled by someone else than this run
+
+    def budget(self) -> RetryBudget:
+        """The option that pays for another attempt after this failure."""
+        if self in (FailureClass.PAYLOAD, FailureClass.SETUP):
+            return RetryBudget.RETRIES
+        if self in (FailureClass.CAPACITY, FailureClass.CONTROLLER, FailureClass.TRANSPORT):
+            return RetryBudget.INFRASTRUCTURE
+        return RetryBudget.NONE
 
 
 class JobStatus(StrEnum):
-    """A managed job's (or one task's) status, in SkyPilot 0.12's vocabulary."""
+    """A managed job's (or one task's) status, in SkyPilot 0.12's `ManagedJobStatus` values."""
 
     PENDING = "PENDING"  # accepted, waiting for a slot or in launch backoff
-    SUBMITTED = "SUBMITTED"  # legacy/unknown-yet: launched, no status observed
+    SUBMITTED = "SUBMITTED"  # launched, no status observed yet (SkyPilot's legacy value)
     STARTING = "STARTING"  # provisioning the task's cluster
     RUNNING = "RUNNING"  # setup or run is executing
     RECOVERING = "RECOVERING"  # preempted, relaunching
@@ -39,11 +58,16 @@ class JobStatus(StrEnum):
 
     @classmethod
     def parse(cls, raw: str | None) -> JobStatus:
-        """Map a raw status string to a member; unrecognized FAILED_* stays a failure."""
+        """Map a status string read at an edge (a queue row, a stored file) to a member.
+
+        SkyPilot's `DEPRECATED_SUBMITTED` reads as SUBMITTED and `FAILED_DRIVER` as a
+        controller failure; an unrecognised `FAILED_*` stays a failure, never a success.
+        """
         text = (raw or "").strip().upper()
         aliases = {"SUCCESS": "SUCCEEDED", "COMPLETED": "SUCCEEDED", "DONE": "SUCCEEDED",
                    "CANCELED": "CANCELLED", "STOPPED": "CANCELLED", "FAIL": "FAILED",
-                   "FAILED_RUNTIME": "FAILED", "FAILED_DRIVER": "FAILED_CONTROLLER", "": "UNKNOWN"}
+                   "FAILED_RUNTIME": "FAILED", "FAILED_DRIVER": "FAILED_CONTROLLER",
+                   "DEPRECATED_SUBMITTED": "SUBMITTED", "": "UNKNOWN"}
         text = aliases.get(text, text)
         if text in cls.__members__:
             return cls(text)
@@ -65,8 +89,12 @@ class JobStatus(StrEnum):
         """True while the task is executing (what `max_concurrent_observed` counts)."""
         return self in (JobStatus.RUNNING, JobStatus.RECOVERING)
 
+    def is_waiting_for_resources(self) -> bool:
+        """True before the task first runs: where a capacity shortage shows (skypilot ref §9)."""
+        return self in (JobStatus.PENDING, JobStatus.STARTING, JobStatus.SUBMITTED)
+
     def failure_class(self) -> FailureClass:
-        """Which retry budget a terminal failure with this status spends."""
+        """Why a job that ended with this terminal status failed."""
         return _FAILURE_CLASSES.get(self, FailureClass.PAYLOAD)
 
 
@@ -74,9 +102,11 @@ _TERMINAL = frozenset({JobStatus.SUCCEEDED, JobStatus.CANCELLED, JobStatus.FAILE
                        JobStatus.FAILED_SETUP, JobStatus.FAILED_PRECHECKS,
                        JobStatus.FAILED_NO_RESOURCE, JobStatus.FAILED_CONTROLLER})
 _FAILURE_CLASSES = {
-    JobStatus.FAILED_NO_RESOURCE: FailureClass.INFRA,
-    JobStatus.FAILED_CONTROLLER: FailureClass.INFRA,
+    JobStatus.FAILED: FailureClass.PAYLOAD,
+    JobStatus.FAILED_SETUP: FailureClass.SETUP,
     JobStatus.FAILED_PRECHECKS: FailureClass.CONFIGURATION,
+    JobStatus.FAILED_NO_RESOURCE: FailureClass.CAPACITY,
+    JobStatus.FAILED_CONTROLLER: FailureClass.CONTROLLER,
     JobStatus.CANCELLED: FailureClass.CANCELLED,
 }
 _ACTIVE_PRIORITY = (JobStatus.RUNNING, JobStatus.RECOVERING, JobStatus.STARTING, JobStatus.PENDING,

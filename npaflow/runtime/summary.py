@@ -6,13 +6,24 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from npaflow.runtime.ledger import DecisionRecord, Watermark, WaveAttemptRecord
+from npaflow.runtime.ledger import (
+    DecisionRecord,
+    MaybeFailureClass,
+    MaybeJobStatus,
+    Watermark,
+    WaveAttemptRecord,
+    WaveStatus,
+)
+from npaflow.runtime.request import BackendName
+from npaflow.waves import WaveKey
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class RunPhase(StrEnum):
     """Where a run is; mirrored into the `NpaflowPhase` search attribute and memo.
 
-    State diagram: docs/runtime-states.md.
+    Transitions: npaflow/runtime/run_state.py; diagram: docs/runtime-states.md.
     """
 
     STARTING = "starting"  # loading and validating the spec
@@ -20,9 +31,9 @@ class RunPhase(StrEnum):
     PAUSED = "paused"  # no new launches; in-flight waves finish
     SUSPENDED = "suspended"  # a wave failed with on_failure=suspend; waiting for resume/cancel
     CANCELLING = "cancelling"  # cancelling in-flight jobs by exact id
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
+    SUCCEEDED = "succeeded"  # the walk reached its end
+    FAILED = "failed"  # a wave, decision, trigger or the ledger failed for good
+    CANCELLED = "cancelled"  # cancelled; every in-flight job was cancelled first
 
     def is_final(self) -> bool:
         """True once the run has ended."""
@@ -32,25 +43,29 @@ class RunPhase(StrEnum):
 class WaveView(BaseModel):
     """One wave attempt as the status query shows it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = _FROZEN
 
-    key: str
+    key: WaveKey
     attempt: int
     states: list[str]
     job_id: str
     job_name: str
-    status: str
-    sky_status: str
+    status: WaveStatus
+    sky_status: MaybeJobStatus = None
+    error_category: MaybeFailureClass = None
+    worker_id: str = ""
+    worker_task_queue: str = ""
 
 
 class RunStatusView(BaseModel):
     """The live answer to the `status` query."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = _FROZEN
 
     run_id: str
     workflow: str
     phase: RunPhase
+    backend: BackendName = BackendName.LOCAL
     current_states: list[str] = Field(default_factory=list)
     waves: list[WaveView] = Field(default_factory=list)
     decisions: list[DecisionRecord] = Field(default_factory=list)
@@ -59,10 +74,26 @@ class RunStatusView(BaseModel):
     cancel_reason: str = ""
 
 
+class StepRecord(BaseModel):
+    """One member step of one wave attempt in the final summary (reference §6.9)."""
+
+    model_config = _FROZEN
+
+    state: str
+    status: str
+    job_id: str = ""
+    job_name: str = ""
+    sky_status: MaybeJobStatus = None
+    wave_key: WaveKey
+    group: str = ""
+    attempt: int = 1
+    error: str = ""
+
+
 class RunSummary(BaseModel):
     """The final summary (reference §6.10 shape plus `failure_class`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = _FROZEN
 
     workflow: str
     run_id: str
@@ -70,20 +101,21 @@ class RunSummary(BaseModel):
     wave_count: int
     waves: list[WaveAttemptRecord] = Field(default_factory=list)
     decisions: list[DecisionRecord] = Field(default_factory=list)
-    steps: list[dict[str, object]] = Field(default_factory=list)
+    steps: list[StepRecord] = Field(default_factory=list)
     watermarks: dict[str, Watermark] = Field(default_factory=dict)
     run_prefix_uri: str = ""
     runtime_state_uri: str = ""
     error: str = ""
-    failure_class: str = ""
+    failure_class: MaybeFailureClass = None
 
     def text_lines(self) -> list[str]:
-        """The reference's text form of a summary."""
+        """The reference's text form of a summary; decisions name the state that read them."""
         lines = [f"status: {self.status}", f"run_id: {self.run_id}", f"waves: {self.wave_count}"]
         for wave in self.waves:
-            lines.append(f"{wave.key}: {wave.status.value} [{wave.kind}] states="
+            lines.append(f"{wave.key}: {wave.status.value} [{wave.kind.value}] states="
                          f"{','.join(wave.states)} job_id={wave.job_id}")
-        lines.extend(f"decision: {d.decision} <- {d.uri}" for d in self.decisions)
+        lines.extend(f"decision: {d.decision} <- {d.uri}" + (f" (state {d.state})" if d.state else "")
+                     for d in self.decisions)
         lines.append(f"run_prefix_uri: {self.run_prefix_uri}")
         if self.error:
             lines.append(f"error: {self.error}")

@@ -1,14 +1,10 @@
-"""The `npa.workflow/v0.0.1` spec language: models, loading and validation.
+"""The `npa.workflow/v0.0.1` spec language: loading and validating documents.
 
-Loading is re-exported lazily: the validators depend on modules (context,
-catalog) that themselves import the models from this package.
+The document models live in `npaflow.document` (re-exported here); loading sits
+above the catalog and the run context, which both build on those models.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-from npaflow.spec.models import (
+from npaflow.document.models import (
     Artifact,
     ExecutionMode,
     Loop,
@@ -20,26 +16,8 @@ from npaflow.spec.models import (
     Trigger,
     WorkflowSpec,
 )
-
-if TYPE_CHECKING:
-    from npaflow.spec.load import load_spec_from_path, load_spec_from_str, parse_spec
-    from npaflow.spec.validate import validate_spec
-
-_LAZY = {
-    "load_spec_from_path": "npaflow.spec.load",
-    "load_spec_from_str": "npaflow.spec.load",
-    "parse_spec": "npaflow.spec.load",
-    "validate_spec": "npaflow.spec.validate",
-}
-
-
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(name)
-
+from npaflow.spec.load import load_spec_from_path, load_spec_from_str, parse_spec
+from npaflow.spec.validate import validate_spec
 
 __all__ = [
     "Artifact",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from npaflow.document.yaml_source import KeyPath, YamlSource
 from npaflow.errors import SpecError, SpecIssue
-from npaflow.spec.yaml_source import KeyPath, YamlSource
 
 
 class IssueCollector:

@@ -11,12 +11,12 @@ from pathlib import Path
 from pydantic import JsonValue
 
 from npaflow.catalog.models import ToolCatalog
+from npaflow.document.models import ExecutionMode, Metadata, State, WorkflowSpec
+from npaflow.document.yaml_source import YamlSource, parse_yaml
 from npaflow.errors import SpecError, SpecIssue
 from npaflow.spec.issues import IssueCollector, did_you_mean
-from npaflow.spec.models import ExecutionMode, Metadata, State, WorkflowSpec
 from npaflow.spec.parse_state import StateParser
 from npaflow.spec.validate import validate_spec
-from npaflow.spec.yaml_source import YamlSource, parse_yaml
 
 _METADATA_KEYS = {"name", "description", "namespace", "labels", "executionMode"}
 _OBJECT_KEYS = ("config", "run", "resources", "states")
@@ -85,19 +85,20 @@ def parse_spec(source: YamlSource,
         issues.add(("states",), "workflow spec must declare a non-empty 'states' mapping",
                    "add at least one state")
     issues.raise_if_any()
-    config = {**dict(data.get("config") or {}), **(overrides or {})}
+    config: dict[str, JsonValue] = {**_mapping(data.get("config")), **(overrides or {})}
     parser = StateParser(issues, config)
     states: dict[str, State] = {}
-    for name, body in (raw_states or {}).items():
+    bodies = _mapping(raw_states)
+    for name, body in bodies.items():
         state = parser.parse(name, body)
         if state is not None:
             states[name] = state
-    if len(states) != len(raw_states or {}):
+    if len(states) != len(bodies):
         issues.raise_if_any()
     spec = WorkflowSpec(
         api_version=str(data["apiVersion"]), kind=str(data["kind"]), metadata=metadata,
         config=config, run_defaults=_mapping(data.get("run")),
-        resources={str(k): v for k, v in _mapping(data.get("resources")).items()},
+        resources={str(k): _mapping(v) for k, v in _mapping(data.get("resources")).items()},
         initial=str(data.get("initial") or next(iter(states))), states=states, source=source.file)
     return spec, issues.issues
 
@@ -137,13 +138,15 @@ def _parse_metadata(raw: JsonValue, issues: IssueCollector) -> Metadata:
             issues.add(("metadata", key), f"metadata.{key} must be a string")
     if "labels" in raw and not isinstance(raw["labels"], dict):
         issues.add(("metadata", "labels"), "metadata.labels must be a mapping")
-    mode = raw.get("executionMode")
-    if mode is not None and mode not in {m.value for m in ExecutionMode}:
-        issues.add(("metadata", "executionMode"), f"unknown executionMode {mode!r}",
-                   "use 'runtime' or 'plan'")
-        mode = None
+    raw_mode = raw.get("executionMode")
+    mode: ExecutionMode | None = None
+    if raw_mode is not None:
+        if raw_mode in {m.value for m in ExecutionMode}:
+            mode = ExecutionMode(str(raw_mode))
+        else:
+            issues.add(("metadata", "executionMode"), f"unknown executionMode {raw_mode!r}",
+                       "use 'runtime' or 'plan'")
     return Metadata(
         name=str(raw.get("name") or "unnamed"), description=str(raw.get("description") or ""),
-        namespace=str(raw.get("namespace") or ""),
-        labels=raw["labels"] if isinstance(raw.get("labels"), dict) else {},
+        namespace=str(raw.get("namespace") or ""), labels=_mapping(raw.get("labels")),
         execution_mode=mode)

@@ -9,10 +9,19 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
+from npaflow.document.models import (
+    Artifact,
+    Loop,
+    MultiNodeMode,
+    ParamValue,
+    RunBlock,
+    State,
+    Transition,
+    Trigger,
+)
+from npaflow.document.yaml_source import KeyPath
 from npaflow.errors import TokenError
 from npaflow.spec.issues import IssueCollector, did_you_mean
-from npaflow.spec.models import Artifact, Loop, ParamValue, RunBlock, State, Transition, Trigger
-from npaflow.spec.yaml_source import KeyPath
 from npaflow.tokens import resolve_config_int
 
 #: State keys and the canonical field each one fills (aliases included).
@@ -63,8 +72,10 @@ class StateParser:
 
     def _parse_field(self, field: str, value: JsonValue, path: KeyPath) -> object | None:
         match field:
-            case "description" | "tool_ref" | "next" | "resources" | "multi_node_mode":
+            case "description" | "tool_ref" | "next" | "resources":
                 return self._string(value, path)
+            case "multi_node_mode":
+                return self._multi_node_mode(value, path)
             case "terminal" | "writes_decision":
                 return self._bool(value, path)
             case "needs" | "sequence":
@@ -94,6 +105,16 @@ class StateParser:
             return None
         return str(value)
 
+    def _multi_node_mode(self, value: JsonValue, path: KeyPath) -> MultiNodeMode | None:
+        text = self._string(value, path)
+        if text is None:
+            return None
+        if text not in {m.value for m in MultiNodeMode}:
+            self.issues.add(path, f"multiNodeMode must be 'sharded', got '{text}'",
+                            "use 'forbidden' (the default) or 'sharded'")
+            return None
+        return MultiNodeMode(text)
+
     def _bool(self, value: JsonValue, path: KeyPath) -> bool | None:
         if value is None or isinstance(value, bool):
             return value
@@ -107,7 +128,7 @@ class StateParser:
             self.issues.add(path, f"{path[-1]} must be a list of state names",
                             f"write {path[-1]}: [a, b]")
             return None
-        return tuple(value)
+        return tuple(str(v) for v in value)
 
     def _parallel(self, value: JsonValue, path: KeyPath) -> tuple[str, ...] | None:
         if not isinstance(value, list):
@@ -119,7 +140,7 @@ class StateParser:
                 self.issues.add((*path, index),
                                 f"parallel member must be a state name (string), got {member!r}")
                 return None
-        return tuple(value)
+        return tuple(str(m) for m in value)
 
     def _bound(self, value: JsonValue, path: KeyPath) -> int | str | None:
         if value is None:

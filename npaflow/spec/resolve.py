@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pydantic import JsonValue
 
 from npaflow.catalog.models import ToolCatalog
+from npaflow.document.models import Artifact, State, WorkflowSpec
 from npaflow.errors import TokenError
-from npaflow.spec.models import Artifact, State, WorkflowSpec
 from npaflow.tokens import TokenScope, resolve_text
 
 

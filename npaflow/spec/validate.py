@@ -8,16 +8,16 @@ from __future__ import annotations
 from npaflow.catalog.models import ToolCatalog
 from npaflow.context import ConfigTokenError, RunContext, build_run_context
 from npaflow.decisions import PREDICATES, is_known_predicate
+from npaflow.document.models import SUPPORTED_API_VERSIONS, State, WorkflowSpec
+from npaflow.document.yaml_source import YamlSource
 from npaflow.errors import SpecIssue, TokenError
 from npaflow.spec.issues import IssueCollector, did_you_mean
-from npaflow.spec.models import SUPPORTED_API_VERSIONS, State, WorkflowSpec
 from npaflow.spec.validate_contracts import (
     validate_executables,
     validate_profiles,
     validate_resolvable,
 )
 from npaflow.spec.validate_groups import validate_group
-from npaflow.spec.yaml_source import YamlSource
 from npaflow.tokens import resolve_config_int
 
 VALIDATE_RUN_ID = "validate-run"

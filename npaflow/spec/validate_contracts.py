@@ -10,9 +10,9 @@ from pydantic import JsonValue
 
 from npaflow.catalog.models import ToolCatalog
 from npaflow.context import RunContext, state_config
+from npaflow.document.models import MultiNodeMode, State, WorkflowSpec
 from npaflow.errors import TokenError
 from npaflow.spec.issues import IssueCollector, did_you_mean
-from npaflow.spec.models import MultiNodeMode, State, WorkflowSpec
 from npaflow.spec.resolve import profile_for, resolve_artifacts, resolve_command
 from npaflow.tokens import UnknownStateTokenError, resolve_deep, resolve_text
 
@@ -94,13 +94,9 @@ def validate_executables(spec: WorkflowSpec, catalog: ToolCatalog, context: RunC
                        did_you_mean(state.resources, spec.resources or {"default": None}))
             continue
         entry = catalog.get(state.tool_ref) if state.tool_ref else None
-        mode = entry.multi_node_mode.value if entry else state.multi_node_mode
-        if mode not in {m.value for m in MultiNodeMode}:
-            issues.add((*path, "multiNodeMode"), f"multiNodeMode must be 'sharded', got '{mode}'",
-                       "use 'forbidden' (the default) or 'sharded'")
-            continue
+        mode = entry.multi_node_mode if entry else state.multi_node_mode
         nodes = _state_num_nodes(spec, state, context)
-        if nodes > 1 and mode != MultiNodeMode.SHARDED.value:
+        if nodes > 1 and mode is not MultiNodeMode.SHARDED:
             issues.add((*path, "resources"), f"requests num_nodes={nodes}, but this executable is "
                        "not declared sharded; identical workers could duplicate or race output "
                        "writers", _SHARDED_HINT)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from npaflow.context import RunContext
+from npaflow.document.models import State, WorkflowSpec
 from npaflow.errors import TokenError
 from npaflow.spec.issues import IssueCollector, did_you_mean
-from npaflow.spec.models import State, WorkflowSpec
 from npaflow.tokens import resolve_config_int
 
 #: Upper bound on a group's batch size; larger values are almost always typos.

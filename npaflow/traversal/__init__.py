@@ -4,7 +4,7 @@ from npaflow.traversal.models import (
     DecisionRequest,
     Executor,
     TriggerRequest,
-    WaveBatch,
+    Wave,
     WaveKind,
     WaveOutcome,
 )
@@ -24,7 +24,7 @@ __all__ = [
     "UnmatchedDecisionError",
     "WalkRecord",
     "Walker",
-    "WaveBatch",
+    "Wave",
     "WaveFailedError",
     "WaveKind",
     "WaveOutcome",

@@ -7,26 +7,27 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from npaflow.spec.models import Trigger
+from npaflow.document.models import Trigger
 from npaflow.steps import PlanStep
+from npaflow.waves import WaveKey
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class WaveKind(StrEnum):
-    """How a wave batch is launched."""
+    """How a wave is launched."""
 
     SERIAL = "serial"  # one task: a one-document serial pipeline
     PARALLEL = "parallel"  # two or more group members: a SkyPilot JobGroup
 
 
-class WaveBatch(BaseModel):
-    """One launchable unit: a serial step, or one concurrency batch of a group occurrence."""
+class Wave(BaseModel):
+    """One launch: a serial step, or one batch of a group occurrence (see npaflow.waves)."""
 
     model_config = _FROZEN
 
     sequence: int
-    key: str
+    key: WaveKey
     kind: WaveKind
     group: str = ""
     label: str
@@ -38,12 +39,12 @@ class WaveBatch(BaseModel):
 
     @property
     def states(self) -> list[str]:
-        """The state names of the batch, in order."""
+        """The state names of the wave, in order."""
         return [step.state for step in self.steps]
 
 
 class WaveOutcome(BaseModel):
-    """The result of running one wave batch to a terminal state."""
+    """The result of running one wave to a terminal state."""
 
     model_config = _FROZEN
 
@@ -74,8 +75,8 @@ class TriggerRequest(BaseModel):
 class Executor(Protocol):
     """The side of the traversal that does (or pretends to do) the work."""
 
-    async def run_wave(self, batch: WaveBatch) -> WaveOutcome:
-        """Run one wave batch to a terminal state."""
+    async def run_wave(self, wave: Wave) -> WaveOutcome:
+        """Run one wave to a terminal state."""
         ...
 
     async def read_decision(self, request: DecisionRequest) -> str:

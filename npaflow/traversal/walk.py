@@ -12,18 +12,18 @@ from dataclasses import dataclass, field
 from npaflow.catalog.models import ToolCatalog
 from npaflow.context import RunContext, is_config_truthy, state_config
 from npaflow.decisions import evaluate_predicate
+from npaflow.document.models import State, WorkflowSpec
 from npaflow.errors import NpaflowError, PayloadError, TokenError
-from npaflow.spec.models import State, WorkflowSpec
 from npaflow.steps import PlanStep, StepPlacement, WalkTokens, materialize_step
 from npaflow.tokens import TokenScope, resolve_config_int, resolve_text
 from npaflow.traversal.models import (
     DecisionRequest,
     Executor,
     TriggerRequest,
-    WaveBatch,
+    Wave,
     WaveKind,
 )
-from npaflow.waves import split_into_batches, wave_key, wave_member
+from npaflow.waves import WaveKey, WaveMember, split_into_batches
 
 
 class StepLimitError(NpaflowError):
@@ -47,10 +47,10 @@ class DecisionScope:
 
 @dataclass
 class WalkRecord:
-    """What a walk did: every materialized step and every batch it dispatched."""
+    """What a walk did: every materialized step and every wave it dispatched."""
 
     steps: list[PlanStep] = field(default_factory=list)
-    batches: list[WaveBatch] = field(default_factory=list)
+    waves: list[Wave] = field(default_factory=list)
     skipped: list[PlanStep] = field(default_factory=list)
 
 
@@ -174,12 +174,11 @@ class Walker:
         self.sequence += 1
         self.occurrences += 1
         label = step.state + (f"-{step.iteration}" if step.iteration else "")
-        batch = WaveBatch(
+        wave = Wave(
             sequence=self.sequence, kind=WaveKind.SERIAL, label=label, steps=(step,),
-            key=wave_key(self.sequence, "", [wave_member(step.loop_label, step.state,
-                                                         step.iteration)]),
+            key=WaveKey(sequence=self.sequence, members=(_member(step),)),
             occurrence=self.occurrences)
-        await self._dispatch(batch)
+        await self._dispatch(wave)
         return step
 
     async def _run_group(self, group: State) -> None:
@@ -194,26 +193,27 @@ class Walker:
         self.occurrences += 1
         for index, batch_steps in enumerate(batches, start=1):
             self.sequence += 1
-            members_key = [wave_member(s.loop_label, s.state, s.iteration) for s in batch_steps]
-            batch = WaveBatch(
-                sequence=self.sequence, key=wave_key(self.sequence, group.name, members_key),
+            key = WaveKey(sequence=self.sequence, group=group.name,
+                          members=tuple(_member(s) for s in batch_steps))
+            wave = Wave(
+                sequence=self.sequence, key=key,
                 kind=WaveKind.PARALLEL if len(batch_steps) > 1 else WaveKind.SERIAL,
                 group=group.name, label=group.name, steps=tuple(batch_steps),
                 occurrence=self.occurrences, batch_index=index, batch_count=len(batches),
                 max_concurrency=concurrency)
             try:
-                await self._dispatch(batch)
+                await self._dispatch(wave)
             except WaveFailedError as exc:
                 for rest in batches[index:]:
                     self.record.skipped.extend(rest)
                 raise WaveFailedError(str(exc)) from None
 
-    async def _dispatch(self, batch: WaveBatch) -> None:
-        self.record.batches.append(batch)
-        outcome = await self.executor.run_wave(batch)
+    async def _dispatch(self, wave: Wave) -> None:
+        self.record.waves.append(wave)
+        outcome = await self.executor.run_wave(wave)
         if not outcome.succeeded:
-            raise WaveFailedError(outcome.error or f"wave {batch.key} failed")
-        for step in batch.steps:
+            raise WaveFailedError(outcome.error or f"wave {wave.key} failed")
+        for step in wave.steps:
             self.tokens.record_outputs(step)
 
     def _materialize(self, state: State, placement: StepPlacement) -> PlanStep:
@@ -265,3 +265,7 @@ class Walker:
     def _check_limit(self) -> None:
         if len(self.record.steps) >= self.limit:
             raise StepLimitError("plan exceeded step limit; check for unbounded control-flow cycles")
+
+
+def _member(step: PlanStep) -> WaveMember:
+    return WaveMember(loop_label=step.loop_label, state=step.state, iteration=step.iteration)

@@ -13,6 +13,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.harness import SPECS, Harness
+from tests.helpers import eventually
 
 pytestmark = pytest.mark.e2e
 
@@ -74,12 +75,8 @@ async def test_cancel_ends_a_waiting_submit_with_exit_130(env: WorkflowEnvironme
             env, local_harness, "submit", str(SPECS / "runtime/local-steps.yaml"), "--run-id",
             "e2e-cancel", "--wait", "--poll-seconds", "0.2", "--var", f"root={tmp_path}",
             "--var", "sleep=30"))
-        slow = local_harness.home / "local" / "jobs" / "2" / "job.json"
-        for _ in range(300):
-            if slow.exists():
-                break
-            await asyncio.sleep(0.1)
-        assert slow.exists(), (await waiting).stderr
+        slow = local_harness.home / "local" / "jobs" / "w1-2" / "supervisor.json"
+        await eventually(slow.exists, timeout=30, what="the slow job running")
         cancel = await npaflow(env, local_harness, "cancel", "e2e-cancel", "--reason", "e2e")
         result = await waiting
         status = await npaflow(env, local_harness, "status", "e2e-cancel", "--json")
@@ -103,9 +100,9 @@ async def test_resume_restarts_a_failed_run_and_replays_completed_waves(
     assert resumed.returncode == 0, resumed.stderr
     assert summary["status"] == "succeeded"
     first_wave, last_wave = summary["waves"]
-    assert first_wave["replayed"] is True and first_wave["job_id"] == "1"
-    assert (last_wave["attempt"], last_wave["job_id"]) == (2, "3")
-    assert len(list((local_harness.home / "local" / "jobs").glob("[0-9]*"))) == 3
+    assert first_wave["replayed"] is True and first_wave["job_id"] == "w1-1"
+    assert (last_wave["attempt"], last_wave["job_id"]) == (2, "w1-3")
+    assert len(list((local_harness.home / "local" / "jobs").glob("w1-*"))) == 3
     assert "rank 0 done" in logs.stdout
 
 
@@ -144,4 +141,4 @@ async def test_restarting_a_failed_run_with_a_different_plan_is_refused(
     assert first.returncode == 1
     assert second.returncode == 1
     assert "describes a different plan" in second.stdout + second.stderr
-    assert len(list((local_harness.home / "local" / "jobs").glob("[0-9]*"))) == 2
+    assert len(list((local_harness.home / "local" / "jobs").glob("w1-*"))) == 2

@@ -16,10 +16,11 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
-from activities.backends.local_jobs import read_json
+from activities.backends.local_jobs import JOB_FILE, LocalJobRecord, read_model
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 from tests.harness import SPECS, Harness
+from tests.helpers import eventually
 from worker.main import workflow_runner
 from workflows_def import NpaWorkflowRun
 
@@ -37,12 +38,15 @@ def start_worker_process(env: WorkflowEnvironment, home: Path, task_queue: str) 
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-async def wait_for(path: Path, timeout: float = 30.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not path.exists():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"{path} never appeared")
-        await asyncio.sleep(0.1)
+async def wait_for(directory: Path, pattern: str, timeout: float = 30.0) -> Path:
+    """The first file matching `pattern` under `directory`, once one exists."""
+    return await eventually(lambda: next(iter(sorted(directory.glob(pattern))), None),
+                            timeout=timeout, what=f"{directory}/{pattern}")
+
+
+def job_names(home: Path) -> list[str]:
+    jobs = sorted((home / "local" / "jobs").glob("*-[0-9]*"), key=lambda p: int(p.name.rsplit("-", 1)[1]))
+    return [read_model(job / JOB_FILE, LocalJobRecord).job_name for job in jobs]
 
 
 async def test_killed_worker_mid_wave_resumes_without_a_second_launch(
@@ -53,7 +57,7 @@ async def test_killed_worker_mid_wave_resumes_without_a_second_launch(
                          vars={"root": str(tmp_path), "sleep": "4"})
     handle = await env.client.start_workflow(NpaWorkflowRun.run, request, id="rt-crash",
                                              task_queue=task_queue)
-    await wait_for(home / "local" / "jobs" / "2" / "job.json")
+    await wait_for(home / "local" / "jobs", "*-2/supervisor.json")
     first.send_signal(signal.SIGKILL)
     first.wait()
     second = start_worker_process(env, home, task_queue)
@@ -63,9 +67,7 @@ async def test_killed_worker_mid_wave_resumes_without_a_second_launch(
         second.terminate()
         second.wait()
     assert summary.status == "succeeded"
-    jobs = sorted((home / "local" / "jobs").glob("[0-9]*"), key=lambda p: int(p.name))
-    names = [read_json(job / "job.json")["job_name"] for job in jobs]
-    assert names == ["rt-crash-01-first", "rt-crash-02-slow", "rt-crash-03-last"]
+    assert job_names(home) == ["rt-crash-01-first", "rt-crash-02-slow", "rt-crash-03-last"]
     assert [w.attempt for w in summary.waves] == [1, 1, 1]
 
 
@@ -98,7 +100,7 @@ async def test_resumed_run_adopts_the_job_an_ended_execution_left_running(
         handle = await local_harness.start("runtime/local-steps.yaml", run_id="rt-adopt",
                                            vars={"root": str(tmp_path), "sleep": "3"},
                                            poll_seconds=0.2)
-        await wait_for(local_harness.home / "local" / "jobs" / "2" / "job.json")
+        await wait_for(local_harness.home / "local" / "jobs", "*-2/supervisor.json")
         await handle.terminate(reason="operator terminated mid-wave")
         resumed = await local_harness.client.start_workflow(
             NpaWorkflowRun.run, RunRequest(spec=(SPECS / "runtime/local-steps.yaml").read_text(),
@@ -108,7 +110,7 @@ async def test_resumed_run_adopts_the_job_an_ended_execution_left_running(
         summary = await resumed.result()
     assert summary.status == "succeeded"
     first, slow, last = summary.waves
-    assert first.replayed and first.job_id == "1"
-    assert slow.adopted and slow.job_id == "2" and slow.attempt == 1
-    assert last.job_id == "3"
-    assert len(list((local_harness.home / "local" / "jobs").glob("[0-9]*"))) == 3
+    assert first.replayed and first.job_id == "w1-1"
+    assert slow.adopted and slow.job_id == "w1-2" and slow.attempt == 1
+    assert last.job_id == "w1-3"
+    assert len(job_names(local_harness.home)) == 3

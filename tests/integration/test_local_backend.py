@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -11,8 +13,19 @@ import pytest
 
 from activities.backends.base import LaunchRequest
 from activities.backends.local import LocalBackend
+from activities.backends.local_jobs import (
+    JOB_FILE,
+    SUPERVISOR_FILE,
+    LocalJobRecord,
+    SupervisorIdentity,
+    job_processes,
+    read_model,
+    write_model,
+)
+from npaflow.errors import ControllerError
 from npaflow.render import dump_wave_yaml
 from npaflow.runtime.status import JobStatus, aggregate_job_status
+from tests.helpers import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -25,24 +38,35 @@ def task(name: str, run: str, **extra: object) -> dict:
     return {"name": name, "envs": {"NPA_WORKFLOW_STATE": name}, "run": run, **extra}
 
 
+async def status_of(backend: LocalBackend, job_id: str) -> JobStatus:
+    return aggregate_job_status([r.status for r in (await backend.queue([job_id]))[job_id]])
+
+
 async def finish(backend: LocalBackend, job_id: str, timeout: float = 20) -> JobStatus:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        rows = (await backend.queue([job_id]))[job_id]
-        status = aggregate_job_status([JobStatus.parse(r.status) for r in rows])
-        if status.is_terminal():
-            return status
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"job {job_id} still {status}")
+    async def terminal() -> JobStatus | None:
+        status = await status_of(backend, job_id)
+        return status if status.is_terminal() else None
+    return await eventually(terminal, timeout=timeout, what=f"job {job_id} terminal")
 
 
 async def launch(backend: LocalBackend, yaml_text: str, name: str = "job-1", **secrets: str) -> str:
-    return await backend.launch(LaunchRequest(job_name=name, launch_token="tok", yaml=yaml_text,
-                                              secret_names=list(secrets), secret_values=secrets))
+    submission = await backend.submit(LaunchRequest(
+        job_name=name, launch_token="tok", yaml=yaml_text, secret_names=list(secrets),
+        secret_values=secrets))
+    return submission.job_id
+
+
+async def running(backend: LocalBackend, job_id: str) -> None:
+    await eventually(lambda: status_of(backend, job_id), what="job status")
+    await eventually(lambda: _is(backend, job_id, JobStatus.RUNNING), what=f"job {job_id} running")
+
+
+async def _is(backend: LocalBackend, job_id: str, wanted: JobStatus) -> bool:
+    return await status_of(backend, job_id) is wanted
 
 
 async def test_a_gang_task_runs_every_rank_with_skypilot_variables(tmp_path: Path) -> None:
-    backend = LocalBackend(tmp_path)
+    backend = LocalBackend(tmp_path, "w1")
     out = tmp_path / "ranks"
     job = await launch(backend, wave("serial", task(
         "train", f"mkdir -p {out} && echo $SKYPILOT_NUM_NODES > {out}/$SKYPILOT_NODE_RANK",
@@ -54,7 +78,7 @@ async def test_a_gang_task_runs_every_rank_with_skypilot_variables(tmp_path: Pat
 
 
 async def test_job_group_members_run_concurrently(tmp_path: Path) -> None:
-    backend = LocalBackend(tmp_path)
+    backend = LocalBackend(tmp_path, "w1")
     started = time.monotonic()
     job = await launch(backend, wave("parallel", task("a", "sleep 1"), task("b", "sleep 1")))
     assert await finish(backend, job) is JobStatus.SUCCEEDED
@@ -62,39 +86,78 @@ async def test_job_group_members_run_concurrently(tmp_path: Path) -> None:
 
 
 async def test_pipeline_failure_cancels_the_remaining_tasks(tmp_path: Path) -> None:
-    backend = LocalBackend(tmp_path)
+    backend = LocalBackend(tmp_path, "w1")
     job = await launch(backend, wave("serial", task("a", "exit 4"), task("b", "true")))
     assert await finish(backend, job) is JobStatus.FAILED
     rows = (await backend.queue([job]))[job]
-    assert [r.status for r in rows] == ["FAILED", "CANCELLED"]
+    assert [r.status for r in rows] == [JobStatus.FAILED, JobStatus.CANCELLED]
 
 
 async def test_setup_failure_is_failed_setup(tmp_path: Path) -> None:
-    backend = LocalBackend(tmp_path)
+    backend = LocalBackend(tmp_path, "w1")
     job = await launch(backend, wave("serial", task("a", "true", setup="exit 1")))
     assert await finish(backend, job) is JobStatus.FAILED_SETUP
 
 
-async def test_cancel_kills_the_whole_process_group(tmp_path: Path) -> None:
-    backend = LocalBackend(tmp_path)
-    marker = tmp_path / "should-not-exist"
-    job = await launch(backend, wave("serial", task("a", f"sleep 5 && touch {marker}")))
-    await asyncio.sleep(0.5)
+async def test_cancel_kills_the_whole_process_group_before_returning(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path, "w1")
+    job = await launch(backend, wave("serial", task("a", "sleep 30 & sleep 30; wait")))
+    await running(backend, job)
     await backend.cancel(job)
-    assert await finish(backend, job) is JobStatus.CANCELLED
-    await asyncio.sleep(5.5)
-    assert not marker.exists()
+    assert job_processes(job) == []
+    assert await status_of(backend, job) is JobStatus.CANCELLED
+
+
+async def test_cancel_finds_the_processes_of_a_record_that_lacks_a_pid(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path, "w1")
+    job = await launch(backend, wave("serial", task("a", "sleep 30")))
+    await running(backend, job)
+    job_dir = tmp_path / "local" / "jobs" / job
+    record = read_model(job_dir / JOB_FILE, LocalJobRecord)
+    write_model(job_dir / JOB_FILE, record.model_copy(update={"supervisor_pid": 0}))
+    (job_dir / SUPERVISOR_FILE).unlink()
+    assert job_processes(job)
+    await backend.cancel(job)
+    assert job_processes(job) == []
+
+
+async def test_a_supervisor_that_never_started_is_a_ghost_found_within_one_poll(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path, "w1", supervisor_command=["true"])
+    job = await launch(backend, wave("serial", task("a", "true")))
+    await asyncio.sleep(0.2)
+    rows = (await backend.queue([job]))[job]
+    assert [r.status for r in rows] == [JobStatus.FAILED_CONTROLLER]
+    assert "never started" in rows[0].failure_reason
+    (match,) = await backend.find_jobs("job-1")
+    assert not match.can_progress
+
+
+async def test_a_dead_supervisor_has_its_processes_killed_and_fails_as_controller(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path, "w1")
+    job = await launch(backend, wave("serial", task("a", "sleep 30")))
+    await running(backend, job)
+    identity = read_model(tmp_path / "local" / "jobs" / job / SUPERVISOR_FILE, SupervisorIdentity)
+    os.kill(identity.pid, signal.SIGKILL)
+    await eventually(lambda: _is(backend, job, JobStatus.FAILED_CONTROLLER), what="controller lost")
+    assert job_processes(job) == []
 
 
 async def test_a_new_backend_instance_reattaches_to_running_jobs(tmp_path: Path) -> None:
-    job = await launch(LocalBackend(tmp_path), wave("serial", task("a", "sleep 1")))
-    restarted = LocalBackend(tmp_path)
-    assert await restarted.find_jobs("job-1") == [job]
+    job = await launch(LocalBackend(tmp_path, "w1"), wave("serial", task("a", "sleep 1")))
+    restarted = LocalBackend(tmp_path, "w1")
+    assert [m.job_id for m in await restarted.find_jobs("job-1")] == [job]
     assert await finish(restarted, job) is JobStatus.SUCCEEDED
 
 
+async def test_job_ids_carry_the_worker_id_and_other_workers_jobs_are_refused(tmp_path: Path) -> None:
+    job = await launch(LocalBackend(tmp_path / "a", "host-a"), wave("serial", task("a", "true")))
+    assert job == "host-a-1"
+    with pytest.raises(ControllerError, match="belongs to another worker"):
+        await LocalBackend(tmp_path / "b", "host-b").queue([job])
+
+
 async def test_secret_values_reach_the_job_but_not_the_disk(tmp_path: Path) -> None:
-    backend = LocalBackend(tmp_path)
+    backend = LocalBackend(tmp_path, "w1")
     digest = hashlib.sha256(b"s3cr3t").hexdigest()
     check = f'test "$(printf %s "$TOKEN" | sha256sum | cut -d" " -f1)" = {digest} && touch {tmp_path}/ok'
     job = await launch(backend, wave("serial", task("a", check)), TOKEN="s3cr3t")
@@ -105,12 +168,25 @@ async def test_secret_values_reach_the_job_but_not_the_disk(tmp_path: Path) -> N
             assert "s3cr3t" not in path.read_text(errors="replace")
 
 
+async def test_jobs_see_only_their_envs_a_base_and_what_is_passed_through(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NPAFLOW_TEST_WORKER_ONLY", "worker-secret")
+    monkeypatch.setenv("NPAFLOW_TEST_PASSED", "passed-value")
+    backend = LocalBackend(tmp_path, "w1", job_env=["NPAFLOW_TEST_PASSED"])
+    job = await launch(backend, wave("serial", task("a", f"env > {tmp_path}/env.txt")))
+    assert await finish(backend, job) is JobStatus.SUCCEEDED
+    seen = (tmp_path / "env.txt").read_text()
+    assert "worker-secret" not in seen and "NPAFLOW_TEST_WORKER_ONLY" not in seen
+    assert "NPAFLOW_TEST_PASSED=passed-value" in seen
+    assert "NPA_WORKFLOW_STATE=a" in seen and "PATH=" in seen
+
+
 async def test_unknown_job_ids_have_no_rows(tmp_path: Path) -> None:
-    assert await LocalBackend(tmp_path).queue(["99"]) == {"99": []}
+    assert await LocalBackend(tmp_path, "w1").queue(["w1-99"]) == {"w1-99": []}
 
 
 async def test_logs_are_kept_per_task_and_rank(tmp_path: Path) -> None:
-    backend = LocalBackend(tmp_path)
+    backend = LocalBackend(tmp_path, "w1")
     job = await launch(backend, wave("serial", task("a", "echo hello-from-a")))
     await finish(backend, job)
     assert "hello-from-a" in await backend.logs(job, "a")

@@ -90,7 +90,7 @@ async def test_ledger_persists_waves_and_decisions(harness: Harness, tmp_path: P
     assert [w.states for w in ledger.waves] == [["work"], ["gate"], ["publish"]]
     assert ledger.decisions[-1].decision == "promote_checkpoint"
     assert ledger.decisions[-1].uri.endswith("/iteration-1/decision.json")
-    assert [s["stage"] for s in ledger.stages] == ["work", "gate", "publish"]
+    assert [s.stage for s in ledger.stages] == ["work", "gate", "publish"]
     run_dir = harness.home / "runs" / "rt-ledger"
     import yaml
     submitted = yaml.safe_load((run_dir / "workflow.yaml").read_text())

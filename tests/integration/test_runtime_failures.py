@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from npaflow.runtime.ledger import CancellationState, WaveStatus
+from npaflow.runtime.status import FailureClass, JobStatus
 from tests.harness import Harness
 from tests.integration.fake_backend import FakeBackend
 
@@ -14,7 +16,7 @@ async def test_wave_retry_recovers_from_a_transient_failure(harness: Harness, fa
     fake.scripts = [["FAILED"]]
     outcome = await harness.run("runtime/fanout.yaml", retries=1)
     assert outcome.status == "succeeded"
-    first = [w for w in outcome.summary.waves if w.key.startswith("001|")]
+    first = [w for w in outcome.summary.waves if w.key.sequence == 1]
     assert [(w.attempt, w.status.value) for w in first] == [(1, "failed"), (2, "succeeded")]
     assert [launch.env("NPA_WORKFLOW_FENCE_ATTEMPT") for launch in fake.launches[:2]] == ["1", "2"]
     assert fake.launches[0].env("NPA_WORKFLOW_ATTEMPT_ID") != fake.launches[1].env("NPA_WORKFLOW_ATTEMPT_ID")
@@ -36,7 +38,7 @@ async def test_infrastructure_failures_spend_their_own_budget(harness: Harness, 
     outcome = await harness.run("runtime/fanout.yaml", retries=0, max_infrastructure_recoveries=1)
     assert outcome.status == "failed"
     assert len(fake.launches) == 2
-    assert outcome.summary.failure_class == "infra"
+    assert outcome.summary.failure_class is FailureClass.CAPACITY
 
 
 async def test_configuration_failures_never_retry(harness: Harness, fake: FakeBackend) -> None:
@@ -64,8 +66,8 @@ async def test_timeout_without_cancel_never_retries_a_preserved_job(harness: Har
     assert len(fake.launches) == 1
     assert fake.cancel_calls == []
     (wave,) = outcome.ledger.waves
-    assert (wave.status.value, wave.sky_status, wave.cancellation.state.value) == (
-        "running", "SUBMITTED", "not_applicable")
+    assert (wave.status, wave.sky_status, wave.cancellation.state) == (
+        WaveStatus.RUNNING, JobStatus.RUNNING, CancellationState.NOT_APPLICABLE)
 
 
 async def test_zero_max_wait_is_unbounded(harness: Harness, fake: FakeBackend) -> None:
@@ -84,53 +86,39 @@ async def test_transient_status_errors_do_not_orphan_the_job(harness: Harness, f
     assert "TimeoutError" in errors[0]
 
 
-async def test_persistent_status_errors_cancel_the_job_and_fail(harness: Harness,
-                                                                fake: FakeBackend) -> None:
+async def test_persistent_status_errors_cancel_the_job_and_fail_as_transport(
+        harness: Harness, fake: FakeBackend) -> None:
     fake.query_failures = 10_000
-    outcome = await harness.run("runtime/fanout.yaml", max_infrastructure_recoveries=0)
+    outcome = await harness.run("runtime/fanout.yaml", max_infrastructure_recoveries=0,
+                                transport_recovery_seconds=0)
     assert outcome.status == "failed"
     assert "consecutive" in outcome.error
     assert fake.cancel_calls == ["1"]
     wave = outcome.summary.waves[0]
-    assert wave.sky_status == "SUBMITTED"
-    assert wave.cancellation.state.value == "requested"
+    assert wave.sky_status is JobStatus.SUBMITTED
+    assert wave.error_category is FailureClass.TRANSPORT
+    assert wave.cancellation.state is CancellationState.REQUESTED
+
+
+async def test_status_errors_within_the_recovery_deadline_are_waited_out(
+        harness: Harness, fake: FakeBackend) -> None:
+    fake.query_failures = 8
+    outcome = await harness.run("runtime/fanout.yaml", transport_recovery_seconds=60)
+    assert outcome.status == "succeeded"
+    assert fake.cancel_calls == []
+    assert len(fake.launches) == 3
 
 
 async def test_exact_cancellation_is_verified_without_masking_primary_error(
         harness: Harness, fake: FakeBackend) -> None:
+    fake.default = ["RUNNING"]
     fake.query_failures = 6
-    outcome = await harness.run("runtime/fanout.yaml")
+    outcome = await harness.run("runtime/fanout.yaml", transport_recovery_seconds=0,
+                                max_infrastructure_recoveries=0)
     wave = outcome.summary.waves[0]
     assert "consecutive" in wave.primary_error
-    assert wave.cancellation.state.value == "verified"
-    assert wave.sky_status == "CANCELLED"
-
-
-async def test_stale_job_id_from_launch_output_is_corrected_by_name(harness: Harness,
-                                                                    fake: FakeBackend) -> None:
-    fake.reported_ids = ["140", "2", "3"]
-    outcome = await harness.run("runtime/fanout.yaml")
-    assert outcome.status == "succeeded"
-    assert "140" not in fake.queue_calls
-    assert outcome.summary.waves[0].job_id == "1"
-    assert any("stale job id" in note for note in outcome.summary.waves[0].reconciliation)
-
-
-async def test_empty_job_id_is_recovered_from_the_job_name(harness: Harness, fake: FakeBackend) -> None:
-    fake.reported_ids = ["", "", ""]
-    outcome = await harness.run("runtime/fanout.yaml")
-    assert outcome.status == "succeeded"
-    assert [w.job_id for w in outcome.summary.waves] == ["1", "2", "3"]
-
-
-async def test_no_job_id_and_no_name_match_fails_the_wave(harness: Harness, fake: FakeBackend) -> None:
-    fake.reported_ids = [""]
-    fake.name_lookup = lambda name, ids: []
-    outcome = await harness.run("runtime/fanout.yaml")
-    assert outcome.status == "failed"
-    assert "could not be found by name" in outcome.error
-    assert fake.cancel_calls == []
-    assert fake.queue_calls == []
+    assert wave.cancellation.state is CancellationState.VERIFIED
+    assert wave.sky_status is JobStatus.CANCELLED
 
 
 async def test_successful_job_without_declared_output_fails_closed(harness: Harness,

@@ -80,4 +80,4 @@ async def test_runtime_sequence_matches_plan_time_unroll(harness: Harness, fake:
                                overrides={"root": str(tmp_path)})
     plan = build_plan(spec, catalog, run_id=run_id, decisions=decisions)
     assert [s.state for s in plan.steps] == [state for launch in fake.submissions for state in launch]
-    assert [b.key for b in plan.batches] == [w.key for w in outcome.summary.waves]
+    assert [b.key for b in plan.waves] == [w.key for w in outcome.summary.waves]

@@ -86,7 +86,7 @@ async def test_suspend_then_resume_retries_the_failed_wave_as_attempt_two(harnes
         await handle.signal("resume")
         outcome = await harness.finish(handle)
     assert outcome.status == "succeeded"
-    first = [w for w in outcome.summary.waves if w.key.startswith("001|")]
+    first = [w for w in outcome.summary.waves if w.key.sequence == 1]
     assert [(w.attempt, w.status.value) for w in first] == [(1, "failed"), (2, "succeeded")]
 
 

@@ -16,7 +16,7 @@ GATE_BODY = ["caption-batch", "score-batch", "quality-gate"]
 def test_every_example_plans_and_folds_into_waves(name: str, assume: str) -> None:
     plan = plan_of(name, assume)
     assert plan.steps
-    assert sum(len(w.steps) for w in plan.waves()) == len(plan.steps)
+    assert sum(len(w.steps) for w in plan.occurrences()) == len(plan.steps)
     assert all(step.has_command() for step in plan.steps)
 
 
@@ -31,7 +31,7 @@ def test_gate_loop_example_runs_the_full_budget_on_loop_back() -> None:
 
 
 def test_parallel_sweep_example_batches_four_members_two_at_a_time() -> None:
-    waves = plan_of("parallel-sweep.yaml").waves()
+    waves = plan_of("parallel-sweep.yaml").occurrences()
     assert [(w.kind.value, w.name, len(w.steps)) for w in waves] == [
         ("parallel", "sweep", 4), ("serial", "select-best", 1)]
     assert [len(b.steps) for b in waves[0].batches] == [2, 2]

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import EXAMPLES, ROOT
 
 pytestmark = pytest.mark.unit
 
 SIDE_EFFECT_MODULES = {"temporalio", "boto3", "botocore", "aioboto3", "subprocess", "random",
                        "time", "os", "socket", "asyncio.subprocess", "workflows_def", "activities",
-                       "worker"}
+                       "worker", "sky"}
+UPPER_LAYERS = {"workflows_def", "activities", "worker", "sky", "boto3", "botocore", "aioboto3"}
+#: The only CLI modules that talk to Temporal; the CLI imports them when a run command runs.
+CLI_CLIENT_MODULES = {"run_handlers.py", "temporal_client.py"}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -26,30 +32,87 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
+def _rel(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
 def pure_modules() -> list[Path]:
     return [p for p in (ROOT / "npaflow").rglob("*.py") if "cli" not in p.relative_to(ROOT).parts]
 
 
-@pytest.mark.parametrize("path", pure_modules(), ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", pure_modules(), ids=_rel)
 def test_pure_modules_import_no_side_effects(path: Path) -> None:
     bad = {name for name in imported_modules(path)
            if name.split(".")[0] in SIDE_EFFECT_MODULES or name in SIDE_EFFECT_MODULES}
     assert not bad, f"{path} imports {sorted(bad)}"
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "npaflow" / "cli").glob("*.py")), ids=_rel)
+def test_the_cli_never_imports_upper_layers_and_talks_to_temporal_from_two_modules(path: Path) -> None:
+    roots = {name.split(".")[0] for name in imported_modules(path)}
+    assert not roots & UPPER_LAYERS, f"{path.name} imports {sorted(roots & UPPER_LAYERS)}"
+    if path.name not in CLI_CLIENT_MODULES:
+        assert "temporalio" not in roots, f"{path.name} imports temporalio at module level"
+
+
+def test_spec_commands_load_no_temporal_aioboto3_activities_or_worker(tmp_path: Path) -> None:
+    script = (
+        "import sys, contextlib, io\n"
+        "from npaflow import cli\n"
+        "import worker.cli\n"
+        "for argv in (['validate-spec', SPEC], ['plan-spec', SPEC, '--waves'],\n"
+        "             ['render', SPEC, '--out', OUT]):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        assert cli.run(argv, extra=[worker.cli.register]) == 0\n"
+        "import json\n"
+        "print(json.dumps(sorted(sys.modules)))\n")
+    spec = str(EXAMPLES / "gate-loop.yaml")
+    result = subprocess.run([sys.executable, "-c", f"SPEC={spec!r}\nOUT={str(tmp_path)!r}\n{script}"],
+                            cwd=ROOT, capture_output=True, text=True, check=True)
+    loaded = {name.split(".")[0] for name in json.loads(result.stdout)}
+    assert not loaded & {"temporalio", "aioboto3", "botocore", "activities", "workflows_def", "sky"}
+
+
+def _subpackage(path: Path) -> str:
+    parts = path.relative_to(ROOT / "npaflow").parts
+    return parts[0] if len(parts) > 1 else parts[0].removesuffix(".py")
+
+
+def test_npaflow_subpackages_import_each_other_without_cycles() -> None:
+    graph: dict[str, set[str]] = {}
+    for path in (ROOT / "npaflow").rglob("*.py"):
+        source = _subpackage(path)
+        for name in imported_modules(path):
+            parts = name.split(".")
+            if parts[0] == "npaflow" and len(parts) > 1 and parts[1] != source:
+                graph.setdefault(source, set()).add(parts[1])
+    cycles = [(a, b) for a, targets in graph.items() for b in targets if _reaches(graph, b, a)]
+    assert cycles == [], f"subpackage import cycles: {sorted(cycles)}"
+
+
+def _reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:
+    seen, stack = set(), [start]
+    while stack:
+        node = stack.pop()
+        if node == goal:
+            return True
+        if node not in seen:
+            seen.add(node)
+            stack.extend(graph.get(node, ()))
+    return False
+
+
 WORKFLOW_ALLOWED_ROOTS = {"npaflow", "temporalio", "pydantic", "workflows_def", "__future__",
                           "asyncio", "dataclasses", "datetime", "typing", "collections", "enum"}
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "workflows_def").glob("*.py")),
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((ROOT / "workflows_def").glob("*.py")), ids=lambda p: p.name)
 def test_workflow_code_imports_only_pure_modules_and_the_sdk(path: Path) -> None:
     roots = {name.split(".")[0] for name in imported_modules(path)}
     assert roots <= WORKFLOW_ALLOWED_ROOTS, f"{path.name} imports {sorted(roots - WORKFLOW_ALLOWED_ROOTS)}"
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "activities").rglob("*.py")),
-                         ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", sorted((ROOT / "activities").rglob("*.py")), ids=_rel)
 def test_activities_never_import_the_worker_or_workflows(path: Path) -> None:
     roots = {name.split(".")[0] for name in imported_modules(path)}
     assert not roots & {"worker", "workflows_def"}, path

@@ -1,4 +1,4 @@
-"""Rendering wave batches to SkyPilot YAML (reference §8, §11.1 rendering cases)."""
+"""Rendering waves to SkyPilot YAML (reference §8, §11.1 rendering cases)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ OPTIONS = RenderOptions(run_id="fanout-demo", workflow="fanout-demo")
 
 
 def fanout_batches():
-    return plan_of("fanout-demo.yaml", run_id="fanout-demo").batches
+    return plan_of("fanout-demo.yaml", run_id="fanout-demo").waves
 
 
 def test_job_group_render_emits_parallel_header() -> None:
@@ -83,7 +83,7 @@ def test_attempts_get_distinct_launch_tokens() -> None:
 
 
 def test_kubernetes_profile_is_normalized_with_image_setup_and_config() -> None:
-    batches = plan_of("k8s-render.yaml").batches
+    batches = plan_of("k8s-render.yaml").waves
     _, (task,) = load_wave_yaml(render_wave(batches[0], CATALOG, OPTIONS).yaml)
     assert task["resources"] == {"cloud": "kubernetes", "accelerators": "H100:1", "cpus": "4+",
                                  "memory": "16+", "ephemeral_storage": 100,
@@ -96,7 +96,7 @@ def test_kubernetes_profile_is_normalized_with_image_setup_and_config() -> None:
 
 
 def test_gang_profile_renders_task_level_num_nodes_and_drops_disk_off_kubernetes() -> None:
-    _, (task,) = load_wave_yaml(render_wave(plan_of("k8s-render.yaml").batches[1], CATALOG,
+    _, (task,) = load_wave_yaml(render_wave(plan_of("k8s-render.yaml").waves[1], CATALOG,
                                             OPTIONS).yaml)
     assert task["num_nodes"] == 2
     assert task["resources"] == {"cloud": "aws", "cpus": 8, "memory": "32", "use_spot": True,
@@ -105,7 +105,7 @@ def test_gang_profile_renders_task_level_num_nodes_and_drops_disk_off_kubernetes
 
 
 def test_shell_commands_run_under_bash_c_and_argv_is_quoted() -> None:
-    batches = plan_of("serial-pipeline.yaml").batches
+    batches = plan_of("serial-pipeline.yaml").waves
     runs = [load_wave_yaml(render_wave(b, CATALOG, OPTIONS).yaml)[1][0]["run"] for b in batches]
     assert runs[0] == "bash -c 'echo ingest'"
     assert runs[3] == "python3 train.py --epochs 3"
@@ -137,7 +137,7 @@ def test_state_with_a_command_that_resolves_empty_names_the_state() -> None:
     from tests.helpers import load_doc, minimal_doc
     doc = minimal_doc(work={"run": {"shell": "{{config.cmd}}"}, "next": "done"})
     doc["config"] = {"cmd": ""}
-    batch = build_plan(load_doc(doc), CATALOG).batches[0]
+    batch = build_plan(load_doc(doc), CATALOG).waves[0]
     with pytest.raises(RenderError, match="state work: planned step 'work' has no command"):
         render_wave(batch, CATALOG, OPTIONS)
 
@@ -146,7 +146,7 @@ def test_secret_values_never_reach_the_rendered_yaml(monkeypatch: pytest.MonkeyP
     canary = "canary-7f3a9c-secret-value"
     monkeypatch.setenv("HF_TOKEN", canary)
     options = RenderOptions(run_id="r", workflow="w", secret_env=("HF_TOKEN", "WANDB_API_KEY"))
-    for batch in plan_of("k8s-render.yaml").batches:
+    for batch in plan_of("k8s-render.yaml").waves:
         rendered = render_wave(batch, CATALOG, options)
         assert canary not in rendered.yaml
         assert "secrets" not in yaml.safe_load_all(rendered.yaml).__next__()

@@ -31,8 +31,8 @@ def load_with_skypilot(text: str):
 def test_every_wave_batch_loads_through_skypilot(name: str, assume: str) -> None:
     plan = plan_of(name, assume, run_id="run-7")
     options = RenderOptions(run_id="run-7", workflow=name.removesuffix(".yaml"))
-    assert plan.batches
-    for batch in plan.batches:
+    assert plan.waves
+    for batch in plan.waves:
         rendered = render_wave(batch, CATALOG, options)
         dag = load_with_skypilot(rendered.yaml)
         _, documents = load_wave_yaml(rendered.yaml)
@@ -53,20 +53,20 @@ def test_every_wave_batch_loads_through_skypilot(name: str, assume: str) -> None
 
 
 def test_job_group_members_keep_their_state_names_in_skypilot() -> None:
-    batch = plan_of("fanout-demo.yaml").batches[0]
+    batch = plan_of("fanout-demo.yaml").waves[0]
     dag = load_with_skypilot(render_wave(batch, CATALOG, RenderOptions(run_id="r", workflow="w")).yaml)
     assert [t.name for t in dag.tasks] == ["shard-a", "shard-b"]
     assert dag.primary_tasks in (None, [])
 
 
 def test_gang_task_loads_with_two_nodes() -> None:
-    batch = plan_of("gang.yaml").batches[0]
+    batch = plan_of("gang.yaml").waves[0]
     dag = load_with_skypilot(render_wave(batch, CATALOG, RenderOptions(run_id="r", workflow="g")).yaml)
     assert dag.tasks[0].num_nodes == 2
 
 
 def test_kubernetes_task_loads_with_image_and_at_least_resources() -> None:
-    batch = plan_of("k8s-render.yaml").batches[0]
+    batch = plan_of("k8s-render.yaml").waves[0]
     dag = load_with_skypilot(render_wave(batch, CATALOG, RenderOptions(run_id="r", workflow="k")).yaml)
     resources = next(iter(dag.tasks[0].resources))
     assert resources.image_id and "ghcr.io/acme/train:1.2" in str(resources.image_id)

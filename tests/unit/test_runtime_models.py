@@ -8,7 +8,8 @@ from pydantic import ValidationError
 from npaflow.runtime.ledger import LedgerDelta, RuntimeLedger, WaveAttemptRecord, WaveStatus
 from npaflow.runtime.projection import derive_stages, normalize_stage_state
 from npaflow.runtime.request import RunRequest
-from npaflow.runtime.status import FailureClass, JobStatus, aggregate_job_status
+from npaflow.runtime.status import FailureClass, JobStatus, RetryBudget, aggregate_job_status
+from npaflow.waves import WaveKey
 
 pytestmark = pytest.mark.unit
 S = JobStatus
@@ -34,10 +35,21 @@ def test_status_parsing_accepts_aliases(raw: str, expected: JobStatus) -> None:
     assert JobStatus.parse(raw) is expected
 
 
-def test_failure_classes_pick_the_retry_budget() -> None:
-    assert S.FAILED.failure_class() is FailureClass.PAYLOAD
-    assert S.FAILED_NO_RESOURCE.failure_class() is FailureClass.INFRA
-    assert S.FAILED_PRECHECKS.failure_class() is FailureClass.CONFIGURATION
+@pytest.mark.parametrize(("status", "failure_class", "budget"), [
+    (S.FAILED, FailureClass.PAYLOAD, RetryBudget.RETRIES),
+    (S.FAILED_SETUP, FailureClass.SETUP, RetryBudget.RETRIES),
+    (S.FAILED_NO_RESOURCE, FailureClass.CAPACITY, RetryBudget.INFRASTRUCTURE),
+    (S.FAILED_CONTROLLER, FailureClass.CONTROLLER, RetryBudget.INFRASTRUCTURE),
+    (S.FAILED_PRECHECKS, FailureClass.CONFIGURATION, RetryBudget.NONE),
+    (S.CANCELLED, FailureClass.CANCELLED, RetryBudget.NONE),
+])
+def test_failure_classes_pick_the_retry_budget(status: JobStatus, failure_class: FailureClass,
+                                               budget: RetryBudget) -> None:
+    assert status.failure_class() is failure_class
+    assert failure_class.budget() is budget
+
+
+def test_absent_and_unknown_are_never_terminal() -> None:
     assert not S.ABSENT.is_terminal() and not S.UNKNOWN.is_terminal()
 
 
@@ -69,7 +81,7 @@ def test_ledger_upserts_waves_by_key_and_attempt() -> None:
                                     WaveAttemptRecord(key="001|serial|:a:-", attempt=2)]), now="t2")
     assert [(w.attempt, w.status.value) for w in ledger.waves] == [(1, "failed"), (2, "pending")]
     assert ledger.updated_at == "t2"
-    assert ledger.latest_attempts()["001|serial|:a:-"].attempt == 2
+    assert ledger.latest_attempts()[WaveKey.parse("001|serial|:a:-")].attempt == 2
 
 
 def test_stage_projection_keeps_attempts_and_group_attribution_separate() -> None:
@@ -79,12 +91,12 @@ def test_stage_projection_keeps_attempts_and_group_attribution_separate() -> Non
         WaveAttemptRecord(key="001|shards|shards:shard-a:-,shards:shard-b:-", job_id="202",
                           group="shards", attempt=2, status=WaveStatus.SUCCEEDED),
         WaveAttemptRecord(key="002|serial|:finalize:-", job_id="203", status=WaveStatus.SUCCEEDED)])
-    stages = {(s["stage"], s["attempt"]): s for s in derive_stages(ledger)}
-    assert stages[("shard-a", 1)]["managed_job_id"] == "201"
-    assert stages[("shard-b", 1)]["managed_job_id"] == "201"
-    assert stages[("shard-a", 2)]["managed_job_id"] == "202"
-    assert stages[("shard-b", 2)]["terminal_outcome"] == "succeeded"
-    assert stages[("finalize", 1)]["managed_job_id"] == "203"
+    stages = {(s.stage, s.attempt): s for s in derive_stages(ledger)}
+    assert stages[("shard-a", 1)].managed_job_id == "201"
+    assert stages[("shard-b", 1)].managed_job_id == "201"
+    assert stages[("shard-a", 2)].managed_job_id == "202"
+    assert stages[("shard-b", 2)].terminal_outcome == "succeeded"
+    assert stages[("finalize", 1)].managed_job_id == "203"
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("ok", "SUCCEEDED"), ("aborted", "CANCELLED"),

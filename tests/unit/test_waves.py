@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from npaflow.waves import job_name, sanitize_job_name, split_into_batches, wave_key
+from npaflow.waves import WaveKey, WaveMember, job_name, sanitize_job_name, split_into_batches
 from tests.helpers import load_fixture, plan_of
 
 pytestmark = pytest.mark.unit
@@ -12,7 +12,7 @@ pytestmark = pytest.mark.unit
 
 def test_wave_plan_groups_parallel_members() -> None:
     plan = plan_of("fanout-demo.yaml")
-    waves = plan.waves()
+    waves = plan.occurrences()
     assert [w.kind.value for w in waves] == ["parallel", "serial"]
     assert (waves[0].group, len(waves[0].steps), waves[0].max_concurrency) == ("shards", 3, 2)
     assert [len(b.steps) for b in waves[0].batches] == [2, 1]
@@ -25,12 +25,12 @@ def test_wave_plan_defaults_concurrency_to_group_size() -> None:
     spec = spec.model_copy(update={"states": {**spec.states, "shards": shards}})
     from npaflow.plan import build_plan
     from tests.helpers import CATALOG
-    wave = build_plan(spec, CATALOG).waves()[0]
+    wave = build_plan(spec, CATALOG).occurrences()[0]
     assert (wave.max_concurrency, [len(b.steps) for b in wave.batches]) == (3, [3])
 
 
 def test_wave_plan_of_serial_spec_is_all_serial() -> None:
-    waves = plan_of("serial-pipeline.yaml").waves()
+    waves = plan_of("serial-pipeline.yaml").occurrences()
     assert all(w.kind.value == "serial" and len(w.steps) == 1 for w in waves)
     assert [w.name for w in waves] == ["ingest", "clean", "label", "train", "evaluate", "report"]
 
@@ -48,25 +48,25 @@ def test_waves_json_has_exactly_the_reference_shape() -> None:
 
 @pytest.mark.parametrize(("cap", "sizes"), [(0, [2, 1]), (1, [1, 1, 1]), (8, [2, 1])])
 def test_max_concurrency_option_is_a_cap_not_an_override(cap: int, sizes: list[int]) -> None:
-    wave = plan_of("fanout-demo.yaml", cap=cap).waves()[0]
+    wave = plan_of("fanout-demo.yaml", cap=cap).occurrences()[0]
     assert [len(b.steps) for b in wave.batches] == sizes
 
 
 def test_batches_carry_reference_wave_keys() -> None:
-    keys = [b.key for b in plan_of("fanout-demo.yaml").batches]
+    keys = [str(w.key) for w in plan_of("fanout-demo.yaml").waves]
     assert keys == ["001|shards|shards:shard-a:-,shards:shard-b:-", "002|shards|shards:shard-c:-",
                     "003|serial|:join:-"]
 
 
 def test_loop_waves_count_every_iteration_in_the_sequence() -> None:
     plan = plan_of("gate-loop-ref.yaml", "loop_back")
-    work_keys = [b.key for b in plan.batches if b.steps[0].state == "work"]
+    work_keys = [str(w.key) for w in plan.waves if w.steps[0].state == "work"]
     assert work_keys == ["001|serial|refine:work:-", "003|serial|refine:work:-",
                          "005|serial|refine:work:-"]
 
 
 def test_one_member_batches_are_serial_but_keep_the_group() -> None:
-    last = plan_of("fanout-demo.yaml").batches[1]
+    last = plan_of("fanout-demo.yaml").waves[1]
     assert (last.kind.value, last.group, last.label) == ("serial", "shards", "shards")
 
 
@@ -77,7 +77,15 @@ def test_split_into_batches_keeps_order() -> None:
 
 
 def test_wave_key_format() -> None:
-    assert wave_key(11, "", [":fin:-"]) == "011|serial|:fin:-"
+    assert str(WaveKey(sequence=11, members=(WaveMember(state="fin"),))) == "011|serial|:fin:-"
+
+
+def test_wave_keys_serialise_to_the_reference_string_and_parse_back() -> None:
+    key = WaveKey(sequence=4, group="grp", members=(WaveMember(loop_label="grp", state="p3"),
+                                                     WaveMember(loop_label="o", state="g", iteration=2)))
+    assert key.model_dump() == "004|grp|grp:p3:-,o:g:2"
+    assert WaveKey.model_validate("004|grp|grp:p3:-,o:g:2") == key
+    assert WaveKey.parse(str(key)).states == ["p3", "g"]
 
 
 def test_job_names_are_sanitized_and_numbered() -> None:

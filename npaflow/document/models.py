@@ -108,7 +108,7 @@ class State(BaseModel):
     inputs: tuple[Artifact, ...] = ()
     outputs: tuple[Artifact, ...] = ()
     resources: str = "default"
-    multi_node_mode: str = MultiNodeMode.FORBIDDEN.value
+    multi_node_mode: MultiNodeMode = MultiNodeMode.FORBIDDEN
 
     def is_executable(self) -> bool:
         """True when the state launches work (a command or a catalog tool)."""

@@ -1,0 +1,123 @@
+"""Activities that read the world to steer a run: decisions, trigger prefixes, declared outputs.
+
+Fail closed: only a definite "no such object" is missing (and only then may a
+fallback decision apply); access and credential errors fail at once, other
+read errors are retried by the caller's deadline, never read as missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+from temporalio import activity
+
+from activities.clock import utc_now
+from activities.context import ActivityContext
+from activities.errors import mapped_errors
+from activities.heartbeat import heartbeating, resume_details
+from activities.storage import ArtifactMissingError, has_content, join_uri
+from npaflow.decisions import DECISION_KEYS, normalize_decision, parse_decision_payload
+from npaflow.errors import PayloadError
+from npaflow.runtime.contract import CHECK_OUTPUTS, READ_DECISION, WAIT_TRIGGER
+from npaflow.runtime.ledger import DecisionRecord, Watermark
+from npaflow.runtime.messages import (
+    CheckOutputsInput,
+    CheckOutputsResult,
+    DecisionResult,
+    ReadDecisionInput,
+    TriggerResult,
+    WaitTriggerInput,
+)
+
+#: Decision bodies kept in the ledger are cut to this many characters.
+MAX_BODY_CHARS = 2000
+
+
+class ArtifactActivities:
+    """Reads decision artifacts, waits on trigger prefixes, checks declared outputs."""
+
+    def __init__(self, context: ActivityContext) -> None:
+        self.context = context
+
+    @activity.defn(name=READ_DECISION.name)
+    @mapped_errors
+    async def read_decision(self, request: ReadDecisionInput) -> DecisionResult:
+        """Read and normalize a decision; a missing artifact falls back only when asked to."""
+        storage = self.context.storage.for_uri(request.uri)
+        try:
+            body = await storage.read_text(request.uri)
+        except ArtifactMissingError:
+            if request.fallback:
+                decision = normalize_decision(request.fallback)
+                return DecisionResult(decision=decision, record=DecisionRecord(
+                    state=request.state, uri=request.uri, decision=decision, read_at=utc_now(),
+                    source="assume_decision_fallback"))
+            record = DecisionRecord(state=request.state, uri=request.uri, read_at=utc_now(),
+                                    source="missing")
+            return DecisionResult(record=record, error=(
+                f"state {request.state}: decision artifact {request.uri} does not exist; the state "
+                "must write it, or pass an explicit --assume-decision to fall back"))
+        record = DecisionRecord(state=request.state, uri=request.uri, read_at=utc_now(),
+                                body=body[:MAX_BODY_CHARS], source="artifact")
+        try:
+            decision = parse_decision_payload(body, request.uri)
+        except PayloadError as exc:
+            record.decode_error = str(exc)[:200]
+            return DecisionResult(record=record, error=f"state {request.state}: {exc}")
+        record.decision = _ledger_decision(body) or decision
+        return DecisionResult(decision=decision, record=record)
+
+    @activity.defn(name=WAIT_TRIGGER.name)
+    @mapped_errors
+    async def wait_trigger(self, request: WaitTriggerInput) -> TriggerResult:
+        """List the prefix (all pages) until it holds enough objects, within maxPolls and the deadline."""
+        trigger, uri = request.trigger, request.uri
+        storage = self.context.storage.for_uri(uri)
+        prefix = uri if uri.endswith("/") else uri + "/"
+        details = resume_details(phase="waiting")
+        deadline = request.max_wait_seconds if request.max_wait_seconds > 0 else float("inf")
+        async with heartbeating(details) as hb:
+            while True:
+                keys = await hb.recovering(f"state {request.state}: list {uri}",
+                                           lambda: storage.list_keys(prefix), deadline_seconds=deadline)
+                polls = hb.details.polls + 1
+                hb.update(polls=polls, objects=len(keys))
+                if len(keys) >= trigger.min_objects:
+                    return TriggerResult(watermark=Watermark(
+                        uri=uri, objects=len(keys), polls=polls, observed_at=utc_now(),
+                        sample=[join_uri(uri, k) for k in keys[:5]]))
+                if trigger.max_polls > 0 and polls >= trigger.max_polls:
+                    return TriggerResult(error=f"state {request.state}: trigger {uri} still has "
+                                         f"{len(keys)} object(s) after {polls} poll(s) (need "
+                                         f"{trigger.min_objects})")
+                if time.time() - hb.details.started_at >= deadline:
+                    return TriggerResult(error=f"state {request.state}: trigger {uri} still has "
+                                         f"{len(keys)} object(s) (need {trigger.min_objects}) after "
+                                         f"waiting {request.max_wait_seconds:g}s")
+                await asyncio.sleep(max(trigger.poll_seconds, 0.05))
+
+    @activity.defn(name=CHECK_OUTPUTS.name)
+    @mapped_errors
+    async def check_outputs(self, request: CheckOutputsInput) -> CheckOutputsResult:
+        """Return the declared outputs that definitely do not exist (or are empty)."""
+        missing = []
+        for uri in request.uris:
+            if not await has_content(self.context.storage.for_uri(uri), uri):
+                missing.append(uri)
+        return CheckOutputsResult(missing=missing)
+
+
+def _ledger_decision(body: str) -> str:
+    """The ledger copy reads `decision` or `last_decision` only (reference §7.4)."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return ""
+    if not isinstance(payload, dict):
+        return ""
+    for key in DECISION_KEYS[:2]:
+        if key in payload:
+            return normalize_decision(str(payload[key] or ""))
+    return ""

@@ -1,0 +1,109 @@
+"""SkyPilot's async Python SDK behind a small interface, so tests can fake exactly this edge.
+
+Imported only by workers that offer the skypilot backend (importing `sky` costs
+about 2 s). The endpoint must be set; a local API server is never auto-started:
+every SDK call is preceded by a fresh health check, and SkyPilot's own check
+(which would start a local server when the endpoint is local) then hits its
+cache of that healthy answer instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from npaflow.runtime.contract import EnvVar
+
+if TYPE_CHECKING:
+    from sky.schemas.api.responses import ManagedJobRecord
+
+
+class SkyPilotApi(Protocol):
+    """The SDK calls the skypilot backend makes, in the SDK's own types."""
+
+    async def launch(self, yaml_text: str, name: str, secrets: Mapping[str, str]) -> str:
+        """POST the launch; return the request id before the launch is awaited."""
+        ...
+
+    async def get(self, request_id: str) -> Any:
+        """Wait for a request and return its value (raises the request's exception)."""
+        ...
+
+    async def queue(self, *, job_ids: list[int] | None, limit: int | None,
+                    fields: list[str]) -> list[ManagedJobRecord]:
+        """One `jobs.queue_v2` call across all users, newest job first."""
+        ...
+
+    async def cancel(self, job_ids: list[int]) -> None:
+        """`jobs.cancel(job_ids=...)`: unknown and terminal jobs are skipped by SkyPilot."""
+        ...
+
+    async def logs(self, job_id: int, tail: int) -> str:
+        """The last `tail` lines of a job's logs, without following."""
+        ...
+
+
+class SkyPilotSdk:
+    """The real SDK (skypilot==0.12.2): sync launch for its request id, async for the rest."""
+
+    def __init__(self, endpoint: str) -> None:
+        os.environ.setdefault("SKYPILOT_DISABLE_USAGE_COLLECTION", "1")
+        # get_server_url is cached per process: the endpoint must be set before the first call.
+        os.environ[EnvVar.SKYPILOT_ENDPOINT.value] = endpoint
+        self.endpoint = endpoint
+        from sky.client import sdk_async
+        from sky.jobs.client import sdk as jobs_sdk
+        from sky.jobs.client import sdk_async as jobs_async
+        from sky.server import common as server_common
+        from sky.utils import dag_utils
+
+        self._sdk_async, self._jobs_sdk, self._jobs_async = sdk_async, jobs_sdk, jobs_async
+        self._server, self._dag_utils = server_common, dag_utils
+        self._health_lock = asyncio.Lock()
+
+    async def _healthy(self) -> None:
+        """Check health afresh (raises ApiServerConnectionError; never starts a server)."""
+        async with self._health_lock:
+            self._server.get_api_server_status_response.cache_clear()
+            await asyncio.to_thread(self._server.check_server_healthy)
+
+    async def launch(self, yaml_text: str, name: str, secrets: Mapping[str, str]) -> str:
+        """Load the rendered YAML with SkyPilot's loader, add secret values, POST jobs.launch."""
+        dag = self._dag_utils.load_dag_from_yaml_str(yaml_text)
+        for task in dag.tasks:
+            wanted = {key: secrets[key] for key in secrets}
+            if wanted:
+                task.update_secrets(wanted)
+        await self._healthy()
+        request_id = await asyncio.to_thread(self._jobs_sdk.launch, dag, name=name)
+        return str(request_id)
+
+    async def get(self, request_id: str) -> Any:
+        """Wait for the request through the async SDK (never repr the result: handles can't)."""
+        await self._healthy()
+        return await self._sdk_async.get(request_id)
+
+    async def queue(self, *, job_ids: list[int] | None, limit: int | None,
+                    fields: list[str]) -> list[ManagedJobRecord]:
+        """One queue_v2 call (all users: replicas may differ in identity), newest first."""
+        await self._healthy()
+        records, _total, _counts, _unfiltered = await self._jobs_async.queue_v2(
+            refresh=False, all_users=True, job_ids=job_ids, limit=limit, fields=fields,
+            stream_logs=None)
+        return list(records)
+
+    async def cancel(self, job_ids: list[int]) -> None:
+        """Cancel exactly these ids."""
+        await self._healthy()
+        await self._jobs_async.cancel(job_ids=job_ids, stream_logs=None)
+
+    async def logs(self, job_id: int, tail: int) -> str:
+        """Tail a job's logs into a string (the SDK streams; `follow=False` returns at the end)."""
+        await self._healthy()
+        buffer = io.StringIO()
+        await asyncio.to_thread(self._jobs_sdk.tail_logs, job_id=job_id, follow=False,
+                                tail=tail, output_stream=buffer)
+        return buffer.getvalue()

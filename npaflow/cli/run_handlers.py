@@ -1,0 +1,227 @@
+"""The run commands against a Temporal server: submit, status, cancel, pause, resume, logs.
+
+Exit codes (npaflow/cli/exits.py): 0 succeeded, 1 failed, 2 usage or validation,
+3 the run id is already running (without --attach), 75 failed for lack of
+capacity, 130 cancelled or interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+
+from npaflow.cli.exits import EXIT_ALREADY_RUNNING, EXIT_CANCELLED, EXIT_CAPACITY, EXIT_FAILED
+from npaflow.cli.options import load_spec_for
+from npaflow.cli.run_commands import build_request
+from npaflow.cli.status_text import status_text
+from npaflow.cli.temporal_client import (
+    connect_from,
+    describe_or_fail,
+    has_pollers,
+    is_cancelled_failure,
+    summary_from_failure,
+    task_queue_from,
+)
+from npaflow.errors import UsageError
+from npaflow.runtime.contract import (
+    LOGS_WORKFLOW_TYPE,
+    STATUS_QUERY,
+    WORKFLOW_TYPE,
+    Signal,
+)
+from npaflow.runtime.messages import JobLogsRequest, JobLogsResult, JobRef, ReadJobLogsInput
+from npaflow.runtime.request import RunRequest
+from npaflow.runtime.status import FailureClass
+from npaflow.runtime.summary import RunStatusView, RunSummary
+
+_CLOSED_RESTARTABLE = {WorkflowExecutionStatus.FAILED, WorkflowExecutionStatus.CANCELED,
+                       WorkflowExecutionStatus.TERMINATED, WorkflowExecutionStatus.TIMED_OUT}
+#: Specs larger than this travel by reference (Temporal payloads are limited to 2 MB).
+INLINE_SPEC_LIMIT = 256 * 1024
+
+
+async def submit(args: argparse.Namespace) -> int:
+    """Validate locally (nothing starts on an error), then start the run or refuse a duplicate."""
+    spec, _ = load_spec_for(args)
+    run_id = args.run_id or f"{spec.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    text = Path(args.spec).read_text(encoding="utf-8")
+    spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
+    request = build_request(args, text, run_id, spec_uri=spec_uri)
+    client = await connect_from(args)
+    queue = task_queue_from(args.task_queue)
+    handle: WorkflowHandle[Any, RunSummary] = client.get_workflow_handle(run_id, result_type=RunSummary)
+    duplicate = await _duplicate_of(handle, request)
+    if duplicate is not None and not args.attach:
+        print(duplicate)
+        return EXIT_ALREADY_RUNNING
+    if duplicate is None:
+        handle = await client.start_workflow(
+            WORKFLOW_TYPE, request, id=run_id, task_queue=queue, result_type=RunSummary,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+            static_summary=f"{spec.name} ({Path(args.spec).name})",
+            memo={"spec": str(args.spec), "vars": request.vars, "submitted_by": getpass.getuser()})
+    if not await has_pollers(client, queue):
+        sys.stderr.write(f"npaflow: warning: no worker is polling task queue '{queue}'; the run "
+                         "waits until one starts ('npaflow worker' or 'npaflow dev')\n")
+    if not args.wait:
+        print(json.dumps({"run_id": run_id}) if args.json
+              else f"started run {run_id} (watch: npaflow status {run_id} --watch)")
+        return 0
+    return await _wait_and_report(handle, as_json=args.json)
+
+
+async def _duplicate_of(handle: WorkflowHandle[Any, RunSummary], request: RunRequest) -> str | None:
+    """What to say when the run id is already running (None when it is not).
+
+    Raises:
+        UsageError: it runs with other --var values, or it already completed.
+    """
+    try:
+        description = await handle.describe()
+    except Exception:  # noqa: BLE001 - no such run (or not visible yet): a fresh start
+        return None
+    if description.status == WorkflowExecutionStatus.COMPLETED:
+        raise UsageError(f"run id '{handle.id}' already completed successfully; a completed run is "
+                         "never re-run (hint: choose another --run-id)")
+    if description.status != WorkflowExecutionStatus.RUNNING:
+        return None
+    running = dict((await description.memo()).get("vars") or {})
+    if running != request.vars:
+        keys = sorted(set(running) | set(request.vars))
+        changes = [f"{k}: {running.get(k, '<unset>')!r} -> {request.vars.get(k, '<unset>')!r}"
+                   for k in keys if running.get(k) != request.vars.get(k)]
+        raise UsageError(f"run id '{handle.id}' is already running with other --var values "
+                         f"({'; '.join(changes)}); choose another --run-id, or cancel it first")
+    return f"run {handle.id} is already running (attach with --attach):\n" + await _status_once(handle)
+
+
+async def _wait_and_report(handle: WorkflowHandle[Any, RunSummary], *, as_json: bool) -> int:
+    try:
+        summary = await handle.result()
+        code = 0
+    except WorkflowFailureError as error:
+        if is_cancelled_failure(error):
+            print(json.dumps({"run_id": handle.id, "status": "cancelled"}) if as_json
+                  else f"status: cancelled\nrun_id: {handle.id}")
+            return EXIT_CANCELLED
+        failed = summary_from_failure(error)
+        if failed is None:
+            raise UsageError(f"run failed: {error.cause}") from None
+        summary = failed
+        code = EXIT_CAPACITY if summary.failure_class is FailureClass.CAPACITY else EXIT_FAILED
+    print(summary.model_dump_json(indent=2) if as_json else "\n".join(summary.text_lines()))
+    return code
+
+
+async def _view(handle: WorkflowHandle[Any, Any]) -> dict[str, Any]:
+    """The live status, from the `status` query, else the server-side memo (no worker up)."""
+    description = await describe_or_fail(handle)
+    try:
+        view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 10)
+        payload: dict[str, Any] = view.model_dump(mode="json")
+    except Exception:  # noqa: BLE001 - no worker to answer: fall back to server-side memo
+        memo = await description.memo()
+        payload = {"run_id": handle.id, "phase": memo.get("phase", "unknown"),
+                   "current_states": memo.get("current_states", []),
+                   "ledger_uri": memo.get("ledger_uri", "")}
+    payload["execution_status"] = description.status.name if description.status else "UNKNOWN"
+    return payload
+
+
+async def _status_once(handle: WorkflowHandle[Any, Any]) -> str:
+    return status_text(await _view(handle))
+
+
+async def status(args: argparse.Namespace) -> int:
+    """Print the run's status once, or until it ends with --watch."""
+    handle = (await connect_from(args)).get_workflow_handle(args.run_id)
+    while True:
+        payload = await _view(handle)
+        print(json.dumps(payload, indent=2) if args.json else status_text(payload), flush=True)
+        if not args.watch or payload["execution_status"] != "RUNNING":
+            return 0
+        await asyncio.sleep(2)
+
+
+async def _signal(args: argparse.Namespace, name: Signal, *params: object) -> int:
+    handle = (await connect_from(args)).get_workflow_handle(args.run_id)
+    description = await describe_or_fail(handle)
+    if description.status != WorkflowExecutionStatus.RUNNING:
+        state = description.status.name if description.status else "unknown"
+        raise UsageError(f"run {args.run_id} is not running ({state})")
+    await handle.signal(name.value, *params)
+    print(f"{name.value} sent to {args.run_id}")
+    return 0
+
+
+async def cancel(args: argparse.Namespace) -> int:
+    """Cancel every in-flight job by exact id and end the run CANCELED."""
+    return await _signal(args, Signal.CANCEL, args.reason)
+
+
+async def pause(args: argparse.Namespace) -> int:
+    """Stop launching new waves."""
+    return await _signal(args, Signal.PAUSE)
+
+
+async def resume(args: argparse.Namespace) -> int:
+    """Resume a paused or suspended run, or restart a failed/cancelled/terminated one."""
+    client = await connect_from(args)
+    handle = client.get_workflow_handle(args.run_id)
+    description = await describe_or_fail(handle)
+    if description.status == WorkflowExecutionStatus.RUNNING:
+        return await _signal(args, Signal.RESUME)
+    if description.status not in _CLOSED_RESTARTABLE:
+        state = description.status.name.lower() if description.status else "unknown"
+        raise UsageError(f"run {args.run_id} {state}; only failed, cancelled or terminated runs "
+                         "can be resumed")
+    history = await handle.fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes
+    (request,) = client.data_converter.payload_converter.from_payloads(
+        list(started.input.payloads), [RunRequest])
+    new = await client.start_workflow(
+        WORKFLOW_TYPE, request, id=args.run_id, task_queue=task_queue_from(args.task_queue),
+        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+        memo=await description.memo())
+    print(f"restarted run {args.run_id} (execution {new.result_run_id}); completed waves replay "
+          "from the ledger")
+    return 0
+
+
+async def logs(args: argparse.Namespace) -> int:
+    """Print the end of each job's logs, read by the run's backend on the job's own worker."""
+    client = await connect_from(args)
+    handle = client.get_workflow_handle(args.run_id)
+    await describe_or_fail(handle)
+    try:
+        view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 30)
+    except Exception as exc:  # noqa: BLE001 - queries need a worker: say so
+        raise UsageError(f"run {args.run_id}: no worker answered ({type(exc).__name__}); logs are "
+                         "read by workers (start one with 'npaflow worker')") from None
+    waves = [w for w in view.waves if w.job_id and (not args.state or args.state in w.states)]
+    jobs = [ReadJobLogsInput(job=JobRef(backend=view.backend, job_id=w.job_id, job_name=w.job_name,
+                                        worker_id=w.worker_id, worker_task_queue=w.worker_task_queue),
+                             task=args.state, tail_lines=args.tail) for w in waves]
+    result = await client.execute_workflow(
+        LOGS_WORKFLOW_TYPE, JobLogsRequest(jobs=jobs), id=f"{args.run_id}-logs-{uuid.uuid4().hex[:8]}",
+        task_queue=task_queue_from(args.task_queue), result_type=JobLogsResult)
+    for wave, entry in zip(waves, result.logs, strict=True):
+        print(f"### {wave.key} attempt {wave.attempt} job {wave.job_id} ({wave.status.value})")
+        print(entry.text or "(no logs)")
+    if not waves:
+        print(f"run {args.run_id} has no launched jobs" + (f" for state {args.state}" if args.state else ""))
+    return 0
+
+
+__all__ = ["cancel", "logs", "pause", "resume", "status", "submit"]

@@ -1,0 +1,227 @@
+"""The names every layer shares, each defined once (docs/architecture.md).
+
+Workflow types, task queues, search attributes, activities bound to their input
+and result types, error types with their retry meaning, the ledger layout, and
+environment variables with their defaults.
+
+The workflow calls activities through these references (`LAUNCH_WAVE`, ...),
+the activities register under `ref.name`, and the worker registers from
+`ACTIVITIES`; "find references" on one of them shows the call and the
+implementation side by side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from npaflow.runtime.messages import (
+    AwaitResult,
+    AwaitWaveInput,
+    CancelResult,
+    CancelWaveInput,
+    CheckOutputsInput,
+    CheckOutputsResult,
+    DecisionResult,
+    ExportLedgerInput,
+    ExportResult,
+    JobLogs,
+    LaunchResult,
+    LaunchWaveInput,
+    LoadedSpec,
+    LoadSpecInput,
+    ReadDecisionInput,
+    ReadJobLogsInput,
+    RequestCancelInput,
+    TriggerResult,
+    WaitTriggerInput,
+)
+from npaflow.runtime.status import FailureClass
+
+# --- workflows and task queues ------------------------------------------------------------
+
+#: The run workflow; `temporal workflow start --type NpaWorkflowRun` uses this name.
+WORKFLOW_TYPE = "NpaWorkflowRun"
+#: A small workflow that reads job logs where the jobs run (`npaflow logs`).
+LOGS_WORKFLOW_TYPE = "NpaflowJobLogs"
+DEFAULT_TASK_QUEUE = "npaflow"
+#: Pollers (await_wave, wait_trigger) live on `<queue>-poll` so they never starve launches.
+POLL_QUEUE_SUFFIX = "-poll"
+#: Each worker also serves `<queue>@<worker id>`: local-backend jobs' own activities.
+WORKER_QUEUE_SEPARATOR = "@"
+
+
+class Signal(StrEnum):
+    """Signals the run workflow accepts (also: `temporal workflow signal --name ...`)."""
+
+    CANCEL = "cancel"  # reason: str; same cleanup as Temporal's own cancel, ends CANCELED
+    PAUSE = "pause"  # launch no new wave; in-flight waves finish
+    RESUME = "resume"  # continue a paused run, or retry a suspended run's failed wave
+
+
+#: The run workflow's live-status query (`temporal workflow query --name status`).
+STATUS_QUERY = "status"
+
+
+def poll_task_queue(main_queue: str) -> str:
+    """The pollers' task queue that belongs to a main task queue."""
+    return main_queue + POLL_QUEUE_SUFFIX
+
+
+def worker_task_queue(main_queue: str, worker_id: str) -> str:
+    """The task queue only one worker serves: activities of the local jobs it holds."""
+    return f"{main_queue}{WORKER_QUEUE_SEPARATOR}{worker_id}"
+
+
+class QueueKind(StrEnum):
+    """Which of a worker's task queues serves an activity."""
+
+    MAIN = "main"  # short activities, next to the workflows
+    POLL = "poll"  # long heartbeating waits
+    WORKER = "worker"  # activities that must run on the host holding a local job
+
+
+# --- search attributes --------------------------------------------------------------------
+
+
+class SearchAttribute(StrEnum):
+    """Search attributes the run workflow upserts (registered by the worker and `npaflow dev`)."""
+
+    PHASE = "NpaflowPhase"  # RunPhase value: find suspended or paused runs with no worker up
+
+
+#: Search attribute name -> Temporal index type.
+SEARCH_ATTRIBUTE_TYPES: dict[str, str] = {SearchAttribute.PHASE.value: "Keyword"}
+
+# --- activities ---------------------------------------------------------------------------
+
+InputT = TypeVar("InputT", bound=BaseModel)
+ResultT = TypeVar("ResultT")
+
+
+@dataclass(frozen=True)
+class ActivityRef(Generic[InputT, ResultT]):
+    """One activity: its registered name, its input and result types, and its queue."""
+
+    name: str
+    input_type: type[InputT]
+    result_type: type[ResultT]
+    queue: QueueKind = QueueKind.MAIN
+
+
+LOAD_SPEC = ActivityRef("load_spec", LoadSpecInput, LoadedSpec)
+LAUNCH_WAVE = ActivityRef("launch_wave", LaunchWaveInput, LaunchResult)
+AWAIT_WAVE = ActivityRef("await_wave", AwaitWaveInput, AwaitResult, QueueKind.POLL)
+CANCEL_WAVE = ActivityRef("cancel_wave", CancelWaveInput, CancelResult)
+CHECK_OUTPUTS = ActivityRef("check_outputs", CheckOutputsInput, CheckOutputsResult)
+READ_DECISION = ActivityRef("read_decision", ReadDecisionInput, DecisionResult)
+WAIT_TRIGGER = ActivityRef("wait_trigger", WaitTriggerInput, TriggerResult, QueueKind.POLL)
+EXPORT_LEDGER = ActivityRef("export_ledger", ExportLedgerInput, ExportResult)
+REQUEST_CANCEL = ActivityRef("request_cancel", RequestCancelInput, type(None))
+READ_JOB_LOGS = ActivityRef("read_job_logs", ReadJobLogsInput, JobLogs)
+
+#: Every activity; a worker registers an implementation for each (worker/registry.py).
+ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
+    LOAD_SPEC, LAUNCH_WAVE, AWAIT_WAVE, CANCEL_WAVE, CHECK_OUTPUTS, READ_DECISION, WAIT_TRIGGER,
+    EXPORT_LEDGER, REQUEST_CANCEL, READ_JOB_LOGS)
+#: Activities about one local job: served on the job's worker queue as well.
+JOB_ACTIVITIES = (AWAIT_WAVE, CANCEL_WAVE, READ_JOB_LOGS)
+
+# --- error types --------------------------------------------------------------------------
+
+
+class ErrorType(StrEnum):
+    """`ApplicationError.type` values activities raise, named after npaflow's error classes."""
+
+    SPEC = "SpecError"  # the spec or its overrides are invalid: fix the spec
+    CONFIGURATION = "ConfigurationError"  # the launch can never succeed as configured
+    ACCESS_DENIED = "AccessDeniedError"  # credentials missing, invalid or not allowed
+    PAYLOAD = "PayloadError"  # the user's job or artifact is wrong (a new attempt may help)
+    LAUNCH_UNIDENTIFIED = "LaunchUnidentifiedError"  # a launch may exist: never relaunch blindly
+    LAUNCH_MOVED = "LaunchMoved"  # began on another worker: retried on that worker's queue
+    CAPACITY = "CapacityError"  # no resources; the workflow's infra budget decides
+    CONTROLLER = "ControllerError"  # the controller lost the job; the infra budget decides
+    TRANSPORT = "TransportError"  # unreachable: retried until the recovery deadline, then final
+    INFRA = "InfraError"  # anything else outside the job: the activity retries, then infra budget
+
+    def is_retryable(self) -> bool:
+        """True when a Temporal retry of the same activity can help (the rest is the workflow's)."""
+        return self in (ErrorType.TRANSPORT, ErrorType.INFRA)
+
+    def failure_class(self) -> FailureClass:
+        """The failure class a wave attempt gets when its activity fails with this type."""
+        return _ERROR_CLASSES[self]
+
+
+_ERROR_CLASSES = {
+    ErrorType.SPEC: FailureClass.CONFIGURATION,
+    ErrorType.CONFIGURATION: FailureClass.CONFIGURATION,
+    ErrorType.ACCESS_DENIED: FailureClass.CONFIGURATION,
+    ErrorType.LAUNCH_UNIDENTIFIED: FailureClass.CONFIGURATION,
+    ErrorType.LAUNCH_MOVED: FailureClass.CONTROLLER,
+    ErrorType.PAYLOAD: FailureClass.PAYLOAD,
+    ErrorType.CAPACITY: FailureClass.CAPACITY,
+    ErrorType.CONTROLLER: FailureClass.CONTROLLER,
+    ErrorType.TRANSPORT: FailureClass.TRANSPORT,
+    ErrorType.INFRA: FailureClass.CONTROLLER,
+}
+
+
+#: For activity retry policies: every type a retry of the same activity cannot fix.
+NON_RETRYABLE_ERROR_TYPES: list[str] = [t.value for t in ErrorType if not t.is_retryable()]
+
+# --- ledger layout ------------------------------------------------------------------------
+
+#: `<run prefix>/npa-workflow/` holds the run's ledger files (reference §6.6).
+LEDGER_DIR = "npa-workflow"
+RUNTIME_FILE = "runtime.json"
+MANIFEST_FILE = "manifest.json"
+STATUS_FILE = "status.json"
+#: Launch receipts (request id, token) written before a launch is awaited.
+LAUNCHES_DIR = "launches"
+#: The submitted spec with `--var` values merged: `<run prefix>/workflow.yaml`.
+SPEC_FILE = "workflow.yaml"
+
+
+def ledger_file_uri(run_prefix_uri: str, name: str) -> str:
+    """The URI of one ledger file under a run prefix."""
+    return f"{run_prefix_uri}/{LEDGER_DIR}/{name}"
+
+
+def spec_file_uri(run_prefix_uri: str) -> str:
+    """Where the submitted spec is kept next to the ledger."""
+    return f"{run_prefix_uri}/{SPEC_FILE}"
+
+
+# --- environment --------------------------------------------------------------------------
+
+
+class EnvVar(StrEnum):
+    """Environment variables npaflow reads (worker/config.py and the CLI), with their meaning."""
+
+    TEMPORAL_ADDRESS = "TEMPORAL_ADDRESS"  # Temporal frontend host:port
+    TEMPORAL_NAMESPACE = "TEMPORAL_NAMESPACE"  # Temporal namespace
+    TASK_QUEUE = "NPAFLOW_TASK_QUEUE"  # main task queue
+    BACKEND = "NPAFLOW_BACKEND"  # backends a worker offers, comma-separated
+    HOME = "NPAFLOW_HOME"  # local jobs, single-machine ledgers, dev-server data
+    LEDGER_ROOT = "NPAFLOW_LEDGER_ROOT"  # shared ledger root (file:// or s3://bucket/prefix)
+    WORKER_ID = "NPAFLOW_WORKER_ID"  # this worker's id (default: persisted in NPAFLOW_HOME)
+    JOB_ENV = "NPAFLOW_JOB_ENV"  # worker variables passed through to local jobs by name
+    CATALOG = "NPAFLOW_CATALOG"  # extra tool catalogs, os.pathsep separated
+    LOG_FORMAT = "NPAFLOW_LOG_FORMAT"  # json or console
+    SKYPILOT_ENDPOINT = "SKYPILOT_API_SERVER_ENDPOINT"  # SkyPilot API server (required for skypilot)
+    AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"  # S3 endpoint (MinIO, SeaweedFS); AWS when unset
+
+
+#: Defaults for the variables that have one.
+ENV_DEFAULTS: dict[EnvVar, str] = {
+    EnvVar.TEMPORAL_ADDRESS: "127.0.0.1:7233",
+    EnvVar.TEMPORAL_NAMESPACE: "default",
+    EnvVar.TASK_QUEUE: DEFAULT_TASK_QUEUE,
+    EnvVar.BACKEND: "local",
+    EnvVar.HOME: "~/.npaflow",
+    EnvVar.LOG_FORMAT: "json",
+}

@@ -1,0 +1,32 @@
+"""The state diagrams docs/runtime-states.md embeds, generated from the transition tables."""
+
+from __future__ import annotations
+
+from npaflow.runtime.summary import RunPhase
+from npaflow.runtime.transitions import (
+    PHASE_TRANSITIONS,
+    WAVE_TRANSITIONS,
+    AttemptStage,
+    mermaid_diagram,
+)
+
+
+def blocks() -> dict[str, str]:
+    """Each generated block of docs/runtime-states.md, by its marker name."""
+    return {"run-phases": mermaid_diagram(PHASE_TRANSITIONS.values(), RunPhase.STARTING),
+            "wave-attempts": mermaid_diagram(WAVE_TRANSITIONS.values(), AttemptStage.NEW)}
+
+
+def render_blocks(document: str) -> str:
+    """Replace every generated block of `document` with the tables' current diagrams."""
+    for name, diagram in blocks().items():
+        start, end = f"<!-- generated: {name} -->", f"<!-- end: {name} -->"
+        head, found, rest = document.partition(start)
+        if not found:
+            raise ValueError(f"missing marker {start}")
+        _, found_end, tail = rest.partition(end)
+        if not found_end:
+            raise ValueError(f"missing marker {end}")
+        document = f"{head}{start}\n```mermaid\n{diagram}\n```\n{end}{tail}"
+    return document
+

@@ -1,0 +1,79 @@
+"""The contract: every shared name is defined once, and every activity is implemented and served."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from activities.backends.local import LocalBackend
+from activities.context import ActivityContext
+from npaflow.runtime import contract
+from npaflow.runtime.contract import ACTIVITIES, JOB_ACTIVITIES, QueueKind
+from npaflow.runtime.request import BackendName
+from tests.helpers import ROOT
+from worker.registry import activities_for, implementations
+
+pytestmark = pytest.mark.unit
+
+#: Literals that must appear in code only in npaflow/runtime/contract.py.
+EXACT = {contract.WORKFLOW_TYPE, contract.LOGS_WORKFLOW_TYPE, contract.POLL_QUEUE_SUFFIX,
+         *(ref.name for ref in ACTIVITIES), *(var.value for var in contract.EnvVar),
+         *(attribute.value for attribute in contract.SearchAttribute)}
+#: Ledger file names, found inside any longer string (paths, URIs).
+CONTAINED = {contract.RUNTIME_FILE, contract.MANIFEST_FILE, contract.STATUS_FILE,
+             f"{contract.LEDGER_DIR}/", f"/{contract.SPEC_FILE}"}
+
+
+def _code_strings(path: Path) -> list[tuple[int, str]]:
+    """String constants of a module that are neither docstrings nor `__all__` entries."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant):
+            skipped.add(id(body[0].value))
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+            skipped.update(id(c) for c in ast.walk(node.value))
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skipped]
+
+
+def _source_files() -> list[Path]:
+    roots = ("npaflow", "workflows_def", "activities", "worker")
+    return sorted(p for root in roots for p in (ROOT / root).rglob("*.py")
+                  if p != ROOT / "npaflow" / "runtime" / "contract.py")
+
+
+def test_contract_literals_are_written_only_in_the_contract() -> None:
+    stray = [f"{path.relative_to(ROOT)}:{line}: {value!r}"
+             for path in _source_files() for line, value in _code_strings(path)
+             if value in EXACT or any(part in value for part in CONTAINED)]
+    assert stray == [], "use npaflow.runtime.contract instead:\n" + "\n".join(stray)
+
+
+def test_every_activity_of_the_contract_is_implemented_under_its_name(tmp_path: Path) -> None:
+    context = ActivityContext(home=tmp_path, backends={BackendName.LOCAL: LocalBackend(tmp_path, "w")})
+    served = implementations(context)
+    assert set(served) == {ref.name for ref in ACTIVITIES}
+    for name, fn in served.items():
+        assert fn.__temporal_activity_definition.name == name  # type: ignore[attr-defined]
+
+
+def test_each_queue_serves_the_activities_the_contract_puts_there(tmp_path: Path) -> None:
+    context = ActivityContext(home=tmp_path, backends={BackendName.LOCAL: LocalBackend(tmp_path, "w")})
+
+    def names(queue: QueueKind) -> set[str]:
+        return {fn.__temporal_activity_definition.name for fn in activities_for(context, queue)}  # type: ignore[attr-defined]
+
+    assert names(QueueKind.POLL) == {"await_wave", "wait_trigger"}
+    assert names(QueueKind.WORKER) == {ref.name for ref in JOB_ACTIVITIES}
+    assert names(QueueKind.MAIN) | names(QueueKind.POLL) == {ref.name for ref in ACTIVITIES}
+
+
+def test_retry_meaning_of_error_types_is_declared_once() -> None:
+    assert set(contract.NON_RETRYABLE_ERROR_TYPES) == {
+        t.value for t in contract.ErrorType if not t.is_retryable()}
+    assert "TransportError" not in contract.NON_RETRYABLE_ERROR_TYPES

@@ -1,0 +1,126 @@
+"""The run state machine: guarded transitions, what each records, and the generated diagrams."""
+
+from __future__ import annotations
+
+import pytest
+
+from npaflow.runtime.diagrams import render_blocks
+from npaflow.runtime.ledger import Cancellation, CancellationState, LedgerStatus, WaveStatus
+from npaflow.runtime.messages import AwaitResult, JobRef, LaunchResult
+from npaflow.runtime.request import BackendName
+from npaflow.runtime.run_state import RunState
+from npaflow.runtime.status import FailureClass, JobStatus
+from npaflow.runtime.summary import RunPhase
+from npaflow.runtime.transitions import AttemptStage, TransitionError
+from tests.helpers import ROOT, plan_of
+
+pytestmark = pytest.mark.unit
+
+
+def started() -> RunState:
+    state = RunState("run-1")
+    state.run_started(workflow="w", ledger_uri="file:///l/run-1", backend=BackendName.LOCAL)
+    return state
+
+
+def launched(state: RunState, job_id: str = "7") -> tuple:
+    wave = plan_of("fanout-demo.yaml").waves[0]
+    state.wave_launching(wave, 1, now="t0")
+    launch = LaunchResult(job=JobRef(backend=BackendName.LOCAL, job_id=job_id, job_name="run-1-01-x",
+                                     worker_id="w1", worker_task_queue="q@w1"),
+                          launch_token="tok", request_id="req-7")
+    state.wave_launched(wave.key, 1, launch)
+    return wave.key, 1
+
+
+def test_a_run_walks_from_starting_to_succeeded() -> None:
+    state = started()
+    state.run_succeeded()
+    assert state.phase is RunPhase.SUCCEEDED
+
+
+def test_a_phase_transition_from_a_state_it_does_not_allow_raises_naming_the_current_state() -> None:
+    state = RunState("run-1")
+    with pytest.raises(TransitionError, match="run_succeeded: run run-1 is starting; allowed from: running"):
+        state.run_succeeded()
+
+
+def test_pause_and_resume_clear_the_requests() -> None:
+    state = started()
+    state.pause_requested = True
+    state.run_paused()
+    state.run_resumed()
+    assert (state.phase, state.pause_requested, state.resume_requested) == (RunPhase.RUNNING, False, False)
+
+
+def test_a_launched_wave_records_the_exact_job_and_where_it_lives() -> None:
+    state = started()
+    key, attempt = launched(state)
+    record = state.attempt(key, attempt)
+    assert (record.status, record.job_id, record.request_id, record.worker_id) == (
+        WaveStatus.RUNNING, "7", "req-7", "w1")
+    assert state.stage(key, attempt) is AttemptStage.IN_FLIGHT
+    assert [r.job_id for r in state.in_flight()] == ["7"]
+
+
+def test_a_wave_cannot_succeed_before_its_job_is_known() -> None:
+    state = started()
+    wave = plan_of("fanout-demo.yaml").waves[0]
+    state.wave_launching(wave, 1, now="t0")
+    with pytest.raises(TransitionError, match=r"wave_succeeded: .* is launching; allowed from: in_flight"):
+        state.wave_succeeded(wave.key, 1, now="t1")
+
+
+def test_observing_records_rows_and_the_latest_status() -> None:
+    state = started()
+    key, attempt = launched(state)
+    record = state.wave_observed(key, attempt, AwaitResult(status=JobStatus.RUNNING,
+                                                          max_concurrent_observed=2))
+    assert (record.sky_status, record.max_concurrent_observed) == (JobStatus.RUNNING, 2)
+
+
+def test_cancelled_waves_are_recorded_as_cancelled_not_failed() -> None:
+    state = started()
+    key, attempt = launched(state)
+    state.run_cancelling("operator")
+    record = state.wave_cancelled(key, attempt, error=state.error, now="t2",
+                                  cancellation=Cancellation(state=CancellationState.VERIFIED),
+                                  final_status=JobStatus.CANCELLED)
+    assert (record.status, record.sky_status, record.cancellation.state) == (
+        WaveStatus.CANCELLED, JobStatus.CANCELLED, CancellationState.VERIFIED)
+    assert state.in_flight() == []
+
+
+def test_a_failed_wave_keeps_its_first_error_and_category() -> None:
+    state = started()
+    key, attempt = launched(state)
+    record = state.wave_failed(key, attempt, error="second", category=FailureClass.CAPACITY, now="t")
+    assert (record.status, record.error_category, record.primary_error) == (
+        WaveStatus.FAILED, FailureClass.CAPACITY, "second")
+    with pytest.raises(TransitionError):
+        state.wave_failed(key, attempt, error="again", category=FailureClass.PAYLOAD, now="t")
+
+
+def test_replayed_waves_are_not_sent_to_the_ledger_again() -> None:
+    state = started()
+    key, attempt = launched(state)
+    record = state.wave_succeeded(key, attempt, now="t")
+    fresh = started()
+    fresh.wave_replayed(record)
+    assert fresh.take_delta().waves == []
+    assert fresh.summary().waves[0].replayed
+
+
+def test_deltas_carry_only_what_changed_since_the_last_one() -> None:
+    state = started()
+    key, attempt = launched(state)
+    first = state.take_delta(status=LedgerStatus.RUNNING)
+    assert [w.job_id for w in first.waves] == ["7"]
+    assert state.take_delta().waves == []
+    state.wave_succeeded(key, attempt, now="t")
+    assert [w.status for w in state.take_delta().waves] == [WaveStatus.SUCCEEDED]
+
+
+def test_the_docs_diagrams_match_the_transition_tables() -> None:
+    document = (ROOT / "docs" / "runtime-states.md").read_text(encoding="utf-8")
+    assert render_blocks(document) == document, "run: python tests/regenerate_diagrams.py"

@@ -1,0 +1,104 @@
+"""Typed activity calls, with every activity's timeouts and retry policy in one place."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, TypeVar, cast
+
+from pydantic import BaseModel
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, TimeoutType
+
+from npaflow.runtime.contract import (
+    NON_RETRYABLE_ERROR_TYPES,
+    ActivityRef,
+    ErrorType,
+    QueueKind,
+    poll_task_queue,
+)
+from npaflow.runtime.messages import JobRef
+from npaflow.runtime.status import FailureClass
+
+InputT = TypeVar("InputT", bound=BaseModel)
+ResultT = TypeVar("ResultT")
+
+#: Short activities: a few quick retries for what a retry can fix.
+SHORT_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2.0,
+                          maximum_interval=timedelta(seconds=30), maximum_attempts=8,
+                          non_retryable_error_types=NON_RETRYABLE_ERROR_TYPES)
+#: Launches, polls and cancels retry until they succeed or report a final error: their
+#: transport recovery deadline lives in the activity (heartbeat details carry its start).
+PERSISTENT_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2.0,
+                               maximum_interval=timedelta(seconds=10), maximum_attempts=0,
+                               non_retryable_error_types=NON_RETRYABLE_ERROR_TYPES)
+#: A dead worker's launch is retried (and reconciled) within seconds, never minutes.
+LAUNCH_HEARTBEAT_TIMEOUT = timedelta(seconds=20)
+#: A launch may wait for a controller to come up; it heartbeats all along.
+LAUNCH_TIMEOUT = timedelta(minutes=30)
+#: Pollers heartbeat from a background task every few seconds whatever a queue call costs
+#: (measured: SkyPilot's queue 2-3 s through the SDK, up to 22 s through the CLI at 20k
+#: jobs), so this only bounds how long a dead worker goes unnoticed.
+POLL_HEARTBEAT_TIMEOUT = timedelta(seconds=60)
+#: A poller that cannot wait forever still needs a bound; unbounded waits get this.
+UNBOUNDED_WAIT = timedelta(days=30)
+#: Ledger exports wait out a storage outage rather than fail a healthy run.
+LEDGER_EXPORT_DEADLINE = timedelta(hours=1)
+LEDGER_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2.0,
+                           maximum_interval=timedelta(seconds=30), maximum_attempts=0,
+                           non_retryable_error_types=NON_RETRYABLE_ERROR_TYPES)
+
+
+def wait_timeout(max_wait_seconds: float) -> timedelta:
+    """start_to_close for a poller: the wave deadline plus room to report it."""
+    if max_wait_seconds <= 0:
+        return UNBOUNDED_WAIT
+    return timedelta(seconds=max_wait_seconds + 300)
+
+
+def queue_for(ref: ActivityRef[Any, Any], job: JobRef | None = None) -> str | None:
+    """The task queue an activity runs on: a local job's own worker, the pollers', or the run's."""
+    if job is not None and job.worker_task_queue:
+        return job.worker_task_queue
+    if ref.queue is QueueKind.POLL:
+        return poll_task_queue(workflow.info().task_queue)
+    return None
+
+
+async def call(ref: ActivityRef[InputT, ResultT], arg: InputT, **options: Any) -> ResultT:
+    """Execute an activity by its contract reference; the result has the declared type."""
+    result = await workflow.execute_activity(ref.name, arg, result_type=ref.result_type, **options)
+    return cast(ResultT, result)
+
+
+def start(ref: ActivityRef[InputT, ResultT], arg: InputT,
+          **options: Any) -> workflow.ActivityHandle[ResultT]:
+    """Start an activity by its contract reference and return its handle."""
+    handle = workflow.start_activity(ref.name, arg, result_type=ref.result_type, **options)
+    return cast(workflow.ActivityHandle[ResultT], handle)
+
+
+async def call_local(ref: ActivityRef[InputT, ResultT], arg: InputT, **options: Any) -> ResultT:
+    """Execute a local activity (no history events of its own beyond a marker)."""
+    result = await workflow.execute_local_activity(ref.name, arg, result_type=ref.result_type,
+                                                   **options)
+    return cast(ResultT, result)
+
+
+def classify_activity_error(error: ActivityError, job: JobRef | None = None) -> tuple[FailureClass, str]:
+    """Map an activity failure to the failure class whose budget pays for another attempt."""
+    cause = error.cause
+    if isinstance(cause, ApplicationError):
+        try:
+            kind = ErrorType(cause.type or "")
+        except ValueError:
+            return FailureClass.CONTROLLER, cause.message
+        return kind.failure_class(), cause.message
+    if isinstance(cause, TimeoutError):
+        if cause.type is TimeoutType.SCHEDULE_TO_START and job is not None and job.worker_id:
+            return FailureClass.CONTROLLER, (
+                f"worker {job.worker_id} holds job {job.job_id} but did not pick up its activity "
+                f"on task queue {job.worker_task_queue}; its host may be gone")
+        timeout = cause.type.name if cause.type else "timeout"
+        return FailureClass.TRANSPORT, f"{error.activity_type} timed out ({timeout})"
+    return FailureClass.CONTROLLER, str(cause or error)
