@@ -1,21 +1,27 @@
 """Activities about one launched job: await it, cancel it by exact id, read its logs.
 
-Local-backend jobs' activities run on the owning worker's task queue; all
-awaits of a backend in one worker share one queue call per tick (poller.py).
+Local-backend jobs' activities run on the owning worker's task queue. All
+awaits of a backend in one worker share one process-wide `JobPoller`: each
+`observe(job_id, delay)` registers a waiter due after `delay`; the poller wakes
+at the earliest due time, makes ONE `backend.queue([every registered id])` call,
+and hands each due (or nearly due) waiter its job's rows, or the call's error.
+N concurrent waves therefore cost one queue call per tick, not N.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+from dataclasses import dataclass, field
 
 import structlog
 from temporalio import activity
 
+from activities.backends.base import Backend
 from activities.clock import utc_now
 from activities.context import ActivityContext
 from activities.errors import mapped_errors
 from activities.heartbeat import Heartbeater, heartbeating, resume_details
-from activities.poller import JobPoller
 from npaflow.errors import NpaflowError, TransportError
 from npaflow.runtime.contract import AWAIT_WAVE, CANCEL_WAVE, READ_JOB_LOGS
 from npaflow.runtime.ledger import CancellationState, Observation, TaskRow
@@ -40,6 +46,108 @@ FIRST_POLL_SECONDS = 0.25
 MAX_STATUS_ERRORS = 20
 #: Consecutive failed status queries that, past the recovery deadline, fail the wave.
 MAX_CONSECUTIVE_STATUS_ERRORS = 5
+
+
+#: A waiter due within this share of its own interval is served by the current call, so
+#: waves that started at different times fall onto one shared tick after one interval.
+COALESCE_FRACTION = 0.5
+
+
+@dataclass
+class _Waiter:
+    job_id: str
+    delay: float
+    due: float
+    future: asyncio.Future[list[TaskRow]]
+
+    def is_served_by(self, call_end: float, latency: float) -> bool:
+        """Served when due before the call ended, or early by at most half its own interval."""
+        return self.due <= call_end + max(latency, COALESCE_FRACTION * self.delay)
+
+
+@dataclass
+class PollerStats:
+    """What the poller did: for benchmarks and logs."""
+
+    calls: int = 0
+    served: int = 0
+    max_ids_per_call: int = 0
+    worst_latency: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+
+
+class JobPoller:
+    """Coalesces status queries of one backend across all awaits in this process."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.stats = PollerStats()
+        self._waiters: list[_Waiter] = []
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def observe(self, job_id: str, delay: float) -> list[TaskRow]:
+        """The job's rows from the first call at least `delay` seconds from now.
+
+        Raises:
+            Exception: whatever the shared queue call raised on that tick.
+        """
+        delay = max(0.0, delay)
+        waiter = _Waiter(job_id, delay, time.monotonic() + delay,
+                         asyncio.get_running_loop().create_future())
+        self._waiters.append(waiter)
+        self._ensure_running()
+        self._wake.set()
+        try:
+            return await waiter.future
+        finally:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+
+    def _ensure_running(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        while self._waiters:
+            self._wake.clear()
+            wait = min(w.due for w in self._waiters) - time.monotonic()
+            if wait > 0:
+                try:
+                    await asyncio.wait_for(self._wake.wait(), timeout=wait)
+                    continue  # a new waiter may be due sooner: recompute
+                except TimeoutError:
+                    pass
+            await self._tick()
+
+    async def _tick(self) -> None:
+        ids = sorted({w.job_id for w in self._waiters})
+        started = time.monotonic()
+        try:
+            rows = await self.backend.queue(ids)
+            error: BaseException | None = None
+        except Exception as exc:  # noqa: BLE001 - handed to every waiter, which decides
+            rows, error = {}, exc
+        latency = time.monotonic() - started
+        self._record(len(ids), latency)
+        ended = time.monotonic()
+        for waiter in [w for w in self._waiters if w.is_served_by(ended, latency)]:
+            self._waiters.remove(waiter)
+            if waiter.future.done():
+                continue
+            if error is not None:
+                waiter.future.set_exception(error)
+            else:
+                waiter.future.set_result(rows.get(waiter.job_id, []))
+            self.stats.served += 1
+
+    def _record(self, ids: int, latency: float) -> None:
+        stats = self.stats
+        stats.calls += 1
+        stats.max_ids_per_call = max(stats.max_ids_per_call, ids)
+        stats.worst_latency = max(stats.worst_latency, latency)
+        stats.latencies = [*stats.latencies[-99:], latency]
+        log.debug("poller.tick", backend=self.backend.name.value, ids=ids, latency=round(latency, 3))
 
 
 class JobActivities:

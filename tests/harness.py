@@ -19,7 +19,7 @@ from temporalio.testing import WorkflowEnvironment
 from activities.backends.base import Backend
 from activities.backends.local import LocalBackend
 from activities.context import ActivityContext
-from activities.ledger import read_ledger
+from activities.runs import read_ledger
 from activities.storage import StorageRouter
 from npaflow.cli.temporal_client import summary_from_failure
 from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES

@@ -10,10 +10,9 @@ from activities.context import ActivityContext
 from activities.control import request_cancel
 from activities.jobs import JobActivities
 from activities.launch import LaunchActivities
-from activities.ledger import LedgerActivities
-from activities.specs import SpecActivities
+from activities.runs import RunActivities
 from npaflow.runtime import contract
-from npaflow.runtime.contract import ACTIVITIES, JOB_ACTIVITIES, QueueKind
+from npaflow.runtime.contract import ACTIVITIES, WORKER_QUEUE_ACTIVITIES, QueueKind
 from workflows_def import WORKFLOWS
 
 __all__ = ["WORKFLOWS", "activities_for", "implementations"]
@@ -21,9 +20,9 @@ __all__ = ["WORKFLOWS", "activities_for", "implementations"]
 
 def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
     """Every activity implementation, keyed by its contract name."""
-    jobs, artifacts = JobActivities(context), ArtifactActivities(context)
+    jobs, artifacts, runs = JobActivities(context), ArtifactActivities(context), RunActivities(context)
     return {
-        contract.LOAD_SPEC.name: SpecActivities(context).load_spec,
+        contract.LOAD_SPEC.name: runs.load_spec,
         contract.LAUNCH_WAVE.name: LaunchActivities(context).launch_wave,
         contract.AWAIT_WAVE.name: jobs.await_wave,
         contract.CANCEL_WAVE.name: jobs.cancel_wave,
@@ -31,7 +30,7 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
         contract.CHECK_OUTPUTS.name: artifacts.check_outputs,
         contract.READ_DECISION.name: artifacts.read_decision,
         contract.WAIT_TRIGGER.name: artifacts.wait_trigger,
-        contract.EXPORT_LEDGER.name: LedgerActivities(context).export_ledger,
+        contract.EXPORT_LEDGER.name: runs.export_ledger,
         contract.REQUEST_CANCEL.name: request_cancel,
     }
 
@@ -39,5 +38,7 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
 def activities_for(context: ActivityContext, queue: QueueKind) -> list[Callable[..., Any]]:
     """The activities served on one of a worker's task queues (contract.ActivityRef.queue)."""
     served = implementations(context)
-    refs = JOB_ACTIVITIES if queue is QueueKind.WORKER else [r for r in ACTIVITIES if r.queue is queue]
+    if queue is QueueKind.WORKER:
+        return [served[ref.name] for ref in WORKER_QUEUE_ACTIVITIES]
+    refs = [ref for ref in ACTIVITIES if ref.queue is queue]
     return [served[ref.name] for ref in refs]

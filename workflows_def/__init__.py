@@ -1,8 +1,7 @@
 """Temporal workflow definitions: deterministic glue between the traversal and activities."""
 
 from workflows_def.logs_workflow import NpaflowJobLogs
-from workflows_def.run_workflow import NpaWorkflowRun
-from workflows_def.visibility import PHASE_ATTRIBUTE
+from workflows_def.run_workflow import PHASE_ATTRIBUTE, NpaWorkflowRun
 
 #: Every workflow a worker registers.
 WORKFLOWS = [NpaWorkflowRun, NpaflowJobLogs]

@@ -17,7 +17,9 @@ from npaflow.runtime.contract import (
     QueueKind,
     poll_task_queue,
 )
+from npaflow.runtime.ledger import TIMESTAMP_FORMAT, WaveAttemptRecord
 from npaflow.runtime.messages import JobRef
+from npaflow.runtime.request import RunRequest
 from npaflow.runtime.status import FailureClass
 
 InputT = TypeVar("InputT", bound=BaseModel)
@@ -56,6 +58,24 @@ def wait_timeout(max_wait_seconds: float) -> timedelta:
     return timedelta(seconds=max_wait_seconds + 300)
 
 
+def now() -> str:
+    """Workflow time as the ledger's UTC second-precision timestamp."""
+    return workflow.now().strftime(TIMESTAMP_FORMAT)
+
+
+def job_of(record: WaveAttemptRecord, request: RunRequest) -> JobRef:
+    """The exact job an attempt runs as, and where its activities must run."""
+    return JobRef(backend=request.backend, job_id=record.job_id, job_name=record.job_name,
+                  worker_id=record.worker_id, worker_task_queue=record.worker_task_queue)
+
+
+def worker_bound(job: JobRef, request: RunRequest) -> dict[str, timedelta]:
+    """A local job's activity waits this long for its worker before the job counts as lost."""
+    if not job.worker_task_queue:
+        return {}
+    return {"schedule_to_start_timeout": timedelta(seconds=request.worker_lost_seconds)}
+
+
 def queue_for(ref: ActivityRef[Any, Any], job: JobRef | None = None) -> str | None:
     """The task queue an activity runs on: a local job's own worker, the pollers', or the run's."""
     if job is not None and job.worker_task_queue:
@@ -83,6 +103,15 @@ async def call_local(ref: ActivityRef[InputT, ResultT], arg: InputT, **options: 
     result = await workflow.execute_local_activity(ref.name, arg, result_type=ref.result_type,
                                                    **options)
     return cast(ResultT, result)
+
+
+def launch_moved_to(error: ActivityError) -> str | None:
+    """The task queue a launch must be reconciled on, when it began on another worker."""
+    cause = error.cause
+    if isinstance(cause, ApplicationError) and cause.type == ErrorType.LAUNCH_MOVED.value \
+            and cause.details:
+        return str(cause.details[0])
+    return None
 
 
 def classify_activity_error(error: ActivityError, job: JobRef | None = None) -> tuple[FailureClass, str]:

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pydantic
 from temporalio import workflow
+from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 from npaflow.context import build_run_context
@@ -14,23 +15,79 @@ from npaflow.decisions import resolve_assumption
 from npaflow.document.models import ExecutionMode
 from npaflow.errors import NpaflowError
 from npaflow.runtime.contract import (
+    EXPORT_LEDGER,
     LOAD_SPEC,
     REQUEST_CANCEL,
     STATUS_QUERY,
     WORKFLOW_TYPE,
     ErrorType,
+    SearchAttribute,
     Signal,
 )
 from npaflow.runtime.ledger import LedgerStatus
-from npaflow.runtime.messages import LoadedSpec, LoadSpecInput, RequestCancelInput
+from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec, LoadSpecInput, RequestCancelInput
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.summary import RunStatusView, RunSummary
 from npaflow.traversal import Walker
-from workflows_def.activity_calls import SHORT_RETRY, call, classify_activity_error
+from workflows_def.activity_calls import (
+    LEDGER_EXPORT_DEADLINE,
+    LEDGER_RETRY,
+    SHORT_RETRY,
+    call,
+    call_local,
+    classify_activity_error,
+)
 from workflows_def.executor import TemporalExecutor
-from workflows_def.ledger_sync import LedgerSync
-from workflows_def.visibility import publish
+
+#: The run phase, so suspended or paused runs can be found with no worker up.
+PHASE_ATTRIBUTE = SearchAttributeKey.for_keyword(SearchAttribute.PHASE.value)
+
+
+class RunRecorder:
+    """What a run records outside itself: ledger deltas, search attributes, memo, UI details."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+        self.loaded: LoadedSpec | None = None
+        self._spec_pending = ""
+
+    def attach(self, loaded: LoadedSpec) -> None:
+        """Start exporting once the spec (and so the ledger location) is known."""
+        self.loaded = loaded
+        self._spec_pending = loaded.workflow_yaml
+
+    def publish(self) -> None:
+        """Mirror the phase into search attributes, memo and the UI's current details."""
+        state = self.state
+        workflow.upsert_search_attributes([PHASE_ATTRIBUTE.value_set(state.phase.value)])
+        workflow.upsert_memo({"phase": state.phase.value, "current_states": state.current_states,
+                              "ledger_uri": state.ledger_uri})
+        workflow.set_current_details(f"**phase** {state.phase.value}  \n**states** "
+                                     f"{', '.join(state.current_states) or '-'}  \n"
+                                     f"**ledger** {state.ledger_uri or '-'}")
+
+    async def flush(self) -> None:
+        """Export what changed since the last export (after every wave transition)."""
+        if self.state.has_changes() or self._spec_pending:
+            await self.export(LedgerStatus.RUNNING if self._spec_pending else None)
+
+    async def export(self, status: LedgerStatus | None = None, error: str | None = None) -> None:
+        """Merge the pending delta into the stored ledger; waits out storage outages."""
+        if self.loaded is None:
+            return
+        spec = self.loaded.spec
+        delta = self.state.take_delta(status=status, error=error)
+        if self._spec_pending:
+            delta = delta.model_copy(update={"plan_fingerprint": self.loaded.plan_fingerprint})
+        await call_local(
+            EXPORT_LEDGER, ExportLedgerInput(
+                run_id=self.state.run_id, workflow=spec.name, api_version=spec.api_version,
+                ledger_uri=self.loaded.ledger_uri, input_source=self.loaded.input_source,
+                delta=delta, workflow_yaml=self._spec_pending),
+            schedule_to_close_timeout=LEDGER_EXPORT_DEADLINE, retry_policy=LEDGER_RETRY,
+            summary=f"export ledger ({status.value if status else 'update'})")
+        self._spec_pending = ""
 
 
 @workflow.defn(name=WORKFLOW_TYPE, failure_exception_types=[pydantic.ValidationError])
@@ -39,7 +96,7 @@ class NpaWorkflowRun:
 
     def __init__(self) -> None:
         self.state = RunState(run_id=workflow.info().workflow_id)
-        self.ledger = LedgerSync(self.state)
+        self.recorder = RunRecorder(self.state)
         self.executor: TemporalExecutor | None = None
 
     @workflow.run
@@ -58,8 +115,8 @@ class NpaWorkflowRun:
                 raise
             await self._finish_failed(exc)
         self.state.run_succeeded()
-        publish(self.state)
-        await self.ledger.export(LedgerStatus.SUCCEEDED, error="")
+        self.recorder.publish()
+        await self.recorder.export(LedgerStatus.SUCCEEDED, error="")
         return self.state.summary()
 
     async def _load(self, request: RunRequest) -> LoadedSpec:
@@ -76,17 +133,17 @@ class NpaWorkflowRun:
                 f"{spec.source}: metadata.executionMode is 'runtime', so --assume-decision is only "
                 "allowed for previews (plan-spec, render); remove it from the run",
                 type=ErrorType.SPEC.value, non_retryable=True)
-        self.ledger.attach(loaded)
+        self.recorder.attach(loaded)
         self.state.run_started(workflow=spec.name, ledger_uri=loaded.ledger_uri,
                                backend=request.backend)
-        publish(self.state)
+        self.recorder.publish()
         return loaded
 
     async def _walk(self, request: RunRequest, loaded: LoadedSpec) -> None:
         spec, catalog = loaded.spec, loaded.catalog
         assumption = resolve_assumption(request.assume_decision,
                                         spec.config.get("plan_assume_decision"), spec.has_transitions())
-        self.executor = TemporalExecutor(request, loaded, self.state, self.ledger)
+        self.executor = TemporalExecutor(request, loaded, self.state, self.recorder)
         walker = Walker(spec, catalog, build_run_context(spec, catalog, self.state.run_id),
                         executor=self.executor, assumption=assumption, cap=request.max_concurrency)
         await walker.walk()
@@ -105,7 +162,7 @@ class NpaWorkflowRun:
         if self.executor is not None:
             await self.executor.attempts.cancel_in_flight(f"run failed: {message}"[:600])
         self.state.run_failed(message)
-        publish(self.state)
+        self.recorder.publish()
         await self._export_final(LedgerStatus.FAILED)
         summary = self.state.summary()
         raise ApplicationError(self.state.error, summary.model_dump(mode="json"), type="RunFailed",
@@ -114,17 +171,17 @@ class NpaWorkflowRun:
     async def _finish_cancelled(self) -> None:
         """Cancel every in-flight job by exact id, verify, and record it (DESIGN §3.5)."""
         self.state.run_cancelling(workflow.cancellation_reason() or "")
-        publish(self.state)
+        self.recorder.publish()
         if self.executor is not None:
             await self.executor.attempts.cancel_in_flight(self.state.error)
         self.state.run_cancelled()
-        publish(self.state)
+        self.recorder.publish()
         await self._export_final(LedgerStatus.CANCELLED)
 
     async def _export_final(self, status: LedgerStatus) -> None:
         """The last export; if even that fails, the run's error says the ledger is behind."""
         try:
-            await self.ledger.export(status, error=self.state.error)
+            await self.recorder.export(status, error=self.state.error)
         except ActivityError as error:
             if is_cancelled_exception(error):
                 raise

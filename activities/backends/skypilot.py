@@ -9,13 +9,13 @@ at the front of `failure_reason` (skypilot ref §4, §9).
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
 import structlog
 
 from activities.backends.base import JobMatch, LaunchRequest, RequestUnknownError, Submission
 from activities.backends.skypilot_sdk import SkyPilotApi
+from activities.clock import utc_from_epoch
 from npaflow.errors import (
     AccessDeniedError,
     CapacityError,
@@ -97,7 +97,7 @@ def failure_reason_class(reason: str) -> str:
 def _iso(epoch: Any) -> str:
     if not isinstance(epoch, int | float) or epoch <= 0:
         return ""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(epoch)))
+    return utc_from_epoch(float(epoch))
 
 
 def task_row(record: Any) -> TaskRow:

@@ -127,8 +127,9 @@ READ_JOB_LOGS = ActivityRef("read_job_logs", ReadJobLogsInput, JobLogs)
 ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
     LOAD_SPEC, LAUNCH_WAVE, AWAIT_WAVE, CANCEL_WAVE, CHECK_OUTPUTS, READ_DECISION, WAIT_TRIGGER,
     EXPORT_LEDGER, REQUEST_CANCEL, READ_JOB_LOGS)
-#: Activities about one local job: served on the job's worker queue as well.
-JOB_ACTIVITIES = (AWAIT_WAVE, CANCEL_WAVE, READ_JOB_LOGS)
+#: Served on each worker's own queue as well: a local job's activities run on its host, and a
+#: launch interrupted there is reconciled there.
+WORKER_QUEUE_ACTIVITIES = (LAUNCH_WAVE, AWAIT_WAVE, CANCEL_WAVE, READ_JOB_LOGS)
 
 # --- error types --------------------------------------------------------------------------
 

@@ -16,6 +16,8 @@ from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.traversal.models import WaveKind
 from npaflow.waves import WaveKey
 
+#: Ledger timestamps: UTC, second precision, a `Z` suffix (reference §6.6).
+TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 RUNTIME_SCHEMA = "npa.workflow.runtime.v1"
 RUN_SCHEMA = "npa.workflow.run.v1"
 _OPEN = ConfigDict(extra="forbid")

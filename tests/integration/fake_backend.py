@@ -60,9 +60,11 @@ class FakeBackend:
     queue_calls: list[list[str]] = field(default_factory=list)
     resolve_calls: list[str] = field(default_factory=list)
     stuck: set[str] = field(default_factory=set)  # job ids that can never progress
+    submits_started: int = 0
     _statuses: dict[str, list[str]] = field(default_factory=dict)
 
     async def submit(self, request: LaunchRequest) -> Submission:
+        self.submits_started += 1
         if self.launch_delay:
             await asyncio.sleep(self.launch_delay)
         documents = [d for d in yaml.safe_load_all(request.yaml) if d]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import signal
@@ -124,9 +123,9 @@ async def test_cancel_finds_the_processes_of_a_record_that_lacks_a_pid(tmp_path:
 async def test_a_supervisor_that_never_started_is_a_ghost_found_within_one_poll(tmp_path: Path) -> None:
     backend = LocalBackend(tmp_path, "w1", supervisor_command=["true"])
     job = await launch(backend, wave("serial", task("a", "true")))
-    await asyncio.sleep(0.2)
+    await eventually(lambda: _is(backend, job, JobStatus.FAILED_CONTROLLER), timeout=2,
+                     what="ghost detected")
     rows = (await backend.queue([job]))[job]
-    assert [r.status for r in rows] == [JobStatus.FAILED_CONTROLLER]
     assert "never started" in rows[0].failure_reason
     (match,) = await backend.find_jobs("job-1")
     assert not match.can_progress

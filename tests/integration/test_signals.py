@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -10,22 +9,11 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 
 from npaflow.runtime.summary import RunStatusView
 from tests.harness import Harness
+from tests.helpers import eventually
 from tests.integration.fake_backend import FakeBackend
 from workflows_def import PHASE_ATTRIBUTE
 
 pytestmark = pytest.mark.integration
-
-
-async def eventually(check, timeout: float = 15.0):
-    """Poll `check` until it returns a truthy value; report the last value on timeout."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    last = None
-    while asyncio.get_running_loop().time() < deadline:
-        last = await check() if asyncio.iscoroutinefunction(check) else check()
-        if last:
-            return last
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"condition not met within {timeout}s; last value: {last!r}")
 
 
 async def phase(handle: WorkflowHandle) -> str:
@@ -125,8 +113,7 @@ async def test_cancel_during_launch_still_cancels_the_launched_job_by_id(harness
     fake.default = ["RUNNING"]
     async with harness.worker():
         handle = await harness.start("runtime/fanout.yaml")
-        await eventually(_phase_is(handle, "running"))
-        await asyncio.sleep(0.3)
+        await eventually(lambda: fake.submits_started == 1, what="the launch is under way")
         await handle.cancel()
         outcome = await harness.finish(handle)
     assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED

@@ -10,7 +10,7 @@ import pytest
 from activities.backends.local import LocalBackend
 from activities.context import ActivityContext
 from npaflow.runtime import contract
-from npaflow.runtime.contract import ACTIVITIES, JOB_ACTIVITIES, QueueKind
+from npaflow.runtime.contract import ACTIVITIES, WORKER_QUEUE_ACTIVITIES, QueueKind
 from npaflow.runtime.request import BackendName
 from tests.helpers import ROOT
 from worker.registry import activities_for, implementations
@@ -69,7 +69,7 @@ def test_each_queue_serves_the_activities_the_contract_puts_there(tmp_path: Path
         return {fn.__temporal_activity_definition.name for fn in activities_for(context, queue)}  # type: ignore[attr-defined]
 
     assert names(QueueKind.POLL) == {"await_wave", "wait_trigger"}
-    assert names(QueueKind.WORKER) == {ref.name for ref in JOB_ACTIVITIES}
+    assert names(QueueKind.WORKER) == {ref.name for ref in WORKER_QUEUE_ACTIVITIES}
     assert names(QueueKind.MAIN) | names(QueueKind.POLL) == {ref.name for ref in ACTIVITIES}
 
 
