@@ -76,13 +76,15 @@ class LaunchTransaction:
         self.hb = hb
         self.notes: list[str] = []
         self.credentials: dict[str, str] = {}
+        self.adopted = False  # the job was found, not launched by this attempt
 
     async def run(self) -> LaunchResult:
         """Recover an earlier launch of this attempt, else launch it."""
-        job_id, adopted = await self._recover()
+        job_id = await self._recover()
         request_id = self.hb.details.request_id
         if not job_id:
             job_id, request_id = await self._launch()
+        adopted = self.adopted
         self.hb.update(job_id=job_id, phase="launched")
         log.info("wave.launched", wave_key=str(self.request.wave.key), attempt=self.request.attempt,
                  job_id=job_id, job_name=self.rendered.job_name, adopted=adopted)
@@ -99,12 +101,13 @@ class LaunchTransaction:
         return await self.hb.recovering(what, call,
                                         deadline_seconds=self.request.transport_recovery_seconds)
 
-    async def _recover(self) -> tuple[str, bool]:
-        """The job an earlier attempt of this launch made, if any: (job id, adopted)."""
+    async def _recover(self) -> str:
+        """The job an earlier attempt of this launch made, if any ("" when there is none)."""
         details = self.hb.details
         if details.job_id:
             self.notes.append(f"an earlier attempt of this launch already reported job {details.job_id}")
-            return details.job_id, True
+            self.adopted = True
+            return details.job_id
         request_id = details.request_id or await self._receipt_request_id()
         if request_id:
             self.hb.update(request_id=request_id)
@@ -113,15 +116,14 @@ class LaunchTransaction:
                                                 lambda: self.backend.resolve(request_id))
             except RequestUnknownError as exc:
                 self.notes.append(f"recorded launch request {request_id} is unknown: {exc}")
-                job_id = await self._recovering("look up the job by name", self._adopt_by_name)
-                return job_id, bool(job_id)
+                return await self._recovering("look up the job by name", self._adopt_by_name)
             self.notes.append(f"adopted job {job_id} from recorded launch request {request_id}")
-            return job_id, True
+            self.adopted = True
+            return job_id
         started_before = details.phase in ("launching", "submitted") or activity.info().attempt > 1
         if started_before or self.request.reconcile or self.backend.host_bound:
-            job_id = await self._recovering("look up the job by name", self._adopt_by_name)
-            return job_id, bool(job_id)
-        return "", False
+            return await self._recovering("look up the job by name", self._adopt_by_name)
+        return ""
 
     async def _receipt_request_id(self) -> str:
         if not self.request.ledger_uri:
@@ -153,6 +155,7 @@ class LaunchTransaction:
         for extra in extras:
             await self._cancel(extra, f"a second live job of this attempt (kept {keep.job_id})")
         self.notes.append(f"adopted job {keep.job_id} already launched as {name}")
+        self.adopted = True
         log.warning("wave.adopted", job_id=keep.job_id, job_name=name, duplicates=[e.job_id for e in extras])
         return keep.job_id
 

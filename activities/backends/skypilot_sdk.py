@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
@@ -82,9 +83,33 @@ class SkyPilotSdk:
         return str(request_id)
 
     async def get(self, request_id: str) -> Any:
-        """Wait for the request through the async SDK (never repr the result: handles can't)."""
+        """Wait for the request through the async SDK (never repr the result: handles can't).
+
+        Raises:
+            Exception: the request's own exception (unwrapped from the async SDK's
+                RuntimeError for a failed request, skypilot#10026).
+        """
         await self._healthy()
-        return await self._sdk_async.get(request_id)
+        try:
+            return await self._sdk_async.get(request_id)
+        except RuntimeError as exc:
+            raise self._request_error(exc) from exc
+
+    def _request_error(self, exc: RuntimeError) -> BaseException:
+        """The exception a failed request carries in the 500 payload the async SDK returns as text."""
+        text = str(exc)
+        if "Failed to get request" not in text or " 500 " not in text or "{" not in text:
+            return exc
+        try:
+            detail = json.loads(text[text.index("{"):])["detail"]
+            from sky.server.requests import payloads
+            from sky.server.requests import requests as requests_lib
+
+            error = requests_lib.Request.decode(payloads.RequestPayload(**detail)).get_error()
+        except (ValueError, KeyError, TypeError):
+            return exc
+        found = error.get("object") if error else None
+        return found if isinstance(found, BaseException) else exc
 
     async def queue(self, *, job_ids: list[int] | None, limit: int | None,
                     fields: list[str]) -> list[ManagedJobRecord]:

@@ -44,6 +44,7 @@ class JobStatus(StrEnum):
     SUBMITTED = "SUBMITTED"  # launched, no status observed yet (SkyPilot's legacy value)
     STARTING = "STARTING"  # provisioning the task's cluster
     RUNNING = "RUNNING"  # setup or run is executing
+    WINDING_DOWN = "WINDING_DOWN"  # a batch coordinator merging outputs before it ends
     RECOVERING = "RECOVERING"  # preempted, relaunching
     CANCELLING = "CANCELLING"  # cancel in progress
     SUCCEEDED = "SUCCEEDED"  # run exited 0 on every node
@@ -87,7 +88,7 @@ class JobStatus(StrEnum):
 
     def is_active(self) -> bool:
         """True while the task is executing (what `max_concurrent_observed` counts)."""
-        return self in (JobStatus.RUNNING, JobStatus.RECOVERING)
+        return self in (JobStatus.RUNNING, JobStatus.RECOVERING, JobStatus.WINDING_DOWN)
 
     def is_waiting_for_resources(self) -> bool:
         """True before the task first runs: where a capacity shortage shows (skypilot ref §9)."""
@@ -109,8 +110,8 @@ _FAILURE_CLASSES = {
     JobStatus.FAILED_CONTROLLER: FailureClass.CONTROLLER,
     JobStatus.CANCELLED: FailureClass.CANCELLED,
 }
-_ACTIVE_PRIORITY = (JobStatus.RUNNING, JobStatus.RECOVERING, JobStatus.STARTING, JobStatus.PENDING,
-                    JobStatus.CANCELLING)
+_ACTIVE_PRIORITY = (JobStatus.RUNNING, JobStatus.RECOVERING, JobStatus.WINDING_DOWN,
+                    JobStatus.STARTING, JobStatus.PENDING, JobStatus.CANCELLING)
 
 
 def aggregate_job_status(task_statuses: Sequence[JobStatus]) -> JobStatus:

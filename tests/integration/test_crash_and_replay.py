@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -19,7 +16,7 @@ from temporalio.worker import Replayer
 from activities.backends.local_jobs import JOB_FILE, LocalJobRecord, read_model
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
-from tests.harness import SPECS, Harness
+from tests.harness import SPECS, Harness, start_worker_process
 from tests.helpers import eventually
 from worker.main import workflow_runner
 from workflows_def import NpaWorkflowRun
@@ -28,14 +25,6 @@ pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 HISTORIES = ROOT / "tests" / "histories"
-
-
-def start_worker_process(env: WorkflowEnvironment, home: Path, task_queue: str) -> subprocess.Popen:
-    environ = {**os.environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
-               "NPAFLOW_TASK_QUEUE": task_queue, "NPAFLOW_HOME": str(home),
-               "NPAFLOW_LOG_FORMAT": "console"}
-    return subprocess.Popen([sys.executable, "-m", "worker"], cwd=ROOT, env=environ,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 async def wait_for(directory: Path, pattern: str, timeout: float = 30.0) -> Path:

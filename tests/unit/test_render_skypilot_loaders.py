@@ -71,3 +71,25 @@ def test_kubernetes_task_loads_with_image_and_at_least_resources() -> None:
     resources = next(iter(dag.tasks[0].resources))
     assert resources.image_id and "ghcr.io/acme/train:1.2" in str(resources.image_id)
     assert str(resources.cpus) == "4+"
+
+
+@pytest.mark.parametrize(("infra", "cloud"), [("aws/us-east-1", "AWS"), ("gcp", "GCP")])
+def test_run_infra_reaches_every_task_of_a_job_group_and_a_pipeline(infra: str, cloud: str) -> None:
+    options = RenderOptions(run_id="r", workflow="w", infra=infra)
+    for wave in plan_of("fanout-demo.yaml").waves:
+        dag = load_with_skypilot(render_wave(wave, CATALOG, options).yaml)
+        for task in dag.tasks:
+            resources = next(iter(task.resources))
+            assert str(resources.cloud) == cloud
+            if "/" in infra:
+                assert resources.region == infra.split("/")[1]
+
+
+def test_run_infra_replaces_the_profile_cloud_and_region() -> None:
+    wave = plan_of("k8s-render.yaml").waves[1]
+    options = RenderOptions(run_id="r", workflow="k", infra="gcp/us-central1")
+    _, (document,) = load_wave_yaml(render_wave(wave, CATALOG, options).yaml)
+    assert document["resources"]["infra"] == "gcp/us-central1"
+    assert "cloud" not in document["resources"] and "region" not in document["resources"]
+    resources = next(iter(load_with_skypilot(render_wave(wave, CATALOG, options).yaml).tasks[0].resources))
+    assert (str(resources.cloud), resources.region) == ("GCP", "us-central1")

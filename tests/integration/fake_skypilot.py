@@ -1,0 +1,161 @@
+"""A fake SkyPilot API server at the SDK boundary, built from SkyPilot's own models.
+
+It implements `SkyPilotApi` with `ManagedJobRecord` rows (filled the way the
+real server fills them for the fields asked for, see
+tests/fixtures/skypilot/), `ManagedJobStatus` values, SkyPilot's own loaders
+and exception classes, so the real backend, activities and workflow run
+against it for the paths a cloud-less server cannot reach: RUNNING and
+SUCCEEDED, JobGroups, capacity, a lost controller, transient API errors.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sky import exceptions as sky_exceptions
+from sky.jobs.state import ManagedJobStatus
+from sky.schemas.api.responses import ManagedJobRecord
+from sky.utils import dag_utils
+
+S = ManagedJobStatus
+#: Fields the real server fills whatever was asked for (observed on 0.12.2).
+ALWAYS_FILLED = {"is_job_group"}
+
+
+@dataclass
+class FakeJob:
+    """One managed job: its tasks, and a status script advanced by every queue call."""
+
+    job_id: int
+    name: str
+    execution: str
+    tasks: list[str]
+    metadata: dict[str, Any]
+    script: list[list[ManagedJobStatus]]
+    schedule_state: str = "INACTIVE"
+    statuses: list[ManagedJobStatus] = field(default_factory=list)
+    submitted_at: float | None = None
+    start_at: list[float | None] = field(default_factory=list)
+    end_at: list[float | None] = field(default_factory=list)
+    failure_reason: str | None = None
+    lost: bool = False  # the controller lost the record: the queue no longer lists it
+
+    def advance(self) -> None:
+        """Move one step along the script (the last step repeats)."""
+        step = self.script.pop(0) if len(self.script) > 1 else self.script[0]
+        self.set_statuses(step)
+
+    def set_statuses(self, step: list[ManagedJobStatus]) -> None:
+        now = time.time()
+        for index, status in enumerate(step):
+            if status is not S.PENDING and self.submitted_at is None:
+                self.submitted_at = now
+            if status is S.RUNNING and self.start_at[index] is None:
+                self.start_at[index] = now
+            if status.is_terminal() and self.end_at[index] is None and not (
+                    status is S.CANCELLED and self.statuses[index] is S.PENDING):
+                self.end_at[index] = now
+        self.statuses = list(step)
+        self.schedule_state = "DONE" if all(s.is_terminal() for s in step) else "ALIVE"
+
+    def record(self, index: int, fields: list[str]) -> ManagedJobRecord:
+        values = {
+            "job_id": self.job_id, "task_id": index, "job_name": self.name,
+            "task_name": self.name if len(self.tasks) == 1 else self.tasks[index],
+            "status": self.statuses[index], "schedule_state": self.schedule_state,
+            "submitted_at": self.submitted_at, "start_at": self.start_at[index],
+            "end_at": self.end_at[index], "recovery_count": 0,
+            "failure_reason": self.failure_reason if self.statuses[index].is_failed() else None,
+            "metadata": dict(self.metadata), "current_cluster_name": None,
+            "execution": self.execution, "is_job_group": self.execution == "parallel"}
+        return ManagedJobRecord(**{k: v for k, v in values.items() if k in fields or k in ALWAYS_FILLED})
+
+
+def statuses(*names: str) -> list[ManagedJobStatus]:
+    """One script step: a status per task (a single name applies to every task)."""
+    return [ManagedJobStatus(name) for name in names]
+
+
+@dataclass
+class FakeSkyPilotApi:
+    """Scripted managed jobs; every call recorded. Scripts are per launch, in launch order."""
+
+    scripts: list[list[list[ManagedJobStatus]]] = field(default_factory=list)
+    default: list[list[ManagedJobStatus]] = field(default_factory=lambda: [statuses("SUCCEEDED")])
+    failure_reasons: dict[int, str] = field(default_factory=dict)  # launch number -> reason
+    launch_errors: dict[int, Exception] = field(default_factory=dict)  # launch number -> get() raises
+    unreachable_calls: int = 0  # the next N calls raise ApiServerConnectionError
+    jobs: dict[int, FakeJob] = field(default_factory=dict)
+    requests: dict[str, int] = field(default_factory=dict)
+    launched: list[tuple[str, Mapping[str, str]]] = field(default_factory=list)
+    queue_calls: list[list[int] | None] = field(default_factory=list)
+    cancel_calls: list[list[int]] = field(default_factory=list)
+    _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    def _reachable(self) -> None:
+        if self.unreachable_calls > 0:
+            self.unreachable_calls -= 1
+            raise sky_exceptions.ApiServerConnectionError("http://fake-skypilot:46580")
+
+    async def launch(self, yaml_text: str, name: str, secrets: Mapping[str, str]) -> str:
+        self._reachable()
+        dag = dag_utils.load_dag_from_yaml_str(yaml_text)  # SkyPilot's own loader validates it
+        job_id = next(self._ids)
+        tasks = [task.name or name for task in dag.tasks]
+        metadata = dict(getattr(dag.tasks[0], "_metadata", None) or {})
+        script = [list(step) * (len(tasks) if len(step) == 1 else 1)
+                  for step in (self.scripts[job_id - 1] if job_id <= len(self.scripts) else self.default)]
+        job = FakeJob(job_id=job_id, name=name, execution="parallel" if dag.is_job_group() else "serial",
+                      tasks=tasks, metadata=metadata, script=script,
+                      statuses=[S.PENDING] * len(tasks), start_at=[None] * len(tasks),
+                      end_at=[None] * len(tasks), failure_reason=self.failure_reasons.get(job_id))
+        self.jobs[job_id] = job
+        self.launched.append((name, dict(secrets)))
+        request_id = str(uuid.uuid4())
+        self.requests[request_id] = job_id
+        return request_id
+
+    async def get(self, request_id: str) -> Any:
+        self._reachable()
+        if request_id not in self.requests:
+            raise RuntimeError(f"Failed to get request {request_id}: 404 not found")
+        job_id = self.requests[request_id]
+        error = self.launch_errors.get(job_id)
+        if error is not None:
+            raise error
+        self.jobs[job_id].schedule_state = "WAITING"
+        return [job_id], None
+
+    async def queue(self, *, job_ids: list[int] | None, limit: int | None,
+                    fields: list[str]) -> list[ManagedJobRecord]:
+        self._reachable()
+        self.queue_calls.append(list(job_ids) if job_ids is not None else None)
+        chosen = [job for job_id, job in sorted(self.jobs.items(), reverse=True)
+                  if not job.lost and (job_ids is None or job_id in job_ids)][:limit]
+        for job in chosen:
+            if job.schedule_state != "INACTIVE" and job_ids is not None:
+                job.advance()
+        return [job.record(index, fields) for job in chosen for index in range(len(job.tasks))]
+
+    async def cancel(self, job_ids: list[int]) -> None:
+        self._reachable()
+        self.cancel_calls.append(list(job_ids))
+        for job_id in job_ids:
+            job = self.jobs.get(job_id)
+            if job is not None and not all(s.is_terminal() for s in job.statuses):
+                step = [s if s.is_terminal() else S.CANCELLED for s in job.statuses]
+                job.script = [step]
+                job.set_statuses(step)
+
+    async def logs(self, job_id: int, tail: int) -> str:
+        self._reachable()
+        return f"\x1b[1mlogs of managed job {job_id}\x1b[0m"
+
+    def names(self) -> list[str]:
+        """The job name of every launch, in order."""
+        return [job.name for _, job in sorted(self.jobs.items())]

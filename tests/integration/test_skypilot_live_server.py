@@ -1,0 +1,127 @@
+"""The skypilot backend against a real SkyPilot 0.12.2 API server (consolidation mode, no cloud).
+
+Launch, queue, cancel and logs are real; every launch ends FAILED_PRECHECKS for
+lack of a cloud. Jobs are counted in the server's own queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import uuid
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowExecutionStatus
+from temporalio.testing import WorkflowEnvironment
+
+from activities.backends.skypilot import QUEUE_FIELDS
+from activities.backends.skypilot_sdk import SkyPilotSdk
+from npaflow.runtime.contract import LAUNCHES_DIR
+from npaflow.runtime.ledger import CancellationState, WaveStatus
+from npaflow.runtime.status import FailureClass, JobStatus
+from tests.e2e.test_cli_runs import npaflow
+from tests.harness import Harness, start_worker_process
+from tests.helpers import eventually
+from tests.skypilot_server import SkyApiServer
+
+pytestmark = [pytest.mark.integration, pytest.mark.skypilot_server]
+
+SKY = {"backend": "skypilot", "poll_seconds": 0.5}
+
+
+async def jobs_named(server: SkyApiServer, name: str) -> list[int]:
+    records = await SkyPilotSdk(server.endpoint).queue(job_ids=None, limit=1000, fields=QUEUE_FIELDS)
+    return sorted({r.job_id for r in records if r.job_name == name})
+
+
+async def launch_receipt(home: Path, run_id: str) -> Path:
+    directory = home / "runs" / run_id / "npa-workflow" / LAUNCHES_DIR
+    return await eventually(lambda: next(iter(directory.glob("*.json")), None), timeout=60,
+                            what="the launch request recorded")
+
+
+async def test_failed_prechecks_fails_as_configuration_after_exactly_one_job(
+        env: WorkflowEnvironment, sky_harness: Harness, sky_server: SkyApiServer) -> None:
+    async with sky_harness.worker():
+        result = await npaflow(env, sky_harness, "submit", "tests/specs/runtime/sky-one.yaml",
+                               "--run-id", "sky-prechecks", "--wait", "--json", "--backend",
+                               "skypilot", "--retries", "2", "--max-infrastructure-recoveries", "2",
+                               "--poll-seconds", "0.5")
+    assert result.returncode == 1, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["failure_class"] == "configuration"
+    (wave,) = (await sky_harness.finish(sky_harness.client.get_workflow_handle("sky-prechecks"))).ledger.waves
+    assert await jobs_named(sky_server, wave.job_name) == [int(wave.job_id)]
+    assert (wave.sky_status, wave.error_category) == (JobStatus.FAILED_PRECHECKS, FailureClass.CONFIGURATION)
+    assert "NoCloudAccessError" in wave.error and wave.request_id
+
+
+async def test_a_run_cancelled_right_after_launch_ends_cancelled_with_its_job_verified(
+        sky_harness: Harness, sky_server: SkyApiServer) -> None:
+    async with sky_harness.worker():
+        handle = await sky_harness.start("runtime/sky-one.yaml", run_id="sky-cancel", **SKY)
+        await launch_receipt(sky_harness.home, "sky-cancel")
+        await handle.cancel()
+        outcome = await sky_harness.finish(handle)
+    assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+    (wave,) = outcome.ledger.waves
+    assert wave.status is WaveStatus.CANCELLED
+    assert wave.cancellation.state is CancellationState.VERIFIED
+    assert wave.sky_status is not None and wave.sky_status.is_terminal()
+    assert await jobs_named(sky_server, wave.job_name) == [int(wave.job_id)]
+
+
+async def test_a_worker_killed_between_launch_request_and_job_id_is_followed_by_an_adoption(
+        env: WorkflowEnvironment, sky_harness: Harness, sky_server: SkyApiServer) -> None:
+    queue = f"tq-sky-{uuid.uuid4().hex[:6]}"
+    environment = {"NPAFLOW_BACKEND": "skypilot", "SKYPILOT_API_SERVER_ENDPOINT": sky_server.endpoint}
+    first = start_worker_process(env, sky_harness.home, queue, **environment)
+    handle = await sky_harness.client.start_workflow(
+        "NpaWorkflowRun", sky_harness.request("runtime/sky-one.yaml", **SKY), id="sky-crash",
+        task_queue=queue)
+    await launch_receipt(sky_harness.home, "sky-crash")
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    second = start_worker_process(env, sky_harness.home, queue, **environment)
+    try:
+        outcome = await asyncio.wait_for(sky_harness.finish(handle), timeout=240)
+    finally:
+        second.terminate()
+        second.wait()
+    (wave,) = outcome.ledger.waves
+    assert wave.attempt == 1 and wave.adopted
+    assert await jobs_named(sky_server, wave.job_name) == [int(wave.job_id)]
+    assert outcome.summary.failure_class is FailureClass.CONFIGURATION
+
+
+async def test_an_api_server_outage_before_launch_is_waited_out_with_one_job(
+        sky_harness: Harness, sky_server: SkyApiServer) -> None:
+    await asyncio.to_thread(sky_server.stop)
+    try:
+        async with sky_harness.worker():
+            handle = await sky_harness.start("runtime/sky-one.yaml", run_id="sky-outage",
+                                             transport_recovery_seconds=300, **SKY)
+            await asyncio.sleep(25)  # the outage the run must ride out, not a synchronisation
+            assert not sky_server.healthy(), "a worker must never start an API server itself"
+            await asyncio.to_thread(sky_server.start)
+            outcome = await asyncio.wait_for(sky_harness.finish(handle), timeout=240)
+    finally:
+        if not sky_server.healthy():
+            await asyncio.to_thread(sky_server.start)
+    (wave,) = outcome.ledger.waves
+    assert wave.attempt == 1
+    assert outcome.summary.failure_class is FailureClass.CONFIGURATION
+    assert await jobs_named(sky_server, wave.job_name) == [int(wave.job_id)]
+
+
+async def test_job_logs_are_read_through_the_run_s_backend(env: WorkflowEnvironment,
+                                                           sky_harness: Harness) -> None:
+    async with sky_harness.worker():
+        await sky_harness.finish(await sky_harness.start("runtime/sky-one.yaml", run_id="sky-logs",
+                                                         **SKY))
+        result = await npaflow(env, sky_harness, "logs", "sky-logs", "--tail", "50")
+    assert result.returncode == 0, result.stderr
+    assert "### 001|serial|:step:- attempt 1 job" in result.stdout
+    assert "FAILED_PRECHECKS" in result.stdout and "\x1b[" not in result.stdout

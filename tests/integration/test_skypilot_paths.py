@@ -1,0 +1,144 @@
+"""The skypilot backend through the real workflow, on paths a cloud-less API server cannot reach.
+
+The fake sits at the SDK boundary and speaks SkyPilot's own models
+(tests/integration/fake_skypilot.py); backend, activities and workflow are real.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sky import exceptions as sky_exceptions
+
+from npaflow.runtime.ledger import CancellationState, WaveStatus
+from npaflow.runtime.status import FailureClass, JobStatus
+from tests.harness import Harness
+from tests.integration.fake_skypilot import FakeSkyPilotApi, statuses
+
+pytestmark = pytest.mark.integration
+
+SKY = {"backend": "skypilot"}
+
+
+async def test_jobs_walk_pending_starting_running_to_succeeded(fake_sky_harness: Harness,
+                                                               fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky.default = [statuses("PENDING"), statuses("STARTING"), statuses("RUNNING"),
+                        statuses("SUCCEEDED")]
+    outcome = await fake_sky_harness.run("runtime/fanout.yaml", **SKY)
+    assert outcome.status == "succeeded"
+    assert fake_sky.names() == [w.job_name for w in outcome.summary.waves]
+    group, single, _join = outcome.ledger.waves
+    assert [row.task_id for row in group.tasks] == [0, 1]
+    assert group.max_concurrent_observed == 2
+    assert single.tasks[0].task_name == single.job_name  # SkyPilot renames a single task...
+    stage = next(s for s in outcome.ledger.stages if s.stage == "shard-c")
+    assert stage.started_at == single.tasks[0].start_at != ""  # ...rows still match by task id
+
+
+async def test_a_job_group_member_failure_fails_the_wave_with_the_failing_status(
+        fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky.scripts = [[statuses("RUNNING", "RUNNING"), statuses("SUCCEEDED", "FAILED")]]
+    outcome = await fake_sky_harness.run("runtime/fanout.yaml", **SKY)
+    assert outcome.status == "failed"
+    (wave,) = outcome.ledger.waves
+    assert (wave.sky_status, wave.error_category) == (JobStatus.FAILED, FailureClass.PAYLOAD)
+
+
+async def test_failed_setup_is_its_own_class_and_spends_retries(fake_sky_harness: Harness,
+                                                                fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky.scripts = [[statuses("FAILED_SETUP")]]
+    outcome = await fake_sky_harness.run("runtime/fanout.yaml", retries=1, **SKY)
+    assert outcome.status == "succeeded"
+    first = outcome.ledger.waves[0]
+    assert (first.status, first.error_category) == (WaveStatus.FAILED, FailureClass.SETUP)
+
+
+async def test_waiting_for_capacity_past_the_timeout_is_cancelled_and_retried_on_the_infra_budget(
+        fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky.scripts = [[statuses("PENDING"), statuses("STARTING")]]
+    outcome = await fake_sky_harness.run("runtime/fanout.yaml", pending_timeout_seconds=1,
+                                         max_infrastructure_recoveries=1, retries=0, **SKY)
+    assert outcome.status == "succeeded"
+    first = outcome.ledger.waves[0]
+    assert (first.status, first.error_category) == (WaveStatus.FAILED, FailureClass.CAPACITY)
+    assert first.cancellation.state is CancellationState.VERIFIED
+    assert fake_sky.cancel_calls == [[1]]
+    assert "waited for resources" in first.error
+
+
+async def test_capacity_exhaustion_fails_the_run_as_capacity(fake_sky_harness: Harness,
+                                                             fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky.default = [statuses("FAILED_NO_RESOURCE")]
+    fake_sky.failure_reasons = {1: "sky.exceptions.ManagedJobReachedMaxRetriesError: Resources "
+                                   "unavailable: failed to launch clusters after 240 retries."}
+    outcome = await fake_sky_harness.run("runtime/fanout.yaml", max_infrastructure_recoveries=1,
+                                         retries=3, **SKY)
+    assert outcome.status == "failed"
+    assert outcome.summary.failure_class is FailureClass.CAPACITY
+    assert len(fake_sky.jobs) == 2  # one recovery, no payload retries
+    assert "ManagedJobReachedMaxRetriesError" in outcome.ledger.waves[0].error
+
+
+async def test_a_job_the_controller_lost_fails_as_controller(fake_sky_harness: Harness,
+                                                             fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky.default = [statuses("RUNNING")]
+
+    original_queue = fake_sky.queue
+
+    async def losing_queue(**kwargs):  # the record vanishes after the first observation
+        records = await original_queue(**kwargs)
+        for job in fake_sky.jobs.values():
+            job.lost = True
+        return records
+
+    fake_sky.queue = losing_queue  # type: ignore[method-assign]
+    outcome = await fake_sky_harness.run("runtime/fanout.yaml", max_infrastructure_recoveries=0, **SKY)
+    assert outcome.status == "failed"
+    wave = outcome.ledger.waves[0]
+    assert (wave.sky_status, wave.error_category) == (JobStatus.FAILED_CONTROLLER, FailureClass.CONTROLLER)
+    assert "controller lost the record" in wave.error
+
+
+async def test_transient_api_errors_are_waited_out_without_spending_a_budget(
+        fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky.unreachable_calls = 6
+    outcome = await fake_sky_harness.run("runtime/fanout.yaml", max_infrastructure_recoveries=0,
+                                         transport_recovery_seconds=60, **SKY)
+    assert outcome.status == "succeeded"
+    assert len(fake_sky.jobs) == 3
+    assert [w.attempt for w in outcome.ledger.waves] == [1, 1, 1]
+
+
+async def test_an_unreachable_api_server_past_the_deadline_fails_as_transport(
+        fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky.unreachable_calls = 10_000
+    outcome = await fake_sky_harness.run("runtime/fanout.yaml", max_infrastructure_recoveries=0,
+                                         transport_recovery_seconds=1, **SKY)
+    assert outcome.status == "failed"
+    assert outcome.summary.failure_class is FailureClass.TRANSPORT
+    assert "ApiServerConnectionError" in outcome.error
+    assert fake_sky.jobs == {}
+
+
+async def test_a_launch_refused_for_its_configuration_is_not_retried(fake_sky_harness: Harness,
+                                                                     fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky.launch_errors = {1: sky_exceptions.NoCloudAccessError("Cloud access is not set up.")}
+    outcome = await fake_sky_harness.run("runtime/fanout.yaml", retries=2,
+                                         max_infrastructure_recoveries=2, **SKY)
+    assert outcome.status == "failed"
+    assert outcome.summary.failure_class is FailureClass.CONFIGURATION
+    assert len(fake_sky.jobs) == 1
+
+
+async def test_infra_is_written_into_every_task_of_a_job_group(fake_sky_harness: Harness,
+                                                               fake_sky: FakeSkyPilotApi) -> None:
+    seen: list[str] = []
+    original_launch = fake_sky.launch
+
+    async def recording_launch(yaml_text: str, name: str, secrets):
+        seen.append(yaml_text)
+        return await original_launch(yaml_text, name, secrets)
+
+    fake_sky.launch = recording_launch  # type: ignore[method-assign]
+    outcome = await fake_sky_harness.run("runtime/fanout.yaml", infra="k8s/gpu-pool", **SKY)
+    assert outcome.status == "succeeded"
+    assert seen[0].count("infra: k8s/gpu-pool") == 2
