@@ -14,6 +14,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.harness import SPECS, Harness
 from tests.helpers import eventually
+from tests.integration.fake_skypilot import FakeSkyPilotApi, statuses
 
 pytestmark = pytest.mark.e2e
 
@@ -142,3 +143,48 @@ async def test_restarting_a_failed_run_with_a_different_plan_is_refused(
     assert second.returncode == 1
     assert "describes a different plan" in second.stdout + second.stderr
     assert len(list((local_harness.home / "local" / "jobs").glob("w1-*"))) == 2
+
+
+async def test_a_run_that_ends_for_lack_of_capacity_exits_75(
+        env: WorkflowEnvironment, fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky.default = [statuses("FAILED_NO_RESOURCE")]
+    async with fake_sky_harness.worker():
+        result = await npaflow(env, fake_sky_harness, "submit", "tests/specs/runtime/sky-one.yaml",
+                               "--run-id", "e2e-capacity", "--wait", "--backend", "skypilot",
+                               "--max-infrastructure-recoveries", "0", "--poll-seconds", "0.2")
+    assert result.returncode == 75, result.stdout + result.stderr
+    assert "FAILED_NO_RESOURCE" in result.stdout
+
+
+async def test_other_infrastructure_failures_exit_one_not_75(
+        env: WorkflowEnvironment, fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky.default = [statuses("FAILED_CONTROLLER")]
+    async with fake_sky_harness.worker():
+        result = await npaflow(env, fake_sky_harness, "submit", "tests/specs/runtime/sky-one.yaml",
+                               "--run-id", "e2e-controller", "--wait", "--backend", "skypilot",
+                               "--max-infrastructure-recoveries", "0", "--poll-seconds", "0.2")
+    assert result.returncode == 1, result.stdout + result.stderr
+
+
+async def test_a_skypilot_worker_without_an_endpoint_refuses_to_start(
+        env: WorkflowEnvironment, local_harness: Harness) -> None:
+    environ = {k: v for k, v in os.environ.items() if k != "SKYPILOT_API_SERVER_ENDPOINT"}
+    process = await asyncio.create_subprocess_exec(
+        NPAFLOW, "worker", "--backend", "local,skypilot", cwd=ROOT,
+        env={**environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+             "NPAFLOW_HOME": str(local_harness.home)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _, err = await asyncio.wait_for(process.communicate(), timeout=30)
+    assert process.returncode == 2
+    assert "SKYPILOT_API_SERVER_ENDPOINT" in err.decode()
+
+
+async def test_logs_print_each_local_job_read_on_its_worker(
+        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
+    async with local_harness.worker():
+        await local_harness.finish(await local_harness.start(
+            "runtime/local-steps.yaml", run_id="e2e-logs", vars={"root": str(tmp_path), "sleep": "0"}))
+        result = await npaflow(env, local_harness, "logs", "e2e-logs", "--state", "slow")
+    assert result.returncode == 0, result.stderr
+    assert "### 002|serial|:slow:- attempt 1 job w1-2" in result.stdout
+    assert "first" not in result.stdout.split("###", 1)[1].splitlines()[0]
