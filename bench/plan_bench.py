@@ -8,45 +8,16 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
-import yaml
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from npaflow.catalog import load_builtin_catalog
 from npaflow.plan import build_plan
 from npaflow.spec import load_spec_from_str
-
-BLOCK = 10  # states per generated block
-
-
-def generate_spec(states: int) -> str:
-    """A chain of blocks: a looped sequence, a 4-way group with params, two token-heavy leaves."""
-    blocks = max(1, states // BLOCK)
-    body: dict[str, dict] = {}
-    for i in range(blocks):
-        nxt = f"seq-{i + 1}" if i + 1 < blocks else None
-        body[f"seq-{i}"] = {"sequence": [f"a-{i}", f"b-{i}"], "loop": {"max": "{{config.loops}}"},
-                            "next": f"grp-{i}"}
-        body[f"a-{i}"] = {"run": {"shell": "echo {{config.root}}/{{run.id}}/{{loop.seq-%d}}" % i},
-                          "outputs": [{"uri": "s3://b/{{run.id}}/a-%d/{{loop.seq-%d}}.json" % (i, i)}]}
-        body[f"b-{i}"] = {"run": {"argv": ["cat", "{{state.a-%d.uri}}" % i]}}
-        members = [f"m{j}-{i}" for j in range(4)]
-        body[f"grp-{i}"] = {"parallel": members, "maxConcurrency": "{{config.mc}}",
-                            "next": f"l1-{i}"}
-        for j, member in enumerate(members):
-            body[member] = {"params": {"lr": f"{j}e-3", "out": "s3://b/{{run.id}}/%s" % member},
-                            "run": {"shell": "train --lr {{config.lr}} --out {{config.out}}"},
-                            "resources": "gpu"}
-        body[f"l1-{i}"] = {"run": {"shell": "echo {{config.root|base64}}"}, "next": f"l2-{i}"}
-        body[f"l2-{i}"] = {"run": {"shell": "echo done {{run.prefix}}"}}
-        if nxt:
-            body[f"l2-{i}"]["next"] = nxt
-        else:
-            body[f"l2-{i}"]["terminal"] = True
-    doc = {"apiVersion": "npa.workflow/v0.0.1", "kind": "Workflow",
-           "metadata": {"name": "bench"}, "config": {"root": "/data", "loops": 2, "mc": 2},
-           "resources": {"gpu": {"cpus": 4, "accelerators": "H100:1"}}, "states": body}
-    return yaml.safe_dump(doc, sort_keys=False)
+from tests.spec_factory import chain_spec as generate_spec
 
 
 def main() -> None:

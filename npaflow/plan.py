@@ -28,6 +28,7 @@ from npaflow.traversal import (
 )
 
 DEFAULT_PLAN_RUN_ID = "plan-run"
+_SUCCEEDED = WaveOutcome(succeeded=True)
 T = TypeVar("T")
 
 
@@ -39,7 +40,7 @@ class PlanExecutor:
 
     async def run_wave(self, wave: Wave) -> WaveOutcome:
         """Pretend the wave succeeded."""
-        return WaveOutcome(succeeded=True)
+        return _SUCCEEDED
 
     async def read_decision(self, request: DecisionRequest) -> str:
         """Answer from the scripted decisions; once they run out the walker assumes."""

@@ -56,8 +56,9 @@ def materialize_step(spec: WorkflowSpec, state: State, *, context: RunContext,
         TokenError: a token in the state cannot be resolved.
     """
     base = context.scope(state_outputs=walk.outputs, loop_iterations=walk.loops)
-    overlay = state_config(state, context, base)
-    scope = context.scope(state_outputs=walk.outputs, loop_iterations=walk.loops, config=overlay)
+    scope = base if not state.params else context.scope(
+        state_outputs=walk.outputs, loop_iterations=walk.loops,
+        config=state_config(state, context, base))
     argv, shell = resolve_command(state, catalog, scope)
     profile = resolve_deep(profile_for(spec, state.resources), scope)
     return PlanStep(

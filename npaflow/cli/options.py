@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from npaflow.catalog import ToolCatalog, load_catalogs
 from npaflow.errors import UsageError
-from npaflow.runtime.contract import EnvVar
+from npaflow.runtime.environment import EnvVar
 from npaflow.spec import WorkflowSpec, load_spec_from_path
 
 if TYPE_CHECKING:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from npaflow.cli.options import SubParsers, add_spec_arguments, load_spec_for
+from npaflow.gc_pause import gc_paused
 from npaflow.plan import DEFAULT_PLAN_RUN_ID, build_plan
 from npaflow.render import RenderOptions, render_wave
 from npaflow.traversal import Wave
@@ -32,9 +33,10 @@ def wave_file_name(run_id: str, wave: Wave) -> str:
 
 def run_render(args: argparse.Namespace) -> int:
     """Plan the spec, render every wave, write the files and list them."""
-    spec, catalog = load_spec_for(args)
-    plan = build_plan(spec, catalog, run_id=args.run_id, assume_decision=args.assume_decision,
-                      cap=max(0, args.max_concurrency))
+    with gc_paused():
+        spec, catalog = load_spec_for(args)
+        plan = build_plan(spec, catalog, run_id=args.run_id, assume_decision=args.assume_decision,
+                          cap=max(0, args.max_concurrency))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     options = RenderOptions(run_id=args.run_id, workflow=spec.name)

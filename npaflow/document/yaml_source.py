@@ -1,22 +1,39 @@
-"""YAML loading that remembers where every value came from.
+"""YAML loading that remembers where every value came from, within bounds.
 
 Errors must name file, line and column, so the document is composed into
-nodes and converted by hand, recording a position for every key path.
+nodes and converted by hand, recording a position for every key path. The
+conversion is iterative (no document is too deep or too long for it), and a
+document is refused, with its line, when it is too large, nests too deeply, or
+uses aliases that expand into more values than any spec needs (an expansion
+bomb: a few hundred bytes of nested aliases can stand for millions of values).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import yaml
 import yaml.constructor
 
 from npaflow.errors import SpecError, SpecIssue
+from npaflow.gc_pause import gc_paused
 
 #: A key path into the document, e.g. ("states", "train", "loop", "max").
 KeyPath = tuple[str | int, ...]
 
 YamlValue = None | bool | int | float | str | list["YamlValue"] | dict[str, "YamlValue"]
+
+#: Largest spec accepted (bytes); runs pass larger ones by reference, but nothing this large
+#: fits in a Temporal payload once validated (2 MB), and parsing it costs seconds.
+MAX_SPEC_BYTES = 32 * 1024 * 1024
+#: Values a document may expand to in all (a 50,000-state spec has about 600,000).
+MAX_VALUES = 2_000_000
+#: Values aliases may add beyond the document's own nodes (legitimate anchors add a handful).
+MAX_ALIAS_VALUES = 100_000
+#: Nesting levels of mappings and lists (a spec needs about ten).
+MAX_NESTING = 100
+_STR = "tag:yaml.org,2002:str"
 
 
 @dataclass
@@ -44,20 +61,117 @@ class _Constructor(yaml.constructor.SafeConstructor):
     """Constructs scalars the way `yaml.safe_load` would."""
 
 
-def _convert(node: yaml.Node, path: KeyPath, out: dict[KeyPath, tuple[int, int]]) -> YamlValue:
-    out.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+def _issue(file: str, node: yaml.Node, message: str, hint: str) -> SpecError:
+    mark = node.start_mark
+    return SpecError([SpecIssue(file=file, line=mark.line + 1, column=mark.column + 1,
+                                message=message, hint=hint)])
+
+
+Parent = list["YamlValue"] | dict[str, "YamlValue"]
+#: What an alias looks like in YAML text; only documents that may use one are sized up front.
+_ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[^\s\]},]+", re.MULTILINE)
+
+
+def check_aliases(root: yaml.Node, file: str) -> None:
+    """Size the document over its distinct nodes (aliases counted as copies) before building it.
+
+    Cheap for a bomb (few distinct nodes), so an expansion bomb is refused at once.
+
+    Raises:
+        SpecError: aliases would add more than MAX_ALIAS_VALUES values.
+    """
+    sizes: dict[int, int] = {}
+    refs: dict[int, int] = {}
+    nodes: dict[int, yaml.Node] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = node.value
+        if ready:
+            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
+            continue
+        refs[id(node)] = refs.get(id(node), 0) + 1
+        if id(node) not in nodes:
+            nodes[id(node)] = node
+            stack.append((node, True))
+            stack.extend((child, False) for child in children)
+    if sizes[id(root)] - len(nodes) <= MAX_ALIAS_VALUES:
+        return
+    worst = max((k for k in nodes if refs[k] > 1), key=lambda k: sizes[k] * (refs[k] - 1))
+    raise _bomb(file, nodes[worst])
+
+
+def _bomb(file: str, anchor: yaml.Node) -> SpecError:
+    return _issue(file, anchor, f"YAML aliases expand this document past {MAX_ALIAS_VALUES:,} "
+                  "copied values: the alias structure at this anchor is an expansion bomb",
+                  "use anchors for small repeated blocks, not nested alias fan-outs")
+
+
+def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> YamlValue:
+    """Build plain values from composed nodes, recording every key path's position (iteratively).
+
+    Values reached again through an alias are counted as they are expanded, so an
+    expansion bomb is refused after MAX_ALIAS_VALUES, long before it is built.
+
+    Raises:
+        SpecError: the document nests deeper than MAX_NESTING, grows past MAX_VALUES, or its
+            aliases add more than MAX_ALIAS_VALUES values (naming the anchor).
+    """
     constructor = _Constructor()
-    if isinstance(node, yaml.MappingNode):
-        constructor.flatten_mapping(node)
-        result: dict[str, YamlValue] = {}
-        for key_node, value_node in node.value:
-            key = constructor.construct_object(key_node, deep=True)
-            name = key if isinstance(key, str) else str(key)
-            out[(*path, name)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            result[name] = _convert(value_node, (*path, name), out)
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        return [_convert(item, (*path, index), out) for index, item in enumerate(node.value)]
+    holder: list[YamlValue] = [None]
+    seen: set[int] = set()
+    produced = repeated = 0
+    stack: list[tuple[yaml.Node, KeyPath, Parent, int | str, yaml.Node | None]] = [
+        (root, (), holder, 0, None)]
+    while stack:
+        node, path, parent, slot, alias = stack.pop()
+        if alias is None and id(node) in seen:
+            alias = node  # an alias re-enters an anchored node: everything below is a copy
+        seen.add(id(node))
+        produced += 1
+        if alias is not None:
+            repeated += 1
+            if repeated > MAX_ALIAS_VALUES:
+                raise _bomb(file, alias)
+        if produced > MAX_VALUES:
+            raise _issue(file, node, f"the document holds more than {MAX_VALUES:,} values",
+                         "split the workflow into smaller specs")
+        out.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+        if len(path) > MAX_NESTING:
+            raise _issue(file, node, f"the document nests more than {MAX_NESTING} levels deep here",
+                         "flatten the structure; a spec needs only a few levels")
+        value: YamlValue
+        if isinstance(node, yaml.MappingNode):
+            constructor.flatten_mapping(node)
+            mapping: dict[str, YamlValue] = {}
+            pending = []
+            for key_node, value_node in node.value:
+                key = key_node.value if key_node.tag == _STR else constructor.construct_object(
+                    key_node, deep=True)
+                name = key if isinstance(key, str) else str(key)
+                out[(*path, name)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                mapping[name] = None
+                pending.append((value_node, (*path, name), mapping, name, alias))
+            stack.extend(reversed(pending))  # popped in document order: a repeated key's last value wins
+            value = mapping
+        elif isinstance(node, yaml.SequenceNode):
+            items: list[YamlValue] = [None] * len(node.value)
+            stack.extend((item, (*path, index), items, index, alias)
+                         for index, item in enumerate(node.value))
+            value = items
+        else:
+            value = _scalar(constructor, node)
+        parent[slot] = value  # type: ignore[index]
+    return holder[0]
+
+
+def _scalar(constructor: _Constructor, node: yaml.Node) -> YamlValue:
+    if node.tag == _STR:
+        return str(node.value)
     value = constructor.construct_object(node, deep=True)
     if isinstance(value, bytes | bytearray):
         return value.decode("utf-8", "replace")
@@ -67,36 +181,35 @@ def _convert(node: yaml.Node, path: KeyPath, out: dict[KeyPath, tuple[int, int]]
 
 
 def parse_yaml(text: str, file: str, what: str = "workflow spec") -> YamlSource:
-    """Parse one YAML document, raising SpecError with the location on bad YAML.
+    """Parse one YAML document, raising SpecError with the location on bad or unbounded YAML.
 
     Raises:
-        SpecError: the text is not valid YAML or holds more than one document.
+        SpecError: the text is not valid YAML, holds more than one document, or is too
+            large, too deep, or an alias expansion bomb.
     """
+    if len(text) > MAX_SPEC_BYTES:
+        raise SpecError([SpecIssue(
+            file=file, message=f"{what} is {len(text) / 2**20:.1f} MiB; at most "
+            f"{MAX_SPEC_BYTES // 2**20} MiB is read", hint="split the workflow into smaller specs")])
     try:
-        nodes = list(yaml.compose_all(text, Loader=_LOADER))
+        with gc_paused():
+            nodes = list(yaml.compose_all(text, Loader=_LOADER))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SpecError([
-            SpecIssue(
-                file=file,
-                line=line,
-                column=column,
-                message=f"{what} is not valid YAML: {problem}",
-                hint="check indentation and quoting near this position",
-            )
-        ]) from None
+        raise SpecError([SpecIssue(file=file, line=line, column=column,
+                                   message=f"{what} is not valid YAML: {problem}",
+                                   hint="check indentation and quoting near this position")]) from None
     if len(nodes) > 1:
-        raise SpecError([
-            SpecIssue(
-                file=file,
-                line=nodes[1].start_mark.line + 1,
-                column=1,
-                message=f"{what} must be a single YAML document",
-                hint="remove the extra '---' document",
-            )
-        ])
+        raise SpecError([SpecIssue(file=file, line=nodes[1].start_mark.line + 1, column=1,
+                                   message=f"{what} must be a single YAML document",
+                                   hint="remove the extra '---' document")])
     positions: dict[KeyPath, tuple[int, int]] = {}
-    data = _convert(nodes[0], (), positions) if nodes and nodes[0] is not None else {}
+    data: YamlValue = {}
+    if nodes and nodes[0] is not None:
+        with gc_paused():
+            if _ALIAS.search(text):
+                check_aliases(nodes[0], file)
+            data = convert(nodes[0], file, positions)
     return YamlSource(file=file, data=data, positions=positions)

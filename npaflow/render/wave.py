@@ -18,7 +18,7 @@ from npaflow.catalog.models import ToolCatalog, ToolEntry
 from npaflow.errors import RenderError
 from npaflow.render.guard import assert_no_unresolved_placeholders
 from npaflow.render.resources import kubernetes_config, normalize_resources
-from npaflow.runtime.contract import EnvVar
+from npaflow.runtime.environment import EnvVar
 from npaflow.spec.validate_contracts import profile_num_nodes
 from npaflow.steps import PlanStep
 from npaflow.traversal.models import Wave, WaveKind

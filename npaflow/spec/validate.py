@@ -11,6 +11,7 @@ from npaflow.decisions import PREDICATES, is_known_predicate
 from npaflow.document.models import SUPPORTED_API_VERSIONS, State, WorkflowSpec
 from npaflow.document.yaml_source import YamlSource
 from npaflow.errors import SpecIssue, TokenError
+from npaflow.graphs import deepest, find_cycle
 from npaflow.spec.issues import IssueCollector, did_you_mean
 from npaflow.spec.validate_contracts import (
     validate_executables,
@@ -48,6 +49,7 @@ def validate_spec(spec: WorkflowSpec, catalog: ToolCatalog, *, source: YamlSourc
     validate_profiles(spec, context, issues)
     validate_executables(spec, catalog, context, issues)
     _validate_needs_acyclic(spec, issues)
+    _validate_sequence_nesting(spec, issues)
     if not any(state.terminal for state in spec.states.values()):
         issues.add(("states",), "workflow must declare at least one terminal: true state",
                    "mark the final state with 'terminal: true'")
@@ -127,29 +129,31 @@ def _validate_trigger_and_work(state: State, catalog: ToolCatalog, issues: Issue
         issues.add((*path, "run"), "empty run block", "set run.shell or run.argv")
 
 
+#: Sequences nest at most this deep (the walk recurses once per level).
+MAX_SEQUENCE_DEPTH = 64
+
+
 def _validate_needs_acyclic(spec: WorkflowSpec, issues: IssueCollector) -> None:
-    done: set[str] = set()
-    active: set[str] = set()
+    cycle = find_cycle(spec.states, lambda name: (n for n in spec.states[name].needs if n in spec.states))
+    if cycle:
+        issues.add(("states", cycle[-1], "needs"), f"cycle detected in needs among states (at {cycle[-1]})")
 
-    def visit(name: str) -> str | None:
-        if name in active:
-            return name
-        if name in done or name not in spec.states:
-            return None
-        active.add(name)
-        for need in spec.states[name].needs:
-            found = visit(need)
-            if found:
-                return found
-        active.discard(name)
-        done.add(name)
-        return None
 
-    for name in spec.states:
-        found = visit(name)
-        if found:
-            issues.add(("states", found, "needs"), f"cycle detected in needs among states (at {found})")
-            return
+def _validate_sequence_nesting(spec: WorkflowSpec, issues: IssueCollector) -> None:
+    def children(name: str) -> list[str]:
+        return [child for child in spec.states[name].sequence if child in spec.states]
+
+    sequences = [name for name, state in spec.states.items() if state.sequence]
+    cycle = find_cycle(sequences, children)
+    if cycle:
+        issues.add(("states", cycle[0], "sequence"), "sequence contains itself: " + " -> ".join(cycle),
+                   "a sequence lists states to run, never itself or a sequence that contains it; "
+                   "to repeat, give the sequence 'loop: {max: N}'")
+        return
+    depth, where = deepest(sequences, children)
+    if depth > MAX_SEQUENCE_DEPTH:
+        issues.add(("states", where, "sequence"), f"sequences nest {depth} levels deep here "
+                   f"(at most {MAX_SEQUENCE_DEPTH})", "flatten the nesting, e.g. chain states with 'next'")
 
 
 def _validate_bounded_control_flow(spec: WorkflowSpec, issues: IssueCollector) -> None:
@@ -158,28 +162,9 @@ def _validate_bounded_control_flow(spec: WorkflowSpec, issues: IssueCollector) -
         targets = {state.next} | {t.goto for t in state.transitions}
         return sorted(t for t in targets if t in spec.states)
 
-    done: set[str] = set()
-    stack: list[str] = []
-
-    def visit(name: str) -> list[str] | None:
-        if name in stack:
-            return [*stack[stack.index(name):], name]
-        if name in done:
-            return None
-        stack.append(name)
-        for target in successors(name):
-            cycle = visit(target)
-            if cycle:
-                return cycle
-        stack.pop()
-        done.add(name)
-        return None
-
-    for name in spec.states:
-        cycle = visit(name)
-        if cycle:
-            issues.add(("states", cycle[0]), "unbounded control-flow cycle detected: "
-                       + " -> ".join(cycle),
-                       "loop by making the states children of a sequence with 'loop: {max: N}' "
-                       "and 'goto' the sequence state")
-            return
+    cycle = find_cycle(spec.states, successors)
+    if cycle:
+        issues.add(("states", cycle[0]), "unbounded control-flow cycle detected: "
+                   + " -> ".join(cycle),
+                   "loop by making the states children of a sequence with 'loop: {max: N}' "
+                   "and 'goto' the sequence state")

@@ -25,9 +25,12 @@ from npaflow.traversal.models import (
 )
 from npaflow.waves import WaveKey, WaveMember, split_into_batches
 
+#: Sequences entered inside sequences while walking (the walk recurses once per level).
+MAX_WALK_DEPTH = 64
+
 
 class StepLimitError(NpaflowError):
-    """The walk produced more steps than any bounded spec can."""
+    """The walk produced more steps than any bounded spec can, or nested too deeply."""
 
 
 class WaveFailedError(PayloadError):
@@ -73,6 +76,7 @@ class Walker:
         self.occurrences = 0
         self.latest: dict[str, PlanStep] = {}
         self.limit = max(256, 64 * len(spec.states))
+        self.depth = 0
 
     async def walk(self) -> WalkRecord:
         """Walk from `initial` to the end and return what happened."""
@@ -105,6 +109,18 @@ class Walker:
                                     decisions=decisions)
 
     async def _run_sequence(self, state: State, decisions: DecisionScope) -> None:
+        self.depth += 1
+        try:
+            if self.depth > MAX_WALK_DEPTH:
+                raise StepLimitError(
+                    f"state {state.name}: sequences nest more than {MAX_WALK_DEPTH} levels deep "
+                    "while walking (children's next chains lead into further sequences); flatten "
+                    "the nesting or chain the states at the top level")
+            await self._run_sequence_body(state, decisions)
+        finally:
+            self.depth -= 1
+
+    async def _run_sequence_body(self, state: State, decisions: DecisionScope) -> None:
         if state.loop is None:
             for child in state.sequence:
                 await self._expand_chain(child, follow=False, loop_label=state.name,

@@ -1,0 +1,42 @@
+"""Environment variables npaflow reads, with their defaults (part of npaflow/runtime/contract.py).
+
+Kept apart from the contract's activity models so the spec commands import it cheaply.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+#: The default main task queue (contract.DEFAULT_TASK_QUEUE).
+DEFAULT_TASK_QUEUE = "npaflow"
+
+
+class EnvVar(StrEnum):
+    """Environment variables npaflow reads (worker/config.py and the CLI), with their meaning."""
+
+    TEMPORAL_ADDRESS = "TEMPORAL_ADDRESS"  # Temporal frontend host:port
+    TEMPORAL_NAMESPACE = "TEMPORAL_NAMESPACE"  # Temporal namespace
+    # Read by temporalio.envconfig, with TEMPORAL_API_KEY and TEMPORAL_TLS* (Temporal's convention):
+    TEMPORAL_PROFILE = "TEMPORAL_PROFILE"  # profile of the client config file
+    TEMPORAL_CONFIG_FILE = "TEMPORAL_CONFIG_FILE"  # client config TOML file
+    TASK_QUEUE = "NPAFLOW_TASK_QUEUE"  # main task queue
+    BACKEND = "NPAFLOW_BACKEND"  # backends a worker offers, comma-separated
+    HOME = "NPAFLOW_HOME"  # local jobs, single-machine ledgers, dev-server data
+    LEDGER_ROOT = "NPAFLOW_LEDGER_ROOT"  # shared ledger root (file:// or s3://bucket/prefix)
+    WORKER_ID = "NPAFLOW_WORKER_ID"  # this worker's id (default: persisted in NPAFLOW_HOME)
+    JOB_ENV = "NPAFLOW_JOB_ENV"  # worker variables passed through to local jobs by name
+    CATALOG = "NPAFLOW_CATALOG"  # extra tool catalogs, os.pathsep separated
+    LOG_FORMAT = "NPAFLOW_LOG_FORMAT"  # json or console
+    SKYPILOT_ENDPOINT = "SKYPILOT_API_SERVER_ENDPOINT"  # SkyPilot API server (required for skypilot)
+    AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"  # S3 endpoint (MinIO, SeaweedFS); AWS when unset
+
+
+#: Defaults for the variables that have one.
+ENV_DEFAULTS: dict[EnvVar, str] = {
+    EnvVar.TEMPORAL_ADDRESS: "127.0.0.1:7233",
+    EnvVar.TEMPORAL_NAMESPACE: "default",
+    EnvVar.TASK_QUEUE: DEFAULT_TASK_QUEUE,
+    EnvVar.BACKEND: "local",
+    EnvVar.HOME: "~/.npaflow",
+    EnvVar.LOG_FORMAT: "json",
+}
