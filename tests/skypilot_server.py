@@ -31,8 +31,10 @@ class SkyApiServer:
         self.sky = str(Path(sys.executable).parent / "sky")
 
     def environ(self) -> dict[str, str]:
-        return {**os.environ, "HOME": str(self.home), "SKYPILOT_DISABLE_USAGE_COLLECTION": "1",
-                "SKYPILOT_API_SERVER_ENDPOINT": self.endpoint}
+        # The controllers SkyPilot spawns run `python -m sky...` from PATH: this venv's first.
+        path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+        return {**os.environ, "HOME": str(self.home), "PATH": path,
+                "SKYPILOT_DISABLE_USAGE_COLLECTION": "1", "SKYPILOT_API_SERVER_ENDPOINT": self.endpoint}
 
     def healthy(self) -> bool:
         try:

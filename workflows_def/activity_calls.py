@@ -17,10 +17,11 @@ from npaflow.runtime.contract import (
     QueueKind,
     poll_task_queue,
 )
-from npaflow.runtime.ledger import TIMESTAMP_FORMAT, WaveAttemptRecord
+from npaflow.runtime.ledger import WaveAttemptRecord
 from npaflow.runtime.messages import JobRef
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.status import FailureClass
+from npaflow.runtime.timestamps import TIMESTAMP_FORMAT
 
 InputT = TypeVar("InputT", bound=BaseModel)
 ResultT = TypeVar("ResultT")
@@ -114,9 +115,25 @@ def launch_moved_to(error: ActivityError) -> str | None:
     return None
 
 
-def classify_activity_error(error: ActivityError, job: JobRef | None = None) -> tuple[FailureClass, str]:
+ACTIVITY_FAILURES = (ActivityError, ApplicationError, TimeoutError)
+"""What awaiting an activity raises when it fails: a (remote) activity raises `ActivityError`
+wrapping the cause; a local activity raises its `ApplicationError` or `TimeoutError` itself."""
+
+
+def is_activity_failure(error: BaseException) -> bool:
+    """Whether an exception is an activity's failure (remote or local), not a workflow bug."""
+    if isinstance(error, ActivityError | TimeoutError):
+        return True
+    return isinstance(error, ApplicationError) and error.type in _ERROR_TYPES
+
+
+_ERROR_TYPES = frozenset(kind.value for kind in ErrorType)
+
+
+def classify_activity_error(error: BaseException, job: JobRef | None = None) -> tuple[FailureClass, str]:
     """Map an activity failure to the failure class whose budget pays for another attempt."""
-    cause = error.cause
+    cause = error.cause if isinstance(error, ActivityError) else error
+    activity = error.activity_type if isinstance(error, ActivityError) else "local activity"
     if isinstance(cause, ApplicationError):
         try:
             kind = ErrorType(cause.type or "")
@@ -129,5 +146,5 @@ def classify_activity_error(error: ActivityError, job: JobRef | None = None) -> 
                 f"worker {job.worker_id} holds job {job.job_id} but did not pick up its activity "
                 f"on task queue {job.worker_task_queue}; its host may be gone")
         timeout = cause.type.name if cause.type else "timeout"
-        return FailureClass.TRANSPORT, f"{error.activity_type} timed out ({timeout})"
+        return FailureClass.TRANSPORT, f"{activity} timed out ({timeout})"
     return FailureClass.CONTROLLER, str(cause or error)

@@ -43,6 +43,7 @@ from npaflow.runtime.status import FailureClass, JobStatus, RetryBudget
 from npaflow.traversal import Wave, WaveOutcome
 from npaflow.waves import WaveKey
 from workflows_def.activity_calls import (
+    ACTIVITY_FAILURES,
     LAUNCH_HEARTBEAT_TIMEOUT,
     LAUNCH_TIMEOUT,
     PERSISTENT_RETRY,
@@ -148,7 +149,7 @@ class AttemptRunner:
             task_queue=queue, **(bound if queue else {}),
             start_to_close_timeout=LAUNCH_TIMEOUT, heartbeat_timeout=LAUNCH_HEARTBEAT_TIMEOUT,
             retry_policy=PERSISTENT_RETRY,
-            summary=f"launch {wave.key.sequence:03d} {wave.label} {wave.states} attempt {attempt}")
+            summary=f"launch wave {wave.key.sequence:03d}: {', '.join(wave.states)} (attempt {attempt})")
 
     async def await_job(self, key: WaveKey, attempt: int) -> AttemptOutcome:
         """Poll the attempt's exact job to the end, then settle the attempt."""
@@ -164,7 +165,8 @@ class AttemptRunner:
                 task_queue=queue_for(AWAIT_WAVE, job), **worker_bound(job, self.request),
                 start_to_close_timeout=wait_timeout(self.request.max_wait_seconds),
                 heartbeat_timeout=POLL_HEARTBEAT_TIMEOUT, retry_policy=PERSISTENT_RETRY,
-                summary=f"await job {record.job_id} ({record.job_name}) attempt {attempt}")
+                summary=f"await job {record.job_id}: {', '.join(record.states)} "
+                        f"(attempt {attempt})")
         except ActivityError as error:
             if is_cancelled_exception(error):
                 raise
@@ -220,13 +222,14 @@ class AttemptRunner:
             result = await call_local(
                 CHECK_OUTPUTS, CheckOutputsInput(wave_key=key, uris=uris),
                 schedule_to_close_timeout=deadline, retry_policy=PERSISTENT_RETRY,
-                summary=f"check {len(uris)} declared output(s)")
-        except ActivityError as error:
+                summary=f"check {len(uris)} declared output(s) of {', '.join(key.states)}")
+        except ACTIVITY_FAILURES as error:
             if is_cancelled_exception(error):
                 raise
             failure_class, message = classify_activity_error(error)
-            raise OutputsUnreadableError(f"wave {key}: cannot check its declared outputs: {message}",
-                                         failure_class) from None
+            raise OutputsUnreadableError(
+                f"state {', '.join(key.states)}: cannot check the declared outputs of wave {key}: "
+                f"{message}", failure_class) from None
         return result.missing
 
     async def cancel_job(self, key: WaveKey, attempt: int) -> CancelOutcome:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from temporalio.exceptions import ActivityError, is_cancelled_exception
+from temporalio.exceptions import is_cancelled_exception
 
 from npaflow.errors import PayloadError
 from npaflow.runtime.contract import READ_DECISION, WAIT_TRIGGER
@@ -20,6 +20,7 @@ from npaflow.runtime.request import RunRequest
 from npaflow.runtime.run_state import RunState
 from npaflow.traversal import DecisionRequest, TriggerRequest
 from workflows_def.activity_calls import (
+    ACTIVITY_FAILURES,
     PERSISTENT_RETRY,
     POLL_HEARTBEAT_TIMEOUT,
     call,
@@ -66,7 +67,7 @@ class ArtifactReads:
                     seconds=max(300.0, self.request.transport_recovery_seconds)),
                 retry_policy=PERSISTENT_RETRY,
                 summary=f"read decision of {request.state} from {request.uri}")
-        except ActivityError as error:
+        except ACTIVITY_FAILURES as error:
             if is_cancelled_exception(error):
                 raise
             _, message = classify_activity_error(error)

@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from npaflow.runtime.environment import DEFAULT_TASK_QUEUE, ENV_DEFAULTS, EnvVar
 from npaflow.runtime.messages import (
     AwaitResult,
     AwaitWaveInput,
@@ -47,7 +48,6 @@ from npaflow.runtime.status import FailureClass
 WORKFLOW_TYPE = "NpaWorkflowRun"
 #: A small workflow that reads job logs where the jobs run (`npaflow logs`).
 LOGS_WORKFLOW_TYPE = "NpaflowJobLogs"
-DEFAULT_TASK_QUEUE = "npaflow"
 #: Pollers (await_wave, wait_trigger) live on `<queue>-poll` so they never starve launches.
 POLL_QUEUE_SUFFIX = "-poll"
 #: Each worker also serves `<queue>@<worker id>`: local-backend jobs' own activities.
@@ -91,10 +91,15 @@ class SearchAttribute(StrEnum):
     """Search attributes the run workflow upserts (registered by the worker and `npaflow dev`)."""
 
     PHASE = "NpaflowPhase"  # RunPhase value: find suspended or paused runs with no worker up
+    WORKFLOW = "NpaflowWorkflow"  # the spec's metadata.name: every run of one workflow
+    STATE = "NpaflowState"  # the states running now (a list): runs sitting in one state
 
 
-#: Search attribute name -> Temporal index type.
-SEARCH_ATTRIBUTE_TYPES: dict[str, str] = {SearchAttribute.PHASE.value: "Keyword"}
+#: Search attribute name -> Temporal index type (as `temporal server start-dev
+#: --search-attribute NAME=TYPE` and `temporal operator search-attribute create` spell it).
+SEARCH_ATTRIBUTE_TYPES: dict[str, str] = {SearchAttribute.PHASE.value: "Keyword",
+                                          SearchAttribute.WORKFLOW.value: "Keyword",
+                                          SearchAttribute.STATE.value: "KeywordList"}
 
 # --- activities ---------------------------------------------------------------------------
 
@@ -197,32 +202,9 @@ def spec_file_uri(run_prefix_uri: str) -> str:
     return f"{run_prefix_uri}/{SPEC_FILE}"
 
 
-# --- environment --------------------------------------------------------------------------
+# --- environment ---------------------------------------------------------------------------
+# EnvVar and ENV_DEFAULTS live in npaflow/runtime/environment.py (imported by the fast CLI
+# paths without the activity models) and are part of this contract.
 
-
-class EnvVar(StrEnum):
-    """Environment variables npaflow reads (worker/config.py and the CLI), with their meaning."""
-
-    TEMPORAL_ADDRESS = "TEMPORAL_ADDRESS"  # Temporal frontend host:port
-    TEMPORAL_NAMESPACE = "TEMPORAL_NAMESPACE"  # Temporal namespace
-    TASK_QUEUE = "NPAFLOW_TASK_QUEUE"  # main task queue
-    BACKEND = "NPAFLOW_BACKEND"  # backends a worker offers, comma-separated
-    HOME = "NPAFLOW_HOME"  # local jobs, single-machine ledgers, dev-server data
-    LEDGER_ROOT = "NPAFLOW_LEDGER_ROOT"  # shared ledger root (file:// or s3://bucket/prefix)
-    WORKER_ID = "NPAFLOW_WORKER_ID"  # this worker's id (default: persisted in NPAFLOW_HOME)
-    JOB_ENV = "NPAFLOW_JOB_ENV"  # worker variables passed through to local jobs by name
-    CATALOG = "NPAFLOW_CATALOG"  # extra tool catalogs, os.pathsep separated
-    LOG_FORMAT = "NPAFLOW_LOG_FORMAT"  # json or console
-    SKYPILOT_ENDPOINT = "SKYPILOT_API_SERVER_ENDPOINT"  # SkyPilot API server (required for skypilot)
-    AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"  # S3 endpoint (MinIO, SeaweedFS); AWS when unset
-
-
-#: Defaults for the variables that have one.
-ENV_DEFAULTS: dict[EnvVar, str] = {
-    EnvVar.TEMPORAL_ADDRESS: "127.0.0.1:7233",
-    EnvVar.TEMPORAL_NAMESPACE: "default",
-    EnvVar.TASK_QUEUE: DEFAULT_TASK_QUEUE,
-    EnvVar.BACKEND: "local",
-    EnvVar.HOME: "~/.npaflow",
-    EnvVar.LOG_FORMAT: "json",
-}
+#: Re-exported: every contract name is importable from this module.
+__all__ = ["DEFAULT_TASK_QUEUE", "ENV_DEFAULTS", "EnvVar"]

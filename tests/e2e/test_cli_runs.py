@@ -129,6 +129,29 @@ async def test_a_completed_run_id_is_never_rerun(env: WorkflowEnvironment, local
     assert "Traceback" not in again.stderr
 
 
+async def test_a_duplicate_submit_shows_the_running_run_and_exits_3_and_attach_follows_it(
+        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
+    submit = ["submit", str(SPECS / "runtime/local-steps.yaml"), "--run-id", "e2e-dup",
+              "--poll-seconds", "0.2", "--var", f"root={tmp_path}", "--var", "sleep=3"]
+    async with local_harness.worker():
+        first = await npaflow(env, local_harness, *submit)
+        await eventually(lambda: (local_harness.home / "local" / "jobs" / "w1-1").exists(),
+                         what="the run started")
+        again = await npaflow(env, local_harness, *submit)
+        other = await npaflow(env, local_harness, *submit[:-1], "sleep=9")
+        attached = await npaflow(env, local_harness, *submit, "--attach", "--wait")
+    assert first.returncode == 0, first.stderr
+    assert again.returncode == 3
+    assert "run e2e-dup is already running" in again.stdout and "--attach" in again.stdout
+    assert "current: " in again.stdout and "ledger: " in again.stdout  # its status
+    assert other.returncode == 2
+    assert "sleep: '3' -> '9'" in other.stderr and "Traceback" not in other.stderr
+    assert attached.returncode == 0, attached.stderr
+    assert "status: succeeded" in attached.stdout
+    jobs = sorted(p.name for p in (local_harness.home / "local" / "jobs").iterdir() if p.is_dir())
+    assert jobs == ["w1-1", "w1-2", "w1-3"]  # the duplicate started nothing
+
+
 async def test_restarting_a_failed_run_with_a_different_plan_is_refused(
         env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
     changed = tmp_path / "changed.yaml"
@@ -141,8 +164,43 @@ async def test_restarting_a_failed_run_with_a_different_plan_is_refused(
                                "--wait", "--poll-seconds", "0.2", "--var", f"root={tmp_path}")
     assert first.returncode == 1
     assert second.returncode == 1
-    assert "describes a different plan" in second.stdout + second.stderr
+    output = second.stdout + second.stderr
+    assert "its plan changed since it ran" in output
+    assert "step changed: first (shell)" in output  # the refusal says what changed
+    assert "completed wave affected: 001|serial|:first:-" in output
+    assert "run it under a new run id" in output  # --accept-changes cannot help here
     assert len(list((local_harness.home / "local" / "jobs").glob("w1-*"))) == 2
+
+
+async def test_resume_onto_an_edited_spec_lists_the_change_and_reruns_only_the_changed_step(
+        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
+    original = (SPECS / "runtime/flaky-last.yaml").read_text()
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(original.replace("test -f {{config.root}}/allow && echo", "echo fixed"))
+    async with local_harness.worker():
+        failed = await npaflow(env, local_harness, "submit", str(SPECS / "runtime/flaky-last.yaml"),
+                               "--run-id", "e2e-diff", "--wait", "--poll-seconds", "0.2",
+                               "--var", f"root={tmp_path}")
+        refused = await npaflow(env, local_harness, "resume", "e2e-diff", "--spec", str(edited))
+        accepted = await npaflow(env, local_harness, "resume", "e2e-diff", "--spec", str(edited),
+                                 "--accept-changes")
+        summary = await env.client.get_workflow_handle("e2e-diff").result()
+    assert failed.returncode == 1
+    assert refused.returncode == 2 and "--accept-changes" in refused.stderr
+    changes = [line.strip() for line in refused.stdout.splitlines()[1:]]
+    assert changes == [
+        "step changed: last (shell)",
+        "shell: test -f {{root}}/allow && echo rank $SKYPILOT_NODE_RANK done -> "
+        "echo fixed rank $SKYPILOT_NODE_RANK done".replace("{{root}}", str(tmp_path))]
+    assert accepted.returncode == 0, accepted.stderr
+    assert summary["status"] == "succeeded"
+    first, last = summary["waves"]
+    assert first["replayed"] is True and first["job_id"] == "w1-1"
+    assert (last["attempt"], last["job_id"]) == (2, "w1-3")
+    ledger = json.loads((local_harness.home / "runs" / "e2e-diff" / "npa-workflow" /
+                         "runtime.json").read_text())
+    (change,) = ledger["plan_changes"]
+    assert change["changes"][0] == "step changed: last (shell)"
 
 
 async def test_a_run_that_ends_for_lack_of_capacity_exits_75(
