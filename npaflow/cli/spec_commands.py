@@ -1,12 +1,14 @@
-"""`validate-spec` and `plan-spec`: offline checks and previews of a spec."""
+"""`validate-spec`, `plan-spec` and `schema`: offline checks and previews of a spec."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from npaflow.cli.options import SubParsers, add_spec_arguments, load_spec_for
 from npaflow.cli.render_command import wave_file_name
+from npaflow.gc_pause import gc_paused
 from npaflow.plan import DEFAULT_PLAN_RUN_ID, ExecutionPlan, build_plan
 
 
@@ -26,10 +28,15 @@ def register(commands: SubParsers) -> None:
                       help="cap every group's batch size (0 = each group's own bound)")
     plan.set_defaults(handler=run_plan)
 
+    schema = commands.add_parser(
+        "schema", help="print the JSON Schema of npa.workflow/v0.0.1 specs (for editors)")
+    schema.set_defaults(handler=run_schema)
+
 
 def run_validate(args: argparse.Namespace) -> int:
     """Validate and report; errors propagate to the CLI's single handler."""
-    spec, _ = load_spec_for(args)
+    with gc_paused():
+        spec, _ = load_spec_for(args)
     if args.json:
         print(json.dumps({"valid": True, "workflow": spec.name, "states": len(spec.states)}))
     else:
@@ -39,14 +46,23 @@ def run_validate(args: argparse.Namespace) -> int:
 
 def run_plan(args: argparse.Namespace) -> int:
     """Plan the spec and print steps or waves."""
-    spec, catalog = load_spec_for(args)
-    plan = build_plan(spec, catalog, run_id=args.run_id, assume_decision=args.assume_decision,
-                      cap=max(0, args.max_concurrency))
+    with gc_paused():
+        spec, catalog = load_spec_for(args)
+        plan = build_plan(spec, catalog, run_id=args.run_id, assume_decision=args.assume_decision,
+                          cap=max(0, args.max_concurrency))
     if args.json:
         payload = plan.waves_to_dict() if args.waves else plan.to_dict()
         print(json.dumps(payload, indent=2, sort_keys=True))
     else:
         print("\n".join(format_waves(plan) if args.waves else format_steps(plan)))
+    return 0
+
+
+def run_schema(_: argparse.Namespace) -> int:
+    """Print the spec document's JSON Schema (the file committed under specs/)."""
+    from npaflow.document.schema import workflow_json_schema_text
+
+    sys.stdout.write(workflow_json_schema_text())
     return 0
 
 
