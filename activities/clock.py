@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from npaflow.runtime.ledger import TIMESTAMP_FORMAT
+from npaflow.runtime.timestamps import TIMESTAMP_FORMAT
 
 
 def utc_now() -> str:

@@ -17,6 +17,12 @@ def status_text(payload: dict[str, Any]) -> str:
     for decision in payload.get("decisions", []):
         state = f" (state {decision['state']})" if decision.get("state") else ""
         lines.append(f"  decision: {decision['decision']} <- {decision['uri']}{state}")
+    usage = payload.get("usage") or {}
+    if usage.get("node_hours"):
+        lines.append(f"gpu_hours: {usage['gpu_hours']:.4f} so far (node_hours "
+                     f"{usage['node_hours']:.4f}; failed attempts {usage['failed_gpu_hours']:.4f} GPU-h)")
+        lines.extend(f"  {state}: {part['gpu_hours']:.4f} GPU-h, {part['node_hours']:.4f} node-h"
+                     for state, part in usage.get("by_state", {}).items())
     if payload.get("error"):
         lines.append(f"error: {payload['error']}")
     lines.append(f"ledger: {payload.get('ledger_uri') or '-'}")

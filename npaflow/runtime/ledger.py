@@ -13,11 +13,11 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSeriali
 
 from npaflow.document.models import Artifact
 from npaflow.runtime.status import FailureClass, JobStatus
+from npaflow.runtime.usage import RunUsage, TaskShape, Usage, attempt_hours
 from npaflow.traversal.models import WaveKind
 from npaflow.waves import WaveKey
 
 #: Ledger timestamps: UTC, second precision, a `Z` suffix (reference §6.6).
-TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 RUNTIME_SCHEMA = "npa.workflow.runtime.v1"
 RUN_SCHEMA = "npa.workflow.run.v1"
 _OPEN = ConfigDict(extra="forbid")
@@ -164,6 +164,26 @@ class WaveAttemptRecord(BaseModel):
     request_id: str = ""  # ours: the backend's launch request, resolved to job_id
     worker_id: str = ""  # ours: the worker that holds a local-backend job
     worker_task_queue: str = ""  # ours: where that job's await/cancel/logs activities run
+    task_shapes: list[TaskShape] = Field(default_factory=list)  # ours: nodes and GPUs per task
+    gpu_hours: float = 0.0  # ours: accelerator-hours of this attempt (so far, while running)
+    node_hours: float = 0.0  # ours: node-hours of this attempt (CPU-only tasks too)
+
+    def with_hours(self) -> WaveAttemptRecord:
+        """This record with gpu_hours/node_hours recomputed from its task rows.
+
+        A task still running counts up to the newest observation (or the end of the attempt).
+        """
+        now = self.ended_at or (self.observations[-1].observed_at if self.observations else "")
+        hours = attempt_hours(self.tasks, self.task_shapes, now).values()
+        gpu = round(sum(h[0] for h in hours), 6)
+        node = round(sum(h[1] for h in hours), 6)
+        if (gpu, node) == (self.gpu_hours, self.node_hours):
+            return self
+        return self.model_copy(update={"gpu_hours": gpu, "node_hours": node})
+
+    def succeeded(self) -> bool:
+        """True for an attempt that succeeded (its hours are not spent on a failure)."""
+        return self.status is WaveStatus.SUCCEEDED
 
 
 class DecisionRecord(BaseModel):
@@ -233,6 +253,18 @@ class StageRecord(BaseModel):
     attribution_ambiguous: bool = False
 
 
+class PlanChangeRecord(BaseModel):
+    """A restart onto an edited spec whose change the operator accepted (ours, additive)."""
+
+    model_config = _OPEN
+
+    accepted_at: str = ""
+    accepted_by: str = ""
+    from_fingerprint: str
+    to_fingerprint: str
+    changes: list[str] = Field(default_factory=list)
+
+
 class LedgerDelta(BaseModel):
     """What changed since the last export; merged into the stored ledger."""
 
@@ -245,6 +277,7 @@ class LedgerDelta(BaseModel):
     decisions: list[DecisionRecord] = Field(default_factory=list)
     watermarks: dict[str, Watermark] = Field(default_factory=dict)
     cancel_reason: str = ""
+    plan_change: PlanChangeRecord | None = None
 
 
 class RuntimeLedger(BaseModel):
@@ -266,6 +299,8 @@ class RuntimeLedger(BaseModel):
     watermarks: dict[str, Watermark] = Field(default_factory=dict)
     error: str = ""
     cancel_reason: str = ""
+    usage: RunUsage = Field(default_factory=RunUsage)  # ours: GPU- and node-hours (usage.py)
+    plan_changes: list[PlanChangeRecord] = Field(default_factory=list)  # ours: accepted edits
 
     def apply(self, delta: LedgerDelta, *, now: str) -> None:
         """Merge a delta: waves upserted by (key, attempt), decisions appended."""
@@ -287,6 +322,9 @@ class RuntimeLedger(BaseModel):
             self.plan_fingerprint = delta.plan_fingerprint
         if delta.cancel_reason:
             self.cancel_reason = delta.cancel_reason
+        if delta.plan_change is not None:
+            self.plan_changes.append(delta.plan_change.model_copy(update={"accepted_at": now}))
+        self.usage = run_usage(self.waves)
         self.updated_at = now
 
     def latest_attempts(self) -> dict[WaveKey, WaveAttemptRecord]:
@@ -302,3 +340,22 @@ def latest_attempts(waves: list[WaveAttemptRecord]) -> dict[WaveKey, WaveAttempt
         if current is None or wave.attempt >= current.attempt:
             latest[wave.key] = wave
     return latest
+
+
+def run_usage(waves: list[WaveAttemptRecord]) -> RunUsage:
+    """GPU- and node-hours per state and per run, every attempt counted (failed ones apart).
+
+    A replayed attempt is the earlier execution's record: counted once, by (key, attempt).
+    """
+    usage = RunUsage()
+    seen: set[tuple[WaveKey, int]] = set()
+    for wave in waves:
+        if (wave.key, wave.attempt) in seen:
+            continue
+        seen.add((wave.key, wave.attempt))
+        now = wave.ended_at or (wave.observations[-1].observed_at if wave.observations else "")
+        failed = not wave.succeeded() and wave.status is not WaveStatus.RUNNING
+        for state, (gpu, node) in attempt_hours(wave.tasks, wave.task_shapes, now).items():
+            usage.add(gpu, node, failed=failed)
+            usage.by_state.setdefault(state, Usage()).add(gpu, node, failed=failed)
+    return usage.rounded()

@@ -13,6 +13,7 @@ from npaflow.runtime.ledger import (
     WaveStatus,
 )
 from npaflow.runtime.status import JobStatus
+from npaflow.runtime.usage import RunUsage
 from npaflow.waves import WaveKey
 
 _SUCCESS = {"OK", "SUCCESS", "COMPLETED", "SUCCEEDED"}
@@ -134,6 +135,7 @@ class StatusDocument(BaseModel):
     status: str
     updated_at: str = ""
     step_count: int = 0
+    usage: RunUsage = Field(default_factory=RunUsage)  # ours: GPU- and node-hours
 
 
 _MANIFEST_STATUS = {"succeeded": "completed", "failed": "failed", "cancelled": "failed"}
@@ -161,4 +163,5 @@ def status_document(ledger: RuntimeLedger) -> StatusDocument:
     return StatusDocument(
         run_id=ledger.run_id, workflow=ledger.workflow, status=ledger.status.value,
         updated_at=ledger.updated_at,
-        step_count=sum(len(w.key.members) for w in ledger.latest_attempts().values()))
+        step_count=sum(len(w.key.members) for w in ledger.latest_attempts().values()),
+        usage=ledger.usage)

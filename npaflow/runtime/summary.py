@@ -15,6 +15,7 @@ from npaflow.runtime.ledger import (
     WaveStatus,
 )
 from npaflow.runtime.request import BackendName
+from npaflow.runtime.usage import RunUsage
 from npaflow.waves import WaveKey
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -55,6 +56,10 @@ class WaveView(BaseModel):
     error_category: MaybeFailureClass = None
     worker_id: str = ""
     worker_task_queue: str = ""
+    started_at: str = ""
+    ended_at: str = ""
+    gpu_hours: float = 0.0
+    node_hours: float = 0.0
 
 
 class RunStatusView(BaseModel):
@@ -72,6 +77,7 @@ class RunStatusView(BaseModel):
     ledger_uri: str = ""
     error: str = ""
     cancel_reason: str = ""
+    usage: RunUsage = Field(default_factory=RunUsage)
 
 
 class StepRecord(BaseModel):
@@ -107,6 +113,7 @@ class RunSummary(BaseModel):
     runtime_state_uri: str = ""
     error: str = ""
     failure_class: MaybeFailureClass = None
+    usage: RunUsage = Field(default_factory=RunUsage)
 
     def text_lines(self) -> list[str]:
         """The reference's text form of a summary; decisions name the state that read them."""
@@ -116,7 +123,21 @@ class RunSummary(BaseModel):
                          f"{','.join(wave.states)} job_id={wave.job_id}")
         lines.extend(f"decision: {d.decision} <- {d.uri}" + (f" (state {d.state})" if d.state else "")
                      for d in self.decisions)
+        lines.extend(usage_lines(self.usage))
         lines.append(f"run_prefix_uri: {self.run_prefix_uri}")
         if self.error:
             lines.append(f"error: {self.error}")
         return lines
+
+
+def usage_lines(usage: RunUsage) -> list[str]:
+    """The run's GPU-hours (and node-hours), each state's share, and what failed attempts spent."""
+    if not usage.node_hours:
+        return []
+    lines = [f"gpu_hours: {usage.gpu_hours:.4f} (node_hours {usage.node_hours:.4f}; spent on "
+             f"failed attempts: {usage.failed_gpu_hours:.4f} GPU-h, "
+             f"{usage.failed_node_hours:.4f} node-h)"]
+    for state, part in usage.by_state.items():
+        failed = f", failed attempts {part.failed_gpu_hours:.4f}" if part.failed_node_hours else ""
+        lines.append(f"  {state}: {part.gpu_hours:.4f} GPU-h, {part.node_hours:.4f} node-h{failed}")
+    return lines
