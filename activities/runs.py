@@ -18,10 +18,10 @@ from activities.context import ActivityContext
 from activities.errors import mapped_errors
 from activities.storage import ArtifactMissingError, StorageRouter
 from npaflow.catalog import ToolCatalog, load_catalogs
-from npaflow.context import build_run_context
 from npaflow.document.models import WorkflowSpec
-from npaflow.errors import SpecError, SpecIssue
-from npaflow.plan import build_plan, plan_fingerprint
+from npaflow.errors import NpaflowError, SpecError, SpecIssue
+from npaflow.plan import ExecutionPlan, build_plan, plan_fingerprint
+from npaflow.plan_diff import PlanDiff, diff_plans
 from npaflow.runtime.contract import (
     EXPORT_LEDGER,
     LOAD_SPEC,
@@ -31,7 +31,8 @@ from npaflow.runtime.contract import (
     ledger_file_uri,
     spec_file_uri,
 )
-from npaflow.runtime.ledger import RuntimeLedger
+from npaflow.runtime.ledger import PlanChangeRecord, RuntimeLedger
+from npaflow.runtime.locations import run_prefix_for
 from npaflow.runtime.messages import (
     ExportLedgerInput,
     ExportResult,
@@ -42,15 +43,8 @@ from npaflow.runtime.messages import (
 from npaflow.runtime.projection import derive_stages, manifest_document, status_document
 from npaflow.spec import load_spec_from_str
 
-
-def run_prefix_for(spec: WorkflowSpec, catalog: ToolCatalog, run_id: str, ledger_base: str) -> str:
-    """`s3://<config.bucket>/<prefix>` when the spec names a bucket, else `<ledger base>/<prefix>`."""
-    context = build_run_context(spec, catalog, run_id)
-    prefix = str(context.config.get("prefix") or run_id).strip("/")
-    bucket = str(context.config.get("bucket") or "").strip()
-    if bucket:
-        return f"s3://{bucket.removeprefix('s3://').strip('/')}/{prefix}"
-    return f"{ledger_base.rstrip('/')}/{prefix}"
+MAX_LOADED_SPEC_BYTES = 1_800_000
+"""Below Temporal's 2 MB payload limit, with room for the rest of the activity result."""
 
 
 async def read_ledger(storage: StorageRouter, run_prefix_uri: str) -> RuntimeLedger | None:
@@ -68,6 +62,17 @@ async def read_ledger(storage: StorageRouter, run_prefix_uri: str) -> RuntimeLed
         return RuntimeLedger.model_validate_json(text)
     except (ValidationError, ValueError):
         return None
+
+
+def _check_payload_size(loaded: LoadedSpec, source: str) -> None:
+    """Refuse a spec whose loaded form Temporal cannot carry (it would be retried forever)."""
+    size = len(loaded.model_dump_json().encode())
+    if size > MAX_LOADED_SPEC_BYTES:
+        raise SpecError([SpecIssue(
+            file=source, message=f"the loaded spec is {size / 2**20:.1f} MiB; a run's spec must "
+            f"load to at most {MAX_LOADED_SPEC_BYTES / 2**20:.1f} MiB (Temporal payloads are "
+            "limited to 2 MB)", hint="split the workflow into smaller specs, or shorten "
+            "repeated blocks (YAML aliases are expanded when the spec loads)")])
 
 
 class RunActivities:
@@ -95,22 +100,57 @@ class RunActivities:
         used = {ref: catalog.tools[ref] for ref in {s.tool_ref for s in spec.states.values()} if ref}
         tools = ToolCatalog(tools=used)
         ledger_uri = run_prefix_for(spec, tools, request.run_id, self.context.ledger_base())
-        fingerprint = plan_fingerprint(build_plan(spec, tools, run_id=request.run_id,
-                                                  assume_decision=request.assume_decision))
+        plan = build_plan(spec, tools, run_id=request.run_id, assume_decision=request.assume_decision)
+        fingerprint = plan_fingerprint(plan)
         ledger = await read_ledger(self.context.storage, ledger_uri)
-        if ledger is not None and ledger.run_id == request.run_id and ledger.plan_fingerprint \
-                and ledger.plan_fingerprint != fingerprint:
-            raise SpecError([SpecIssue(
-                file=source, message=f"refusing to resume run '{request.run_id}': the recorded "
-                f"ledger describes a different plan (fingerprint {ledger.plan_fingerprint} != "
-                f"{fingerprint})", hint="resume with the spec, --var values and --assume-decision "
-                "the run started with, or start a new run id")])
+        change = request.accepted_change
+        accepted: PlanChangeRecord | None = None
+        if ledger is not None and ledger.run_id == request.run_id and ledger.plan_fingerprint:
+            matches = change is not None and (change.from_fingerprint, change.to_fingerprint) == (
+                ledger.plan_fingerprint, fingerprint)
+            if ledger.plan_fingerprint != fingerprint and not matches:
+                diff = await self._diff_from_ledger(ledger, ledger_uri, spec, plan, catalog,
+                                                    request, fingerprint)
+                lines = diff.text_lines() if diff is not None else [
+                    f"(the recorded spec {spec_file_uri(ledger_uri)} could not be read to compare)"]
+                acceptable = diff is not None and not diff.affected_completed_waves
+                raise SpecError([SpecIssue(
+                    file=source, message=f"refusing to resume run '{request.run_id}': its plan "
+                    f"changed since it ran (fingerprint {ledger.plan_fingerprint} -> {fingerprint})"
+                    + "".join(f"\n  {line}" for line in lines),
+                    hint="resume with the spec and --var values the run started with"
+                    + (", or accept the change: npaflow resume RUN_ID --spec NEW.yaml --accept-changes"
+                       if acceptable else "; the change touches completed waves, so run it under a "
+                       "new run id"))])
+            if matches and change is not None:
+                accepted = PlanChangeRecord(from_fingerprint=change.from_fingerprint,
+                                            to_fingerprint=change.to_fingerprint,
+                                            changes=change.changes, accepted_by=change.accepted_by)
         prior = (PriorRun(waves=ledger.waves, decisions=ledger.decisions, watermarks=ledger.watermarks)
                  if ledger is not None and ledger.run_id == request.run_id else PriorRun())
-        return LoadedSpec(spec=spec, catalog=tools, workflow_yaml=_with_vars(text, request.vars),
-                          ledger_uri=ledger_uri, input_source=source, plan_fingerprint=fingerprint,
-                          prior=prior)
+        loaded = LoadedSpec(spec=spec, catalog=tools, workflow_yaml=_with_vars(text, request.vars),
+                            ledger_uri=ledger_uri, input_source=source,
+                            plan_fingerprint=fingerprint, prior=prior, accepted_change=accepted)
+        _check_payload_size(loaded, source)
+        return loaded
 
+
+    async def _diff_from_ledger(self, ledger: RuntimeLedger, ledger_uri: str, spec: WorkflowSpec,
+                                plan: ExecutionPlan, catalog: ToolCatalog, request: LoadSpecInput,
+                                fingerprint: str) -> PlanDiff | None:
+        """The change against the spec the ledger recorded (what ran); None if that is unreadable."""
+        uri = spec_file_uri(ledger_uri)
+        try:
+            old_text = await self.context.storage.for_uri(uri).read_text(uri)
+            old_spec = load_spec_from_str(old_text, uri, catalog=catalog)
+        except (NpaflowError, ValueError):
+            return None
+        old_plan = build_plan(old_spec, catalog, run_id=request.run_id,
+                              assume_decision=request.assume_decision)
+        completed = [w.key for w in ledger.latest_attempts().values() if w.succeeded()]
+        return diff_plans(old_spec, old_plan, spec, plan, completed=completed,
+                          old_fingerprint=ledger.plan_fingerprint,
+                          new_fingerprint=fingerprint)
 
     @activity.defn(name=EXPORT_LEDGER.name)
     @mapped_errors

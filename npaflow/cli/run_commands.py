@@ -18,17 +18,19 @@ from npaflow.runtime.request import RunRequest
 
 
 def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
-    """--address, --namespace and --task-queue (defaults from the environment)."""
+    """--address, --namespace, --profile, --task-queue, --ledger-root (defaults: environment)."""
     parser.add_argument("--address", help="Temporal address (TEMPORAL_ADDRESS, default 127.0.0.1:7233)")
     parser.add_argument("--namespace", help="Temporal namespace (TEMPORAL_NAMESPACE, default default)")
+    parser.add_argument("--profile", help="profile of the Temporal client config file (TEMPORAL_PROFILE; "
+                        "file TEMPORAL_CONFIG_FILE, API key and TLS as for the temporal CLI)")
     parser.add_argument("--task-queue", help="task queue (NPAFLOW_TASK_QUEUE, default npaflow)")
     parser.add_argument("--ledger-root", help="shared ledger root (NPAFLOW_LEDGER_ROOT), for runs "
                         "whose ledger cannot be found through the server")
 
 
-def _handler(name: str) -> Any:
+def _handler(name: str, module: str = "npaflow.cli.run_handlers") -> Any:
     def run(args: argparse.Namespace) -> int:
-        handlers = importlib.import_module("npaflow.cli.run_handlers")
+        handlers = importlib.import_module(module)
         return int(asyncio.run(getattr(handlers, name)(args)))
     return run
 
@@ -59,6 +61,14 @@ def register(commands: SubParsers) -> None:
         if name == "logs":
             sub.add_argument("--state", default="", help="only this state's jobs")
             sub.add_argument("--tail", type=int, default=2000, help="lines per job (default 2000)")
+        if name == "resume":
+            sub.add_argument("--spec", metavar="NEW.yaml",
+                             help="restart an ended run onto this edited spec (its change is listed)")
+            sub.add_argument("--accept-changes", action="store_true",
+                             help="with --spec: re-run the changed steps that have not completed")
+            sub.add_argument("--json", action="store_true", help="print the change as JSON")
+            sub.set_defaults(handler=_handler(name, "npaflow.cli.resume_handler"))
+            continue
         sub.set_defaults(handler=_handler(name))
 
 

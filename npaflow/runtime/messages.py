@@ -16,11 +16,12 @@ from npaflow.runtime.ledger import (
     DecisionRecord,
     LedgerDelta,
     Observation,
+    PlanChangeRecord,
     TaskRow,
     Watermark,
     WaveAttemptRecord,
 )
-from npaflow.runtime.request import BackendName
+from npaflow.runtime.request import AcceptedPlanChange, BackendName
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.traversal.models import Wave
 from npaflow.waves import WaveKey
@@ -39,6 +40,7 @@ class LoadSpecInput(BaseModel):
     vars: dict[str, str] = Field(default_factory=dict)
     catalogs: list[str] = Field(default_factory=list)
     assume_decision: str = ""
+    accepted_change: AcceptedPlanChange | None = None
 
 
 class PriorRun(BaseModel):
@@ -63,6 +65,7 @@ class LoadedSpec(BaseModel):
     input_source: str
     plan_fingerprint: str = ""
     prior: PriorRun = Field(default_factory=PriorRun)
+    accepted_change: PlanChangeRecord | None = None  # recorded with the first export
 
 
 class JobRef(BaseModel):

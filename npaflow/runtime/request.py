@@ -27,6 +27,17 @@ class OnFailure(StrEnum):
     SUSPEND = "suspend"  # the run parks until `resume` retries the wave or `cancel` ends it
 
 
+class AcceptedPlanChange(BaseModel):
+    """A plan change the operator accepted on restart (`npaflow resume --spec --accept-changes`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    from_fingerprint: str
+    to_fingerprint: str
+    changes: list[str] = Field(default_factory=list)  # PlanDiff.text_lines()
+    accepted_by: str = ""
+
+
 class RunRequest(BaseModel):
     """Everything needed to start (or restart) one run of a spec."""
 
@@ -53,6 +64,7 @@ class RunRequest(BaseModel):
     backend: BackendName = BackendName.LOCAL
     infra: str = ""
     continued: bool = False  # set by continue-as-new: the ledger's completed waves are trusted
+    accepted_change: AcceptedPlanChange | None = None  # a restart onto an edited spec
 
     @model_validator(mode="after")
     def _one_spec_source(self) -> RunRequest:

@@ -18,6 +18,7 @@ from npaflow.runtime.ledger import (
     LedgerStatus,
     Watermark,
     WaveAttemptRecord,
+    run_usage,
 )
 from npaflow.runtime.messages import AwaitResult, LaunchResult
 from npaflow.runtime.request import BackendName
@@ -29,12 +30,17 @@ from npaflow.runtime.transitions import (
     AttemptStage,
     TransitionError,
 )
+from npaflow.runtime.usage import task_shapes
 from npaflow.traversal.models import Wave
 from npaflow.waves import WaveKey
 
 AttemptId = tuple[WaveKey, int]
 #: Status errors kept per attempt, so a long outage cannot grow history without bound.
 MAX_STATUS_ERRORS = 20
+
+
+#: Enough for a plan-diff refusal of a few dozen lines; the ledger keeps it, the UI shortens it.
+MAX_ERROR_CHARS = 4000
 
 
 class RunState:
@@ -106,7 +112,8 @@ class RunState:
     def run_failed(self, error: str, failure_class: FailureClass | None = None) -> None:
         """The run failed for good; `failure_class` is the class of the wave that ended it."""
         self._to_phase("run_failed")
-        self.error = " ".join(error.split())[:600]
+        lines = (" ".join(line.split()) for line in error.splitlines())
+        self.error = "\n".join(line for line in lines if line)[:MAX_ERROR_CHARS]
         self.failure_class = failure_class or self.failure_class
 
     # --- wave attempts ---------------------------------------------------------------------
@@ -139,7 +146,7 @@ class RunState:
         record = WaveAttemptRecord(
             key=wave.key, states=wave.states, kind=wave.kind, group=wave.group, attempt=attempt,
             started_at=now, outputs=[a for step in wave.steps for a in step.outputs],
-            scheduler_fence_sequence=wave.sequence)
+            scheduler_fence_sequence=wave.sequence, task_shapes=task_shapes(wave.steps))
         return self._move("wave_launching", wave.key, attempt, record=record)
 
     def wave_launched(self, key: WaveKey, attempt: int, launch: LaunchResult) -> WaveAttemptRecord:
@@ -258,12 +265,14 @@ class RunState:
         waves = [WaveView(key=r.key, attempt=r.attempt, states=r.states, job_id=r.job_id,
                           job_name=r.job_name, status=r.status, sky_status=r.sky_status,
                           error_category=r.error_category, worker_id=r.worker_id,
-                          worker_task_queue=r.worker_task_queue)
+                          worker_task_queue=r.worker_task_queue, started_at=r.started_at,
+                          ended_at=r.ended_at, gpu_hours=r.gpu_hours, node_hours=r.node_hours)
                  for r in self._attempts.values()]
         return RunStatusView(run_id=self.run_id, workflow=self.workflow, phase=self.phase,
                              backend=self.backend, current_states=self.current_states, waves=waves,
                              decisions=self.decisions, ledger_uri=self.ledger_uri,
-                             error=self.error, cancel_reason=self.cancel_reason)
+                             error=self.error, cancel_reason=self.cancel_reason,
+                             usage=run_usage(list(self._attempts.values())))
 
     def summary(self) -> RunSummary:
         """The final summary (reference §6.10)."""
@@ -274,7 +283,7 @@ class RunState:
                           wave_count=len(waves), waves=waves, decisions=self.decisions, steps=steps,
                           watermarks=self.watermarks, run_prefix_uri=self.ledger_uri,
                           runtime_state_uri=runtime_uri, error=self.error,
-                          failure_class=self.failure_class)
+                          failure_class=self.failure_class, usage=run_usage(waves))
 
 
 def _changed(record: WaveAttemptRecord, changes: dict[str, Any]) -> WaveAttemptRecord:
@@ -282,7 +291,7 @@ def _changed(record: WaveAttemptRecord, changes: dict[str, Any]) -> WaveAttemptR
     unknown = set(changes) - set(WaveAttemptRecord.model_fields)
     if unknown:
         raise TypeError(f"WaveAttemptRecord has no field(s) {sorted(unknown)}")
-    return WaveAttemptRecord.model_validate({**dict(record), **changes})
+    return WaveAttemptRecord.model_validate({**dict(record), **changes}).with_hours()
 
 
 def _step_record(record: WaveAttemptRecord, state: str) -> StepRecord:

@@ -19,7 +19,7 @@ SIDE_EFFECT_MODULES = {"temporalio", "boto3", "botocore", "aioboto3", "subproces
                        "worker", "sky"}
 UPPER_LAYERS = {"workflows_def", "activities", "worker", "sky", "boto3", "botocore", "aioboto3"}
 #: The only CLI modules that talk to Temporal; the CLI imports them when a run command runs.
-CLI_CLIENT_MODULES = {"run_handlers.py", "temporal_client.py"}
+CLI_CLIENT_MODULES = {"run_handlers.py", "resume_handler.py", "temporal_client.py", "temporal_target.py"}
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -1,0 +1,158 @@
+"""`npaflow resume`: continue a paused or suspended run, or restart an ended one (maybe onto a new spec).
+
+A restart replays the waves the ledger records as completed. With `--spec`, the
+new plan is compared with the one the run started from; the change is listed,
+and the restart goes ahead only with `--accept-changes` and only when no
+completed wave would run differently (npaflow/plan_diff.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.common import WorkflowIDReusePolicy
+
+from npaflow.catalog import load_catalogs
+from npaflow.cli.temporal_client import (
+    connect_from,
+    describe_or_fail,
+    summary_from_failure,
+    task_queue_from,
+)
+from npaflow.errors import UsageError
+from npaflow.plan import build_plan, plan_fingerprint
+from npaflow.plan_diff import PlanDiff, diff_plans
+from npaflow.runtime.contract import STATUS_QUERY, WORKFLOW_TYPE, Signal
+from npaflow.runtime.ledger import WaveStatus
+from npaflow.runtime.request import AcceptedPlanChange, RunRequest
+from npaflow.runtime.summary import RunStatusView
+from npaflow.spec import load_spec_from_str
+from npaflow.waves import WaveKey
+
+RESTARTABLE = {WorkflowExecutionStatus.FAILED, WorkflowExecutionStatus.CANCELED,
+               WorkflowExecutionStatus.TERMINATED, WorkflowExecutionStatus.TIMED_OUT}
+
+
+async def resume(args: argparse.Namespace) -> int:
+    """Resume a paused or suspended run, or restart a failed/cancelled/terminated one."""
+    client = await connect_from(args)
+    handle = client.get_workflow_handle(args.run_id)
+    description = await describe_or_fail(handle)
+    if description.status == WorkflowExecutionStatus.RUNNING:
+        if args.spec:
+            raise UsageError(f"run {args.run_id} is running; --spec applies only when restarting "
+                             "a run that ended (cancel it first to change its spec)")
+        await handle.signal(Signal.RESUME.value)
+        print(f"{Signal.RESUME.value} sent to {args.run_id}")
+        return 0
+    if description.status not in RESTARTABLE:
+        state = description.status.name.lower() if description.status else "unknown"
+        raise UsageError(f"run {args.run_id} {state}; only failed, cancelled or terminated runs "
+                         "can be resumed")
+    request = await _started_request(client, handle)
+    if args.spec:
+        request = await _onto_new_spec(handle, request, args)
+    new = await client.start_workflow(
+        WORKFLOW_TYPE, request, id=args.run_id, task_queue=task_queue_from(args.task_queue),
+        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+        memo=await description.memo())
+    if not args.json:
+        print(f"restarted run {args.run_id} (execution {new.result_run_id}); completed waves replay "
+              "from the ledger")
+    return 0
+
+
+async def _started_request(client: Client, handle: WorkflowHandle[Any, Any]) -> RunRequest:
+    """The request the latest execution started with (its first history event)."""
+    history = await handle.fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes
+    (request,) = client.data_converter.payload_converter.from_payloads(
+        list(started.input.payloads), [RunRequest])
+    assert isinstance(request, RunRequest)
+    return request
+
+
+async def _onto_new_spec(handle: WorkflowHandle[Any, Any], request: RunRequest,
+                         args: argparse.Namespace) -> RunRequest:
+    """The request with the new spec, once its change is shown and (if needed) accepted.
+
+    Raises:
+        UsageError: the change was not accepted, or it would change completed waves.
+    """
+    new_text = _read(Path(args.spec))
+    diff = await plan_change(handle, request, new_text, args.spec)
+    lines = diff.text_lines() or ["no change to the plan"]
+    if args.json:
+        print(json.dumps({"run_id": handle.id, "changes": diff.model_dump(mode="json"),
+                          "accepted": bool(args.accept_changes) and not diff.affected_completed_waves},
+                         indent=2))
+    else:
+        print(f"plan change for run {handle.id} ({diff.old_fingerprint} -> {diff.new_fingerprint}):")
+        print("\n".join(f"  {line}" for line in lines))
+    change: AcceptedPlanChange | None = None
+    if not diff.is_empty() or diff.old_fingerprint != diff.new_fingerprint:
+        if not args.accept_changes:
+            raise UsageError(f"run {handle.id}: the spec changed (above); resume with "
+                             "--accept-changes to re-run the changed steps that have not completed")
+        if diff.affected_completed_waves:
+            raise UsageError(f"run {handle.id}: the change would alter "
+                             f"{len(diff.affected_completed_waves)} completed wave(s) (above); start "
+                             "a new run id instead")
+        change = AcceptedPlanChange(from_fingerprint=diff.old_fingerprint,
+                                    to_fingerprint=diff.new_fingerprint, changes=diff.text_lines(),
+                                    accepted_by=getpass.getuser())
+    return request.model_copy(update={"spec": new_text, "spec_uri": "", "accepted_change": change})
+
+
+async def plan_change(handle: WorkflowHandle[Any, Any], request: RunRequest, new_text: str,
+                      new_file: str) -> PlanDiff:
+    """The change from the spec the run started with to `new_text`, and the completed waves it hits."""
+    old_text = request.spec or _read(_local_path(request.spec_uri))
+    catalog = load_catalogs(request.catalogs)
+    old_spec = load_spec_from_str(old_text, "<the run's spec>", catalog=catalog, overrides=request.vars)
+    new_spec = load_spec_from_str(new_text, new_file, catalog=catalog, overrides=request.vars)
+    old_plan = build_plan(old_spec, catalog, run_id=handle.id, assume_decision=request.assume_decision)
+    new_plan = build_plan(new_spec, catalog, run_id=handle.id, assume_decision=request.assume_decision)
+    return diff_plans(old_spec, old_plan, new_spec, new_plan, completed=await completed_waves(handle),
+                      old_fingerprint=plan_fingerprint(old_plan),
+                      new_fingerprint=plan_fingerprint(new_plan))
+
+
+async def completed_waves(handle: WorkflowHandle[Any, Any]) -> list[WaveKey]:
+    """The waves the run completed: from its status (a worker answers), else its failure summary.
+
+    Raises:
+        UsageError: neither is available.
+    """
+    try:
+        view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 15)
+        return [w.key for w in view.waves if w.status is WaveStatus.SUCCEEDED]
+    except Exception:  # noqa: BLE001 - no worker to answer: the failure carries a summary
+        pass
+    try:
+        await handle.result()
+    except WorkflowFailureError as failure:
+        summary = summary_from_failure(failure)
+        if summary is not None:
+            return [w.key for w in summary.waves if w.status is WaveStatus.SUCCEEDED]
+    raise UsageError(f"run {handle.id}: cannot tell which waves completed (no worker answered the "
+                     "status query); start a worker and try again")
+
+
+def _local_path(uri: str) -> Path:
+    if not uri.startswith("file://"):
+        raise UsageError(f"the run's spec is at {uri}; only a local file:// spec can be compared here")
+    return Path(uri.removeprefix("file://"))
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the spec ({exc.strerror or exc})") from None
