@@ -10,6 +10,7 @@ from activities.backends.base import Backend
 from activities.storage import StorageRouter
 from npaflow.errors import ConfigurationError
 from npaflow.runtime.contract import DEFAULT_TASK_QUEUE, worker_task_queue
+from npaflow.runtime.locations import ledger_base
 from npaflow.runtime.request import BackendName
 
 if TYPE_CHECKING:
@@ -57,4 +58,4 @@ class ActivityContext:
 
     def ledger_base(self) -> str:
         """Where runs keep their ledgers without `config.bucket`: the shared root, else this home."""
-        return self.ledger_root.rstrip("/") or f"file://{self.home.resolve()}/runs"
+        return ledger_base(self.ledger_root, self.home.resolve())

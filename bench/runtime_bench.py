@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import yaml
-from temporalio.common import SearchAttributeKey
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
@@ -27,10 +26,9 @@ sys.path.insert(0, str(ROOT))
 
 from activities.backends.local import LocalBackend  # noqa: E402
 from activities.context import ActivityContext  # noqa: E402
-from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES  # noqa: E402
 from npaflow.runtime.request import BackendName, RunRequest  # noqa: E402
 from worker.main import running_workers  # noqa: E402
-from workflows_def import NpaWorkflowRun  # noqa: E402
+from workflows_def import SEARCH_ATTRIBUTE_KEYS, NpaWorkflowRun  # noqa: E402
 
 
 def serial_spec(waves: int) -> str:
@@ -59,7 +57,7 @@ async def main() -> None:
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
         data_converter=pydantic_data_converter, dev_server_log_level="error", ui=False,
-        search_attributes=[SearchAttributeKey.for_keyword(n) for n in SEARCH_ATTRIBUTE_TYPES])
+        search_attributes=list(SEARCH_ATTRIBUTE_KEYS))
     with tempfile.TemporaryDirectory() as scratch:
         home = Path(scratch)
         context = ActivityContext(home=home, backends={BackendName.LOCAL: LocalBackend(home, "bench")},

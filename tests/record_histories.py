@@ -14,7 +14,6 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from temporalio.common import SearchAttributeKey
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
@@ -23,17 +22,16 @@ sys.path.insert(0, str(ROOT))
 
 from activities.backends.local import LocalBackend  # noqa: E402
 from activities.context import ActivityContext  # noqa: E402
-from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES  # noqa: E402
 from npaflow.runtime.request import BackendName, RunRequest  # noqa: E402
 from worker.main import running_workers  # noqa: E402
-from workflows_def import NpaWorkflowRun  # noqa: E402
+from workflows_def import SEARCH_ATTRIBUTE_KEYS, NpaWorkflowRun  # noqa: E402
 
 
 async def main() -> None:
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
         data_converter=pydantic_data_converter, dev_server_log_level="error", ui=False,
-        search_attributes=[SearchAttributeKey.for_keyword(name) for name in SEARCH_ATTRIBUTE_TYPES])
+        search_attributes=list(SEARCH_ATTRIBUTE_KEYS))
     out = ROOT / "tests" / "histories"
     out.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:

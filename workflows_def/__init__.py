@@ -1,9 +1,16 @@
 """Temporal workflow definitions: deterministic glue between the traversal and activities."""
 
 from workflows_def.logs_workflow import NpaflowJobLogs
-from workflows_def.run_workflow import PHASE_ATTRIBUTE, NpaWorkflowRun
+from workflows_def.run_workflow import (
+    PHASE_ATTRIBUTE,
+    SEARCH_ATTRIBUTE_KEYS,
+    STATE_ATTRIBUTE,
+    WORKFLOW_ATTRIBUTE,
+    NpaWorkflowRun,
+)
 
 #: Every workflow a worker registers.
 WORKFLOWS = [NpaWorkflowRun, NpaflowJobLogs]
 
-__all__ = ["PHASE_ATTRIBUTE", "WORKFLOWS", "NpaWorkflowRun", "NpaflowJobLogs"]
+__all__ = ["PHASE_ATTRIBUTE", "SEARCH_ATTRIBUTE_KEYS", "STATE_ATTRIBUTE", "WORKFLOWS", "WORKFLOW_ATTRIBUTE",
+           "NpaWorkflowRun", "NpaflowJobLogs"]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 import pydantic
 from temporalio import workflow
-from temporalio.common import SearchAttributeKey
-from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
+from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
+from temporalio.exceptions import ApplicationError, is_cancelled_exception
 
 from npaflow.context import build_run_context
 from npaflow.decisions import resolve_assumption
@@ -29,19 +30,29 @@ from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec, LoadSpecInpu
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.summary import RunStatusView, RunSummary
+from npaflow.runtime.ui_text import current_details
 from npaflow.traversal import Walker
 from workflows_def.activity_calls import (
+    ACTIVITY_FAILURES,
     LEDGER_EXPORT_DEADLINE,
     LEDGER_RETRY,
     SHORT_RETRY,
     call,
     call_local,
     classify_activity_error,
+    is_activity_failure,
 )
 from workflows_def.executor import TemporalExecutor
 
 #: The run phase, so suspended or paused runs can be found with no worker up.
 PHASE_ATTRIBUTE = SearchAttributeKey.for_keyword(SearchAttribute.PHASE.value)
+#: The spec's name, to list every run of one workflow.
+WORKFLOW_ATTRIBUTE = SearchAttributeKey.for_keyword(SearchAttribute.WORKFLOW.value)
+#: The states running now, to find the runs sitting in one state.
+STATE_ATTRIBUTE = SearchAttributeKey.for_keyword_list(SearchAttribute.STATE.value)
+#: Every search attribute the run upserts (registered by the worker and `npaflow dev`).
+SEARCH_ATTRIBUTE_KEYS: tuple[SearchAttributeKey[Any], ...] = (
+    PHASE_ATTRIBUTE, WORKFLOW_ATTRIBUTE, STATE_ATTRIBUTE)
 
 
 class RunRecorder:
@@ -51,6 +62,8 @@ class RunRecorder:
         self.state = state
         self.loaded: LoadedSpec | None = None
         self._spec_pending = ""
+        self._published: dict[str, object] = {}
+        self._memo: dict[str, str] = {}
 
     def attach(self, loaded: LoadedSpec) -> None:
         """Start exporting once the spec (and so the ledger location) is known."""
@@ -58,19 +71,37 @@ class RunRecorder:
         self._spec_pending = loaded.workflow_yaml
 
     def publish(self) -> None:
-        """Mirror the phase into search attributes, memo and the UI's current details."""
+        """Mirror phase, spec name and current states into search attributes, memo and UI details.
+
+        Search attributes and memo are upserted only when they change (each upsert is a
+        history event); the current details are not history and follow every transition.
+        """
         state = self.state
-        workflow.upsert_search_attributes([PHASE_ATTRIBUTE.value_set(state.phase.value)])
-        workflow.upsert_memo({"phase": state.phase.value, "current_states": state.current_states,
-                              "ledger_uri": state.ledger_uri})
-        workflow.set_current_details(f"**phase** {state.phase.value}  \n**states** "
-                                     f"{', '.join(state.current_states) or '-'}  \n"
-                                     f"**ledger** {state.ledger_uri or '-'}")
+        attributes: dict[str, object] = {
+            PHASE_ATTRIBUTE.name: state.phase.value, WORKFLOW_ATTRIBUTE.name: state.workflow,
+            STATE_ATTRIBUTE.name: sorted(state.current_states)}
+        updates: list[SearchAttributeUpdate[Any]] = []
+        if attributes[PHASE_ATTRIBUTE.name] != self._published.get(PHASE_ATTRIBUTE.name):
+            updates.append(PHASE_ATTRIBUTE.value_set(state.phase.value))
+        if state.workflow and attributes[WORKFLOW_ATTRIBUTE.name] != self._published.get(
+                WORKFLOW_ATTRIBUTE.name):
+            updates.append(WORKFLOW_ATTRIBUTE.value_set(state.workflow))
+        if attributes[STATE_ATTRIBUTE.name] != self._published.get(STATE_ATTRIBUTE.name):
+            updates.append(STATE_ATTRIBUTE.value_set(sorted(state.current_states)))
+        if updates:
+            workflow.upsert_search_attributes(updates)
+            self._published = attributes
+        memo = {"phase": state.phase.value, "ledger_uri": state.ledger_uri}
+        if memo != self._memo:
+            workflow.upsert_memo(memo)
+            self._memo = memo
+        workflow.set_current_details(current_details(state.view()))
 
     async def flush(self) -> None:
-        """Export what changed since the last export (after every wave transition)."""
+        """Export what changed since the last export, and publish it (after every wave transition)."""
         if self.state.has_changes() or self._spec_pending:
             await self.export(LedgerStatus.RUNNING if self._spec_pending else None)
+        self.publish()
 
     async def export(self, status: LedgerStatus | None = None, error: str | None = None) -> None:
         """Merge the pending delta into the stored ledger; waits out storage outages."""
@@ -79,7 +110,8 @@ class RunRecorder:
         spec = self.loaded.spec
         delta = self.state.take_delta(status=status, error=error)
         if self._spec_pending:
-            delta = delta.model_copy(update={"plan_fingerprint": self.loaded.plan_fingerprint})
+            delta = delta.model_copy(update={"plan_fingerprint": self.loaded.plan_fingerprint,
+                                             "plan_change": self.loaded.accepted_change})
         await call_local(
             EXPORT_LEDGER, ExportLedgerInput(
                 run_id=self.state.run_id, workflow=spec.name, api_version=spec.api_version,
@@ -124,7 +156,8 @@ class NpaWorkflowRun:
             LOAD_SPEC, LoadSpecInput(run_id=self.state.run_id, spec=request.spec,
                                      spec_uri=request.spec_uri, vars=request.vars,
                                      catalogs=request.catalogs,
-                                     assume_decision=request.assume_decision),
+                                     assume_decision=request.assume_decision,
+                                     accepted_change=request.accepted_change),
             start_to_close_timeout=timedelta(minutes=2), retry_policy=SHORT_RETRY,
             summary=f"load spec {request.spec_uri or '(inline)'}")
         spec = loaded.spec
@@ -150,7 +183,7 @@ class NpaWorkflowRun:
 
     async def _finish_failed(self, exc: BaseException) -> None:
         """Cancel in-flight jobs first, then record the failure and fail the execution."""
-        if isinstance(exc, ActivityError):
+        if is_activity_failure(exc):
             failure_class, message = classify_activity_error(exc)
             self.state.failure_class = self.state.failure_class or failure_class
         elif isinstance(exc, ApplicationError):
@@ -182,7 +215,7 @@ class NpaWorkflowRun:
         """The last export; if even that fails, the run's error says the ledger is behind."""
         try:
             await self.recorder.export(status, error=self.state.error)
-        except ActivityError as error:
+        except ACTIVITY_FAILURES as error:
             if is_cancelled_exception(error):
                 raise
             _, message = classify_activity_error(error)

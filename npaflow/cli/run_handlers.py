@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
 import json
 import sys
@@ -18,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
-from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.common import SearchAttributeKey, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 
 from npaflow.cli.exits import EXIT_ALREADY_RUNNING, EXIT_CANCELLED, EXIT_CAPACITY, EXIT_FAILED
 from npaflow.cli.options import load_spec_for
+from npaflow.cli.progress import Progress, follow
 from npaflow.cli.run_commands import build_request
 from npaflow.cli.status_text import status_text
 from npaflow.cli.temporal_client import (
@@ -29,6 +31,7 @@ from npaflow.cli.temporal_client import (
     describe_or_fail,
     has_pollers,
     is_cancelled_failure,
+    shared_ledger_root,
     summary_from_failure,
     task_queue_from,
 )
@@ -37,22 +40,23 @@ from npaflow.runtime.contract import (
     LOGS_WORKFLOW_TYPE,
     STATUS_QUERY,
     WORKFLOW_TYPE,
+    SearchAttribute,
     Signal,
 )
+from npaflow.runtime.locations import run_prefix_for
 from npaflow.runtime.messages import JobLogsRequest, JobLogsResult, JobRef, ReadJobLogsInput
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.status import FailureClass
 from npaflow.runtime.summary import RunStatusView, RunSummary
+from npaflow.runtime.ui_text import static_details, static_summary
 
-_CLOSED_RESTARTABLE = {WorkflowExecutionStatus.FAILED, WorkflowExecutionStatus.CANCELED,
-                       WorkflowExecutionStatus.TERMINATED, WorkflowExecutionStatus.TIMED_OUT}
 #: Specs larger than this travel by reference (Temporal payloads are limited to 2 MB).
 INLINE_SPEC_LIMIT = 256 * 1024
 
 
 async def submit(args: argparse.Namespace) -> int:
     """Validate locally (nothing starts on an error), then start the run or refuse a duplicate."""
-    spec, _ = load_spec_for(args)
+    spec, catalog = load_spec_for(args)
     run_id = args.run_id or f"{spec.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
     text = Path(args.spec).read_text(encoding="utf-8")
     spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
@@ -69,7 +73,11 @@ async def submit(args: argparse.Namespace) -> int:
             WORKFLOW_TYPE, request, id=run_id, task_queue=queue, result_type=RunSummary,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-            static_summary=f"{spec.name} ({Path(args.spec).name})",
+            static_summary=static_summary(spec.name, Path(args.spec).name),
+            static_details=static_details(
+                workflow=spec.name, run_id=run_id, submitted_by=getpass.getuser(),
+                ledger_uri=run_prefix_for(spec, catalog, run_id, shared_ledger_root(args.ledger_root)),
+                spec_file=str(args.spec), variables=request.vars),
             memo={"spec": str(args.spec), "vars": request.vars, "submitted_by": getpass.getuser()})
     if not await has_pollers(client, queue):
         sys.stderr.write(f"npaflow: warning: no worker is polling task queue '{queue}'; the run "
@@ -106,9 +114,18 @@ async def _duplicate_of(handle: WorkflowHandle[Any, RunSummary], request: RunReq
     return f"run {handle.id} is already running (attach with --attach):\n" + await _status_once(handle)
 
 
+async def _live_view(handle: WorkflowHandle[Any, Any]) -> RunStatusView:
+    return await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 5)
+
+
 async def _wait_and_report(handle: WorkflowHandle[Any, RunSummary], *, as_json: bool) -> int:
+    """Wait for the run (showing live progress unless --json), then print its summary."""
+    result = asyncio.ensure_future(handle.result())
+    if not as_json:
+        with Progress() as progress:
+            await follow(lambda: _live_view(handle), result.done, progress)
     try:
-        summary = await handle.result()
+        summary = await result
         code = 0
     except WorkflowFailureError as error:
         if is_cancelled_failure(error):
@@ -132,9 +149,10 @@ async def _view(handle: WorkflowHandle[Any, Any]) -> dict[str, Any]:
         payload: dict[str, Any] = view.model_dump(mode="json")
     except Exception:  # noqa: BLE001 - no worker to answer: fall back to server-side memo
         memo = await description.memo()
+        states = description.typed_search_attributes.get(
+            SearchAttributeKey.for_keyword_list(SearchAttribute.STATE.value))
         payload = {"run_id": handle.id, "phase": memo.get("phase", "unknown"),
-                   "current_states": memo.get("current_states", []),
-                   "ledger_uri": memo.get("ledger_uri", "")}
+                   "current_states": list(states or []), "ledger_uri": memo.get("ledger_uri", "")}
     payload["execution_status"] = description.status.name if description.status else "UNKNOWN"
     return payload
 
@@ -146,6 +164,14 @@ async def _status_once(handle: WorkflowHandle[Any, Any]) -> str:
 async def status(args: argparse.Namespace) -> int:
     """Print the run's status once, or until it ends with --watch."""
     handle = (await connect_from(args)).get_workflow_handle(args.run_id)
+    if args.watch and not args.json:
+        with Progress() as progress:
+            while (await describe_or_fail(handle)).status == WorkflowExecutionStatus.RUNNING:
+                with contextlib.suppress(Exception):  # no worker answers yet: keep the last view
+                    progress.show(await _live_view(handle))
+                await asyncio.sleep(1)
+        print(await _status_once(handle))
+        return 0
     while True:
         payload = await _view(handle)
         print(json.dumps(payload, indent=2) if args.json else status_text(payload), flush=True)
@@ -175,30 +201,6 @@ async def pause(args: argparse.Namespace) -> int:
     return await _signal(args, Signal.PAUSE)
 
 
-async def resume(args: argparse.Namespace) -> int:
-    """Resume a paused or suspended run, or restart a failed/cancelled/terminated one."""
-    client = await connect_from(args)
-    handle = client.get_workflow_handle(args.run_id)
-    description = await describe_or_fail(handle)
-    if description.status == WorkflowExecutionStatus.RUNNING:
-        return await _signal(args, Signal.RESUME)
-    if description.status not in _CLOSED_RESTARTABLE:
-        state = description.status.name.lower() if description.status else "unknown"
-        raise UsageError(f"run {args.run_id} {state}; only failed, cancelled or terminated runs "
-                         "can be resumed")
-    history = await handle.fetch_history()
-    started = history.events[0].workflow_execution_started_event_attributes
-    (request,) = client.data_converter.payload_converter.from_payloads(
-        list(started.input.payloads), [RunRequest])
-    new = await client.start_workflow(
-        WORKFLOW_TYPE, request, id=args.run_id, task_queue=task_queue_from(args.task_queue),
-        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-        memo=await description.memo())
-    print(f"restarted run {args.run_id} (execution {new.result_run_id}); completed waves replay "
-          "from the ledger")
-    return 0
-
-
 async def logs(args: argparse.Namespace) -> int:
     """Print the end of each job's logs, read by the run's backend on the job's own worker."""
     client = await connect_from(args)
@@ -224,4 +226,4 @@ async def logs(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["cancel", "logs", "pause", "resume", "status", "submit"]
+__all__ = ["cancel", "logs", "pause", "status", "submit"]
