@@ -1,0 +1,132 @@
+"""Live progress of a run for `submit --wait` and `status --watch`.
+
+On a terminal the view is redrawn in place (rich); otherwise one plain line is
+printed per change, so logs and CI output stay readable. The view comes from
+the run's `status` query, polled about once a second.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+from npaflow.runtime.ledger import WaveStatus
+from npaflow.runtime.summary import RunStatusView, WaveView
+from npaflow.runtime.timestamps import epoch_seconds
+
+
+def elapsed(started_at: str, now: float | None = None) -> str:
+    """`1h02m`, `3m05s` or `12s` since an ISO timestamp ("-" when unknown)."""
+    start = epoch_seconds(started_at)
+    if start is None:
+        return "-"
+    seconds = max(0, int((now if now is not None else time.time()) - start))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def _states(wave: WaveView) -> str:
+    return ",".join(wave.states)
+
+
+def progress_lines(view: RunStatusView, now: float | None = None) -> list[str]:
+    """The progress view as text lines: phase, waves, running states, retries, decision, GPU-h, ledger."""
+    done = sum(1 for w in view.waves if w.status is WaveStatus.SUCCEEDED)
+    retries = sum(1 for w in view.waves if w.attempt > 1)
+    lines = [f"run {view.run_id} ({view.workflow or '-'}): {view.phase.value}",
+             f"waves: {done} done of {len(view.waves)} known so far"
+             + (f", {retries} retried" if retries else "")]
+    for wave in view.waves:
+        if wave.status is WaveStatus.RUNNING:
+            where = f" on worker {wave.worker_id}" if wave.worker_id else ""
+            lines.append(f"  running {_states(wave)} attempt {wave.attempt}: job "
+                         f"{wave.job_id or '(launching)'}{where} for {elapsed(wave.started_at, now)}")
+    for wave in view.waves:
+        if wave.status is WaveStatus.FAILED:
+            category = f" [{wave.error_category.value}]" if wave.error_category else ""
+            lines.append(f"  failed {_states(wave)} attempt {wave.attempt}{category}")
+    if view.decisions:
+        last = view.decisions[-1]
+        lines.append(f"last decision: {last.decision or '(none)'} from state {last.state or '-'} "
+                     f"<- {last.uri}")
+    if view.usage.node_hours:
+        lines.append(f"used so far: {view.usage.gpu_hours:.4f} GPU-h, {view.usage.node_hours:.4f} "
+                     f"node-h (failed attempts {view.usage.failed_gpu_hours:.4f} GPU-h)")
+    lines.append(f"ledger: {view.ledger_uri or '-'}")
+    return lines
+
+
+def change_lines(before: RunStatusView | None, after: RunStatusView) -> list[str]:
+    """What changed between two views, one line each (the plain, non-terminal form)."""
+    stamp = time.strftime("%H:%M:%S")
+    lines = []
+    if before is None or before.phase != after.phase:
+        lines.append(f"{stamp} run {after.run_id}: {after.phase.value}")
+    seen = {(w.key, w.attempt): w for w in (before.waves if before else [])}
+    for wave in after.waves:
+        old = seen.get((wave.key, wave.attempt))
+        if old is None or (old.status, old.job_id, old.sky_status) != (
+                wave.status, wave.job_id, wave.sky_status):
+            status = wave.sky_status.value if wave.sky_status and wave.status is WaveStatus.RUNNING \
+                else wave.status.value
+            lines.append(f"{stamp} {_states(wave)} attempt {wave.attempt}: {status} "
+                         f"job {wave.job_id or '-'}")
+    for decision in after.decisions[len(before.decisions) if before else 0:]:
+        lines.append(f"{stamp} decision {decision.decision or '(none)'} from state "
+                     f"{decision.state or '-'} <- {decision.uri}")
+    return lines
+
+
+class Progress:
+    """Shows successive views: redrawn in place on a terminal, else as change lines."""
+
+    def __init__(self, stream: IO[str] | None = None, *, live: bool | None = None) -> None:
+        self.stream = stream or sys.stdout
+        self.live = self.stream.isatty() if live is None else live
+        self.last: RunStatusView | None = None
+        self._display: Any = None
+
+    def __enter__(self) -> Progress:
+        if self.live:
+            from rich.console import Console
+            from rich.live import Live
+
+            self._display = Live(console=Console(file=self.stream), refresh_per_second=4,
+                                 transient=False, auto_refresh=False)
+            self._display.__enter__()
+        return self
+
+    def show(self, view: RunStatusView) -> None:
+        """Draw the new view (or print what changed)."""
+        if self._display is not None:
+            from rich.text import Text
+
+            self._display.update(Text("\n".join(progress_lines(view))), refresh=True)
+        else:
+            for line in change_lines(self.last, view):
+                print(line, file=self.stream, flush=True)
+        self.last = view
+
+    def __exit__(self, *exc: object) -> None:
+        if self._display is not None:
+            self._display.__exit__(None, None, None)
+
+
+async def follow(fetch: Callable[[], Any], done: Callable[[], bool], progress: Progress,
+                 interval: float = 1.0) -> None:
+    """Fetch and show views until `done()`; a failed fetch (no worker yet) is skipped."""
+    import asyncio
+
+    while not done():
+        try:
+            view = await fetch()
+        except Exception:  # noqa: BLE001 - no worker answers yet: keep the last view
+            view = None
+        if view is not None:
+            progress.show(view)
+        await asyncio.sleep(interval)
