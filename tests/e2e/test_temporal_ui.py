@@ -1,0 +1,104 @@
+"""The Temporal UI shows a run the way npaflow describes it: checked in headless Chromium.
+
+A dev server with its UI runs the gate-loop example submitted through the CLI;
+while the worker still answers queries, Chromium dumps the rendered pages. The
+user-metadata page must show the workflow summary, the static details and the
+current details (phase, waves, last decision); the history page must show the
+activity summaries. A screenshot of the run's page is saved under docs/img/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+import pytest_asyncio
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from activities.backends.local import LocalBackend
+from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness
+from workflows_def import SEARCH_ATTRIBUTE_KEYS
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+NPAFLOW = str(Path(sys.executable).parent / "npaflow")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SCREENSHOT = ROOT / "docs/img/temporal-ui-gate-loop.png"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest_asyncio.fixture(scope="module")
+async def ui_env() -> AsyncIterator[tuple[WorkflowEnvironment, int]]:
+    ui_port = free_port()
+    environment = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(TEMPORAL_BIN), data_converter=pydantic_data_converter,
+        search_attributes=list(SEARCH_ATTRIBUTE_KEYS), dev_server_log_level="error", ui=True,
+        ui_port=ui_port, dev_server_extra_args=["--ui-disable-news-fetch"])
+    yield environment, ui_port
+    await environment.shutdown()
+
+
+async def chromium(*args: str) -> str:
+    """Run headless Chromium (virtual time lets the single-page app settle) and return stdout."""
+    assert CHROMIUM, "chromium is missing: apt-get install chromium (.ci/run does)"
+    process = await asyncio.create_subprocess_exec(
+        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+        "--no-first-run", "--virtual-time-budget=20000", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    out, _ = await asyncio.wait_for(process.communicate(), timeout=120)
+    return out.decode(errors="replace")
+
+
+async def page(url: str, marker: str) -> str:
+    """The page's DOM once it contains `marker` (the app loads data after first paint)."""
+    dom = ""
+    for _ in range(4):
+        dom = await chromium("--dump-dom", url)
+        if marker in dom:
+            break
+    return dom
+
+
+async def test_the_ui_shows_the_run_summary_details_current_details_and_activity_summaries(
+        ui_env: tuple[WorkflowEnvironment, int], tmp_path: Path) -> None:
+    env, ui_port = ui_env
+    home = tmp_path / "home"
+    harness = Harness(env.client, home, LocalBackend(home, WORKER_ID), f"ui-{uuid.uuid4().hex[:6]}")
+    run_id = f"ui-gate-{uuid.uuid4().hex[:6]}"
+    environ = {**os.environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+               "NPAFLOW_TASK_QUEUE": harness.task_queue, "NPAFLOW_HOME": str(harness.home)}
+    async with harness.worker():
+        submit = await asyncio.create_subprocess_exec(
+            NPAFLOW, "submit", "specs/examples/gate-loop.yaml", "--run-id", run_id, "--wait",
+            "--poll-seconds", "0.2", "--var", f"root={tmp_path}", cwd=ROOT, env=environ,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        _, err = await submit.communicate()
+        assert submit.returncode == 0, err.decode()
+        execution = (await env.client.get_workflow_handle(run_id).describe()).run_id
+        base = f"http://127.0.0.1:{ui_port}/namespaces/default/workflows/{run_id}/{execution}"
+        metadata = unquote(await page(f"{base}/user-metadata", "phase"))
+        history = await page(f"{base}/history", "launch wave")
+        (tmp_path / "history.html").write_text(history)  # for post-mortems
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        await chromium(f"--screenshot={SCREENSHOT}", "--window-size=1400,1100", f"{base}/history")
+    assert "gate-loop (gate-loop.yaml)" in metadata  # the static summary
+    assert f"**run id** {run_id}" in metadata and "**submitted by**" in metadata  # static details
+    assert "**phase** succeeded" in metadata and "**last decision** " in metadata  # current details
+    assert "launch wave 008: publish (attempt 1)" in history  # newest events come first
+    assert "await job w1-8: publish (attempt 1)" in history
+    assert SCREENSHOT.stat().st_size > 10_000
