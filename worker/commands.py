@@ -10,23 +10,49 @@ import subprocess
 import sys
 from pathlib import Path
 
+from npaflow.cli.temporal_client import connect, has_pollers
+from npaflow.cli.temporal_target import temporal_target
 from npaflow.errors import UsageError
-from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES
+from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, poll_task_queue, worker_task_queue
 from worker.config import WorkerConfig
 from worker.logging import configure_logging
 from worker.main import serve
 
 
+def _config_from(args: argparse.Namespace) -> WorkerConfig:
+    backends = tuple(b.strip() for b in (args.backend or "").split(",") if b.strip()) or None
+    return WorkerConfig.from_env(address=args.address, namespace=args.namespace, profile=args.profile,
+                                 task_queue=args.task_queue, backends=backends,
+                                 ledger_root=args.ledger_root, job_env=tuple(args.job_env))
+
+
 def run_worker(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
-    backends = tuple(b.strip() for b in (args.backend or "").split(",") if b.strip()) or None
-    config = WorkerConfig.from_env(address=args.address, namespace=args.namespace,
-                                   task_queue=args.task_queue, backends=backends,
-                                   ledger_root=args.ledger_root, job_env=tuple(args.job_env))
+    config = _config_from(args)
     config.check()
     configure_logging(config.log_format)
     asyncio.run(serve(config))
     return 0
+
+
+def check_worker(args: argparse.Namespace) -> int:
+    """0 when the worker configured like this one (same home, same id) polls its three queues."""
+    config = _config_from(args)
+    target = temporal_target(config.address, config.namespace, config.profile)
+
+    async def polled() -> list[str]:
+        client = await connect(target, patience=5)
+        queues = {config.task_queue: False, poll_task_queue(config.task_queue): True,
+                  worker_task_queue(config.task_queue, config.worker_id): True}
+        return [queue for queue, activities in queues.items()
+                if not await has_pollers(client, queue, activities=activities, strict=True)]
+
+    idle = asyncio.run(polled())
+    for queue in idle:
+        print(f"unhealthy: nobody polls task queue {queue}", file=sys.stderr)
+    if not idle:
+        print(f"healthy: worker {config.worker_id} polls {config.task_queue}")
+    return 1 if idle else 0
 
 
 def temporal_binary() -> str:

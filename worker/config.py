@@ -52,8 +52,10 @@ class WorkerConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    address: str = ENV_DEFAULTS[EnvVar.TEMPORAL_ADDRESS]
-    namespace: str = ENV_DEFAULTS[EnvVar.TEMPORAL_NAMESPACE]
+    # Flags over temporalio.envconfig (profile file and TEMPORAL_* variables); "" = from there.
+    address: str = ""
+    namespace: str = ""
+    profile: str = ""
     task_queue: str = ENV_DEFAULTS[EnvVar.TASK_QUEUE]
     home: Path = Field(default_factory=default_home)
     worker_id: str = ""
@@ -80,7 +82,6 @@ class WorkerConfig(BaseModel):
             raise UsageError(f"{EnvVar.BACKEND.value}={env(EnvVar.BACKEND)!r}: backends are "
                              f"{', '.join(b.value for b in BackendName)}") from None
         values: dict[str, object] = {
-            "address": env(EnvVar.TEMPORAL_ADDRESS), "namespace": env(EnvVar.TEMPORAL_NAMESPACE),
             "task_queue": env(EnvVar.TASK_QUEUE), "home": default_home(),
             "worker_id": env(EnvVar.WORKER_ID), "backends": backends,
             "skypilot_endpoint": env(EnvVar.SKYPILOT_ENDPOINT),

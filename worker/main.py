@@ -15,8 +15,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 
 import structlog
-from temporalio.api.enums.v1 import IndexedValueType
-from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 from temporalio.client import Client
 from temporalio.service import RPCError
 from temporalio.worker import Worker
@@ -27,26 +26,54 @@ from activities.backends.local import LocalBackend
 from activities.context import ActivityContext
 from activities.storage import S3Storage, StorageRouter
 from npaflow.cli.temporal_client import connect
+from npaflow.cli.temporal_target import temporal_target
+from npaflow.errors import UsageError
 from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, QueueKind, poll_task_queue
 from npaflow.runtime.request import BackendName
 from worker.config import WorkerConfig
 from worker.logging import configure_logging
 from worker.registry import WORKFLOWS, activities_for
+from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
 log = structlog.get_logger(__name__)
 
 
 async def register_search_attributes(client: Client) -> None:
-    """Register the search attributes the workflow upserts; already-present ones are fine."""
-    request = AddSearchAttributesRequest(
-        namespace=client.namespace,
-        search_attributes={name: IndexedValueType.Value(f"INDEXED_VALUE_TYPE_{kind.upper()}")
-                           for name, kind in SEARCH_ATTRIBUTE_TYPES.items()})
+    """Register the search attributes the workflow upserts, then check that all of them exist.
+
+    A missing one would fail every workflow task that upserts it, so a worker that can
+    neither register nor find them refuses to start, naming the command that fixes it.
+
+    Raises:
+        UsageError: some attribute is missing and could not be registered.
+    """
+    errors: dict[str, str] = {}
+    for key in SEARCH_ATTRIBUTE_KEYS:
+        request = AddSearchAttributesRequest(namespace=client.namespace,
+                                             search_attributes={key.name: key.indexed_value_type})
+        try:
+            await client.operator_service.add_search_attributes(request)
+        except RPCError as exc:
+            if "already" not in str(exc).lower():
+                errors[key.name] = str(exc)
+    if not errors:
+        return
     try:
-        await client.operator_service.add_search_attributes(request)
+        listed = await client.operator_service.list_search_attributes(
+            ListSearchAttributesRequest(namespace=client.namespace))
     except RPCError as exc:
-        if "already" not in str(exc).lower():
-            log.warning("worker.search_attributes_not_registered", error=str(exc))
+        log.warning("worker.search_attributes_unverified", errors=errors, error=str(exc))
+        return
+    present = set(listed.custom_attributes) | set(listed.system_attributes)
+    missing = [key for key in SEARCH_ATTRIBUTE_KEYS if key.name not in present]
+    if missing:
+        commands = "; ".join(f"temporal operator search-attribute create --namespace {client.namespace} "
+                             f"--name {key.name} --type {SEARCH_ATTRIBUTE_TYPES[key.name]}"
+                             for key in missing)
+        raise UsageError(f"search attribute(s) {', '.join(k.name for k in missing)} missing in namespace "
+                         f"{client.namespace} and not registrable by this worker "
+                         f"({errors.get(missing[0].name, 'permission denied')}) (hint: an operator runs: "
+                         f"{commands})")
 
 
 def build_backends(config: WorkerConfig) -> dict[BackendName, Backend]:
@@ -105,11 +132,13 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None) -> None
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    client = await connect(config.address, config.namespace)
+    target = temporal_target(config.address, config.namespace, config.profile)
+    client = await connect(target)
     await register_search_attributes(client)
     context = build_context(config)
     async with running_workers(client, context, config.max_concurrent_pollers):
-        log.info("worker.started", address=config.address, namespace=config.namespace,
+        log.info("worker.started", address=target.address, namespace=target.namespace,
+                 tls=target.secured, temporal_settings=target.source,
                  task_queue=config.task_queue, worker_id=config.worker_id,
                  worker_queue=context.worker_queue, backends=[b.value for b in config.backends],
                  home=str(config.home), ledger_root=context.ledger_base())

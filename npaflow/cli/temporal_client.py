@@ -7,6 +7,7 @@ import asyncio
 import os
 from typing import Any
 
+from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import (
@@ -19,6 +20,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
 from temporalio.service import RPCError
 
+from npaflow.cli.temporal_target import TemporalTarget, temporal_target
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
 from npaflow.runtime.summary import RunSummary
@@ -28,17 +30,7 @@ CONNECT_PATIENCE_SECONDS = 20.0
 
 
 def _from_env(flag: str | None, name: EnvVar) -> str:
-    return flag or os.environ.get(name.value) or ENV_DEFAULTS[name]
-
-
-def address_from(flag: str | None) -> str:
-    """The Temporal address: --address, else TEMPORAL_ADDRESS, else the local default."""
-    return _from_env(flag, EnvVar.TEMPORAL_ADDRESS)
-
-
-def namespace_from(flag: str | None) -> str:
-    """The namespace: --namespace, else TEMPORAL_NAMESPACE, else default."""
-    return _from_env(flag, EnvVar.TEMPORAL_NAMESPACE)
+    return flag or os.environ.get(name.value) or ENV_DEFAULTS.get(name, "")
 
 
 def task_queue_from(flag: str | None) -> str:
@@ -46,7 +38,12 @@ def task_queue_from(flag: str | None) -> str:
     return _from_env(flag, EnvVar.TASK_QUEUE)
 
 
-async def connect(address: str, namespace: str, patience: float = CONNECT_PATIENCE_SECONDS) -> Client:
+def shared_ledger_root(flag: str | None) -> str:
+    """--ledger-root, else NPAFLOW_LEDGER_ROOT, else "" (each worker then uses its own home)."""
+    return _from_env(flag, EnvVar.LEDGER_ROOT)
+
+
+async def connect(target: TemporalTarget, patience: float = CONNECT_PATIENCE_SECONDS) -> Client:
     """Connect with the pydantic converter, retrying briefly while a dev server starts.
 
     Raises:
@@ -55,29 +52,38 @@ async def connect(address: str, namespace: str, patience: float = CONNECT_PATIEN
     deadline = asyncio.get_running_loop().time() + patience
     while True:
         try:
-            return await Client.connect(address, namespace=namespace,
+            return await Client.connect(target.address, namespace=target.namespace,
+                                        api_key=target.api_key, tls=target.tls,
+                                        rpc_metadata=target.rpc_metadata,
                                         data_converter=pydantic_data_converter)
         except RuntimeError as exc:
             if asyncio.get_running_loop().time() >= deadline:
                 reason = "connection refused" if "refused" in str(exc) else str(exc).splitlines()[0][:200]
-                raise UsageError(f"cannot reach the Temporal server at {address}: {reason} "
-                                 "(hint: start one with 'npaflow dev', or set TEMPORAL_ADDRESS / "
-                                 "--address)") from None
+                security = "TLS" if target.secured else "plaintext"
+                raise UsageError(f"cannot reach the Temporal server at {target.address} ({security}, "
+                                 f"namespace {target.namespace}, from {target.source}): {reason} "
+                                 "(hint: start one with 'npaflow dev', or set --address / "
+                                 "TEMPORAL_ADDRESS / a temporal.toml profile)") from None
             await asyncio.sleep(0.5)
 
 
 async def connect_from(args: argparse.Namespace) -> Client:
-    """Connect with a command's --address and --namespace (or their environment defaults)."""
-    return await connect(address_from(args.address), namespace_from(args.namespace))
+    """Connect with a command's --address, --namespace and --profile over envconfig's settings."""
+    return await connect(temporal_target(args.address, args.namespace, getattr(args, "profile", None)))
 
 
-async def has_pollers(client: Client, task_queue: str) -> bool:
-    """True when some worker polls the task queue (best effort: True if unknown)."""
+async def has_pollers(client: Client, task_queue: str, *, activities: bool = False,
+                      strict: bool = False) -> bool:
+    """True when some worker polls the task queue for workflow (or `activities`) tasks.
+
+    When the server cannot say, True (submit only warns) unless `strict` (a health check).
+    """
+    kind = TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY if activities else TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
     try:
         response = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
-            namespace=client.namespace, task_queue=TaskQueue(name=task_queue)))
+            namespace=client.namespace, task_queue=TaskQueue(name=task_queue), task_queue_type=kind))
     except RPCError:
-        return True
+        return not strict
     return bool(response.pollers)
 
 

@@ -1,0 +1,43 @@
+"""`npaflow worker --health-check`: the container healthcheck asks Temporal whether this worker polls."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tests.harness import start_worker_process
+from tests.helpers import eventually
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+NPAFLOW = str(Path(sys.executable).parent / "npaflow")
+
+
+def health_check(env: WorkflowEnvironment, home: Path, task_queue: str) -> subprocess.CompletedProcess:
+    environ = {**os.environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+               "NPAFLOW_TASK_QUEUE": task_queue, "NPAFLOW_HOME": str(home)}
+    return subprocess.run([NPAFLOW, "worker", "--health-check"], cwd=ROOT, env=environ,
+                          capture_output=True, text=True, timeout=60)
+
+
+async def test_a_serving_worker_is_healthy_and_a_host_whose_worker_never_started_is_not(
+        env: WorkflowEnvironment, tmp_path: Path) -> None:
+    queue = f"health-{uuid.uuid4().hex[:6]}"
+    worker = start_worker_process(env, tmp_path / "serving", queue)
+    try:
+        async def healthy() -> bool:
+            return health_check(env, tmp_path / "serving", queue).returncode == 0
+        await eventually(healthy, timeout=60, interval=0.5, what="the worker reported healthy")
+        idle = health_check(env, tmp_path / "other-host", queue)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+    assert idle.returncode == 1
+    assert f"nobody polls task queue {queue}@" in idle.stderr  # its own queue: no worker with its id
