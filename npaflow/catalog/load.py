@@ -11,8 +11,12 @@ from npaflow.catalog.models import CATALOG_API_VERSION, ToolCatalog, ToolEntry
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError, SpecIssue
 
-#: Where the shipped catalog lives in a source checkout or editable install.
-BUILTIN_CATALOG_DIR = Path(__file__).resolve().parents[2] / "specs" / "catalog"
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+#: Where the shipped catalog lives: `npaflow/specs/catalog` in a wheel (pyproject maps
+#: specs/ there), `specs/catalog` of a source checkout or editable install.
+BUILTIN_CATALOG_DIR = next((d for d in (_PACKAGE_DIR / "specs" / "catalog",
+                                        _PACKAGE_DIR.parent / "specs" / "catalog") if d.is_dir()),
+                           _PACKAGE_DIR / "specs" / "catalog")
 
 
 def load_catalog_from_str(text: str, file: str = "<catalog>") -> ToolCatalog:
@@ -74,8 +78,13 @@ def load_catalog_from_path(path: str | Path) -> ToolCatalog:
 
 def load_builtin_catalog() -> ToolCatalog:
     """Return the catalog shipped under `specs/catalog/`."""
+    paths = sorted(BUILTIN_CATALOG_DIR.glob("*.yaml"))
+    if not paths:
+        # An install without its data would silently accept no toolRef at all.
+        raise SpecError([SpecIssue(file=str(BUILTIN_CATALOG_DIR), message="built-in tool catalog missing",
+                                   hint="reinstall npaflow: the wheel ships npaflow/specs/catalog/")])
     catalog = ToolCatalog()
-    for path in sorted(BUILTIN_CATALOG_DIR.glob("*.yaml")):
+    for path in paths:
         catalog = catalog.merged_with(load_catalog_from_path(path))
     return catalog
 
