@@ -24,8 +24,8 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", help="profile of the Temporal client config file (TEMPORAL_PROFILE; "
                         "file TEMPORAL_CONFIG_FILE, API key and TLS as for the temporal CLI)")
     parser.add_argument("--task-queue", help="task queue (NPAFLOW_TASK_QUEUE, default npaflow)")
-    parser.add_argument("--ledger-root", help="shared ledger root (NPAFLOW_LEDGER_ROOT), for runs "
-                        "whose ledger cannot be found through the server")
+    parser.add_argument("--ledger-root", help="shared ledger root of runs without config.bucket "
+                        "(NPAFLOW_LEDGER_ROOT): where workers write it; submit names it in the UI")
 
 
 def _handler(name: str, module: str = "npaflow.cli.run_handlers") -> Any:
