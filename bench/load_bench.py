@@ -19,14 +19,13 @@ import time
 import uuid
 from pathlib import Path
 
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.testing import WorkflowEnvironment
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from dev_server import start_dev_server  # noqa: E402  (bench/, the script's directory)
+
 from npaflow.runtime.request import RunRequest  # noqa: E402
-from workflows_def import SEARCH_ATTRIBUTE_KEYS, NpaWorkflowRun  # noqa: E402
+from workflows_def import NpaWorkflowRun  # noqa: E402
 
 FLOOR_RUNS_PER_MINUTE = 20
 
@@ -49,10 +48,7 @@ async def main() -> None:
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--poll-seconds", type=float, default=30.0, help="the default option")
     args = parser.parse_args()
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
-        data_converter=pydantic_data_converter, dev_server_log_level="error", ui=False,
-        search_attributes=list(SEARCH_ATTRIBUTE_KEYS))
+    env = await start_dev_server()
     spec = (ROOT / "specs" / "examples" / "gate-loop.yaml").read_text()
     with tempfile.TemporaryDirectory() as scratch:
         home, queue = Path(scratch) / "home", f"load-{uuid.uuid4().hex[:6]}"

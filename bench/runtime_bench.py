@@ -17,18 +17,18 @@ import time
 from pathlib import Path
 
 import yaml
-from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.testing import WorkflowEnvironment
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+from dev_server import start_dev_server  # noqa: E402  (bench/, the script's directory)
+
 from activities.backends.local import LocalBackend  # noqa: E402
 from activities.context import ActivityContext  # noqa: E402
 from npaflow.runtime.request import BackendName, RunRequest  # noqa: E402
 from worker.main import running_workers  # noqa: E402
-from workflows_def import SEARCH_ATTRIBUTE_KEYS, NpaWorkflowRun  # noqa: E402
+from workflows_def import NpaWorkflowRun  # noqa: E402
 
 
 def serial_spec(waves: int) -> str:
@@ -54,10 +54,7 @@ async def main() -> None:
     parser.add_argument("--waves", type=int, default=50)
     parser.add_argument("--poll-seconds", type=float, default=30.0, help="the default option")
     args = parser.parse_args()
-    env = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
-        data_converter=pydantic_data_converter, dev_server_log_level="error", ui=False,
-        search_attributes=list(SEARCH_ATTRIBUTE_KEYS))
+    env = await start_dev_server()
     with tempfile.TemporaryDirectory() as scratch:
         home = Path(scratch)
         context = ActivityContext(home=home, backends={BackendName.LOCAL: LocalBackend(home, "bench")},
