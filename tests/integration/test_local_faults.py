@@ -60,8 +60,8 @@ async def test_a_worker_killed_inside_launch_wave_is_replaced_within_two_minutes
     task_queue = f"tq-launchkill-{uuid.uuid4().hex[:6]}"
     stalling = start_worker_process(env, home, task_queue,
                                     module="tests.integration.stalling_launch_worker")
-    request = RunRequest(spec=(SPECS / "runtime/single.yaml").read_text(), poll_seconds=0.2,
-                         vars={"root": str(tmp_path)})
+    request = RunRequest(spec=(SPECS / "runtime/local-exclusive.yaml").read_text(), poll_seconds=0.2,
+                         vars={"root": str(tmp_path), "sleep": "1"})
     handle = await env.client.start_workflow(NpaWorkflowRun.run, request, id="rt-launchkill",
                                              task_queue=task_queue)
     marker = await eventually(lambda: (home / STALL_MARKER).exists() and home / STALL_MARKER,
