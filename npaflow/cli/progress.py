@@ -7,6 +7,7 @@ the run's `status` query, polled about once a second.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Callable
@@ -130,3 +131,6 @@ async def follow(fetch: Callable[[], Any], done: Callable[[], bool], progress: P
         if view is not None:
             progress.show(view)
         await asyncio.sleep(interval)
+    # What changed since the last view (a closed run still answers while a worker is up).
+    with contextlib.suppress(Exception):
+        progress.show(await fetch())

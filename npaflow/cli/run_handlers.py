@@ -170,6 +170,8 @@ async def status(args: argparse.Namespace) -> int:
                 with contextlib.suppress(Exception):  # no worker answers yet: keep the last view
                     progress.show(await _live_view(handle))
                 await asyncio.sleep(1)
+            with contextlib.suppress(Exception):  # the changes since the last view
+                progress.show(await _live_view(handle))
         print(await _status_once(handle))
         return 0
     while True:

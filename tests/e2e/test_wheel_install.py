@@ -49,9 +49,13 @@ def copy_into(source: Path, target: Path, *, into_directory: bool) -> None:
     shutil.copy(source, destination)
 
 
+def clean_environ() -> dict[str, str]:
+    """This environment without what would let the checkout's own modules leak in."""
+    return {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+
+
 def run(command: str, cwd: Path, path: Path) -> None:
-    environ = {**os.environ, "PATH": f"{path}{os.pathsep}{os.environ['PATH']}"}
-    environ.pop("VIRTUAL_ENV", None)
+    environ = {**clean_environ(), "PATH": f"{path}{os.pathsep}{os.environ['PATH']}"}
     result = subprocess.run(["bash", "-ec", command], cwd=cwd, env=environ, capture_output=True,
                             text=True, timeout=900)
     assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
@@ -99,7 +103,7 @@ def test_the_wheel_ships_the_builtin_catalog_the_examples_and_the_schema(install
         [str(installed / "python"), "-c",
          "import npaflow, pathlib; root = pathlib.Path(npaflow.__file__).parent / 'specs';"
          "print('\\n'.join(sorted(str(p.relative_to(root)) for p in root.rglob('*.*'))))"],
-        capture_output=True, text=True, check=True, cwd="/").stdout.split()
+        capture_output=True, text=True, check=True, cwd="/", env=clean_environ()).stdout.split()
     assert "catalog/builtin.yaml" in listing
     assert "npa.workflow.v0.0.1.schema.json" in listing
     assert {f"examples/{p.name}" for p in EXAMPLES} <= set(listing)
@@ -112,7 +116,7 @@ def test_the_installed_npaflow_validates_and_plans_every_example(installed: Path
     copy.write_text(example.read_text())
     for command in ("validate-spec", "plan-spec"):
         result = subprocess.run([str(installed / "npaflow"), command, str(copy)], cwd=tmp_path,
-                                capture_output=True, text=True, timeout=120)
+                                capture_output=True, text=True, timeout=120, env=clean_environ())
         assert result.returncode == 0, result.stderr
 
 
@@ -121,6 +125,6 @@ def test_the_installed_worker_imports_the_skypilot_sdk_it_was_built_with(install
         [str(installed / "python"), "-c",
          "import sky, fastapi, activities.backends.skypilot_sdk;"
          "print(sky.__version__, fastapi.__version__)"],
-        capture_output=True, text=True, cwd="/", timeout=300)
+        capture_output=True, text=True, cwd="/", timeout=300, env=clean_environ())
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["0.12.2", "0.128.0"]
