@@ -16,10 +16,13 @@ RUN pip wheel --no-cache-dir --no-deps --wheel-dir /dist .
 
 FROM python:3.11.11-slim-bookworm
 # rsync: the SkyPilot API server needs it to sync task files to its controller.
+# The home and the examples' artifact root exist, owned by npaflow, so that the
+# named volumes compose mounts there start out writable by it.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends rsync \
  && rm -rf /var/lib/apt/lists/* \
- && useradd --create-home --uid 10001 --shell /usr/sbin/nologin npaflow
+ && useradd --create-home --uid 10001 --shell /usr/sbin/nologin npaflow \
+ && install -d -o npaflow -g npaflow /home/npaflow/.npaflow /tmp/npaflow-examples
 COPY --from=wheel /dist /dist
 COPY constraints.txt /dist/constraints.txt
 RUN python -m venv /opt/npaflow \

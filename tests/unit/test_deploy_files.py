@@ -106,6 +106,13 @@ def test_a_worker_gets_everything_its_configuration_requires(
     assert environment["AWS_ACCESS_KEY_ID"] == SERVICES["minio"]["environment"]["MINIO_ROOT_USER"]
 
 
+def test_the_examples_file_artifacts_are_on_a_volume_every_worker_mounts() -> None:
+    root = yaml.safe_load((ROOT / "specs/examples/gate-loop.yaml").read_text())["config"]["root"]
+    mounts = [{v.split(":")[0] for v in SERVICES[name]["volumes"] if v.split(":")[1] == root}
+              for name in WORKERS]
+    assert len(mounts) == 2 and mounts[0] == mounts[1] and len(mounts[0]) == 1
+
+
 def test_the_ledger_bucket_the_workers_use_is_the_one_the_setup_step_creates() -> None:
     bucket = urlparse(SERVICES[WORKERS[0]]["environment"]["NPAFLOW_LEDGER_ROOT"]).netloc
     assert f"mc mb --ignore-existing ledger/{bucket}\n" in SERVICES["minio-bucket"]["command"][0]
