@@ -36,13 +36,22 @@ def _free(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) != 0
 
 
+#: Not the `random` module: hypothesis and test runners seed it, so two pytest
+#: processes would pick the same ports.
+_PORTS = random.SystemRandom()
+
+
 def _pick_ports(count: int) -> list[int]:
     """Ports whose gRPC twins (+10000) are free too, as weed needs both."""
     while True:
-        base = random.randrange(20000, 30000, 10)
+        base = _PORTS.randrange(20000, 30000, 10)
         ports = [base + i for i in range(count)]
         if all(_free(p) and _free(p + 10000) for p in ports):
             return ports
+
+
+class _ExitedEarly(RuntimeError):
+    """weed exited before serving (typically: one of its ports was taken)."""
 
 
 class S3Server:
@@ -51,16 +60,31 @@ class S3Server:
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self.process: subprocess.Popen | None = None
+        self._choose_ports()
+
+    def _choose_ports(self) -> None:
         master, volume, filer, s3 = _pick_ports(4)
         self.endpoint = f"http://127.0.0.1:{s3}"
         beside = Path(sys.executable).parent / "weed"
         binary = str(beside) if beside.exists() else shutil.which("weed") or "weed"
         self.command = [binary, "server", "-ip=127.0.0.1",
-                        "-ip.bind=127.0.0.1", f"-dir={data_dir}", f"-master.port={master}",
+                        "-ip.bind=127.0.0.1", f"-dir={self.data_dir}", f"-master.port={master}",
                         f"-volume.port={volume}", f"-filer.port={filer}", "-s3", f"-s3.port={s3}",
-                        f"-s3.config={data_dir / 's3.json'}", "-volume.max=8"]
+                        f"-s3.config={self.data_dir / 's3.json'}", "-volume.max=8"]
 
-    def start(self, timeout: float = 60) -> None:
+    def start(self, timeout: float = 60, *, port_retries: int = 3) -> None:
+        """Start and create the bucket; a server that exits at once (a port taken meanwhile)
+        is retried on other ports, unless it was restarted on fixed ones (`port_retries=0`)."""
+        for attempt in range(port_retries + 1):
+            try:
+                self._start_once(timeout)
+                return
+            except _ExitedEarly:
+                if attempt == port_retries:
+                    raise
+                self._choose_ports()
+
+    def _start_once(self, timeout: float) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         (self.data_dir / "s3.json").write_text(json.dumps(IDENTITIES))
         log = open(self.data_dir / "weed.log", "ab")  # noqa: SIM115
@@ -74,7 +98,9 @@ class S3Server:
             except (ClientError, BotoCoreError) as exc:
                 if "BucketAlreadyExists" in str(exc) or "BucketAlreadyOwnedByYou" in str(exc):
                     return
-                if time.monotonic() > deadline or self.process.poll() is not None:
+                if self.process.poll() is not None:
+                    raise _ExitedEarly(f"SeaweedFS exited at start: {exc}") from exc
+                if time.monotonic() > deadline:
                     self.stop()
                     raise RuntimeError(f"SeaweedFS S3 did not start: {exc}") from exc
                 time.sleep(0.5)

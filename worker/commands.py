@@ -19,9 +19,10 @@ from worker.logging import configure_logging
 from worker.main import serve
 
 
-def _config_from(args: argparse.Namespace) -> WorkerConfig:
+def _config_from(args: argparse.Namespace, *, create_id: bool = True) -> WorkerConfig:
     backends = tuple(b.strip() for b in (args.backend or "").split(",") if b.strip()) or None
-    return WorkerConfig.from_env(address=args.address, namespace=args.namespace, profile=args.profile,
+    return WorkerConfig.from_env(create_id=create_id, address=args.address, namespace=args.namespace,
+                                 profile=args.profile,
                                  task_queue=args.task_queue, backends=backends,
                                  ledger_root=args.ledger_root, job_env=tuple(args.job_env))
 
@@ -37,7 +38,11 @@ def run_worker(args: argparse.Namespace) -> int:
 
 def check_worker(args: argparse.Namespace) -> int:
     """0 when the worker configured like this one (same home, same id) polls its three queues."""
-    config = _config_from(args)
+    config = _config_from(args, create_id=False)
+    if not config.worker_id:
+        print(f"unhealthy: no worker has started with home {config.home} (no worker id yet)",
+              file=sys.stderr)
+        return 1
     target = temporal_target(config.address, config.namespace, config.profile)
 
     async def polled() -> list[str]:

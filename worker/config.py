@@ -43,7 +43,11 @@ def persistent_worker_id(home: Path) -> str:
     host = _UNSAFE_ID.sub("-", socket.gethostname().lower().split(".")[0])[:20].strip("-") or "host"
     worker_id = f"{host}-{secrets.token_hex(3)}"
     home.mkdir(parents=True, exist_ok=True)
-    path.write_text(worker_id + "\n", encoding="utf-8")
+    try:  # create-if-absent: two processes starting on one home agree on the first id written
+        with open(path, "x", encoding="utf-8") as file:
+            file.write(worker_id + "\n")
+    except FileExistsError:
+        return path.read_text(encoding="utf-8").strip()
     return worker_id
 
 
@@ -69,8 +73,11 @@ class WorkerConfig(BaseModel):
     log_format: str = ENV_DEFAULTS[EnvVar.LOG_FORMAT]
 
     @classmethod
-    def from_env(cls, **overrides: object) -> WorkerConfig:
+    def from_env(cls, *, create_id: bool = True, **overrides: object) -> WorkerConfig:
         """Build from the environment (contract.EnvVar); non-empty keyword overrides (flags) win.
+
+        Without NPAFLOW_WORKER_ID the id comes from the home, created there unless
+        `create_id` is False (a health check must not invent the id of a worker).
 
         Raises:
             UsageError: a backend name is unknown.
@@ -93,8 +100,11 @@ class WorkerConfig(BaseModel):
         }
         values.update({k: v for k, v in overrides.items() if v not in (None, "", ())})
         config = cls.model_validate(values)
-        if not config.worker_id:
+        if not config.worker_id and create_id:
             config = config.model_copy(update={"worker_id": persistent_worker_id(config.home)})
+        elif not config.worker_id and (config.home / WORKER_ID_FILE).exists():
+            worker_id = (config.home / WORKER_ID_FILE).read_text(encoding="utf-8").strip()
+            config = config.model_copy(update={"worker_id": worker_id})
         return config
 
     def check(self) -> None:

@@ -190,7 +190,7 @@ async def test_a_run_waits_out_a_two_minute_s3_outage_after_a_launch_and_writes_
             server.stop()
             down_at = time.monotonic()
             await asyncio.sleep(120)
-            server.start()
+            server.start(port_retries=0)  # the same endpoint the workers use
             summary = await asyncio.wait_for(handle.result(), timeout=120)
         assert summary.status == "succeeded"
         assert time.monotonic() - down_at >= 120
