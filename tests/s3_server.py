@@ -70,7 +70,10 @@ class S3Server:
         self.command = [binary, "server", "-ip=127.0.0.1",
                         "-ip.bind=127.0.0.1", f"-dir={self.data_dir}", f"-master.port={master}",
                         f"-volume.port={volume}", f"-filer.port={filer}", "-s3", f"-s3.port={s3}",
-                        f"-s3.config={self.data_dir / 's3.json'}", "-volume.max=8"]
+                        f"-s3.config={self.data_dir / 's3.json'}", "-volume.max=8",
+                        # weed 4 also listens on fixed ports (Iceberg 8181, Lance 9101): off, so
+                        # that two servers (two pytest processes) can run side by side.
+                        "-s3.port.iceberg=0", "-s3.port.lance=0"]
 
     def start(self, timeout: float = 60, *, port_retries: int = 3) -> None:
         """Start and create the bucket; a server that exits at once (a port taken meanwhile)
