@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import uuid
@@ -127,6 +128,20 @@ def start_worker_process(env: WorkflowEnvironment, home: Path, task_queue: str, 
     with open(home / "worker.log", "ab") as log:
         return subprocess.Popen([sys.executable, "-m", module], cwd=ROOT, env=environ,
                                 stdout=log, stderr=subprocess.STDOUT)
+
+
+@asynccontextmanager
+async def replaced_worker(killed: subprocess.Popen[bytes], env: WorkflowEnvironment, home: Path,
+                          task_queue: str, **environment: str) -> AsyncIterator[subprocess.Popen[bytes]]:
+    """SIGKILL a worker process and run a fresh one in its place (same home) for the block."""
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    replacement = start_worker_process(env, home, task_queue, **environment)
+    try:
+        yield replacement
+    finally:
+        replacement.terminate()
+        replacement.wait()
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import signal
 import uuid
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from temporalio.worker import Replayer
 from activities.backends.local_jobs import JOB_FILE, LocalJobRecord, read_model
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
-from tests.harness import SPECS, Harness, start_worker_process
+from tests.harness import SPECS, Harness, replaced_worker, start_worker_process
 from tests.helpers import eventually
 from worker.main import workflow_runner
 from workflows_def import NpaWorkflowRun
@@ -47,14 +46,8 @@ async def test_killed_worker_mid_wave_resumes_without_a_second_launch(
     handle = await env.client.start_workflow(NpaWorkflowRun.run, request, id="rt-crash",
                                              task_queue=task_queue)
     await wait_for(home / "local" / "jobs", "*-2/supervisor.json")
-    first.send_signal(signal.SIGKILL)
-    first.wait()
-    second = start_worker_process(env, home, task_queue)
-    try:
+    async with replaced_worker(first, env, home, task_queue):
         summary = await asyncio.wait_for(handle.result(), timeout=90)
-    finally:
-        second.terminate()
-        second.wait()
     assert summary.status == "succeeded"
     assert job_names(home) == ["rt-crash-01-first", "rt-crash-02-slow", "rt-crash-03-last"]
     assert [w.attempt for w in summary.waves] == [1, 1, 1]

@@ -31,7 +31,7 @@ from activities.backends.local_jobs import (
 from activities.runs import read_ledger
 from activities.storage import S3Storage, StorageRouter
 from npaflow.runtime.request import RunRequest
-from tests.harness import SPECS, WORKER_ID, Harness, start_worker_process
+from tests.harness import SPECS, WORKER_ID, Harness, replaced_worker, start_worker_process
 from tests.helpers import eventually
 from tests.integration.stalling_launch_worker import STALL_MARKER
 from tests.s3_server import BUCKET, CREDENTIALS, S3Server
@@ -68,14 +68,8 @@ async def test_a_worker_killed_inside_launch_wave_is_replaced_within_two_minutes
                               timeout=60, what="the launch stalled after submitting")
     stalled_job = marker.read_text()
     killed_at = time.monotonic()
-    stalling.send_signal(signal.SIGKILL)
-    stalling.wait()
-    replacement = start_worker_process(env, home, task_queue)
-    try:
+    async with replaced_worker(stalling, env, home, task_queue):
         summary = await asyncio.wait_for(handle.result(), timeout=120)
-    finally:
-        replacement.terminate()
-        replacement.wait()
     assert summary.status == "succeeded"
     assert time.monotonic() - killed_at < 120
     (wave,) = summary.waves

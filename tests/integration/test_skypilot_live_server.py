@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import uuid
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from npaflow.runtime.contract import LAUNCHES_DIR
 from npaflow.runtime.ledger import CancellationState, WaveStatus
 from npaflow.runtime.status import FailureClass, JobStatus
 from tests.e2e.test_cli_runs import npaflow
-from tests.harness import Harness, start_worker_process
+from tests.harness import Harness, replaced_worker, start_worker_process
 from tests.helpers import eventually
 from tests.skypilot_server import SkyApiServer
 
@@ -82,14 +81,8 @@ async def test_a_worker_killed_between_launch_request_and_job_id_is_followed_by_
         "NpaWorkflowRun", sky_harness.request("runtime/sky-one.yaml", **SKY), id="sky-crash",
         task_queue=queue)
     await launch_receipt(sky_harness.home, "sky-crash")
-    first.send_signal(signal.SIGKILL)
-    first.wait()
-    second = start_worker_process(env, sky_harness.home, queue, **environment)
-    try:
+    async with replaced_worker(first, env, sky_harness.home, queue, **environment):
         outcome = await asyncio.wait_for(sky_harness.finish(handle), timeout=240)
-    finally:
-        second.terminate()
-        second.wait()
     (wave,) = outcome.ledger.waves
     assert wave.attempt == 1 and wave.adopted
     assert await jobs_named(sky_server, wave.job_name) == [int(wave.job_id)]
