@@ -51,7 +51,9 @@ class SkyApiServer:
                                "stop it (sky api stop) before running these tests")
         (self.home / ".sky").mkdir(parents=True, exist_ok=True)
         (self.home / ".sky" / "config.yaml").write_text(CONFIG)
-        subprocess.run([self.sky, "api", "start"], env=self.environ(), check=True,
+        # cwd: SkyPilot 0.12.2's consolidated jobs controller creates '~/sky_logs/managed_jobs'
+        # without expanding '~', i.e. under the server's working directory.
+        subprocess.run([self.sky, "api", "start"], env=self.environ(), cwd=self.home, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=180)
         deadline = time.monotonic() + 120
         while not self.healthy():
