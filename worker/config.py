@@ -31,15 +31,18 @@ def default_home() -> Path:
     return Path(env(EnvVar.HOME)).expanduser()
 
 
-def persistent_worker_id(home: Path) -> str:
+def persistent_worker_id(home: Path, *, create: bool = True) -> str:
     """This home's worker id: `<host>-<6 hex>`, created once and kept in `<home>/worker-id`.
 
     A restarted worker with the same home keeps its id, so it picks its local
-    jobs' activities up again from its own task queue.
+    jobs' activities up again from its own task queue. Without `create`, "" when
+    no worker has written one yet.
     """
     path = home / WORKER_ID_FILE
     if path.exists():
         return path.read_text(encoding="utf-8").strip()
+    if not create:
+        return ""
     host = _UNSAFE_ID.sub("-", socket.gethostname().lower().split(".")[0])[:20].strip("-") or "host"
     worker_id = f"{host}-{secrets.token_hex(3)}"
     home.mkdir(parents=True, exist_ok=True)
@@ -100,10 +103,8 @@ class WorkerConfig(BaseModel):
         }
         values.update({k: v for k, v in overrides.items() if v not in (None, "", ())})
         config = cls.model_validate(values)
-        if not config.worker_id and create_id:
-            config = config.model_copy(update={"worker_id": persistent_worker_id(config.home)})
-        elif not config.worker_id and (config.home / WORKER_ID_FILE).exists():
-            worker_id = (config.home / WORKER_ID_FILE).read_text(encoding="utf-8").strip()
+        if not config.worker_id:
+            worker_id = persistent_worker_id(config.home, create=create_id)
             config = config.model_copy(update={"worker_id": worker_id})
         return config
 

@@ -12,11 +12,10 @@ from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError, SpecIssue
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
-#: Where the shipped catalog lives: `npaflow/specs/catalog` in a wheel (pyproject maps
-#: specs/ there), `specs/catalog` of a source checkout or editable install.
-BUILTIN_CATALOG_DIR = next((d for d in (_PACKAGE_DIR / "specs" / "catalog",
-                                        _PACKAGE_DIR.parent / "specs" / "catalog") if d.is_dir()),
-                           _PACKAGE_DIR / "specs" / "catalog")
+_SHIPPED_CATALOG_DIR = _PACKAGE_DIR / "specs" / "catalog"  # a wheel (pyproject maps specs/ there)
+#: Where the shipped catalog lives: in the wheel, else `specs/catalog` of the source checkout.
+BUILTIN_CATALOG_DIR = (_SHIPPED_CATALOG_DIR if _SHIPPED_CATALOG_DIR.is_dir()
+                       else _PACKAGE_DIR.parent / "specs" / "catalog")
 
 
 def load_catalog_from_str(text: str, file: str = "<catalog>") -> ToolCatalog:

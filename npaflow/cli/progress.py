@@ -7,10 +7,11 @@ the run's `status` query, polled about once a second.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
 from npaflow.runtime.ledger import WaveStatus
@@ -118,19 +119,17 @@ class Progress:
             self._display.__exit__(None, None, None)
 
 
-async def follow(fetch: Callable[[], Any], done: Callable[[], bool], progress: Progress,
-                 interval: float = 1.0) -> None:
-    """Fetch and show views until `done()`; a failed fetch (no worker yet) is skipped."""
-    import asyncio
+async def follow(fetch: Callable[[], Awaitable[Any]], ended: Callable[[], Awaitable[bool]],
+                 progress: Progress, interval: float = 1.0) -> None:
+    """Show a fresh view every `interval` until `ended()`, and once more after (the last changes).
 
-    while not done():
-        try:
-            view = await fetch()
-        except Exception:  # noqa: BLE001 - no worker answers yet: keep the last view
-            view = None
-        if view is not None:
-            progress.show(view)
+    A fetch that fails (no worker answers yet) is skipped; a closed run still answers
+    its status query while a worker is up.
+    """
+    while True:
+        finished = await ended()
+        with contextlib.suppress(Exception):
+            progress.show(await fetch())
+        if finished:
+            return
         await asyncio.sleep(interval)
-    # What changed since the last view (a closed run still answers while a worker is up).
-    with contextlib.suppress(Exception):
-        progress.show(await fetch())

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import getpass
 import json
 import sys
@@ -122,8 +121,11 @@ async def _wait_and_report(handle: WorkflowHandle[Any, RunSummary], *, as_json: 
     """Wait for the run (showing live progress unless --json), then print its summary."""
     result = asyncio.ensure_future(handle.result())
     if not as_json:
+        async def ended() -> bool:
+            return result.done()
+
         with Progress() as progress:
-            await follow(lambda: _live_view(handle), result.done, progress)
+            await follow(lambda: _live_view(handle), ended, progress)
     try:
         summary = await result
         code = 0
@@ -165,13 +167,11 @@ async def status(args: argparse.Namespace) -> int:
     """Print the run's status once, or until it ends with --watch."""
     handle = (await connect_from(args)).get_workflow_handle(args.run_id)
     if args.watch and not args.json:
+        async def ended() -> bool:
+            return (await describe_or_fail(handle)).status != WorkflowExecutionStatus.RUNNING
+
         with Progress() as progress:
-            while (await describe_or_fail(handle)).status == WorkflowExecutionStatus.RUNNING:
-                with contextlib.suppress(Exception):  # no worker answers yet: keep the last view
-                    progress.show(await _live_view(handle))
-                await asyncio.sleep(1)
-            with contextlib.suppress(Exception):  # the changes since the last view
-                progress.show(await _live_view(handle))
+            await follow(lambda: _live_view(handle), ended, progress)
         print(await _status_once(handle))
         return 0
     while True:

@@ -62,3 +62,18 @@ async def test_submit_wait_into_a_pipe_prints_one_line_per_change_with_decisions
     assert decisions and all(line.endswith(("(state quality-gate)", "(state route)"))
                              for line in decisions)
     assert any(line.endswith("(state route)") for line in decisions)
+
+
+async def test_status_watch_into_a_pipe_follows_a_running_run_to_its_end(
+        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
+    async with local_harness.worker():
+        handle = await local_harness.start("runtime/local-steps.yaml", run_id="e2e-watch",
+                                           vars={"root": str(tmp_path), "sleep": "3"},
+                                           poll_seconds=0.2)
+        result = await npaflow(env, local_harness, "status", "e2e-watch", "--watch")
+        await handle.result()
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert any(line.endswith("slow attempt 1: succeeded job w1-2") for line in lines)
+    assert any(line.endswith("last attempt 1: succeeded job w1-3") for line in lines)
+    assert "run e2e-watch: succeeded (COMPLETED)" in lines  # the final status, after the changes

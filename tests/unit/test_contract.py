@@ -10,7 +10,7 @@ import pytest
 from activities.backends.local import LocalBackend
 from activities.context import ActivityContext
 from npaflow.runtime import contract
-from npaflow.runtime.contract import ACTIVITIES, WORKER_QUEUE_ACTIVITIES, QueueKind
+from npaflow.runtime.contract import ACTIVITIES, SEARCH_ATTRIBUTE_TYPES, WORKER_QUEUE_ACTIVITIES, QueueKind
 from npaflow.runtime.request import BackendName
 from tests.helpers import ROOT
 from worker.registry import activities_for, implementations
@@ -79,3 +79,15 @@ def test_retry_meaning_of_error_types_is_declared_once() -> None:
     assert set(contract.NON_RETRYABLE_ERROR_TYPES) == {
         t.value for t in contract.ErrorType if not t.is_retryable()}
     assert "TransportError" not in contract.NON_RETRYABLE_ERROR_TYPES
+
+
+def test_the_workflow_upserts_exactly_the_search_attributes_the_contract_registers() -> None:
+    from temporalio.common import SearchAttributeIndexedValueType
+
+    from workflows_def import SEARCH_ATTRIBUTE_KEYS
+
+    upserted = {key.name: SearchAttributeIndexedValueType(key.indexed_value_type).name
+                for key in SEARCH_ATTRIBUTE_KEYS}
+    expected = {name: kind.upper().replace("LIST", "_LIST")  # KeywordList -> KEYWORD_LIST
+                for name, kind in SEARCH_ATTRIBUTE_TYPES.items()}
+    assert upserted == expected
