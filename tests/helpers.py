@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,6 +18,8 @@ from npaflow.plan import ExecutionPlan, build_plan
 from npaflow.spec import WorkflowSpec, load_spec_from_path, load_spec_from_str
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The `npaflow` console script of the running venv.
+NPAFLOW = str(Path(sys.executable).parent / "npaflow")
 SPECS = ROOT / "tests" / "specs"
 EXAMPLES = ROOT / "specs" / "examples"
 CATALOG: ToolCatalog = load_catalogs([SPECS / "test-catalog.yaml"])

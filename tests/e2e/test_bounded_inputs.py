@@ -6,17 +6,16 @@ Time bounds here are generous for CI; the tight figures are in bench/cli_bench.p
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import NPAFLOW
 from tests.spec_factory import alias_bomb, chain_spec, deeply_nested
 
 pytestmark = pytest.mark.e2e
 
-NPAFLOW = str(Path(sys.executable).parent / "npaflow")
 
 
 def npaflow(*args: str, timeout: float) -> tuple[subprocess.CompletedProcess[str], float]:

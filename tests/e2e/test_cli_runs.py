@@ -6,20 +6,17 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.harness import SPECS, Harness
-from tests.helpers import eventually
+from tests.helpers import NPAFLOW, ROOT, eventually
 from tests.integration.fake_skypilot import FakeSkyPilotApi, statuses
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
-NPAFLOW = str(Path(sys.executable).parent / "npaflow")
 
 
 async def npaflow(env: WorkflowEnvironment, harness: Harness, *args: str) -> subprocess.CompletedProcess:

@@ -10,8 +10,9 @@ import pexpect
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.e2e.test_cli_runs import NPAFLOW, ROOT, npaflow
+from tests.e2e.test_cli_runs import npaflow
 from tests.harness import SPECS, Harness
+from tests.helpers import NPAFLOW, ROOT
 
 pytestmark = pytest.mark.e2e
 

@@ -13,7 +13,6 @@ import asyncio
 import os
 import shutil
 import socket
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -26,12 +25,11 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
 from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness
+from tests.helpers import NPAFLOW, ROOT
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
-NPAFLOW = str(Path(sys.executable).parent / "npaflow")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SCREENSHOT = ROOT / "docs/img/temporal-ui-gate-loop.png"
 

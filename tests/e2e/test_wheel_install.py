@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import ROOT
+
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "specs/examples").glob("*.yaml"))
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -12,12 +11,10 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.harness import start_worker_process
-from tests.helpers import eventually
+from tests.helpers import NPAFLOW, ROOT, eventually
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
-NPAFLOW = str(Path(sys.executable).parent / "npaflow")
 
 
 def health_check(env: WorkflowEnvironment, home: Path, task_queue: str) -> subprocess.CompletedProcess:

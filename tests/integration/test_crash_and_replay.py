@@ -16,13 +16,12 @@ from activities.backends.local_jobs import JOB_FILE, LocalJobRecord, read_model
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 from tests.harness import SPECS, Harness, replaced_worker, start_worker_process
-from tests.helpers import eventually
+from tests.helpers import ROOT, eventually
 from worker.main import workflow_runner
 from workflows_def import NpaWorkflowRun
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
 HISTORIES = ROOT / "tests" / "histories"
 
 

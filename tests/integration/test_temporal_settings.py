@@ -16,12 +16,11 @@ from temporalio.testing import WorkflowEnvironment
 from npaflow.cli.temporal_client import connect
 from npaflow.cli.temporal_target import TemporalTarget, temporal_target
 from npaflow.errors import UsageError
+from tests.helpers import NPAFLOW, ROOT
 from tests.tls_proxy import Certificates, TlsProxy, make_certificates
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
-NPAFLOW = str(Path(sys.executable).parent / "npaflow")
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import copy
 import json
 import re
 import tomllib
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -21,9 +20,9 @@ import pytest
 import yaml
 
 from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, EnvVar
+from tests.helpers import ROOT
 from worker.config import WorkerConfig
 
-ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
 DOCKERFILE = (ROOT / "Dockerfile").read_text()

@@ -11,10 +11,10 @@ import pytest
 import yaml
 
 from npaflow.document.schema import SCHEMA_FILE, workflow_json_schema, workflow_json_schema_text
+from tests.helpers import ROOT
 
 pytestmark = pytest.mark.unit
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "specs" / "examples").glob("*.yaml"))
 RUNTIME_SPECS = sorted(p for p in (ROOT / "tests" / "specs").rglob("*.yaml")
                        if "kind: Workflow" in p.read_text())
