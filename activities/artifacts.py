@@ -51,16 +51,31 @@ class ArtifactActivities:
         except ArtifactMissingError:
             if request.fallback:
                 decision = normalize_decision(request.fallback)
-                return DecisionResult(decision=decision, record=DecisionRecord(
-                    state=request.state, uri=request.uri, decision=decision, read_at=utc_now(),
-                    source="assume_decision_fallback"))
-            record = DecisionRecord(state=request.state, uri=request.uri, read_at=utc_now(),
-                                    source="missing")
-            return DecisionResult(record=record, error=(
-                f"state {request.state}: decision artifact {request.uri} does not exist; the state "
-                "must write it, or pass an explicit --assume-decision to fall back"))
-        record = DecisionRecord(state=request.state, uri=request.uri, read_at=utc_now(),
-                                body=body[:MAX_BODY_CHARS], source="artifact")
+                return DecisionResult(
+                    decision=decision,
+                    record=DecisionRecord(
+                        state=request.state,
+                        uri=request.uri,
+                        decision=decision,
+                        read_at=utc_now(),
+                        source="assume_decision_fallback",
+                    ),
+                )
+            record = DecisionRecord(state=request.state, uri=request.uri, read_at=utc_now(), source="missing")
+            return DecisionResult(
+                record=record,
+                error=(
+                    f"state {request.state}: decision artifact {request.uri} does not exist; the state "
+                    "must write it, or pass an explicit --assume-decision to fall back"
+                ),
+            )
+        record = DecisionRecord(
+            state=request.state,
+            uri=request.uri,
+            read_at=utc_now(),
+            body=body[:MAX_BODY_CHARS],
+            source="artifact",
+        )
         try:
             decision = parse_decision_payload(body, request.uri)
         except PayloadError as exc:
@@ -80,22 +95,35 @@ class ArtifactActivities:
         deadline = request.max_wait_seconds if request.max_wait_seconds > 0 else float("inf")
         async with heartbeating(details) as hb:
             while True:
-                keys = await hb.recovering(f"state {request.state}: list {uri}",
-                                           lambda: storage.list_keys(prefix), deadline_seconds=deadline)
+                keys = await hb.recovering(
+                    f"state {request.state}: list {uri}",
+                    lambda: storage.list_keys(prefix),
+                    deadline_seconds=deadline,
+                )
                 polls = hb.details.polls + 1
                 hb.update(polls=polls, objects=len(keys))
                 if len(keys) >= trigger.min_objects:
-                    return TriggerResult(watermark=Watermark(
-                        uri=uri, objects=len(keys), polls=polls, observed_at=utc_now(),
-                        sample=[join_uri(uri, k) for k in keys[:5]]))
+                    return TriggerResult(
+                        watermark=Watermark(
+                            uri=uri,
+                            objects=len(keys),
+                            polls=polls,
+                            observed_at=utc_now(),
+                            sample=[join_uri(uri, k) for k in keys[:5]],
+                        )
+                    )
                 if trigger.max_polls > 0 and polls >= trigger.max_polls:
-                    return TriggerResult(error=f"state {request.state}: trigger {uri} still has "
-                                         f"{len(keys)} object(s) after {polls} poll(s) (need "
-                                         f"{trigger.min_objects})")
+                    return TriggerResult(
+                        error=f"state {request.state}: trigger {uri} still has "
+                        f"{len(keys)} object(s) after {polls} poll(s) (need "
+                        f"{trigger.min_objects})"
+                    )
                 if time.time() - hb.details.started_at >= deadline:
-                    return TriggerResult(error=f"state {request.state}: trigger {uri} still has "
-                                         f"{len(keys)} object(s) (need {trigger.min_objects}) after "
-                                         f"waiting {request.max_wait_seconds:g}s")
+                    return TriggerResult(
+                        error=f"state {request.state}: trigger {uri} still has "
+                        f"{len(keys)} object(s) (need {trigger.min_objects}) after "
+                        f"waiting {request.max_wait_seconds:g}s"
+                    )
                 await asyncio.sleep(max(trigger.poll_seconds, 0.05))
 
     @activity.defn(name=CHECK_OUTPUTS.name)

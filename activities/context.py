@@ -44,8 +44,10 @@ class ActivityContext:
         """
         backend = self.backends.get(name)
         if backend is None:
-            raise ConfigurationError(f"backend '{name.value}' is not configured on this worker "
-                                     f"(available: {', '.join(b.value for b in self.backends)})")
+            raise ConfigurationError(
+                f"backend '{name.value}' is not configured on this worker "
+                f"(available: {', '.join(b.value for b in self.backends)})"
+            )
         return backend
 
     def poller(self, name: BackendName) -> JobPoller:

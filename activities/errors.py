@@ -43,18 +43,16 @@ _TYPES: tuple[tuple[type[NpaflowError], ErrorType], ...] = (
 )
 
 
-
-
 def to_application_error(exc: BaseException) -> ApplicationError:
     """Convert an error into an ApplicationError whose type says what may retry it."""
     if isinstance(exc, LaunchMovedError):
-        return ApplicationError(str(exc), exc.worker_task_queue, type=ErrorType.LAUNCH_MOVED.value,
-                                non_retryable=True)
+        return ApplicationError(
+            str(exc), exc.worker_task_queue, type=ErrorType.LAUNCH_MOVED.value, non_retryable=True
+        )
     for cls, kind in _TYPES:
         if isinstance(exc, cls):
             final = isinstance(exc, TransportError) and exc.recovery_exhausted
-            return ApplicationError(str(exc), type=kind.value,
-                                    non_retryable=final or not kind.is_retryable())
+            return ApplicationError(str(exc), type=kind.value, non_retryable=final or not kind.is_retryable())
     if isinstance(exc, NpaflowError):
         return ApplicationError(str(exc), type=ErrorType.CONFIGURATION.value, non_retryable=True)
     return ApplicationError(f"{type(exc).__name__}: {exc}", type=ErrorType.INFRA.value)

@@ -52,8 +52,7 @@ class Heartbeater:
         """Send the current details."""
         activity.heartbeat(self.details.model_dump(mode="json"))
 
-    async def recovering(self, what: str, call: Callable[[], Awaitable[T]], *,
-                         deadline_seconds: float) -> T:
+    async def recovering(self, what: str, call: Callable[[], Awaitable[T]], *, deadline_seconds: float) -> T:
         """Call until it stops raising TransportError, for at most `deadline_seconds` of errors.
 
         The start of the current run of errors is in the details, so the deadline
@@ -69,12 +68,13 @@ class Heartbeater:
             except TransportError as exc:
                 now = time.time()
                 since = self.details.errors_since or now
-                self.update(errors_since=since,
-                            consecutive_errors=self.details.consecutive_errors + 1)
+                self.update(errors_since=since, consecutive_errors=self.details.consecutive_errors + 1)
                 if now - since >= deadline_seconds:
-                    raise TransportError(f"{what}: unreachable for {now - since:.0f}s "
-                                         f"(recovery deadline {deadline_seconds:g}s): {exc}",
-                                         recovery_exhausted=True) from exc
+                    raise TransportError(
+                        f"{what}: unreachable for {now - since:.0f}s "
+                        f"(recovery deadline {deadline_seconds:g}s): {exc}",
+                        recovery_exhausted=True,
+                    ) from exc
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RECOVERY_BACKOFF[1])
                 continue

@@ -93,8 +93,7 @@ class JobPoller:
             Exception: whatever the shared queue call raised on that tick.
         """
         delay = max(0.0, delay)
-        waiter = _Waiter(job_id, delay, time.monotonic() + delay,
-                         asyncio.get_running_loop().create_future())
+        waiter = _Waiter(job_id, delay, time.monotonic() + delay, asyncio.get_running_loop().create_future())
         self._waiters.append(waiter)
         self._ensure_running()
         self._wake.set()
@@ -163,8 +162,9 @@ class JobActivities:
         poller = self.context.poller(request.job.backend)
         details = resume_details(job_id=request.job.job_id, phase="polling")
         if details.job_id != request.job.job_id:
-            details = details.model_copy(update={"job_id": request.job.job_id, "polls": 0,
-                                                 "started_at": time.time()})
+            details = details.model_copy(
+                update={"job_id": request.job.job_id, "polls": 0, "started_at": time.time()}
+            )
         async with heartbeating(details) as hb:
             return await JobWatch(request, poller, hb).run()
 
@@ -176,9 +176,11 @@ class JobActivities:
         poller = self.context.poller(request.job.backend)
         async with heartbeating(resume_details(job_id=request.job.job_id, phase="cancelling")) as hb:
             try:
-                await hb.recovering(f"cancel job {request.job.job_id}",
-                                    lambda: backend.cancel(request.job.job_id),
-                                    deadline_seconds=request.verify_seconds)
+                await hb.recovering(
+                    f"cancel job {request.job.job_id}",
+                    lambda: backend.cancel(request.job.job_id),
+                    deadline_seconds=request.verify_seconds,
+                )
             except NpaflowError as exc:
                 return CancelResult(state=CancellationState.FAILED, error=str(exc)[:400])
             deadline = time.monotonic() + request.verify_seconds
@@ -218,8 +220,9 @@ class JobWatch:
     async def run(self) -> AwaitResult:
         """Poll to the end; each outcome is one of `AwaitEnd`."""
         request, job_id = self.request, self.request.job.job_id
-        deadline = (self.hb.details.started_at + request.max_wait_seconds
-                    if request.max_wait_seconds > 0 else None)
+        deadline = (
+            self.hb.details.started_at + request.max_wait_seconds if request.max_wait_seconds > 0 else None
+        )
         delay = min(FIRST_POLL_SECONDS, request.poll_seconds)
         while True:
             status = await self._poll(delay)
@@ -229,18 +232,34 @@ class JobWatch:
                 if failed is not None:
                     return failed
             elif status.is_terminal():
-                log.info("wave.terminal", wave_key=str(request.wave_key), job_id=job_id,
-                         status=status.value, polls=self.hb.details.polls)
+                log.info(
+                    "wave.terminal",
+                    wave_key=str(request.wave_key),
+                    job_id=job_id,
+                    status=status.value,
+                    polls=self.hb.details.polls,
+                )
                 return self._result(status, error=self.lost)
             elif self._waited_too_long_for_capacity(status):
-                return self._result(status, end=AwaitEnd.CAPACITY_TIMEOUT, error=(
-                    f"wave {request.wave_key}: job {job_id} waited for resources ({status.value}) "
-                    f"longer than {request.pending_timeout_seconds:g}s"), cls=FailureClass.CAPACITY)
+                return self._result(
+                    status,
+                    end=AwaitEnd.CAPACITY_TIMEOUT,
+                    error=(
+                        f"wave {request.wave_key}: job {job_id} waited for resources ({status.value}) "
+                        f"longer than {request.pending_timeout_seconds:g}s"
+                    ),
+                    cls=FailureClass.CAPACITY,
+                )
             if deadline is not None and time.time() >= deadline:
-                return self._result(self.hb.details.last_status, end=AwaitEnd.TIMED_OUT, error=(
-                    f"wave {request.wave_key} did not reach a terminal status within "
-                    f"{request.max_wait_seconds:g}s (last={self.hb.details.last_status.value}, "
-                    f"job_id={job_id})"))
+                return self._result(
+                    self.hb.details.last_status,
+                    end=AwaitEnd.TIMED_OUT,
+                    error=(
+                        f"wave {request.wave_key} did not reach a terminal status within "
+                        f"{request.max_wait_seconds:g}s (last={self.hb.details.last_status.value}, "
+                        f"job_id={job_id})"
+                    ),
+                )
 
     async def _poll(self, delay: float) -> JobStatus | None:
         """One observation through the poller; None when the query failed."""
@@ -254,14 +273,21 @@ class JobWatch:
         except Exception as exc:  # noqa: BLE001 - unclassified query errors are retried, never read
             return self._query_failed(exc)
         if not rows:
-            self.lost = (f"job {self.request.job.job_id} is not in the backend's queue (the "
-                         "controller lost the record)")
+            self.lost = (
+                f"job {self.request.job.job_id} is not in the backend's queue (the "
+                "controller lost the record)"
+            )
             self.hb.update(polls=details.polls + 1, last_status=JobStatus.FAILED_CONTROLLER)
             return JobStatus.FAILED_CONTROLLER
         self.rows = rows
         status = aggregate_job_status([row.status for row in rows])
-        self.hb.update(polls=details.polls + 1, last_status=status, consecutive_errors=0,
-                       errors_since=0.0, pending_since=self._pending_since(rows))
+        self.hb.update(
+            polls=details.polls + 1,
+            last_status=status,
+            consecutive_errors=0,
+            errors_since=0.0,
+            pending_since=self._pending_since(rows),
+        )
         self._observe(rows, status)
         return status
 
@@ -269,21 +295,32 @@ class JobWatch:
         details = self.hb.details
         self.errors.append(f"{type(exc).__name__}: {exc}"[:200])
         del self.errors[:-MAX_STATUS_ERRORS]
-        self.hb.update(polls=details.polls + 1, consecutive_errors=details.consecutive_errors + 1,
-                       errors_since=details.errors_since or time.time())
+        self.hb.update(
+            polls=details.polls + 1,
+            consecutive_errors=details.consecutive_errors + 1,
+            errors_since=details.errors_since or time.time(),
+        )
         return None
 
     def _unreadable(self) -> AwaitResult | None:
         """Fail only after more than 5 failures in a row lasting past the recovery deadline."""
         details = self.hb.details
         lasted = time.time() - details.errors_since
-        if details.consecutive_errors <= MAX_CONSECUTIVE_STATUS_ERRORS or \
-                lasted < self.request.transport_recovery_seconds:
+        if (
+            details.consecutive_errors <= MAX_CONSECUTIVE_STATUS_ERRORS
+            or lasted < self.request.transport_recovery_seconds
+        ):
             return None
-        return self._result(details.last_status, end=AwaitEnd.UNREADABLE, cls=FailureClass.TRANSPORT,
-                            error=(f"wave {self.request.wave_key}: {details.consecutive_errors} "
-                                   f"consecutive status queries failed over {lasted:.0f}s for job "
-                                   f"{self.request.job.job_id}; last error: {self.errors[-1]}"))
+        return self._result(
+            details.last_status,
+            end=AwaitEnd.UNREADABLE,
+            cls=FailureClass.TRANSPORT,
+            error=(
+                f"wave {self.request.wave_key}: {details.consecutive_errors} "
+                f"consecutive status queries failed over {lasted:.0f}s for job "
+                f"{self.request.job.job_id}; last error: {self.errors[-1]}"
+            ),
+        )
 
     def _pending_since(self, rows: list[TaskRow]) -> float:
         """When the job started waiting for resources (0 while some task runs or has run)."""
@@ -300,18 +337,37 @@ class JobWatch:
     def _observe(self, rows: list[TaskRow], status: JobStatus) -> None:
         statuses = {row.task_name or str(row.task_id): row.status for row in rows}
         running = sorted(row.task_name for row in rows if row.status.is_active())
-        self.hb.details = self.hb.details.model_copy(update={
-            "max_concurrent": max(self.hb.details.max_concurrent, len(running))})
+        self.hb.details = self.hb.details.model_copy(
+            update={"max_concurrent": max(self.hb.details.max_concurrent, len(running))}
+        )
         if self.observations and self.observations[-1].statuses == statuses:
             return
-        self.observations.append(Observation(observed_at=utc_now(), scheduler_state=status,
-                                             running=running, running_count=len(running),
-                                             statuses=statuses))
+        self.observations.append(
+            Observation(
+                observed_at=utc_now(),
+                scheduler_state=status,
+                running=running,
+                running_count=len(running),
+                statuses=statuses,
+            )
+        )
         del self.observations[:-MAX_OBSERVATIONS]
 
-    def _result(self, status: JobStatus, *, end: AwaitEnd = AwaitEnd.TERMINAL, error: str = "",
-                cls: FailureClass | None = None) -> AwaitResult:
-        return AwaitResult(status=status, end=end, error=error, failure_class=cls, tasks=self.rows,
-                           observations=self.observations,
-                           max_concurrent_observed=self.hb.details.max_concurrent,
-                           status_errors=self.errors)
+    def _result(
+        self,
+        status: JobStatus,
+        *,
+        end: AwaitEnd = AwaitEnd.TERMINAL,
+        error: str = "",
+        cls: FailureClass | None = None,
+    ) -> AwaitResult:
+        return AwaitResult(
+            status=status,
+            end=end,
+            error=error,
+            failure_class=cls,
+            tasks=self.rows,
+            observations=self.observations,
+            max_concurrent_observed=self.hb.details.max_concurrent,
+            status_errors=self.errors,
+        )

@@ -50,15 +50,26 @@ class LaunchActivities:
     async def launch_wave(self, request: LaunchWaveInput) -> LaunchResult:
         """Reconcile, then launch at most once; heartbeats carry the request and job ids."""
         backend = self.context.backend(request.backend)
-        rendered = render_wave(request.wave, request.catalog, RenderOptions(
-            run_id=request.run_id, workflow=request.workflow, attempt=request.attempt,
-            aws_endpoint_url=self.context.aws_endpoint_url, secret_env=tuple(request.secret_env),
-            infra=request.infra))
+        rendered = render_wave(
+            request.wave,
+            request.catalog,
+            RenderOptions(
+                run_id=request.run_id,
+                workflow=request.workflow,
+                attempt=request.attempt,
+                aws_endpoint_url=self.context.aws_endpoint_url,
+                secret_env=tuple(request.secret_env),
+                infra=request.infra,
+            ),
+        )
         details = resume_details(worker_id=self.context.worker_id)
         if backend.host_bound and details.worker_id and details.worker_id != self.context.worker_id:
             queue = worker_task_queue(self.context.task_queue, details.worker_id)
-            raise LaunchMovedError(f"the launch of {rendered.job_name} began on worker "
-                                   f"{details.worker_id}, whose host holds any job it made", queue)
+            raise LaunchMovedError(
+                f"the launch of {rendered.job_name} began on worker "
+                f"{details.worker_id}, whose host holds any job it made",
+                queue,
+            )
         async with heartbeating(details.model_copy(update={"worker_id": self.context.worker_id})) as hb:
             transaction = LaunchTransaction(self.context, backend, request, rendered, hb)
             return await transaction.run()
@@ -67,8 +78,14 @@ class LaunchActivities:
 class LaunchTransaction:
     """One launch attempt's reconciliation and launch, with notes for the ledger."""
 
-    def __init__(self, context: ActivityContext, backend: Backend, request: LaunchWaveInput,
-                 rendered: RenderedWave, hb: Heartbeater) -> None:
+    def __init__(
+        self,
+        context: ActivityContext,
+        backend: Backend,
+        request: LaunchWaveInput,
+        rendered: RenderedWave,
+        hb: Heartbeater,
+    ) -> None:
         self.context = context
         self.backend = backend
         self.request = request
@@ -86,20 +103,35 @@ class LaunchTransaction:
             job_id, request_id = await self._launch()
         adopted = self.adopted
         self.hb.update(job_id=job_id, phase="launched")
-        log.info("wave.launched", wave_key=str(self.request.wave.key), attempt=self.request.attempt,
-                 job_id=job_id, job_name=self.rendered.job_name, adopted=adopted)
+        log.info(
+            "wave.launched",
+            wave_key=str(self.request.wave.key),
+            attempt=self.request.attempt,
+            job_id=job_id,
+            job_name=self.rendered.job_name,
+            adopted=adopted,
+        )
         host_bound = self.backend.host_bound
-        job = JobRef(backend=self.request.backend, job_id=job_id, job_name=self.rendered.job_name,
-                     worker_id=self.context.worker_id if host_bound else "",
-                     worker_task_queue=self.context.worker_queue if host_bound else "")
+        job = JobRef(
+            backend=self.request.backend,
+            job_id=job_id,
+            job_name=self.rendered.job_name,
+            worker_id=self.context.worker_id if host_bound else "",
+            worker_task_queue=self.context.worker_queue if host_bound else "",
+        )
         values = self.credentials
-        return LaunchResult(job=job, launch_token=self.rendered.launch_token, request_id=request_id,
-                            adopted=adopted, reconciliation=self.notes, credential_names=sorted(values),
-                            credential_fingerprint=credential_fingerprint(values) if values else "")
+        return LaunchResult(
+            job=job,
+            launch_token=self.rendered.launch_token,
+            request_id=request_id,
+            adopted=adopted,
+            reconciliation=self.notes,
+            credential_names=sorted(values),
+            credential_fingerprint=credential_fingerprint(values) if values else "",
+        )
 
     async def _recovering(self, what: str, call: Callable[[], Awaitable[T]]) -> T:
-        return await self.hb.recovering(what, call,
-                                        deadline_seconds=self.request.transport_recovery_seconds)
+        return await self.hb.recovering(what, call, deadline_seconds=self.request.transport_recovery_seconds)
 
     async def _recover(self) -> str:
         """The job an earlier attempt of this launch made, if any ("" when there is none)."""
@@ -112,8 +144,9 @@ class LaunchTransaction:
         if request_id:
             self.hb.update(request_id=request_id)
             try:
-                job_id = await self._recovering("resolve the recorded launch request",
-                                                lambda: self.backend.resolve(request_id))
+                job_id = await self._recovering(
+                    "resolve the recorded launch request", lambda: self.backend.resolve(request_id)
+                )
             except RequestUnknownError as exc:
                 self.notes.append(f"recorded launch request {request_id} is unknown: {exc}")
                 return await self._recovering("look up the job by name", self._adopt_by_name)
@@ -176,10 +209,16 @@ class LaunchTransaction:
                     return adopted, ""
             uncertain = True
             self.hb.update(phase="launching")
-            submission = await self.backend.submit(LaunchRequest(
-                job_name=self.rendered.job_name, launch_token=self.rendered.launch_token,
-                yaml=self.rendered.yaml, infra=self.request.infra,
-                secret_names=list(self.rendered.secret_names), secret_values=self.credentials))
+            submission = await self.backend.submit(
+                LaunchRequest(
+                    job_name=self.rendered.job_name,
+                    launch_token=self.rendered.launch_token,
+                    yaml=self.rendered.yaml,
+                    infra=self.request.infra,
+                    secret_names=list(self.rendered.secret_names),
+                    secret_values=self.credentials,
+                )
+            )
             self.hb.update(phase="submitted", request_id=submission.request_id)
             return submission.job_id, submission.request_id
 
@@ -188,8 +227,9 @@ class LaunchTransaction:
             return job_id, request_id
         await self._write_receipt(request_id)
         try:
-            job_id = await self._recovering("resolve the launch request",
-                                            lambda: self.backend.resolve(request_id))
+            job_id = await self._recovering(
+                "resolve the launch request", lambda: self.backend.resolve(request_id)
+            )
         except TransportError:
             raise
         except NpaflowError:
@@ -202,8 +242,10 @@ class LaunchTransaction:
         values = {name: os.environ[name] for name in names if os.environ.get(name)}
         missing = [name for name in names if name not in values]
         if missing:
-            raise ConfigurationError(f"required credential(s) unavailable in the worker "
-                                     f"environment: {', '.join(missing)}; no job was launched")
+            raise ConfigurationError(
+                f"required credential(s) unavailable in the worker "
+                f"environment: {', '.join(missing)}; no job was launched"
+            )
         return values
 
     async def _write_receipt(self, request_id: str) -> None:
@@ -211,9 +253,13 @@ class LaunchTransaction:
         if not self.request.ledger_uri:
             return
         uri = self._receipt_uri()
-        receipt = LaunchReceipt(job_name=self.rendered.job_name,
-                                launch_token=self.rendered.launch_token, request_id=request_id,
-                                worker_id=self.context.worker_id, submitted_at=utc_now())
+        receipt = LaunchReceipt(
+            job_name=self.rendered.job_name,
+            launch_token=self.rendered.launch_token,
+            request_id=request_id,
+            worker_id=self.context.worker_id,
+            submitted_at=utc_now(),
+        )
         try:
             await self.context.storage.for_uri(uri).write_text(uri, receipt.model_dump_json(indent=2))
         except NpaflowError as exc:

@@ -29,8 +29,9 @@ def timed(args: list[str], repeat: int) -> tuple[float, float, int]:
     walls, code = [], 0
     for _ in range(repeat):
         start = time.perf_counter()
-        code = subprocess.run([NPAFLOW, *args], cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, check=False).returncode
+        code = subprocess.run(
+            [NPAFLOW, *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+        ).returncode
         walls.append(time.perf_counter() - start)
     return min(walls), statistics.median(walls), code
 
@@ -52,10 +53,13 @@ def main() -> None:
         bomb = Path(scratch) / "bomb.yaml"
         bomb.write_text(alias_bomb())
         report("npaflow --help", ["--help"], args.repeat, None)
-        report("validate-spec gate-loop.yaml", ["validate-spec", "specs/examples/gate-loop.yaml"],
-               args.repeat, 0.4)
-        report("plan-spec gate-loop.yaml", ["plan-spec", "specs/examples/gate-loop.yaml"],
-               args.repeat, None)
+        report(
+            "validate-spec gate-loop.yaml",
+            ["validate-spec", "specs/examples/gate-loop.yaml"],
+            args.repeat,
+            0.4,
+        )
+        report("plan-spec gate-loop.yaml", ["plan-spec", "specs/examples/gate-loop.yaml"], args.repeat, None)
         report("validate-spec alias bomb (refused)", ["validate-spec", str(bomb)], args.repeat, 1.0)
         report("validate-spec 10,830-state chain", ["validate-spec", str(chain)], args.repeat, 2.0)
         report("plan-spec 10,830-state chain", ["plan-spec", str(chain)], args.repeat, 2.0)

@@ -15,5 +15,8 @@ async def start_dev_server() -> WorkflowEnvironment:
     """A fresh local dev server (shut it down with `await env.shutdown()`)."""
     return await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
-        data_converter=pydantic_data_converter, dev_server_log_level="error", ui=False,
-        search_attributes=list(SEARCH_ATTRIBUTE_KEYS))
+        data_converter=pydantic_data_converter,
+        dev_server_log_level="error",
+        ui=False,
+        search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
+    )

@@ -52,20 +52,31 @@ async def main() -> None:
     spec = (ROOT / "specs" / "examples" / "gate-loop.yaml").read_text()
     with tempfile.TemporaryDirectory() as scratch:
         home, queue = Path(scratch) / "home", f"load-{uuid.uuid4().hex[:6]}"
-        environ = {**os.environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
-                   "NPAFLOW_TASK_QUEUE": queue, "NPAFLOW_HOME": str(home),
-                   "NPAFLOW_LOG_FORMAT": "json"}
-        worker = subprocess.Popen([sys.executable, "-m", "worker"], cwd=ROOT, env=environ,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        environ = {
+            **os.environ,
+            "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+            "NPAFLOW_TASK_QUEUE": queue,
+            "NPAFLOW_HOME": str(home),
+            "NPAFLOW_LOG_FORMAT": "json",
+        }
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "worker"],
+            cwd=ROOT,
+            env=environ,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             latencies, statuses, handles = [], [], []
 
             async def one(index: int) -> None:
                 started = time.perf_counter()
                 handle = await env.client.start_workflow(
-                    NpaWorkflowRun.run, RunRequest(spec=spec, poll_seconds=args.poll_seconds,
-                                                   vars={"root": f"{scratch}/data"}),
-                    id=f"load-{index:03d}", task_queue=queue)
+                    NpaWorkflowRun.run,
+                    RunRequest(spec=spec, poll_seconds=args.poll_seconds, vars={"root": f"{scratch}/data"}),
+                    id=f"load-{index:03d}",
+                    task_queue=queue,
+                )
                 handles.append(handle)
                 try:
                     statuses.append((await handle.result()).status)
@@ -88,12 +99,18 @@ async def main() -> None:
     await env.shutdown()
     per_minute = args.runs / elapsed * 60
     failed = [s for s in statuses if s != "succeeded"]
-    print(f"runs: {args.runs} gate-loop runs at once, one worker process, local backend, "
-          f"poll {args.poll_seconds:g} s, {os.cpu_count()} CPUs")
-    print(f"wall: {elapsed:.1f} s   runs/min: {per_minute:.1f}   floor {FLOOR_RUNS_PER_MINUTE}/min "
-          f"ratio {per_minute / FLOOR_RUNS_PER_MINUTE:.2f}")
-    print(f"latency: p50 {percentile(latencies, 0.5):.1f} s   p95 {percentile(latencies, 0.95):.1f} s"
-          f"   max {max(latencies):.1f} s   mean {statistics.mean(latencies):.1f} s")
+    print(
+        f"runs: {args.runs} gate-loop runs at once, one worker process, local backend, "
+        f"poll {args.poll_seconds:g} s, {os.cpu_count()} CPUs"
+    )
+    print(
+        f"wall: {elapsed:.1f} s   runs/min: {per_minute:.1f}   floor {FLOOR_RUNS_PER_MINUTE}/min "
+        f"ratio {per_minute / FLOOR_RUNS_PER_MINUTE:.2f}"
+    )
+    print(
+        f"latency: p50 {percentile(latencies, 0.5):.1f} s   p95 {percentile(latencies, 0.95):.1f} s"
+        f"   max {max(latencies):.1f} s   mean {statistics.mean(latencies):.1f} s"
+    )
     print(f"worker peak RSS: {rss:.0f} MiB")
     print(f"history events per wave: {events / max(waves, 1):.1f} ({events} events, {waves} waves)")
     print(f"failed runs: {len(failed)}" + (f" ({failed[:3]})" if failed else ""))

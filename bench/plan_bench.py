@@ -40,8 +40,10 @@ def main() -> None:
     best, median = min(totals), statistics.median(totals)
     print(f"states: {len(spec.states)}  steps: {steps}  waves: {len(plan.occurrences())}")
     print(f"load+validate: median {statistics.median(validates):.3f}s")
-    print(f"validate+plan: median {median:.3f}s  best {best:.3f}s  (budget 1.000s, "
-          f"ratio {median / 1.0:.2f}x of budget)")
+    print(
+        f"validate+plan: median {median:.3f}s  best {best:.3f}s  (budget 1.000s, "
+        f"ratio {median / 1.0:.2f}x of budget)"
+    )
     print(f"steps/second: {steps / median:,.0f}")
 
 

@@ -80,10 +80,14 @@ async def shared_poller(waves: int, seconds: float, poll: float, latency: float)
     ticks = elapsed / poll
     per_wave_calls = waves * ticks
     print(f"{waves} concurrent waves, poll every {poll:g}s, queue call {latency:g}s, {elapsed:.1f}s:")
-    print(f"  queue calls: {len(backend.calls)} ({len(backend.calls) / ticks:.2f} per tick, budget 1); "
-          f"polls served: {served}; ids per call: max {max(backend.calls)}")
-    print(f"  one call per wave per tick would be {per_wave_calls:.0f} calls ({waves} per tick): "
-          f"ratio {len(backend.calls) / per_wave_calls:.3f}")
+    print(
+        f"  queue calls: {len(backend.calls)} ({len(backend.calls) / ticks:.2f} per tick, budget 1); "
+        f"polls served: {served}; ids per call: max {max(backend.calls)}"
+    )
+    print(
+        f"  one call per wave per tick would be {per_wave_calls:.0f} calls ({waves} per tick): "
+        f"ratio {len(backend.calls) / per_wave_calls:.3f}"
+    )
 
 
 async def live_tick_latency() -> None:
@@ -99,8 +103,13 @@ async def live_tick_latency() -> None:
             figures = {}
             for history in (10, 1000):
                 seed = history - ((figures and 10) or 0)
-                subprocess.run([sys.executable, "-c", SEED, str(seed)], env=server.environ(), check=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                subprocess.run(
+                    [sys.executable, "-c", SEED, str(seed)],
+                    env=server.environ(),
+                    check=True,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
                 ids = [str(i) for i in range(1, 11)]
                 await backend.queue(ids)  # warm-up
                 samples = []
@@ -109,10 +118,14 @@ async def live_tick_latency() -> None:
                     await backend.queue(ids)
                     samples.append(time.perf_counter() - started)
                 figures[history] = statistics.median(samples)
-                print(f"one tick (queue_v2 of 10 ids), {history} finished jobs in history: "
-                      f"median {figures[history]:.2f}s (min {min(samples):.2f}s)")
-            print(f"  1,000 vs 10 jobs of history: ratio {figures[1000] / figures[10]:.2f} "
-                  "(flat means the tick does not grow with history)")
+                print(
+                    f"one tick (queue_v2 of 10 ids), {history} finished jobs in history: "
+                    f"median {figures[history]:.2f}s (min {min(samples):.2f}s)"
+                )
+            print(
+                f"  1,000 vs 10 jobs of history: ratio {figures[1000] / figures[10]:.2f} "
+                "(flat means the tick does not grow with history)"
+            )
         finally:
             server.stop()
 
@@ -122,8 +135,9 @@ async def main() -> None:
     parser.add_argument("--waves", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=12.0)
     parser.add_argument("--poll-seconds", type=float, default=1.0)
-    parser.add_argument("--latency", type=float, default=0.5,
-                        help="seconds one queue call takes (the SDK measured 2-3 s)")
+    parser.add_argument(
+        "--latency", type=float, default=0.5, help="seconds one queue call takes (the SDK measured 2-3 s)"
+    )
     parser.add_argument("--live", action="store_true", help="also time ticks on a real API server")
     args = parser.parse_args()
     await shared_poller(args.waves, args.seconds, args.poll_seconds, args.latency)

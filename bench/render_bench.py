@@ -35,8 +35,10 @@ def main() -> None:
     median = statistics.median(timings)
     groups = sum(1 for b in batches if len(b.steps) > 1)
     print(f"waves rendered: {len(batches)} ({groups} JobGroups), {size / 1024:.0f} KiB of YAML")
-    print(f"render time: median {median:.3f}s  best {min(timings):.3f}s  "
-          f"({median / len(batches) * 1e6:.0f} us/wave; budget 1.000s, ratio {median:.2f}x)")
+    print(
+        f"render time: median {median:.3f}s  best {min(timings):.3f}s  "
+        f"({median / len(batches) * 1e6:.0f} us/wave; budget 1.000s, ratio {median:.2f}x)"
+    )
 
 
 if __name__ == "__main__":

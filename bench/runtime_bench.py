@@ -35,8 +35,15 @@ def serial_spec(waves: int) -> str:
     states = {f"s{i:03d}": {"run": {"shell": "true"}, "next": f"s{i + 1:03d}"} for i in range(waves)}
     last = f"s{waves - 1:03d}"
     states[last] = {"run": {"shell": "true"}, "terminal": True}
-    return yaml.safe_dump({"apiVersion": "npa.workflow/v0.0.1", "kind": "Workflow",
-                           "metadata": {"name": "bench-serial"}, "states": states}, sort_keys=False)
+    return yaml.safe_dump(
+        {
+            "apiVersion": "npa.workflow/v0.0.1",
+            "kind": "Workflow",
+            "metadata": {"name": "bench-serial"},
+            "states": states,
+        },
+        sort_keys=False,
+    )
 
 
 def launch_gaps(jobs_dir: Path) -> list[float]:
@@ -57,28 +64,40 @@ async def main() -> None:
     env = await start_dev_server()
     with tempfile.TemporaryDirectory() as scratch:
         home = Path(scratch)
-        context = ActivityContext(home=home, backends={BackendName.LOCAL: LocalBackend(home, "bench")},
-                                  worker_id="bench", task_queue="bench")
+        context = ActivityContext(
+            home=home,
+            backends={BackendName.LOCAL: LocalBackend(home, "bench")},
+            worker_id="bench",
+            task_queue="bench",
+        )
         async with running_workers(env.client, context):
             started = time.perf_counter()
             handle = await env.client.start_workflow(
-                NpaWorkflowRun.run, RunRequest(spec=serial_spec(args.waves),
-                                               poll_seconds=args.poll_seconds),
-                id="bench-serial", task_queue="bench")
+                NpaWorkflowRun.run,
+                RunRequest(spec=serial_spec(args.waves), poll_seconds=args.poll_seconds),
+                id="bench-serial",
+                task_queue="bench",
+            )
             summary = await handle.result()
             elapsed = time.perf_counter() - started
         history = await handle.fetch_history()
         gaps = launch_gaps(home / "local" / "jobs")
     await env.shutdown()
     events, size = len(history.events), len(history.to_json().encode())
-    print(f"waves: {summary.wave_count}  status: {summary.status}  wall: {elapsed:.1f}s "
-          f"({elapsed / args.waves:.2f}s/wave)")
-    print(f"history events: {events} total, {events / args.waves:.1f} per wave "
-          f"(budget 15, ratio {events / args.waves / 15:.2f})")
+    print(
+        f"waves: {summary.wave_count}  status: {summary.status}  wall: {elapsed:.1f}s "
+        f"({elapsed / args.waves:.2f}s/wave)"
+    )
+    print(
+        f"history events: {events} total, {events / args.waves:.1f} per wave "
+        f"(budget 15, ratio {events / args.waves / 15:.2f})"
+    )
     print(f"history bytes: {size} total, {size / args.waves:,.0f} per wave")
-    print(f"job end -> next launch: median {statistics.median(gaps):.2f}s  p90 "
-          f"{sorted(gaps)[int(len(gaps) * 0.9)]:.2f}s  (budget 2.00s, ratio "
-          f"{statistics.median(gaps) / 2:.2f})")
+    print(
+        f"job end -> next launch: median {statistics.median(gaps):.2f}s  p90 "
+        f"{sorted(gaps)[int(len(gaps) * 0.9)]:.2f}s  (budget 2.00s, ratio "
+        f"{statistics.median(gaps) / 2:.2f})"
+    )
 
 
 if __name__ == "__main__":

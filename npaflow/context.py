@@ -32,12 +32,20 @@ class RunContext:
     config: Mapping[str, JsonValue]
     run: Mapping[str, JsonValue]
 
-    def scope(self, *, state_outputs: Mapping[str, Mapping[str, str]] | None = None,
-              loop_iterations: Mapping[str, int] | None = None,
-              config: Mapping[str, JsonValue] | None = None) -> TokenScope:
+    def scope(
+        self,
+        *,
+        state_outputs: Mapping[str, Mapping[str, str]] | None = None,
+        loop_iterations: Mapping[str, int] | None = None,
+        config: Mapping[str, JsonValue] | None = None,
+    ) -> TokenScope:
         """Return a token scope over this context plus walk-time state."""
-        return TokenScope(config=self.config if config is None else config, run=self.run,
-                          state_outputs=state_outputs or {}, loop_iterations=loop_iterations or {})
+        return TokenScope(
+            config=self.config if config is None else config,
+            run=self.run,
+            state_outputs=state_outputs or {},
+            loop_iterations=loop_iterations or {},
+        )
 
 
 def config_with_catalog_defaults(spec: WorkflowSpec, catalog: ToolCatalog) -> dict[str, JsonValue]:
@@ -66,8 +74,11 @@ def build_run_context(spec: WorkflowSpec, catalog: ToolCatalog, run_id: str) -> 
             forbidden = token_scopes_in(value) & {"state", "loop"}
             if forbidden:
                 scope = sorted(forbidden)[0]
-                raise ConfigTokenError(key, f"config values cannot use {{{{{scope}.*}}}} tokens "
-                                       f"(there are no outputs or iterations yet)")
+                raise ConfigTokenError(
+                    key,
+                    f"config values cannot use {{{{{scope}.*}}}} tokens "
+                    f"(there are no outputs or iterations yet)",
+                )
     for _ in range(CONFIG_RESOLUTION_PASSES):
         changed = False
         for key, value in config.items():
@@ -113,5 +124,5 @@ def is_config_truthy(reference: str, config: Mapping[str, JsonValue]) -> bool:
     """Evaluate a transition `if:` with Python truthiness, as the reference does."""
     text = reference.strip()
     if text.startswith("config."):
-        return bool(config.get(text[len("config."):]))
+        return bool(config.get(text[len("config.") :]))
     return bool(text)

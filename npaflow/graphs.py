@@ -16,7 +16,7 @@ def find_cycle(nodes: Iterable[str], successors: Callable[[str], Iterable[str]])
         while stack:
             for target in stack[-1]:
                 if target in on_path:
-                    return [*path[on_path[target]:], target]
+                    return [*path[on_path[target] :], target]
                 if target not in finished:
                     on_path[target] = len(path)
                     path.append(target)

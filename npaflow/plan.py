@@ -73,11 +73,22 @@ class Occurrence(BaseModel):
     def to_dict(self) -> dict[str, JsonValue]:
         """Return the reference's `plan-spec --waves --json` shape of one entry."""
         return {
-            "index": self.index, "kind": self.kind.value, "group": self.group, "name": self.name,
-            "max_concurrency": self.max_concurrency, "batches": len(self.batches),
-            "steps": [{"state": s.state, "iteration": s.iteration, "tool_ref": s.tool_ref,
-                       "resources": s.resources, "outputs": [a.uri for a in s.outputs]}
-                      for s in self.steps],
+            "index": self.index,
+            "kind": self.kind.value,
+            "group": self.group,
+            "name": self.name,
+            "max_concurrency": self.max_concurrency,
+            "batches": len(self.batches),
+            "steps": [
+                {
+                    "state": s.state,
+                    "iteration": s.iteration,
+                    "tool_ref": s.tool_ref,
+                    "resources": s.resources,
+                    "outputs": [a.uri for a in s.outputs],
+                }
+                for s in self.steps
+            ],
         }
 
 
@@ -102,58 +113,110 @@ class ExecutionPlan(BaseModel):
         occurrences = []
         for index, batches in enumerate(grouped.values()):
             first = batches[0]
-            occurrences.append(Occurrence(
-                index=index, kind=WaveKind.PARALLEL if first.group else WaveKind.SERIAL,
-                group=first.group, name=first.group or first.steps[0].state,
-                max_concurrency=first.max_concurrency if first.group else 1,
-                batches=tuple(batches)))
+            occurrences.append(
+                Occurrence(
+                    index=index,
+                    kind=WaveKind.PARALLEL if first.group else WaveKind.SERIAL,
+                    group=first.group,
+                    name=first.group or first.steps[0].state,
+                    max_concurrency=first.max_concurrency if first.group else 1,
+                    batches=tuple(batches),
+                )
+            )
         return occurrences
 
     def to_dict(self) -> dict[str, JsonValue]:
         """Return the reference's `plan-spec --json` shape (§4.2)."""
-        return {"workflow": self.workflow, "api_version": self.api_version,
-                "initial": self.initial, "assume_decision": self.assume_decision,
-                "steps": [step.to_plan_dict() for step in self.steps]}
+        return {
+            "workflow": self.workflow,
+            "api_version": self.api_version,
+            "initial": self.initial,
+            "assume_decision": self.assume_decision,
+            "steps": [step.to_plan_dict() for step in self.steps],
+        }
 
     def waves_to_dict(self) -> dict[str, JsonValue]:
         """Return the reference's `plan-spec --waves --json` shape (§5)."""
         occurrences = self.occurrences()
-        return {"workflow": self.workflow, "run_id": self.run_id,
-                "assume_decision": self.assume_decision, "wave_count": len(occurrences),
-                "parallel_waves": sum(1 for o in occurrences if o.kind is WaveKind.PARALLEL),
-                "waves": [occurrence.to_dict() for occurrence in occurrences]}
+        return {
+            "workflow": self.workflow,
+            "run_id": self.run_id,
+            "assume_decision": self.assume_decision,
+            "wave_count": len(occurrences),
+            "parallel_waves": sum(1 for o in occurrences if o.kind is WaveKind.PARALLEL),
+            "waves": [occurrence.to_dict() for occurrence in occurrences],
+        }
 
 
-async def build_plan_async(spec: WorkflowSpec, catalog: ToolCatalog, *,
-                           run_id: str = DEFAULT_PLAN_RUN_ID, assume_decision: str = "",
-                           cap: int = 0, decisions: Sequence[str] = ()) -> ExecutionPlan:
+async def build_plan_async(
+    spec: WorkflowSpec,
+    catalog: ToolCatalog,
+    *,
+    run_id: str = DEFAULT_PLAN_RUN_ID,
+    assume_decision: str = "",
+    cap: int = 0,
+    decisions: Sequence[str] = (),
+) -> ExecutionPlan:
     """Walk the spec offline and return the plan (`decisions` script the artifact reads)."""
-    assumption = resolve_assumption(assume_decision, spec.config.get("plan_assume_decision"),
-                                    spec.has_transitions())
+    assumption = resolve_assumption(
+        assume_decision, spec.config.get("plan_assume_decision"), spec.has_transitions()
+    )
     context = build_run_context(spec, catalog, run_id)
-    walker = Walker(spec, catalog, context, executor=PlanExecutor(decisions), assumption=assumption,
-                    cap=cap, strict_branches=False)
+    walker = Walker(
+        spec,
+        catalog,
+        context,
+        executor=PlanExecutor(decisions),
+        assumption=assumption,
+        cap=cap,
+        strict_branches=False,
+    )
     record = await walker.walk()
-    return ExecutionPlan(workflow=spec.name, api_version=spec.api_version, initial=spec.initial,
-                         run_id=run_id, assume_decision=assumption, steps=tuple(record.steps),
-                         waves=tuple(record.waves))
+    return ExecutionPlan(
+        workflow=spec.name,
+        api_version=spec.api_version,
+        initial=spec.initial,
+        run_id=run_id,
+        assume_decision=assumption,
+        steps=tuple(record.steps),
+        waves=tuple(record.waves),
+    )
 
 
-def build_plan(spec: WorkflowSpec, catalog: ToolCatalog, *, run_id: str = DEFAULT_PLAN_RUN_ID,
-               assume_decision: str = "", cap: int = 0,
-               decisions: Sequence[str] = ()) -> ExecutionPlan:
+def build_plan(
+    spec: WorkflowSpec,
+    catalog: ToolCatalog,
+    *,
+    run_id: str = DEFAULT_PLAN_RUN_ID,
+    assume_decision: str = "",
+    cap: int = 0,
+    decisions: Sequence[str] = (),
+) -> ExecutionPlan:
     """Synchronous `build_plan_async`; the plan executor never suspends, so no loop is needed."""
-    return run_to_completion(build_plan_async(spec, catalog, run_id=run_id,
-                                              assume_decision=assume_decision, cap=cap,
-                                              decisions=decisions))
+    return run_to_completion(
+        build_plan_async(
+            spec, catalog, run_id=run_id, assume_decision=assume_decision, cap=cap, decisions=decisions
+        )
+    )
 
 
 def plan_fingerprint(plan: ExecutionPlan) -> str:
     """16 hex chars identifying what a run of this plan would launch (reference §6.5)."""
-    document = {"workflow": plan.workflow, "api_version": plan.api_version,
-                "steps": [{"state": s.state, "iteration": s.iteration, "group": s.group,
-                           "argv": list(s.argv), "shell": s.shell, "resources": s.resources}
-                          for s in plan.steps]}
+    document = {
+        "workflow": plan.workflow,
+        "api_version": plan.api_version,
+        "steps": [
+            {
+                "state": s.state,
+                "iteration": s.iteration,
+                "group": s.group,
+                "argv": list(s.argv),
+                "shell": s.shell,
+                "resources": s.resources,
+            }
+            for s in plan.steps
+        ],
+    }
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 

@@ -24,8 +24,18 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 STEP_FIELDS = ("argv", "shell", "tool_ref", "resources_profile", "outputs")
 _FIELD_NAMES = {"resources_profile": "resources", "tool_ref": "toolRef"}
 #: State fields that change the graph, not the work of the state itself.
-GRAPH_FIELDS = ("next", "transitions", "terminal", "sequence", "parallel", "loop",
-                "max_concurrency", "parallel_count", "trigger", "needs")
+GRAPH_FIELDS = (
+    "next",
+    "transitions",
+    "terminal",
+    "sequence",
+    "parallel",
+    "loop",
+    "max_concurrency",
+    "parallel_count",
+    "trigger",
+    "needs",
+)
 
 
 class StepChange(BaseModel):
@@ -59,8 +69,7 @@ class PlanDiff(BaseModel):
 
     def is_empty(self) -> bool:
         """True when the plans do the same work."""
-        return not (self.added_states or self.removed_states or self.changed_steps
-                    or self.graph_changes)
+        return not (self.added_states or self.removed_states or self.changed_steps or self.graph_changes)
 
     def text_lines(self) -> list[str]:
         """One line per change, for the refusal and for `resume`'s report."""
@@ -111,12 +120,20 @@ def step_change(old: PlanStep, new: PlanStep) -> StepChange | None:
 
 def _same_work(old: Wave, new: Wave) -> bool:
     return len(old.steps) == len(new.steps) and all(
-        step_change(a, b) is None for a, b in zip(old.steps, new.steps, strict=True))
+        step_change(a, b) is None for a, b in zip(old.steps, new.steps, strict=True)
+    )
 
 
-def diff_plans(old_spec: WorkflowSpec, old: ExecutionPlan, new_spec: WorkflowSpec,
-               new: ExecutionPlan, *, completed: Iterable[WaveKey] = (),
-               old_fingerprint: str = "", new_fingerprint: str = "") -> PlanDiff:
+def diff_plans(
+    old_spec: WorkflowSpec,
+    old: ExecutionPlan,
+    new_spec: WorkflowSpec,
+    new: ExecutionPlan,
+    *,
+    completed: Iterable[WaveKey] = (),
+    old_fingerprint: str = "",
+    new_fingerprint: str = "",
+) -> PlanDiff:
     """Compare two plans of one run; `completed` are the wave keys the run already finished."""
     old_steps, new_steps = _indexed(old.steps), _indexed(new.steps)
     changed = []
@@ -143,7 +160,12 @@ def diff_plans(old_spec: WorkflowSpec, old: ExecutionPlan, new_spec: WorkflowSpe
             hit = any(state in changed_states for state in key.states)
         if hit:
             affected.append(str(key))
-    return PlanDiff(old_fingerprint=old_fingerprint, new_fingerprint=new_fingerprint,
-                    added_states=sorted(set(new_spec.states) - set(old_spec.states)),
-                    removed_states=sorted(set(old_spec.states) - set(new_spec.states)),
-                    changed_steps=changed, graph_changes=graph, affected_completed_waves=affected)
+    return PlanDiff(
+        old_fingerprint=old_fingerprint,
+        new_fingerprint=new_fingerprint,
+        added_states=sorted(set(new_spec.states) - set(old_spec.states)),
+        removed_states=sorted(set(old_spec.states) - set(new_spec.states)),
+        changed_steps=changed,
+        graph_changes=graph,
+        affected_completed_waves=affected,
+    )

@@ -40,33 +40,57 @@ class PlanStep(BaseModel):
     def to_plan_dict(self) -> dict[str, JsonValue]:
         """Return the reference's JSON shape of a plan step."""
         return {
-            "state": self.state, "iteration": self.iteration, "loop_label": self.loop_label,
-            "argv": list(self.argv), "shell": self.shell, "tool_ref": self.tool_ref,
-            "resources": self.resources, "resources_profile": self.resources_profile,
+            "state": self.state,
+            "iteration": self.iteration,
+            "loop_label": self.loop_label,
+            "argv": list(self.argv),
+            "shell": self.shell,
+            "tool_ref": self.tool_ref,
+            "resources": self.resources,
+            "resources_profile": self.resources_profile,
             "outputs": [a.model_dump(by_alias=True) for a in self.outputs],
-            "inputs": [a.model_dump(by_alias=True) for a in self.inputs], "group": self.group,
+            "inputs": [a.model_dump(by_alias=True) for a in self.inputs],
+            "group": self.group,
         }
 
 
-def materialize_step(spec: WorkflowSpec, state: State, *, context: RunContext,
-                     catalog: ToolCatalog, walk: WalkTokens, placement: StepPlacement) -> PlanStep:
+def materialize_step(
+    spec: WorkflowSpec,
+    state: State,
+    *,
+    context: RunContext,
+    catalog: ToolCatalog,
+    walk: WalkTokens,
+    placement: StepPlacement,
+) -> PlanStep:
     """Build the step of `state` with tokens resolved against the walk so far.
 
     Raises:
         TokenError: a token in the state cannot be resolved.
     """
     base = context.scope(state_outputs=walk.outputs, loop_iterations=walk.loops)
-    scope = base if not state.params else context.scope(
-        state_outputs=walk.outputs, loop_iterations=walk.loops,
-        config=state_config(state, context, base))
+    scope = (
+        base
+        if not state.params
+        else context.scope(
+            state_outputs=walk.outputs, loop_iterations=walk.loops, config=state_config(state, context, base)
+        )
+    )
     argv, shell = resolve_command(state, catalog, scope)
     profile = resolve_deep(profile_for(spec, state.resources), scope)
     return PlanStep(
-        state=state.name, iteration=placement.iteration, loop_label=placement.loop_label,
-        argv=tuple(argv), shell=shell, tool_ref=state.tool_ref, resources=state.resources,
+        state=state.name,
+        iteration=placement.iteration,
+        loop_label=placement.loop_label,
+        argv=tuple(argv),
+        shell=shell,
+        tool_ref=state.tool_ref,
+        resources=state.resources,
         resources_profile=profile if isinstance(profile, dict) else {},
         outputs=resolve_artifacts(state.outputs, scope),
-        inputs=resolve_artifacts(state.inputs, scope), group=placement.group)
+        inputs=resolve_artifacts(state.inputs, scope),
+        group=placement.group,
+    )
 
 
 class WalkTokens(BaseModel):
@@ -94,4 +118,3 @@ class StepPlacement(BaseModel):
     iteration: int | None = None
     loop_label: str = ""
     group: str = ""
-

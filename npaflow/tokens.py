@@ -15,9 +15,7 @@ from pydantic import JsonValue
 
 from npaflow.errors import TokenError
 
-TOKEN_PATTERN = re.compile(
-    r"\{\{\s*(config|run|state|loop)\.([A-Za-z0-9_.-]+)(?:\|([A-Za-z0-9_-]+))?\s*\}\}"
-)
+TOKEN_PATTERN = re.compile(r"\{\{\s*(config|run|state|loop)\.([A-Za-z0-9_.-]+)(?:\|([A-Za-z0-9_-]+))?\s*\}\}")
 _CONFIG_REF = re.compile(r"^(?:config\.([A-Za-z0-9_.-]+)|\{\{config\.([A-Za-z0-9_.-]+)\}\})$")
 
 

@@ -79,8 +79,11 @@ class WaveKey(BaseModel):
         group, bar2, members = rest.partition("|")
         if not (bar and bar2 and sequence.isdigit()):
             raise ValueError(f"not a wave key: {text!r} (expected 'NNN|group|members')")
-        return cls(sequence=int(sequence), group="" if group == "serial" else group,
-                   members=tuple(WaveMember.parse(m) for m in members.split(",") if m))
+        return cls(
+            sequence=int(sequence),
+            group="" if group == "serial" else group,
+            members=tuple(WaveMember.parse(m) for m in members.split(",") if m),
+        )
 
     @model_validator(mode="before")
     @classmethod
@@ -101,7 +104,7 @@ def split_into_batches(items: Sequence[T], max_concurrency: int, cap: int = 0) -
     if cap > 0:
         size = min(size, cap)
     size = max(1, size)
-    return [list(items[start:start + size]) for start in range(0, len(items), size)]
+    return [list(items[start : start + size]) for start in range(0, len(items), size)]
 
 
 def sanitize_job_name(text: str) -> str:
@@ -119,4 +122,4 @@ def job_name(run_id: str, sequence: int, label: str, attempt: int = 1) -> str:
     if attempt <= 1:
         return base
     suffix = f"-a{attempt}"
-    return base[:MAX_JOB_NAME - len(suffix)].rstrip("-_") + suffix
+    return base[: MAX_JOB_NAME - len(suffix)].rstrip("-_") + suffix

@@ -13,5 +13,15 @@ from tests.harness import (
     sky_server,
 )
 
-__all__ = ["env", "fake", "fake_sky", "fake_sky_harness", "harness", "home", "local_harness",
-           "s3_server", "sky_harness", "sky_server"]
+__all__ = [
+    "env",
+    "fake",
+    "fake_sky",
+    "fake_sky_harness",
+    "harness",
+    "home",
+    "local_harness",
+    "s3_server",
+    "sky_harness",
+    "sky_server",
+]

@@ -46,9 +46,12 @@ WORKER_ID = "w1"
 @pytest_asyncio.fixture(scope="session")
 async def env() -> AsyncIterator[WorkflowEnvironment]:
     environment = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(TEMPORAL_BIN), data_converter=pydantic_data_converter,
+        dev_server_existing_path=str(TEMPORAL_BIN),
+        data_converter=pydantic_data_converter,
         search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
-        dev_server_log_level="error", ui=False)
+        dev_server_log_level="error",
+        ui=False,
+    )
     yield environment
     await environment.shutdown()
 
@@ -75,9 +78,13 @@ class Harness:
     storage: StorageRouter | None = None
 
     def context(self) -> ActivityContext:
-        return ActivityContext(home=self.home, backends={self.backend.name: self.backend},
-                               worker_id=WORKER_ID, task_queue=self.task_queue,
-                               storage=self.storage or StorageRouter())
+        return ActivityContext(
+            home=self.home,
+            backends={self.backend.name: self.backend},
+            worker_id=WORKER_ID,
+            task_queue=self.task_queue,
+            storage=self.storage or StorageRouter(),
+        )
 
     @asynccontextmanager
     async def worker(self) -> AsyncIterator[None]:
@@ -95,8 +102,11 @@ class Harness:
 
     async def start(self, spec: str, *, run_id: str = "", **options: object) -> WorkflowHandle:
         return await self.client.start_workflow(
-            NpaWorkflowRun.run, self.request(spec, **options),
-            id=run_id or f"rt-{uuid.uuid4().hex[:8]}", task_queue=self.task_queue)
+            NpaWorkflowRun.run,
+            self.request(spec, **options),
+            id=run_id or f"rt-{uuid.uuid4().hex[:8]}",
+            task_queue=self.task_queue,
+        )
 
     async def finish(self, handle: WorkflowHandle) -> RunOutcome:
         try:
@@ -115,24 +125,32 @@ class Harness:
             return await self.finish(await self.start(spec, **options))
 
 
-def start_worker_process(env: WorkflowEnvironment, home: Path, task_queue: str, *,
-                         module: str = "worker", **environment: str) -> subprocess.Popen[bytes]:
+def start_worker_process(
+    env: WorkflowEnvironment, home: Path, task_queue: str, *, module: str = "worker", **environment: str
+) -> subprocess.Popen[bytes]:
     """A real `python -m worker` process (to be killed), sharing `home` with the test.
 
     Its log goes to `<home>/worker.log` (appended across restarts) for post-mortems.
     """
-    environ = {**os.environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
-               "NPAFLOW_TASK_QUEUE": task_queue, "NPAFLOW_HOME": str(home),
-               "NPAFLOW_LOG_FORMAT": "console", **environment}
+    environ = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+        "NPAFLOW_TASK_QUEUE": task_queue,
+        "NPAFLOW_HOME": str(home),
+        "NPAFLOW_LOG_FORMAT": "console",
+        **environment,
+    }
     home.mkdir(parents=True, exist_ok=True)
     with open(home / "worker.log", "ab") as log:
-        return subprocess.Popen([sys.executable, "-m", module], cwd=ROOT, env=environ,
-                                stdout=log, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            [sys.executable, "-m", module], cwd=ROOT, env=environ, stdout=log, stderr=subprocess.STDOUT
+        )
 
 
 @asynccontextmanager
-async def replaced_worker(killed: subprocess.Popen[bytes], env: WorkflowEnvironment, home: Path,
-                          task_queue: str, **environment: str) -> AsyncIterator[subprocess.Popen[bytes]]:
+async def replaced_worker(
+    killed: subprocess.Popen[bytes], env: WorkflowEnvironment, home: Path, task_queue: str, **environment: str
+) -> AsyncIterator[subprocess.Popen[bytes]]:
     """SIGKILL a worker process and run a fresh one in its place (same home) for the block."""
     killed.send_signal(signal.SIGKILL)
     killed.wait()
@@ -188,8 +206,9 @@ def sky_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SkyApiServe
 @pytest.fixture
 def sky_harness(env: WorkflowEnvironment, home: Path, sky_server: SkyApiServer) -> Harness:
     """Runs through the real skypilot backend against the real API server."""
-    return Harness(env.client, home, SkyPilotBackend(SkyPilotSdk(sky_server.endpoint)),
-                   f"tq-{uuid.uuid4().hex[:8]}")
+    return Harness(
+        env.client, home, SkyPilotBackend(SkyPilotSdk(sky_server.endpoint)), f"tq-{uuid.uuid4().hex[:8]}"
+    )
 
 
 @pytest.fixture

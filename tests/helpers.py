@@ -32,16 +32,19 @@ def minimal_doc(**states: dict[str, Any]) -> dict[str, Any]:
         "apiVersion": "npa.workflow/v0.0.1",
         "kind": "Workflow",
         "metadata": {"name": "t"},
-        "states": {"work": {"run": {"shell": "echo hi"}, "next": "done"},
-                   "done": {"terminal": True, "run": {"shell": "echo done"}}},
+        "states": {
+            "work": {"run": {"shell": "echo hi"}, "next": "done"},
+            "done": {"terminal": True, "run": {"shell": "echo done"}},
+        },
     }
     doc["states"].update(copy.deepcopy(states))
     return doc
 
 
 def load_doc(doc: dict[str, Any], overrides: dict[str, str] | None = None) -> WorkflowSpec:
-    return load_spec_from_str(yaml.safe_dump(doc, sort_keys=False), "t.yaml", catalog=CATALOG,
-                              overrides=overrides)
+    return load_spec_from_str(
+        yaml.safe_dump(doc, sort_keys=False), "t.yaml", catalog=CATALOG, overrides=overrides
+    )
 
 
 def issues_of(doc: dict[str, Any] | str, overrides: dict[str, str] | None = None) -> list[SpecIssue]:
@@ -71,8 +74,9 @@ def states_of(plan: ExecutionPlan) -> list[str]:
     return [step.state for step in plan.steps]
 
 
-async def eventually(check: Callable[[], Awaitable[T] | T], *, timeout: float = 30.0,
-                     interval: float = 0.05, what: str = "") -> T:
+async def eventually(
+    check: Callable[[], Awaitable[T] | T], *, timeout: float = 30.0, interval: float = 0.05, what: str = ""
+) -> T:
     """Poll `check` until it returns something truthy; fail with the last value seen."""
     deadline = asyncio.get_running_loop().time() + timeout
     last: object = None
@@ -82,6 +86,7 @@ async def eventually(check: Callable[[], Awaitable[T] | T], *, timeout: float = 
         if last:
             return last  # type: ignore[return-value]
         if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"not true within {timeout:g}s{f' ({what})' if what else ''}; "
-                                 f"last value: {last!r}")
+            raise AssertionError(
+                f"not true within {timeout:g}s{f' ({what})' if what else ''}; last value: {last!r}"
+            )
         await asyncio.sleep(interval)

@@ -30,21 +30,30 @@ from workflows_def import SEARCH_ATTRIBUTE_KEYS, NpaWorkflowRun  # noqa: E402
 async def main() -> None:
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
-        data_converter=pydantic_data_converter, dev_server_log_level="error", ui=False,
-        search_attributes=list(SEARCH_ATTRIBUTE_KEYS))
+        data_converter=pydantic_data_converter,
+        dev_server_log_level="error",
+        ui=False,
+        search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
+    )
     out = ROOT / "tests" / "histories"
     out.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         home = Path(scratch)
         queue = f"record-{uuid.uuid4().hex[:6]}"
-        context = ActivityContext(home=home, backends={BackendName.LOCAL: LocalBackend(home, "rec")},
-                                  worker_id="rec", task_queue=queue)
+        context = ActivityContext(
+            home=home,
+            backends={BackendName.LOCAL: LocalBackend(home, "rec")},
+            worker_id="rec",
+            task_queue=queue,
+        )
         async with running_workers(env.client, context):
             for spec in sorted((ROOT / "specs" / "examples").glob("*.yaml")):
-                request = RunRequest(spec=spec.read_text(), poll_seconds=0.2,
-                                     vars={"root": str(home / "out")})
-                handle = await env.client.start_workflow(NpaWorkflowRun.run, request,
-                                                         id=f"history-{spec.stem}", task_queue=queue)
+                request = RunRequest(
+                    spec=spec.read_text(), poll_seconds=0.2, vars={"root": str(home / "out")}
+                )
+                handle = await env.client.start_workflow(
+                    NpaWorkflowRun.run, request, id=f"history-{spec.stem}", task_queue=queue
+                )
                 await handle.result()
                 history = await handle.fetch_history()
                 (out / f"{spec.stem}.json").write_text(history.to_json())

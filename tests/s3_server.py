@@ -15,20 +15,43 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 BUCKET = "npaflow-test"
-CREDENTIALS = {"AWS_ACCESS_KEY_ID": "npaflow", "AWS_SECRET_ACCESS_KEY": "npaflow-secret",
-               "AWS_DEFAULT_REGION": "us-east-1"}
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "npaflow",
+    "AWS_SECRET_ACCESS_KEY": "npaflow-secret",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
 #: An identity that may list and write but never read objects.
-NO_READ_CREDENTIALS = {**CREDENTIALS, "AWS_ACCESS_KEY_ID": "npaflow-noread",
-                       "AWS_SECRET_ACCESS_KEY": "npaflow-noread-secret"}
+NO_READ_CREDENTIALS = {
+    **CREDENTIALS,
+    "AWS_ACCESS_KEY_ID": "npaflow-noread",
+    "AWS_SECRET_ACCESS_KEY": "npaflow-noread-secret",
+}
 #: Credentials the server does not know.
 WRONG_CREDENTIALS = {**CREDENTIALS, "AWS_ACCESS_KEY_ID": "nobody", "AWS_SECRET_ACCESS_KEY": "wrong"}
-IDENTITIES = {"identities": [
-    {"name": "admin", "credentials": [{"accessKey": CREDENTIALS["AWS_ACCESS_KEY_ID"],
-                                       "secretKey": CREDENTIALS["AWS_SECRET_ACCESS_KEY"]}],
-     "actions": ["Admin", "Read", "List", "Tagging", "Write"]},
-    {"name": "noread", "credentials": [{"accessKey": NO_READ_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-                                        "secretKey": NO_READ_CREDENTIALS["AWS_SECRET_ACCESS_KEY"]}],
-     "actions": ["List", "Write"]}]}
+IDENTITIES = {
+    "identities": [
+        {
+            "name": "admin",
+            "credentials": [
+                {
+                    "accessKey": CREDENTIALS["AWS_ACCESS_KEY_ID"],
+                    "secretKey": CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+                }
+            ],
+            "actions": ["Admin", "Read", "List", "Tagging", "Write"],
+        },
+        {
+            "name": "noread",
+            "credentials": [
+                {
+                    "accessKey": NO_READ_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+                    "secretKey": NO_READ_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+                }
+            ],
+            "actions": ["List", "Write"],
+        },
+    ]
+}
 
 
 def _free(port: int) -> bool:
@@ -67,13 +90,24 @@ class S3Server:
         self.endpoint = f"http://127.0.0.1:{s3}"
         beside = Path(sys.executable).parent / "weed"
         binary = str(beside) if beside.exists() else shutil.which("weed") or "weed"
-        self.command = [binary, "server", "-ip=127.0.0.1",
-                        "-ip.bind=127.0.0.1", f"-dir={self.data_dir}", f"-master.port={master}",
-                        f"-volume.port={volume}", f"-filer.port={filer}", "-s3", f"-s3.port={s3}",
-                        f"-s3.config={self.data_dir / 's3.json'}", "-volume.max=8",
-                        # weed 4 also listens on fixed ports (Iceberg 8181, Lance 9101): off, so
-                        # that two servers (two pytest processes) can run side by side.
-                        "-s3.port.iceberg=0", "-s3.port.lance=0"]
+        self.command = [
+            binary,
+            "server",
+            "-ip=127.0.0.1",
+            "-ip.bind=127.0.0.1",
+            f"-dir={self.data_dir}",
+            f"-master.port={master}",
+            f"-volume.port={volume}",
+            f"-filer.port={filer}",
+            "-s3",
+            f"-s3.port={s3}",
+            f"-s3.config={self.data_dir / 's3.json'}",
+            "-volume.max=8",
+            # weed 4 also listens on fixed ports (Iceberg 8181, Lance 9101): off, so
+            # that two servers (two pytest processes) can run side by side.
+            "-s3.port.iceberg=0",
+            "-s3.port.lance=0",
+        ]
 
     def start(self, timeout: float = 60, *, port_retries: int = 3) -> None:
         """Start and create the bucket; a server that exits at once (a port taken meanwhile)
@@ -109,10 +143,13 @@ class S3Server:
                 time.sleep(0.5)
 
     def client(self, credentials: dict[str, str] = CREDENTIALS):
-        return boto3.client("s3", endpoint_url=self.endpoint,
-                            aws_access_key_id=credentials["AWS_ACCESS_KEY_ID"],
-                            aws_secret_access_key=credentials["AWS_SECRET_ACCESS_KEY"],
-                            region_name=credentials["AWS_DEFAULT_REGION"])
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id=credentials["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=credentials["AWS_SECRET_ACCESS_KEY"],
+            region_name=credentials["AWS_DEFAULT_REGION"],
+        )
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:

@@ -33,8 +33,13 @@ class SkyApiServer:
     def environ(self) -> dict[str, str]:
         # The controllers SkyPilot spawns run `python -m sky...` from PATH: this venv's first.
         path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-        return {**os.environ, "HOME": str(self.home), "PATH": path,
-                "SKYPILOT_DISABLE_USAGE_COLLECTION": "1", "SKYPILOT_API_SERVER_ENDPOINT": self.endpoint}
+        return {
+            **os.environ,
+            "HOME": str(self.home),
+            "PATH": path,
+            "SKYPILOT_DISABLE_USAGE_COLLECTION": "1",
+            "SKYPILOT_API_SERVER_ENDPOINT": self.endpoint,
+        }
 
     def healthy(self) -> bool:
         try:
@@ -47,14 +52,23 @@ class SkyApiServer:
         if shutil.which("rsync") is None:
             raise RuntimeError("the SkyPilot API server needs rsync (apt-get install rsync)")
         if self.healthy():
-            raise RuntimeError(f"another SkyPilot API server already answers at {self.endpoint}; "
-                               "stop it (sky api stop) before running these tests")
+            raise RuntimeError(
+                f"another SkyPilot API server already answers at {self.endpoint}; "
+                "stop it (sky api stop) before running these tests"
+            )
         (self.home / ".sky").mkdir(parents=True, exist_ok=True)
         (self.home / ".sky" / "config.yaml").write_text(CONFIG)
         # cwd: SkyPilot 0.12.2's consolidated jobs controller creates '~/sky_logs/managed_jobs'
         # without expanding '~', i.e. under the server's working directory.
-        subprocess.run([self.sky, "api", "start"], env=self.environ(), cwd=self.home, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=180)
+        subprocess.run(
+            [self.sky, "api", "start"],
+            env=self.environ(),
+            cwd=self.home,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=180,
+        )
         deadline = time.monotonic() + 120
         while not self.healthy():
             if time.monotonic() > deadline:
@@ -62,8 +76,14 @@ class SkyApiServer:
             time.sleep(0.5)
 
     def stop(self) -> None:
-        subprocess.run([self.sky, "api", "stop"], env=self.environ(), check=False,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+        subprocess.run(
+            [self.sky, "api", "stop"],
+            env=self.environ(),
+            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=120,
+        )
         self._kill_leftovers()
 
     def _kill_leftovers(self) -> None:

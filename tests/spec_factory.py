@@ -15,35 +15,50 @@ def chain_spec(states: int) -> str:
     body: dict[str, dict] = {}
     for i in range(blocks):
         nxt = f"seq-{i + 1}" if i + 1 < blocks else None
-        body[f"seq-{i}"] = {"sequence": [f"a-{i}", f"b-{i}"], "loop": {"max": "{{config.loops}}"},
-                            "next": f"grp-{i}"}
-        body[f"a-{i}"] = {"run": {"shell": "echo {{config.root}}/{{run.id}}/{{loop.seq-" + str(i) + "}}"},
-                          "outputs": [{"uri": f"s3://b/{RUN}/a-{i}/" + "{{loop.seq-" + str(i) + "}}.json"}]}
+        body[f"seq-{i}"] = {
+            "sequence": [f"a-{i}", f"b-{i}"],
+            "loop": {"max": "{{config.loops}}"},
+            "next": f"grp-{i}",
+        }
+        body[f"a-{i}"] = {
+            "run": {"shell": "echo {{config.root}}/{{run.id}}/{{loop.seq-" + str(i) + "}}"},
+            "outputs": [{"uri": f"s3://b/{RUN}/a-{i}/" + "{{loop.seq-" + str(i) + "}}.json"}],
+        }
         body[f"b-{i}"] = {"run": {"argv": ["cat", "{{state.a-" + str(i) + ".uri}}"]}}
         members = [f"m{j}-{i}" for j in range(4)]
-        body[f"grp-{i}"] = {"parallel": members, "maxConcurrency": "{{config.mc}}",
-                            "next": f"l1-{i}"}
+        body[f"grp-{i}"] = {"parallel": members, "maxConcurrency": "{{config.mc}}", "next": f"l1-{i}"}
         for j, member in enumerate(members):
-            body[member] = {"params": {"lr": f"{j}e-3", "out": "s3://b/{{run.id}}/" + member},
-                            "run": {"shell": "train --lr {{config.lr}} --out {{config.out}}"},
-                            "resources": "gpu"}
+            body[member] = {
+                "params": {"lr": f"{j}e-3", "out": "s3://b/{{run.id}}/" + member},
+                "run": {"shell": "train --lr {{config.lr}} --out {{config.out}}"},
+                "resources": "gpu",
+            }
         body[f"l1-{i}"] = {"run": {"shell": "echo {{config.root|base64}}"}, "next": f"l2-{i}"}
         body[f"l2-{i}"] = {"run": {"shell": "echo done {{run.prefix}}"}}
         if nxt:
             body[f"l2-{i}"]["next"] = nxt
         else:
             body[f"l2-{i}"]["terminal"] = True
-    doc = {"apiVersion": "npa.workflow/v0.0.1", "kind": "Workflow",
-           "metadata": {"name": "bench"}, "config": {"root": "/data", "loops": 2, "mc": 2},
-           "resources": {"gpu": {"cpus": 4, "accelerators": "H100:1"}}, "states": body}
+    doc = {
+        "apiVersion": "npa.workflow/v0.0.1",
+        "kind": "Workflow",
+        "metadata": {"name": "bench"},
+        "config": {"root": "/data", "loops": 2, "mc": 2},
+        "resources": {"gpu": {"cpus": 4, "accelerators": "H100:1"}},
+        "states": body,
+    }
     return yaml.safe_dump(doc, sort_keys=False)
-
 
 
 def alias_bomb(levels: int = 9, fanout: int = 9) -> str:
     """A few hundred bytes of nested aliases standing for fanout**levels values."""
-    lines = ["apiVersion: npa.workflow/v0.0.1", "kind: Workflow", "metadata: {name: bomb}",
-             "x-bomb:", "  l0: &l0 [" + ", ".join(["lol"] * fanout) + "]"]
+    lines = [
+        "apiVersion: npa.workflow/v0.0.1",
+        "kind: Workflow",
+        "metadata: {name: bomb}",
+        "x-bomb:",
+        "  l0: &l0 [" + ", ".join(["lol"] * fanout) + "]",
+    ]
     lines += [f"  l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * fanout) + "]" for i in range(1, levels)]
     lines += ["states:", f"  a: {{terminal: true, run: {{shell: echo}}, x-bomb: *l{levels - 1}}}"]
     return "\n".join(lines) + "\n"
@@ -51,6 +66,8 @@ def alias_bomb(levels: int = 9, fanout: int = 9) -> str:
 
 def deeply_nested(depth: int) -> str:
     """A valid spec whose `config` holds a value nested `depth` levels deep."""
-    return ("apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: deep}\n"
-            f"config:\n  deep: {'[' * depth}1{']' * depth}\n"
-            "states:\n  a: {terminal: true, run: {shell: echo}}\n")
+    return (
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: deep}\n"
+        f"config:\n  deep: {'[' * depth}1{']' * depth}\n"
+        "states:\n  a: {terminal: true, run: {shell: echo}}\n"
+    )

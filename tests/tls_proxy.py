@@ -34,20 +34,32 @@ def _name(common_name: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
-def _issue(subject: str, key: ec.EllipticCurvePrivateKey, issuer: x509.Name,
-           issuer_key: ec.EllipticCurvePrivateKey, *, ca: bool = False,
-           usage: ExtendedKeyUsageOID | None = None) -> x509.Certificate:
+def _issue(
+    subject: str,
+    key: ec.EllipticCurvePrivateKey,
+    issuer: x509.Name,
+    issuer_key: ec.EllipticCurvePrivateKey,
+    *,
+    ca: bool = False,
+    usage: ExtendedKeyUsageOID | None = None,
+) -> x509.Certificate:
     now = datetime.datetime.now(datetime.UTC)
-    builder = (x509.CertificateBuilder().subject_name(_name(subject)).issuer_name(issuer)
-               .public_key(key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(minutes=5))
-               .not_valid_after(now + datetime.timedelta(days=1))
-               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(_name(subject))
+        .issuer_name(issuer)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
     if usage is not None:
         builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
     if usage == ExtendedKeyUsageOID.SERVER_AUTH:
-        builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]),
-                                        critical=False)
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False
+        )
     return builder.sign(issuer_key, hashes.SHA256())
 
 
@@ -63,17 +75,28 @@ def make_certificates(directory: Path) -> Certificates:
         files[name].write_bytes(data)
 
     write("ca", ca_cert.public_bytes(serialization.Encoding.PEM))
-    for role, usage in (("server", ExtendedKeyUsageOID.SERVER_AUTH),
-                        ("client", ExtendedKeyUsageOID.CLIENT_AUTH)):
+    for role, usage in (
+        ("server", ExtendedKeyUsageOID.SERVER_AUTH),
+        ("client", ExtendedKeyUsageOID.CLIENT_AUTH),
+    ):
         key = ec.generate_private_key(ec.SECP256R1())
-        cert = _issue("localhost" if role == "server" else "npaflow-worker", key, ca_cert.subject,
-                      ca_key, usage=usage)
+        cert = _issue(
+            "localhost" if role == "server" else "npaflow-worker", key, ca_cert.subject, ca_key, usage=usage
+        )
         write(f"{role}_cert", cert.public_bytes(serialization.Encoding.PEM))
-        write(f"{role}_key", key.private_bytes(serialization.Encoding.PEM,
-                                               serialization.PrivateFormat.PKCS8,
-                                               serialization.NoEncryption()))
-    return Certificates(ca=files["ca"], server_cert=files["server_cert"], server_key=files["server_key"],
-                        client_cert=files["client_cert"], client_key=files["client_key"])
+        write(
+            f"{role}_key",
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            ),
+        )
+    return Certificates(
+        ca=files["ca"],
+        server_cert=files["server_cert"],
+        server_key=files["server_key"],
+        client_cert=files["client_cert"],
+        client_key=files["client_key"],
+    )
 
 
 class TlsProxy:
@@ -100,8 +123,9 @@ class TlsProxy:
 
     async def start(self) -> None:
         """Begin listening."""
-        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.context,
-                                                 ssl_handshake_timeout=10)
+        self.server = await asyncio.start_server(
+            self._serve, "127.0.0.1", 0, ssl=self.context, ssl_handshake_timeout=10
+        )
 
     async def stop(self) -> None:
         """Stop listening and drop connections."""

@@ -19,11 +19,18 @@ def register(commands: SubParsers) -> None:
     work = commands.add_parser("worker", help="run a worker (config from flags or environment)")
     add_connection_arguments(work)
     work.add_argument("--backend", help="backends to offer, comma-separated (NPAFLOW_BACKEND)")
-    work.add_argument("--job-env", action="append", default=[], metavar="NAME",
-                      help="pass this worker variable through to local jobs (NPAFLOW_JOB_ENV)")
-    work.add_argument("--health-check", action="store_true",
-                      help="exit 0 when this host's worker polls all its task queues, else 1 "
-                      "(the container healthcheck)")
+    work.add_argument(
+        "--job-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass this worker variable through to local jobs (NPAFLOW_JOB_ENV)",
+    )
+    work.add_argument(
+        "--health-check",
+        action="store_true",
+        help="exit 0 when this host's worker polls all its task queues, else 1 (the container healthcheck)",
+    )
     work.set_defaults(handler=lambda a: _run("check_worker" if a.health_check else "run_worker", a))
     dev = commands.add_parser("dev", help="local Temporal dev server + UI + a local-backend worker")
     dev.add_argument("--port", type=int, default=7233)

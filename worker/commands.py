@@ -21,10 +21,16 @@ from worker.main import serve
 
 def _config_from(args: argparse.Namespace, *, create_id: bool = True) -> WorkerConfig:
     backends = tuple(b.strip() for b in (args.backend or "").split(",") if b.strip()) or None
-    return WorkerConfig.from_env(create_id=create_id, address=args.address, namespace=args.namespace,
-                                 profile=args.profile,
-                                 task_queue=args.task_queue, backends=backends,
-                                 ledger_root=args.ledger_root, job_env=tuple(args.job_env))
+    return WorkerConfig.from_env(
+        create_id=create_id,
+        address=args.address,
+        namespace=args.namespace,
+        profile=args.profile,
+        task_queue=args.task_queue,
+        backends=backends,
+        ledger_root=args.ledger_root,
+        job_env=tuple(args.job_env),
+    )
 
 
 def run_worker(args: argparse.Namespace) -> int:
@@ -40,17 +46,22 @@ def check_worker(args: argparse.Namespace) -> int:
     """0 when the worker configured like this one (same home, same id) polls its three queues."""
     config = _config_from(args, create_id=False)
     if not config.worker_id:
-        print(f"unhealthy: no worker has started with home {config.home} (no worker id yet)",
-              file=sys.stderr)
+        print(f"unhealthy: no worker has started with home {config.home} (no worker id yet)", file=sys.stderr)
         return 1
     target = temporal_target(config.address, config.namespace, config.profile)
 
     async def polled() -> list[str]:
         client = await connect(target, patience=5)
-        queues = {config.task_queue: False, poll_task_queue(config.task_queue): True,
-                  worker_task_queue(config.task_queue, config.worker_id): True}
-        return [queue for queue, activities in queues.items()
-                if not await has_pollers(client, queue, activities=activities, strict=True)]
+        queues = {
+            config.task_queue: False,
+            poll_task_queue(config.task_queue): True,
+            worker_task_queue(config.task_queue, config.worker_id): True,
+        }
+        return [
+            queue
+            for queue, activities in queues.items()
+            if not await has_pollers(client, queue, activities=activities, strict=True)
+        ]
 
     idle = asyncio.run(polled())
     for queue in idle:
@@ -85,16 +96,37 @@ def run_dev(args: argparse.Namespace) -> int:
     else:
         data = config.home / "temporal"
         data.mkdir(parents=True, exist_ok=True)
-        command = [temporal_binary(), "server", "start-dev", "--ip", "127.0.0.1", "--port",
-                   str(args.port), "--ui-port", str(args.ui_port), "--db-filename",
-                   str(data / "dev.db"), "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma",
-                   "synchronous=normal", "--ui-disable-news-fetch", "--log-level", "error"]
+        command = [
+            temporal_binary(),
+            "server",
+            "start-dev",
+            "--ip",
+            "127.0.0.1",
+            "--port",
+            str(args.port),
+            "--ui-port",
+            str(args.ui_port),
+            "--db-filename",
+            str(data / "dev.db"),
+            "--sqlite-pragma",
+            "journal_mode=wal",
+            "--sqlite-pragma",
+            "synchronous=normal",
+            "--ui-disable-news-fetch",
+            "--log-level",
+            "error",
+        ]
         for name, kind in SEARCH_ATTRIBUTE_TYPES.items():
             command += ["--search-attribute", f"{name}={kind}"]
-        server = subprocess.Popen(command, stdout=open(data / "dev.log", "ab"),  # noqa: SIM115
-                                  stderr=subprocess.STDOUT)
-        print(f"Temporal UI: http://127.0.0.1:{args.ui_port}  (server 127.0.0.1:{args.port}, "
-              f"data {data})", flush=True)
+        server = subprocess.Popen(
+            command,
+            stdout=open(data / "dev.log", "ab"),  # noqa: SIM115
+            stderr=subprocess.STDOUT,
+        )
+        print(
+            f"Temporal UI: http://127.0.0.1:{args.ui_port}  (server 127.0.0.1:{args.port}, data {data})",
+            flush=True,
+        )
     try:
         asyncio.run(serve(config))
     except KeyboardInterrupt:

@@ -89,11 +89,15 @@ class WorkerConfig(BaseModel):
         try:
             backends = tuple(BackendName(b) for b in names)
         except ValueError:
-            raise UsageError(f"{EnvVar.BACKEND.value}={env(EnvVar.BACKEND)!r}: backends are "
-                             f"{', '.join(b.value for b in BackendName)}") from None
+            raise UsageError(
+                f"{EnvVar.BACKEND.value}={env(EnvVar.BACKEND)!r}: backends are "
+                f"{', '.join(b.value for b in BackendName)}"
+            ) from None
         values: dict[str, object] = {
-            "task_queue": env(EnvVar.TASK_QUEUE), "home": default_home(),
-            "worker_id": env(EnvVar.WORKER_ID), "backends": backends,
+            "task_queue": env(EnvVar.TASK_QUEUE),
+            "home": default_home(),
+            "worker_id": env(EnvVar.WORKER_ID),
+            "backends": backends,
             "skypilot_endpoint": env(EnvVar.SKYPILOT_ENDPOINT),
             "aws_endpoint_url": env(EnvVar.AWS_ENDPOINT_URL),
             "catalog_paths": tuple(p for p in env(EnvVar.CATALOG).split(os.pathsep) if p),
@@ -115,8 +119,10 @@ class WorkerConfig(BaseModel):
             UsageError: the skypilot backend is enabled without an API server endpoint.
         """
         if BackendName.SKYPILOT in self.backends and not self.skypilot_endpoint:
-            raise UsageError(f"the skypilot backend needs {EnvVar.SKYPILOT_ENDPOINT.value} (the URL "
-                             "of your SkyPilot API server); a worker never starts one itself")
+            raise UsageError(
+                f"the skypilot backend needs {EnvVar.SKYPILOT_ENDPOINT.value} (the URL "
+                "of your SkyPilot API server); a worker never starts one itself"
+            )
         for name in self.job_env:
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
                 raise UsageError(f"{EnvVar.JOB_ENV.value}: {name!r} is not a variable name")

@@ -21,12 +21,21 @@ def merge_temporal_context(_: object, __: str, event: dict) -> dict:
 
 def configure_logging(log_format: str = "json", level: int = logging.INFO) -> None:
     """Route structlog (and stdlib logging) to stderr as JSON lines or console text."""
-    renderer = (structlog.processors.JSONRenderer() if log_format == "json"
-                else structlog.dev.ConsoleRenderer(colors=False))
+    renderer = (
+        structlog.processors.JSONRenderer()
+        if log_format == "json"
+        else structlog.dev.ConsoleRenderer(colors=False)
+    )
     structlog.configure(
-        processors=[structlog.contextvars.merge_contextvars, merge_temporal_context,
-                    structlog.processors.add_log_level,
-                    structlog.processors.TimeStamper(fmt="iso", utc=True), renderer],
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            merge_temporal_context,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            renderer,
+        ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr), cache_logger_on_first_use=True)
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=True,
+    )
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)

@@ -49,8 +49,9 @@ async def register_search_attributes(client: Client) -> None:
     """
     errors: dict[str, str] = {}
     for key in SEARCH_ATTRIBUTE_KEYS:
-        request = AddSearchAttributesRequest(namespace=client.namespace,
-                                             search_attributes={key.name: key.indexed_value_type})
+        request = AddSearchAttributesRequest(
+            namespace=client.namespace, search_attributes={key.name: key.indexed_value_type}
+        )
         try:
             await client.operator_service.add_search_attributes(request)
         except RPCError as exc:
@@ -60,28 +61,32 @@ async def register_search_attributes(client: Client) -> None:
         return
     try:
         listed = await client.operator_service.list_search_attributes(
-            ListSearchAttributesRequest(namespace=client.namespace))
+            ListSearchAttributesRequest(namespace=client.namespace)
+        )
     except RPCError as exc:
         log.warning("worker.search_attributes_unverified", errors=errors, error=str(exc))
         return
     present = set(listed.custom_attributes) | set(listed.system_attributes)
     missing = [key for key in SEARCH_ATTRIBUTE_KEYS if key.name not in present]
     if missing:
-        commands = "; ".join(f"temporal operator search-attribute create --namespace {client.namespace} "
-                             f"--name {key.name} --type {SEARCH_ATTRIBUTE_TYPES[key.name]}"
-                             for key in missing)
-        raise UsageError(f"search attribute(s) {', '.join(k.name for k in missing)} missing in namespace "
-                         f"{client.namespace} and not registrable by this worker "
-                         f"({errors.get(missing[0].name, 'permission denied')}) (hint: an operator runs: "
-                         f"{commands})")
+        commands = "; ".join(
+            f"temporal operator search-attribute create --namespace {client.namespace} "
+            f"--name {key.name} --type {SEARCH_ATTRIBUTE_TYPES[key.name]}"
+            for key in missing
+        )
+        raise UsageError(
+            f"search attribute(s) {', '.join(k.name for k in missing)} missing in namespace "
+            f"{client.namespace} and not registrable by this worker "
+            f"({errors.get(missing[0].name, 'permission denied')}) (hint: an operator runs: "
+            f"{commands})"
+        )
 
 
 def build_backends(config: WorkerConfig) -> dict[BackendName, Backend]:
     """Instantiate the backends this worker offers (SkyPilot's SDK is imported only if asked for)."""
     backends: dict[BackendName, Backend] = {}
     if BackendName.LOCAL in config.backends:
-        backends[BackendName.LOCAL] = LocalBackend(config.home, config.worker_id,
-                                                   job_env=config.job_env)
+        backends[BackendName.LOCAL] = LocalBackend(config.home, config.worker_id, job_env=config.job_env)
     if BackendName.SKYPILOT in config.backends:
         from activities.backends.skypilot import SkyPilotBackend
         from activities.backends.skypilot_sdk import SkyPilotSdk
@@ -92,11 +97,16 @@ def build_backends(config: WorkerConfig) -> dict[BackendName, Backend]:
 
 def build_context(config: WorkerConfig) -> ActivityContext:
     """The dependencies every activity shares."""
-    return ActivityContext(home=config.home, backends=build_backends(config),
-                           worker_id=config.worker_id, task_queue=config.task_queue,
-                           storage=StorageRouter(S3Storage(config.aws_endpoint_url)),
-                           aws_endpoint_url=config.aws_endpoint_url,
-                           catalog_paths=list(config.catalog_paths), ledger_root=config.ledger_root)
+    return ActivityContext(
+        home=config.home,
+        backends=build_backends(config),
+        worker_id=config.worker_id,
+        task_queue=config.task_queue,
+        storage=StorageRouter(S3Storage(config.aws_endpoint_url)),
+        aws_endpoint_url=config.aws_endpoint_url,
+        catalog_paths=list(config.catalog_paths),
+        ledger_root=config.ledger_root,
+    )
 
 
 def workflow_runner() -> SandboxedWorkflowRunner:
@@ -106,19 +116,32 @@ def workflow_runner() -> SandboxedWorkflowRunner:
 
 
 @asynccontextmanager
-async def running_workers(client: Client, context: ActivityContext,
-                          max_pollers: int = 1000) -> AsyncIterator[None]:
+async def running_workers(
+    client: Client, context: ActivityContext, max_pollers: int = 1000
+) -> AsyncIterator[None]:
     """Run the main, poller and own-queue workers for the duration of the block."""
-    main = Worker(client, task_queue=context.task_queue, workflows=WORKFLOWS,
-                  activities=activities_for(context, QueueKind.MAIN), workflow_runner=workflow_runner(),
-                  graceful_shutdown_timeout=timedelta(seconds=10))
-    pollers = Worker(client, task_queue=poll_task_queue(context.task_queue),
-                     activities=activities_for(context, QueueKind.POLL),
-                     max_concurrent_activities=max_pollers,
-                     graceful_shutdown_timeout=timedelta(seconds=2))
-    own = Worker(client, task_queue=context.worker_queue,
-                 activities=activities_for(context, QueueKind.WORKER),
-                 max_concurrent_activities=max_pollers, graceful_shutdown_timeout=timedelta(seconds=2))
+    main = Worker(
+        client,
+        task_queue=context.task_queue,
+        workflows=WORKFLOWS,
+        activities=activities_for(context, QueueKind.MAIN),
+        workflow_runner=workflow_runner(),
+        graceful_shutdown_timeout=timedelta(seconds=10),
+    )
+    pollers = Worker(
+        client,
+        task_queue=poll_task_queue(context.task_queue),
+        activities=activities_for(context, QueueKind.POLL),
+        max_concurrent_activities=max_pollers,
+        graceful_shutdown_timeout=timedelta(seconds=2),
+    )
+    own = Worker(
+        client,
+        task_queue=context.worker_queue,
+        activities=activities_for(context, QueueKind.WORKER),
+        max_concurrent_activities=max_pollers,
+        graceful_shutdown_timeout=timedelta(seconds=2),
+    )
     async with AsyncExitStack() as stack:
         for worker in (main, pollers, own):
             await stack.enter_async_context(worker)
@@ -137,11 +160,19 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None) -> None
     await register_search_attributes(client)
     context = build_context(config)
     async with running_workers(client, context, config.max_concurrent_pollers):
-        log.info("worker.started", address=target.address, namespace=target.namespace,
-                 tls=target.secured, temporal_settings=target.source,
-                 task_queue=config.task_queue, worker_id=config.worker_id,
-                 worker_queue=context.worker_queue, backends=[b.value for b in config.backends],
-                 home=str(config.home), ledger_root=context.ledger_base())
+        log.info(
+            "worker.started",
+            address=target.address,
+            namespace=target.namespace,
+            tls=target.secured,
+            temporal_settings=target.source,
+            task_queue=config.task_queue,
+            worker_id=config.worker_id,
+            worker_queue=context.worker_queue,
+            backends=[b.value for b in config.backends],
+            home=str(config.home),
+            ledger_root=context.ledger_base(),
+        )
         await stop.wait()
     log.info("worker.stopped")
 

@@ -12,5 +12,12 @@ from workflows_def.run_workflow import (
 #: Every workflow a worker registers.
 WORKFLOWS = [NpaWorkflowRun, NpaflowJobLogs]
 
-__all__ = ["PHASE_ATTRIBUTE", "SEARCH_ATTRIBUTE_KEYS", "STATE_ATTRIBUTE", "WORKFLOWS", "WORKFLOW_ATTRIBUTE",
-           "NpaWorkflowRun", "NpaflowJobLogs"]
+__all__ = [
+    "PHASE_ATTRIBUTE",
+    "SEARCH_ATTRIBUTE_KEYS",
+    "STATE_ATTRIBUTE",
+    "WORKFLOWS",
+    "WORKFLOW_ATTRIBUTE",
+    "NpaWorkflowRun",
+    "NpaflowJobLogs",
+]

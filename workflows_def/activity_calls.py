@@ -27,14 +27,22 @@ InputT = TypeVar("InputT", bound=BaseModel)
 ResultT = TypeVar("ResultT")
 
 #: Short activities: a few quick retries for what a retry can fix.
-SHORT_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2.0,
-                          maximum_interval=timedelta(seconds=30), maximum_attempts=8,
-                          non_retryable_error_types=NON_RETRYABLE_ERROR_TYPES)
+SHORT_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=8,
+    non_retryable_error_types=NON_RETRYABLE_ERROR_TYPES,
+)
 #: Launches, polls and cancels retry until they succeed or report a final error: their
 #: transport recovery deadline lives in the activity (heartbeat details carry its start).
-PERSISTENT_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2.0,
-                               maximum_interval=timedelta(seconds=10), maximum_attempts=0,
-                               non_retryable_error_types=NON_RETRYABLE_ERROR_TYPES)
+PERSISTENT_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=10),
+    maximum_attempts=0,
+    non_retryable_error_types=NON_RETRYABLE_ERROR_TYPES,
+)
 #: A dead worker's launch is retried (and reconciled) within seconds, never minutes.
 LAUNCH_HEARTBEAT_TIMEOUT = timedelta(seconds=20)
 #: A launch may wait for a controller to come up; it heartbeats all along.
@@ -47,9 +55,13 @@ POLL_HEARTBEAT_TIMEOUT = timedelta(seconds=60)
 UNBOUNDED_WAIT = timedelta(days=30)
 #: Ledger exports wait out a storage outage rather than fail a healthy run.
 LEDGER_EXPORT_DEADLINE = timedelta(hours=1)
-LEDGER_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2.0,
-                           maximum_interval=timedelta(seconds=30), maximum_attempts=0,
-                           non_retryable_error_types=NON_RETRYABLE_ERROR_TYPES)
+LEDGER_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=0,
+    non_retryable_error_types=NON_RETRYABLE_ERROR_TYPES,
+)
 
 
 def wait_timeout(max_wait_seconds: float) -> timedelta:
@@ -66,8 +78,13 @@ def now() -> str:
 
 def job_of(record: WaveAttemptRecord, request: RunRequest) -> JobRef:
     """The exact job an attempt runs as, and where its activities must run."""
-    return JobRef(backend=request.backend, job_id=record.job_id, job_name=record.job_name,
-                  worker_id=record.worker_id, worker_task_queue=record.worker_task_queue)
+    return JobRef(
+        backend=request.backend,
+        job_id=record.job_id,
+        job_name=record.job_name,
+        worker_id=record.worker_id,
+        worker_task_queue=record.worker_task_queue,
+    )
 
 
 def worker_bound(job: JobRef, request: RunRequest) -> dict[str, timedelta]:
@@ -92,8 +109,7 @@ async def call(ref: ActivityRef[InputT, ResultT], arg: InputT, **options: Any) -
     return cast(ResultT, result)
 
 
-def start(ref: ActivityRef[InputT, ResultT], arg: InputT,
-          **options: Any) -> workflow.ActivityHandle[ResultT]:
+def start(ref: ActivityRef[InputT, ResultT], arg: InputT, **options: Any) -> workflow.ActivityHandle[ResultT]:
     """Start an activity by its contract reference and return its handle."""
     handle = workflow.start_activity(ref.name, arg, result_type=ref.result_type, **options)
     return cast(workflow.ActivityHandle[ResultT], handle)
@@ -101,16 +117,14 @@ def start(ref: ActivityRef[InputT, ResultT], arg: InputT,
 
 async def call_local(ref: ActivityRef[InputT, ResultT], arg: InputT, **options: Any) -> ResultT:
     """Execute a local activity (no history events of its own beyond a marker)."""
-    result = await workflow.execute_local_activity(ref.name, arg, result_type=ref.result_type,
-                                                   **options)
+    result = await workflow.execute_local_activity(ref.name, arg, result_type=ref.result_type, **options)
     return cast(ResultT, result)
 
 
 def launch_moved_to(error: ActivityError) -> str | None:
     """The task queue a launch must be reconciled on, when it began on another worker."""
     cause = error.cause
-    if isinstance(cause, ApplicationError) and cause.type == ErrorType.LAUNCH_MOVED.value \
-            and cause.details:
+    if isinstance(cause, ApplicationError) and cause.type == ErrorType.LAUNCH_MOVED.value and cause.details:
         return str(cause.details[0])
     return None
 
@@ -144,7 +158,8 @@ def classify_activity_error(error: BaseException, job: JobRef | None = None) -> 
         if cause.type is TimeoutType.SCHEDULE_TO_START and job is not None and job.worker_id:
             return FailureClass.CONTROLLER, (
                 f"worker {job.worker_id} holds job {job.job_id} but did not pick up its activity "
-                f"on task queue {job.worker_task_queue}; its host may be gone")
+                f"on task queue {job.worker_task_queue}; its host may be gone"
+            )
         timeout = cause.type.name if cause.type else "timeout"
         return FailureClass.TRANSPORT, f"{activity} timed out ({timeout})"
     return FailureClass.CONTROLLER, str(cause or error)

@@ -65,6 +65,7 @@ from workflows_def.readings import ArtifactReads
 if TYPE_CHECKING:
     from workflows_def.run_workflow import RunRecorder
 
+
 class OutputsUnreadableError(NpaflowError):
     """Declared outputs could not be checked: never read as present or as missing."""
 
@@ -98,8 +99,9 @@ class AttemptOutcome:
 class AttemptRunner:
     """Runs single wave attempts and cancels their jobs; owns launches still in progress."""
 
-    def __init__(self, request: RunRequest, loaded: LoadedSpec, state: RunState,
-                 recorder: RunRecorder) -> None:
+    def __init__(
+        self, request: RunRequest, loaded: LoadedSpec, state: RunState, recorder: RunRecorder
+    ) -> None:
         self.request = request
         self.loaded = loaded
         self.state = state
@@ -115,8 +117,7 @@ class AttemptRunner:
         self.state.wave_launching(wave, attempt, now=now())
         queue: str | None = None
         while True:
-            handle = self._start_launch(wave, attempt, reconcile=reconcile or queue is not None,
-                                        queue=queue)
+            handle = self._start_launch(wave, attempt, reconcile=reconcile or queue is not None, queue=queue)
             self.pending_launches[(wave.key, attempt)] = handle
             try:
                 launch = await asyncio.shield(handle)
@@ -136,20 +137,32 @@ class AttemptRunner:
         await self.recorder.flush()
         return await self.await_job(wave.key, attempt)
 
-    def _start_launch(self, wave: Wave, attempt: int, *, reconcile: bool,
-                      queue: str | None) -> workflow.ActivityHandle[LaunchResult]:
+    def _start_launch(
+        self, wave: Wave, attempt: int, *, reconcile: bool, queue: str | None
+    ) -> workflow.ActivityHandle[LaunchResult]:
         bound = {"schedule_to_start_timeout": timedelta(seconds=self.request.worker_lost_seconds)}
         return start(
-            LAUNCH_WAVE, LaunchWaveInput(
-                run_id=self.state.run_id, workflow=self.state.workflow, wave=wave,
-                attempt=attempt, backend=self.request.backend, catalog=self.loaded.catalog,
-                secret_env=self.request.secret_env, infra=self.request.infra,
-                ledger_uri=self.loaded.ledger_uri, reconcile=reconcile,
-                transport_recovery_seconds=self.request.transport_recovery_seconds),
-            task_queue=queue, **(bound if queue else {}),
-            start_to_close_timeout=LAUNCH_TIMEOUT, heartbeat_timeout=LAUNCH_HEARTBEAT_TIMEOUT,
+            LAUNCH_WAVE,
+            LaunchWaveInput(
+                run_id=self.state.run_id,
+                workflow=self.state.workflow,
+                wave=wave,
+                attempt=attempt,
+                backend=self.request.backend,
+                catalog=self.loaded.catalog,
+                secret_env=self.request.secret_env,
+                infra=self.request.infra,
+                ledger_uri=self.loaded.ledger_uri,
+                reconcile=reconcile,
+                transport_recovery_seconds=self.request.transport_recovery_seconds,
+            ),
+            task_queue=queue,
+            **(bound if queue else {}),
+            start_to_close_timeout=LAUNCH_TIMEOUT,
+            heartbeat_timeout=LAUNCH_HEARTBEAT_TIMEOUT,
             retry_policy=PERSISTENT_RETRY,
-            summary=f"launch wave {wave.key.sequence:03d}: {', '.join(wave.states)} (attempt {attempt})")
+            summary=f"launch wave {wave.key.sequence:03d}: {', '.join(wave.states)} (attempt {attempt})",
+        )
 
     async def await_job(self, key: WaveKey, attempt: int) -> AttemptOutcome:
         """Poll the attempt's exact job to the end, then settle the attempt."""
@@ -157,22 +170,32 @@ class AttemptRunner:
         job = job_of(record, self.request)
         try:
             result = await call(
-                AWAIT_WAVE, AwaitWaveInput(
-                    job=job, wave_key=key, poll_seconds=self.request.poll_seconds,
+                AWAIT_WAVE,
+                AwaitWaveInput(
+                    job=job,
+                    wave_key=key,
+                    poll_seconds=self.request.poll_seconds,
                     max_wait_seconds=self.request.max_wait_seconds,
                     pending_timeout_seconds=self.request.pending_timeout_seconds,
-                    transport_recovery_seconds=self.request.transport_recovery_seconds),
-                task_queue=queue_for(AWAIT_WAVE, job), **worker_bound(job, self.request),
+                    transport_recovery_seconds=self.request.transport_recovery_seconds,
+                ),
+                task_queue=queue_for(AWAIT_WAVE, job),
+                **worker_bound(job, self.request),
                 start_to_close_timeout=wait_timeout(self.request.max_wait_seconds),
-                heartbeat_timeout=POLL_HEARTBEAT_TIMEOUT, retry_policy=PERSISTENT_RETRY,
-                summary=f"await job {record.job_id}: {', '.join(record.states)} "
-                        f"(attempt {attempt})")
+                heartbeat_timeout=POLL_HEARTBEAT_TIMEOUT,
+                retry_policy=PERSISTENT_RETRY,
+                summary=f"await job {record.job_id}: {', '.join(record.states)} (attempt {attempt})",
+            )
         except ActivityError as error:
             if is_cancelled_exception(error):
                 raise
             failure_class, message = classify_activity_error(error, job)
-            result = AwaitResult(status=record.sky_status or JobStatus.UNKNOWN,
-                                 end=AwaitEnd.UNREADABLE, error=message, failure_class=failure_class)
+            result = AwaitResult(
+                status=record.sky_status or JobStatus.UNKNOWN,
+                end=AwaitEnd.UNREADABLE,
+                error=message,
+                failure_class=failure_class,
+            )
         self.state.wave_observed(key, attempt, result)
         return await self._settle(key, attempt, result)
 
@@ -188,24 +211,46 @@ class AttemptRunner:
         if not result.status.is_success():
             failure_class = result.failure_class or result.status.failure_class()
             reason = result.error or next((t.failure_reason for t in result.tasks if t.failure_reason), "")
-            return await self._fail(key, attempt, (
-                f"wave {key} reached terminal status {result.status.value} (job_id={record.job_id}, "
-                f"name={record.job_name})" + (f": {reason}" if reason else "")), failure_class)
+            return await self._fail(
+                key,
+                attempt,
+                (
+                    f"wave {key} reached terminal status {result.status.value} (job_id={record.job_id}, "
+                    f"name={record.job_name})" + (f": {reason}" if reason else "")
+                ),
+                failure_class,
+            )
         try:
             missing = await self.missing_outputs(key, [a.uri for a in record.outputs])
         except OutputsUnreadableError as exc:
             return await self._fail(key, attempt, str(exc), exc.failure_class)
         if missing:
-            return await self._fail(key, attempt, f"wave {key} completed without declared durable "
-                                    f"output(s): {missing}", FailureClass.PAYLOAD)
+            return await self._fail(
+                key,
+                attempt,
+                f"wave {key} completed without declared durable output(s): {missing}",
+                FailureClass.PAYLOAD,
+            )
         self.state.wave_succeeded(key, attempt, now=now())
         return AttemptOutcome(ok=True)  # exported with the next launch, wait, or the run's end
 
-    async def _fail(self, key: WaveKey, attempt: int, error: str, failure_class: FailureClass,
-                    cancelled: CancelOutcome | None = None) -> AttemptOutcome:
-        self.state.wave_failed(key, attempt, error=error, category=failure_class, now=now(),
-                               cancellation=cancelled.cancellation if cancelled else None,
-                               final_status=cancelled.status if cancelled else None)
+    async def _fail(
+        self,
+        key: WaveKey,
+        attempt: int,
+        error: str,
+        failure_class: FailureClass,
+        cancelled: CancelOutcome | None = None,
+    ) -> AttemptOutcome:
+        self.state.wave_failed(
+            key,
+            attempt,
+            error=error,
+            category=failure_class,
+            now=now(),
+            cancellation=cancelled.cancellation if cancelled else None,
+            final_status=cancelled.status if cancelled else None,
+        )
         await self.recorder.flush()
         return AttemptOutcome(ok=False, error=error, failure_class=failure_class)
 
@@ -220,16 +265,20 @@ class AttemptRunner:
         deadline = timedelta(seconds=max(300.0, self.request.transport_recovery_seconds))
         try:
             result = await call_local(
-                CHECK_OUTPUTS, CheckOutputsInput(wave_key=key, uris=uris),
-                schedule_to_close_timeout=deadline, retry_policy=PERSISTENT_RETRY,
-                summary=f"check {len(uris)} declared output(s) of {', '.join(key.states)}")
+                CHECK_OUTPUTS,
+                CheckOutputsInput(wave_key=key, uris=uris),
+                schedule_to_close_timeout=deadline,
+                retry_policy=PERSISTENT_RETRY,
+                summary=f"check {len(uris)} declared output(s) of {', '.join(key.states)}",
+            )
         except ACTIVITY_FAILURES as error:
             if is_cancelled_exception(error):
                 raise
             failure_class, message = classify_activity_error(error)
             raise OutputsUnreadableError(
-                f"state {', '.join(key.states)}: cannot check the declared outputs of wave {key}: "
-                f"{message}", failure_class) from None
+                f"state {', '.join(key.states)}: cannot check the declared outputs of wave {key}: {message}",
+                failure_class,
+            ) from None
         return result.missing
 
     async def cancel_job(self, key: WaveKey, attempt: int) -> CancelOutcome:
@@ -241,11 +290,15 @@ class AttemptRunner:
         low, high = CANCEL_VERIFY_SECONDS
         try:
             result = await call(
-                CANCEL_WAVE, CancelWaveInput(
-                    job=job, verify_seconds=max(low, min(high, 4 * self.request.poll_seconds))),
-                task_queue=queue_for(CANCEL_WAVE, job), **worker_bound(job, self.request),
-                start_to_close_timeout=timedelta(minutes=5), heartbeat_timeout=timedelta(seconds=30),
-                retry_policy=SHORT_RETRY, summary=f"cancel job {record.job_id} ({record.job_name})")
+                CANCEL_WAVE,
+                CancelWaveInput(job=job, verify_seconds=max(low, min(high, 4 * self.request.poll_seconds))),
+                task_queue=queue_for(CANCEL_WAVE, job),
+                **worker_bound(job, self.request),
+                start_to_close_timeout=timedelta(minutes=5),
+                heartbeat_timeout=timedelta(seconds=30),
+                retry_policy=SHORT_RETRY,
+                summary=f"cancel job {record.job_id} ({record.job_name})",
+            )
         except ActivityError as error:
             if is_cancelled_exception(error):
                 raise
@@ -268,8 +321,14 @@ class AttemptRunner:
         await self.settle_pending_launches()
         for record in self.state.in_flight():
             cancelled = await self.cancel_job(record.key, record.attempt)
-            self.state.wave_cancelled(record.key, record.attempt, error=error, now=now(),
-                                      cancellation=cancelled.cancellation, final_status=cancelled.status)
+            self.state.wave_cancelled(
+                record.key,
+                record.attempt,
+                error=error,
+                now=now(),
+                cancellation=cancelled.cancellation,
+                final_status=cancelled.status,
+            )
         for key, attempt in self.state.launching():
             self.state.wave_cancelled(key, attempt, error=error, now=now(), cancellation=Cancellation())
 
@@ -287,8 +346,9 @@ def _class_of(result: AwaitResult) -> FailureClass:
 class TemporalExecutor(ArtifactReads):
     """Runs waves within both retry budgets; replays and adopts what earlier executions did."""
 
-    def __init__(self, request: RunRequest, loaded: LoadedSpec, state: RunState,
-                 recorder: RunRecorder) -> None:
+    def __init__(
+        self, request: RunRequest, loaded: LoadedSpec, state: RunState, recorder: RunRecorder
+    ) -> None:
         super().__init__(request, loaded, state, recorder)
         self.attempts = AttemptRunner(request, loaded, state, recorder)
         self.prior = latest_attempts(loaded.prior.waves)
@@ -325,8 +385,10 @@ class TemporalExecutor(ArtifactReads):
         return None
 
     async def _attempts(self, wave: Wave, attempt: int, *, reconcile: bool = False) -> WaveOutcome:
-        budgets = {RetryBudget.RETRIES: self.request.retries,
-                   RetryBudget.INFRASTRUCTURE: self.request.max_infrastructure_recoveries}
+        budgets = {
+            RetryBudget.RETRIES: self.request.retries,
+            RetryBudget.INFRASTRUCTURE: self.request.max_infrastructure_recoveries,
+        }
         failures = 0
         while True:
             outcome = await self.attempts.run(wave, attempt, reconcile=reconcile)
@@ -337,8 +399,10 @@ class TemporalExecutor(ArtifactReads):
             if not outcome.kept and budgets.get(budget, 0) > 0:
                 budgets[budget] -= 1
                 failures += 1
-                await workflow.sleep(timedelta(seconds=self.request.backoff_seconds(failures)),
-                                     summary=f"backoff before attempt {attempt + 1} of {wave.key}")
+                await workflow.sleep(
+                    timedelta(seconds=self.request.backoff_seconds(failures)),
+                    summary=f"backoff before attempt {attempt + 1} of {wave.key}",
+                )
             elif self._suspends(outcome):
                 await self._suspend(outcome.error)
             else:

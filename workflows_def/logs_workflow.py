@@ -29,10 +29,17 @@ class NpaflowJobLogs:
         logs = []
         for item in request.jobs:
             try:
-                logs.append(await call(
-                    READ_JOB_LOGS, item, task_queue=queue_for(READ_JOB_LOGS, item.job),
-                    schedule_to_start_timeout=WORKER_WAIT, start_to_close_timeout=timedelta(minutes=2),
-                    retry_policy=SHORT_RETRY, summary=f"logs of job {item.job.job_id}"))
+                logs.append(
+                    await call(
+                        READ_JOB_LOGS,
+                        item,
+                        task_queue=queue_for(READ_JOB_LOGS, item.job),
+                        schedule_to_start_timeout=WORKER_WAIT,
+                        start_to_close_timeout=timedelta(minutes=2),
+                        retry_policy=SHORT_RETRY,
+                        summary=f"logs of job {item.job.job_id}",
+                    )
+                )
             except ActivityError as error:
                 _, message = classify_activity_error(error, item.job)
                 logs.append(JobLogs(text=f"(logs unavailable: {message})"))

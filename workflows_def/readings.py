@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 class ArtifactReads:
     """`read_decision` and `wait_trigger` of the executor protocol, through activities."""
 
-    def __init__(self, request: RunRequest, loaded: LoadedSpec, state: RunState,
-                 recorder: RunRecorder) -> None:
+    def __init__(
+        self, request: RunRequest, loaded: LoadedSpec, state: RunState, recorder: RunRecorder
+    ) -> None:
         self.request = request
         self.loaded = loaded
         self.state = state
@@ -54,28 +55,42 @@ class ArtifactReads:
         """
         if self.prior_decisions:
             head = self.prior_decisions[0]
-            if (head.state, head.uri) == (request.state, request.uri) and head.decision \
-                    and not head.decode_error:
+            if (
+                (head.state, head.uri) == (request.state, request.uri)
+                and head.decision
+                and not head.decode_error
+            ):
                 self.prior_decisions.pop(0)
                 return head.decision
             self.prior_decisions.clear()  # the walk diverged: read everything fresh from here
         try:
             result = await call_local(
-                READ_DECISION, ReadDecisionInput(state=request.state, uri=request.uri,
-                                                 fallback=self.request.assume_decision),
+                READ_DECISION,
+                ReadDecisionInput(
+                    state=request.state, uri=request.uri, fallback=self.request.assume_decision
+                ),
                 schedule_to_close_timeout=timedelta(
-                    seconds=max(300.0, self.request.transport_recovery_seconds)),
+                    seconds=max(300.0, self.request.transport_recovery_seconds)
+                ),
                 retry_policy=PERSISTENT_RETRY,
-                summary=f"read decision of {request.state} from {request.uri}")
+                summary=f"read decision of {request.state} from {request.uri}",
+            )
         except ACTIVITY_FAILURES as error:
             if is_cancelled_exception(error):
                 raise
             _, message = classify_activity_error(error)
-            self.state.add_decision(DecisionRecord(state=request.state, uri=request.uri,
-                                                   read_at=now(), source="error",
-                                                   decode_error=message[:200]))
-            raise PayloadError(f"state {request.state}: cannot read decision artifact "
-                               f"{request.uri}: {message}") from None
+            self.state.add_decision(
+                DecisionRecord(
+                    state=request.state,
+                    uri=request.uri,
+                    read_at=now(),
+                    source="error",
+                    decode_error=message[:200],
+                )
+            )
+            raise PayloadError(
+                f"state {request.state}: cannot read decision artifact {request.uri}: {message}"
+            ) from None
         self.state.add_decision(result.record)
         if result.error:
             raise PayloadError(result.error)
@@ -89,13 +104,19 @@ class ArtifactReads:
         self.state.current_states = [request.state]
         await self.recorder.flush()
         result = await call(
-            WAIT_TRIGGER, WaitTriggerInput(state=request.state, uri=request.uri,
-                                           trigger=request.trigger,
-                                           max_wait_seconds=self.request.max_wait_seconds),
+            WAIT_TRIGGER,
+            WaitTriggerInput(
+                state=request.state,
+                uri=request.uri,
+                trigger=request.trigger,
+                max_wait_seconds=self.request.max_wait_seconds,
+            ),
             task_queue=queue_for(WAIT_TRIGGER),
             start_to_close_timeout=wait_timeout(self.request.max_wait_seconds),
-            heartbeat_timeout=POLL_HEARTBEAT_TIMEOUT, retry_policy=PERSISTENT_RETRY,
-            summary=f"wait for {request.uri} ({request.state})")
+            heartbeat_timeout=POLL_HEARTBEAT_TIMEOUT,
+            retry_policy=PERSISTENT_RETRY,
+            summary=f"wait for {request.uri} ({request.state})",
+        )
         if result.error or result.watermark is None:
             raise PayloadError(result.error or f"state {request.state}: trigger gave up")
         self.state.add_watermark(request.state, result.watermark)

@@ -52,7 +52,10 @@ WORKFLOW_ATTRIBUTE = SearchAttributeKey.for_keyword(SearchAttribute.WORKFLOW.val
 STATE_ATTRIBUTE = SearchAttributeKey.for_keyword_list(SearchAttribute.STATE.value)
 #: Every search attribute the run upserts (registered by the worker and `npaflow dev`).
 SEARCH_ATTRIBUTE_KEYS: tuple[SearchAttributeKey[Any], ...] = (
-    PHASE_ATTRIBUTE, WORKFLOW_ATTRIBUTE, STATE_ATTRIBUTE)
+    PHASE_ATTRIBUTE,
+    WORKFLOW_ATTRIBUTE,
+    STATE_ATTRIBUTE,
+)
 
 
 class RunRecorder:
@@ -78,13 +81,16 @@ class RunRecorder:
         """
         state = self.state
         attributes: dict[str, object] = {
-            PHASE_ATTRIBUTE.name: state.phase.value, WORKFLOW_ATTRIBUTE.name: state.workflow,
-            STATE_ATTRIBUTE.name: sorted(state.current_states)}
+            PHASE_ATTRIBUTE.name: state.phase.value,
+            WORKFLOW_ATTRIBUTE.name: state.workflow,
+            STATE_ATTRIBUTE.name: sorted(state.current_states),
+        }
         updates: list[SearchAttributeUpdate[Any]] = []
         if attributes[PHASE_ATTRIBUTE.name] != self._published.get(PHASE_ATTRIBUTE.name):
             updates.append(PHASE_ATTRIBUTE.value_set(state.phase.value))
         if state.workflow and attributes[WORKFLOW_ATTRIBUTE.name] != self._published.get(
-                WORKFLOW_ATTRIBUTE.name):
+            WORKFLOW_ATTRIBUTE.name
+        ):
             updates.append(WORKFLOW_ATTRIBUTE.value_set(state.workflow))
         if attributes[STATE_ATTRIBUTE.name] != self._published.get(STATE_ATTRIBUTE.name):
             updates.append(STATE_ATTRIBUTE.value_set(sorted(state.current_states)))
@@ -110,15 +116,27 @@ class RunRecorder:
         spec = self.loaded.spec
         delta = self.state.take_delta(status=status, error=error)
         if self._spec_pending:
-            delta = delta.model_copy(update={"plan_fingerprint": self.loaded.plan_fingerprint,
-                                             "plan_change": self.loaded.accepted_change})
+            delta = delta.model_copy(
+                update={
+                    "plan_fingerprint": self.loaded.plan_fingerprint,
+                    "plan_change": self.loaded.accepted_change,
+                }
+            )
         await call_local(
-            EXPORT_LEDGER, ExportLedgerInput(
-                run_id=self.state.run_id, workflow=spec.name, api_version=spec.api_version,
-                ledger_uri=self.loaded.ledger_uri, input_source=self.loaded.input_source,
-                delta=delta, workflow_yaml=self._spec_pending),
-            schedule_to_close_timeout=LEDGER_EXPORT_DEADLINE, retry_policy=LEDGER_RETRY,
-            summary=f"export ledger ({status.value if status else 'update'})")
+            EXPORT_LEDGER,
+            ExportLedgerInput(
+                run_id=self.state.run_id,
+                workflow=spec.name,
+                api_version=spec.api_version,
+                ledger_uri=self.loaded.ledger_uri,
+                input_source=self.loaded.input_source,
+                delta=delta,
+                workflow_yaml=self._spec_pending,
+            ),
+            schedule_to_close_timeout=LEDGER_EXPORT_DEADLINE,
+            retry_policy=LEDGER_RETRY,
+            summary=f"export ledger ({status.value if status else 'update'})",
+        )
         self._spec_pending = ""
 
 
@@ -135,9 +153,12 @@ class NpaWorkflowRun:
     async def run(self, request: RunRequest) -> RunSummary:
         """Load, walk, and always leave a ledger that says what happened."""
         if request.run_id and request.run_id != self.state.run_id:
-            raise ApplicationError(f"run_id {request.run_id!r} differs from the workflow id "
-                                   f"{self.state.run_id!r}; the run id is the workflow id",
-                                   type=ErrorType.SPEC.value, non_retryable=True)
+            raise ApplicationError(
+                f"run_id {request.run_id!r} differs from the workflow id "
+                f"{self.state.run_id!r}; the run id is the workflow id",
+                type=ErrorType.SPEC.value,
+                non_retryable=True,
+            )
         try:
             loaded = await self._load(request)
             await self._walk(request, loaded)
@@ -153,32 +174,47 @@ class NpaWorkflowRun:
 
     async def _load(self, request: RunRequest) -> LoadedSpec:
         loaded = await call(
-            LOAD_SPEC, LoadSpecInput(run_id=self.state.run_id, spec=request.spec,
-                                     spec_uri=request.spec_uri, vars=request.vars,
-                                     catalogs=request.catalogs,
-                                     assume_decision=request.assume_decision,
-                                     accepted_change=request.accepted_change),
-            start_to_close_timeout=timedelta(minutes=2), retry_policy=SHORT_RETRY,
-            summary=f"load spec {request.spec_uri or '(inline)'}")
+            LOAD_SPEC,
+            LoadSpecInput(
+                run_id=self.state.run_id,
+                spec=request.spec,
+                spec_uri=request.spec_uri,
+                vars=request.vars,
+                catalogs=request.catalogs,
+                assume_decision=request.assume_decision,
+                accepted_change=request.accepted_change,
+            ),
+            start_to_close_timeout=timedelta(minutes=2),
+            retry_policy=SHORT_RETRY,
+            summary=f"load spec {request.spec_uri or '(inline)'}",
+        )
         spec = loaded.spec
         if spec.metadata.execution_mode is ExecutionMode.RUNTIME and request.assume_decision:
             raise ApplicationError(
                 f"{spec.source}: metadata.executionMode is 'runtime', so --assume-decision is only "
                 "allowed for previews (plan-spec, render); remove it from the run",
-                type=ErrorType.SPEC.value, non_retryable=True)
+                type=ErrorType.SPEC.value,
+                non_retryable=True,
+            )
         self.recorder.attach(loaded)
-        self.state.run_started(workflow=spec.name, ledger_uri=loaded.ledger_uri,
-                               backend=request.backend)
+        self.state.run_started(workflow=spec.name, ledger_uri=loaded.ledger_uri, backend=request.backend)
         self.recorder.publish()
         return loaded
 
     async def _walk(self, request: RunRequest, loaded: LoadedSpec) -> None:
         spec, catalog = loaded.spec, loaded.catalog
-        assumption = resolve_assumption(request.assume_decision,
-                                        spec.config.get("plan_assume_decision"), spec.has_transitions())
+        assumption = resolve_assumption(
+            request.assume_decision, spec.config.get("plan_assume_decision"), spec.has_transitions()
+        )
         self.executor = TemporalExecutor(request, loaded, self.state, self.recorder)
-        walker = Walker(spec, catalog, build_run_context(spec, catalog, self.state.run_id),
-                        executor=self.executor, assumption=assumption, cap=request.max_concurrency)
+        walker = Walker(
+            spec,
+            catalog,
+            build_run_context(spec, catalog, self.state.run_id),
+            executor=self.executor,
+            assumption=assumption,
+            cap=request.max_concurrency,
+        )
         await walker.walk()
 
     async def _finish_failed(self, exc: BaseException) -> None:
@@ -198,8 +234,9 @@ class NpaWorkflowRun:
         self.recorder.publish()
         await self._export_final(LedgerStatus.FAILED)
         summary = self.state.summary()
-        raise ApplicationError(self.state.error, summary.model_dump(mode="json"), type="RunFailed",
-                               non_retryable=True) from None
+        raise ApplicationError(
+            self.state.error, summary.model_dump(mode="json"), type="RunFailed", non_retryable=True
+        ) from None
 
     async def _finish_cancelled(self) -> None:
         """Cancel every in-flight job by exact id, verify, and record it (DESIGN §3.5)."""
@@ -221,17 +258,20 @@ class NpaWorkflowRun:
             _, message = classify_activity_error(error)
             self.state.error = f"{self.state.error} (the ledger could not be written: {message})"
 
-    @workflow.signal(name=Signal.CANCEL.value,
-                     unfinished_policy=workflow.HandlerUnfinishedPolicy.ABANDON)
+    @workflow.signal(name=Signal.CANCEL.value, unfinished_policy=workflow.HandlerUnfinishedPolicy.ABANDON)
     async def cancel(self, reason: str = "") -> None:
         """Cancel the run: the same cleanup as Temporal's own cancel; ends CANCELED."""
         self.state.cancel_reason = reason or "cancel signal"
         info = workflow.info()
-        await call(REQUEST_CANCEL, RequestCancelInput(workflow_id=info.workflow_id,
-                                                      execution_id=info.run_id,
-                                                      reason=self.state.cancel_reason),
-                   start_to_close_timeout=timedelta(minutes=1), retry_policy=SHORT_RETRY,
-                   summary=f"cancel requested: {self.state.cancel_reason}")
+        await call(
+            REQUEST_CANCEL,
+            RequestCancelInput(
+                workflow_id=info.workflow_id, execution_id=info.run_id, reason=self.state.cancel_reason
+            ),
+            start_to_close_timeout=timedelta(minutes=1),
+            retry_policy=SHORT_RETRY,
+            summary=f"cancel requested: {self.state.cancel_reason}",
+        )
 
     @workflow.signal(name=Signal.PAUSE.value)
     def pause(self) -> None:

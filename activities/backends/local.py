@@ -52,8 +52,20 @@ CANCEL_GRACE_SECONDS = 5.0
 #: A record whose worker died before starting the supervisor is a ghost after this long.
 GHOST_GRACE_SECONDS = 10.0
 #: What every job may see of the worker's environment (besides what it is given).
-BASE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
-            "LC_MESSAGES", "TMPDIR", "TZ")
+BASE_ENV = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TMPDIR",
+    "TZ",
+)
 SUPERVISOR_COMMAND = (sys.executable, "-m", "activities.backends.local_supervisor")
 
 
@@ -63,8 +75,14 @@ class LocalBackend:
     name = BackendName.LOCAL
     host_bound = True
 
-    def __init__(self, home: Path, worker_id: str, *, job_env: Sequence[str] = (),
-                 supervisor_command: Sequence[str] = SUPERVISOR_COMMAND) -> None:
+    def __init__(
+        self,
+        home: Path,
+        worker_id: str,
+        *,
+        job_env: Sequence[str] = (),
+        supervisor_command: Sequence[str] = SUPERVISOR_COMMAND,
+    ) -> None:
         self.jobs_dir = home / "local" / "jobs"
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
         self.worker_id = worker_id
@@ -78,8 +96,10 @@ class LocalBackend:
             ControllerError: the id belongs to another worker.
         """
         if not job_id.startswith(f"{self.worker_id}-"):
-            raise ControllerError(f"local job {job_id} belongs to another worker; this is worker "
-                                  f"{self.worker_id} (its activities run on the owner's task queue)")
+            raise ControllerError(
+                f"local job {job_id} belongs to another worker; this is worker "
+                f"{self.worker_id} (its activities run on the owner's task queue)"
+            )
         return self.jobs_dir / job_id
 
     async def submit(self, request: LaunchRequest) -> Submission:
@@ -92,11 +112,16 @@ class LocalBackend:
         (job_dir / "wave.yaml").write_text(request.yaml, encoding="utf-8")
         env_names = sorted({*BASE_ENV, *self.job_env, *request.secret_values})
         job = LocalJobRecord(
-            job_id=job_id, job_name=request.job_name, token=request.launch_token,
-            execution=str(documents[0].get("execution", "serial")), submitted_at=utc_now(),
-            launched_at=time.time(), worker_id=self.worker_id, env_names=env_names,
-            tasks=[LocalTask(name=d["name"], num_nodes=int(d.get("num_nodes", 1)))
-                   for d in documents[1:]])
+            job_id=job_id,
+            job_name=request.job_name,
+            token=request.launch_token,
+            execution=str(documents[0].get("execution", "serial")),
+            submitted_at=utc_now(),
+            launched_at=time.time(),
+            worker_id=self.worker_id,
+            env_names=env_names,
+            tasks=[LocalTask(name=d["name"], num_nodes=int(d.get("num_nodes", 1))) for d in documents[1:]],
+        )
         write_model(job_dir / JOB_FILE, job)
         for task in job.tasks:
             set_task_status(job_dir, task.name, JobStatus.PENDING)
@@ -106,15 +131,21 @@ class LocalBackend:
         return Submission(request_id=job_id, job_id=job_id)
 
     def _spawn(self, job_dir: Path, job_id: str, secrets: Mapping[str, str]) -> int:
-        env = {name: os.environ[name] for name in (*BASE_ENV, *self.job_env, "PYTHONPATH")
-               if name in os.environ}
+        env = {
+            name: os.environ[name] for name in (*BASE_ENV, *self.job_env, "PYTHONPATH") if name in os.environ
+        }
         env.update(secrets)
         env[JOB_MARKER_ENV] = job_id
         with open(job_dir / "supervisor.log", "ab") as out:
             process = subprocess.Popen(
-                [*self.supervisor_command, str(job_dir)], cwd=Path(__file__).resolve().parents[2],
-                env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True)
+                [*self.supervisor_command, str(job_dir)],
+                cwd=Path(__file__).resolve().parents[2],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         return process.pid
 
     async def resolve(self, request_id: str) -> str:
@@ -133,9 +164,15 @@ class LocalBackend:
             rows = self._rows(job_dir, job)
             status = aggregate_job_status([row.status for row in rows])
             dead = status is JobStatus.FAILED_CONTROLLER
-            matches.append(JobMatch(job_id=job.job_id, status=status, launch_token=job.token,
-                                    can_progress=not dead,
-                                    reason=rows[0].failure_reason if dead and rows else ""))
+            matches.append(
+                JobMatch(
+                    job_id=job.job_id,
+                    status=status,
+                    launch_token=job.token,
+                    can_progress=not dead,
+                    reason=rows[0].failure_reason if dead and rows else "",
+                )
+            )
         return sorted(matches, key=lambda m: int(m.job_id.rsplit("-", 1)[-1]), reverse=True)
 
     async def queue(self, job_ids: list[str]) -> dict[str, list[TaskRow]]:
@@ -156,19 +193,32 @@ class LocalBackend:
             if dead and not record.status.is_terminal():
                 cancelled = (job_dir / CANCEL_MARKER).exists()
                 _kill(job.job_id, _pgid(job_dir, job))
-                set_task_status(job_dir, task.name,
-                                JobStatus.CANCELLED if cancelled else JobStatus.FAILED_CONTROLLER,
-                                "cancelled by request" if cancelled else dead)
+                set_task_status(
+                    job_dir,
+                    task.name,
+                    JobStatus.CANCELLED if cancelled else JobStatus.FAILED_CONTROLLER,
+                    "cancelled by request" if cancelled else dead,
+                )
                 record = task_status(job_dir, task.name)
             elif (job_dir / CANCEL_MARKER).exists() and not record.status.is_terminal():
                 record = record.model_copy(update={"status": JobStatus.CANCELLING})
-            rows.append(TaskRow(
-                job_id=job.job_id, task_id=index, task_name=task.name, status=record.status,
-                submitted_at=record.submitted_at, start_at=record.start_at, end_at=record.end_at,
-                is_job_group=job.execution == "parallel", execution=job.execution,
-                cluster_name=f"local-{job.job_id}",
-                last_progress_at=record.last_updated_at if record.status.is_active() else "",
-                last_updated_at=record.last_updated_at, failure_reason=record.failure_reason))
+            rows.append(
+                TaskRow(
+                    job_id=job.job_id,
+                    task_id=index,
+                    task_name=task.name,
+                    status=record.status,
+                    submitted_at=record.submitted_at,
+                    start_at=record.start_at,
+                    end_at=record.end_at,
+                    is_job_group=job.execution == "parallel",
+                    execution=job.execution,
+                    cluster_name=f"local-{job.job_id}",
+                    last_progress_at=record.last_updated_at if record.status.is_active() else "",
+                    last_updated_at=record.last_updated_at,
+                    failure_reason=record.failure_reason,
+                )
+            )
         return rows
 
     def _dead_reason(self, job_dir: Path, job: LocalJobRecord) -> str:

@@ -158,4 +158,3 @@ def job_processes(job_id: str, pgid: int = 0) -> list[int]:
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
     return found
-

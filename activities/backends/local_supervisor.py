@@ -38,29 +38,41 @@ Task = dict[str, Any]
 def _rank_env(task: Task, job: LocalJobRecord, rank: int, nodes: int) -> dict[str, str]:
     env = {name: os.environ[name] for name in job.env_names if name in os.environ}
     env.update({str(k): str(v) for k, v in (task.get("envs") or {}).items()})
-    env.update({
-        "SKYPILOT_NODE_RANK": str(rank), "SKYPILOT_NUM_NODES": str(nodes),
-        "SKYPILOT_NODE_IPS": "\n".join(["127.0.0.1"] * nodes),
-        "SKYPILOT_MANAGED_JOB_ID": job.job_id,
-        "SKYPILOT_TASK_ID": f"local_{job.job_name}_{task['name']}_{job.job_id}",
-        "SKYPILOT_SETUP_NODE_RANK": str(rank), JOB_MARKER_ENV: job.job_id,
-    })
+    env.update(
+        {
+            "SKYPILOT_NODE_RANK": str(rank),
+            "SKYPILOT_NUM_NODES": str(nodes),
+            "SKYPILOT_NODE_IPS": "\n".join(["127.0.0.1"] * nodes),
+            "SKYPILOT_MANAGED_JOB_ID": job.job_id,
+            "SKYPILOT_TASK_ID": f"local_{job.job_name}_{task['name']}_{job.job_id}",
+            "SKYPILOT_SETUP_NODE_RANK": str(rank),
+            JOB_MARKER_ENV: job.job_id,
+        }
+    )
     if job.execution == "parallel":
         env["SKYPILOT_JOBGROUP_NAME"] = job.job_name
     return env
 
 
-def _run_on_all_ranks(script: str, task: Task, job: LocalJobRecord, job_dir: Path,
-                      phase: str) -> bool:
+def _run_on_all_ranks(script: str, task: Task, job: LocalJobRecord, job_dir: Path, phase: str) -> bool:
     nodes = int(task.get("num_nodes") or 1)
     processes = []
     for rank in range(nodes):
         log = open(job_dir / "logs" / f"{task['name']}-{rank}.log", "a")  # noqa: SIM115
         log.write(f"--- {phase} (rank {rank}/{nodes}) ---\n")
         log.flush()
-        processes.append((subprocess.Popen(["bash", "-c", script], cwd=job_dir,
-                                           env=_rank_env(task, job, rank, nodes),
-                                           stdout=log, stderr=subprocess.STDOUT), log))
+        processes.append(
+            (
+                subprocess.Popen(
+                    ["bash", "-c", script],
+                    cwd=job_dir,
+                    env=_rank_env(task, job, rank, nodes),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                ),
+                log,
+            )
+        )
     codes = []
     for process, log in processes:
         codes.append(process.wait())
@@ -89,8 +101,10 @@ def run_task(task: Task, job: LocalJobRecord, job_dir: Path) -> JobStatus:
 def record_self(job_dir: Path) -> None:
     """Write `supervisor.json`: from here on the job is running, and findable by its group."""
     pid = os.getpid()
-    write_model(job_dir / SUPERVISOR_FILE,
-                SupervisorIdentity(pid=pid, pgid=os.getpgid(pid), start_ticks=start_ticks(pid) or 0))
+    write_model(
+        job_dir / SUPERVISOR_FILE,
+        SupervisorIdentity(pid=pid, pgid=os.getpgid(pid), start_ticks=start_ticks(pid) or 0),
+    )
 
 
 def supervise(job_dir: Path) -> int:
@@ -111,7 +125,7 @@ def supervise(job_dir: Path) -> int:
         return 0
     for index, task in enumerate(tasks):
         if not run_task(task, job, job_dir).is_success():
-            for rest in tasks[index + 1:]:
+            for rest in tasks[index + 1 :]:
                 set_task_status(job_dir, rest["name"], JobStatus.CANCELLED, "an earlier task failed")
             break
     return 0

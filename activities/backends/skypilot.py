@@ -33,24 +33,61 @@ from npaflow.runtime.status import JobStatus, aggregate_job_status
 log = structlog.get_logger(__name__)
 
 #: The queue fields the backend reads: asking for only these keeps each call small.
-QUEUE_FIELDS = ["job_id", "task_id", "job_name", "task_name", "status", "schedule_state",
-                "submitted_at", "start_at", "end_at", "failure_reason", "metadata",
-                "recovery_count", "current_cluster_name", "execution"]
+QUEUE_FIELDS = [
+    "job_id",
+    "task_id",
+    "job_name",
+    "task_name",
+    "status",
+    "schedule_state",
+    "submitted_at",
+    "start_at",
+    "end_at",
+    "failure_reason",
+    "metadata",
+    "recovery_count",
+    "current_cluster_name",
+    "execution",
+]
 #: Newest jobs scanned when a launch must be found by name (its request id was lost).
 NAME_LOOKUP_LIMIT = 1000
 #: SDK exception class names, by what they mean for a launch (sky/exceptions.py, 0.12.2).
-CONFIGURATION_ERRORS = {"InvalidSkyPilotConfigError", "InvalidClusterNameError", "ValueError",
-                        "NotSupportedError", "ResourcesMismatchError", "NoCloudAccessError",
-                        "StorageSpecError", "StorageError", "InvalidTaskError", "KeyError",
-                        "APIVersionMismatchError", "TypeError"}
+CONFIGURATION_ERRORS = {
+    "InvalidSkyPilotConfigError",
+    "InvalidClusterNameError",
+    "ValueError",
+    "NotSupportedError",
+    "ResourcesMismatchError",
+    "NoCloudAccessError",
+    "StorageSpecError",
+    "StorageError",
+    "InvalidTaskError",
+    "KeyError",
+    "APIVersionMismatchError",
+    "TypeError",
+}
 ACCESS_ERRORS = {"ApiServerAuthenticationError", "PermissionDeniedError", "CloudUserIdentityError"}
-CAPACITY_ERRORS = {"ResourcesUnavailableError", "ManagedJobReachedMaxRetriesError",
-                   "InsufficientCapacityError"}
+CAPACITY_ERRORS = {
+    "ResourcesUnavailableError",
+    "ManagedJobReachedMaxRetriesError",
+    "InsufficientCapacityError",
+}
 CONTROLLER_ERRORS = {"ClusterNotUpError", "RequestCancelled", "ManagedJobStatusError"}
-TRANSPORT_ERRORS = {"ApiServerConnectionError", "ConnectionError", "ConnectTimeout", "ReadTimeout",
-                    "Timeout", "ClientConnectorError", "ServerDisconnectedError", "ClientOSError",
-                    "TimeoutError", "ConnectionRefusedError", "ConnectionResetError",
-                    "ClientPayloadError", "ServerTimeoutError"}
+TRANSPORT_ERRORS = {
+    "ApiServerConnectionError",
+    "ConnectionError",
+    "ConnectTimeout",
+    "ReadTimeout",
+    "Timeout",
+    "ClientConnectorError",
+    "ServerDisconnectedError",
+    "ClientOSError",
+    "TimeoutError",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "ClientPayloadError",
+    "ServerTimeoutError",
+}
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _REASON_CLASS = re.compile(r"^\[?(?:[\w.]+\.)?(\w+)\]?[:\s]")
 
@@ -104,12 +141,19 @@ def task_row(record: Any) -> TaskRow:
     """One `ManagedJobRecord` as a ledger timeline row (reads only QUEUE_FIELDS)."""
     status = JobStatus.parse(getattr(record.status, "value", record.status))
     return TaskRow(
-        job_id=str(record.job_id), task_id=int(record.task_id or 0),
-        task_name=str(record.task_name or ""), status=status,
-        submitted_at=_iso(record.submitted_at), start_at=_iso(record.start_at),
-        end_at=_iso(record.end_at), is_job_group=record.execution == "parallel",
-        execution=str(record.execution or ""), cluster_name=str(record.current_cluster_name or ""),
-        retry_count=int(record.recovery_count or 0), failure_reason=clean(record.failure_reason))
+        job_id=str(record.job_id),
+        task_id=int(record.task_id or 0),
+        task_name=str(record.task_name or ""),
+        status=status,
+        submitted_at=_iso(record.submitted_at),
+        start_at=_iso(record.start_at),
+        end_at=_iso(record.end_at),
+        is_job_group=record.execution == "parallel",
+        execution=str(record.execution or ""),
+        cluster_name=str(record.current_cluster_name or ""),
+        retry_count=int(record.recovery_count or 0),
+        failure_reason=clean(record.failure_reason),
+    )
 
 
 class SkyPilotBackend:
@@ -131,10 +175,14 @@ class SkyPilotBackend:
 
     async def submit(self, request: LaunchRequest) -> Submission:
         """POST the launch; the request id comes back before the launch is awaited."""
-        secrets = {name: request.secret_values[name] for name in request.secret_names
-                   if name in request.secret_values}
-        request_id = await self._call(f"launch {request.job_name}",
-                                      self.api.launch(request.yaml, request.job_name, secrets))
+        secrets = {
+            name: request.secret_values[name]
+            for name in request.secret_names
+            if name in request.secret_values
+        }
+        request_id = await self._call(
+            f"launch {request.job_name}", self.api.launch(request.yaml, request.job_name, secrets)
+        )
         log.info("skypilot.submitted", job_name=request.job_name, request_id=request_id)
         return Submission(request_id=request_id)
 
@@ -152,8 +200,9 @@ class SkyPilotBackend:
 
     async def find_jobs(self, job_name: str) -> list[JobMatch]:
         """Jobs named exactly `job_name` among the newest NAME_LOOKUP_LIMIT, newest first."""
-        records = await self._call(f"look up {job_name}", self.api.queue(
-            job_ids=None, limit=NAME_LOOKUP_LIMIT, fields=QUEUE_FIELDS))
+        records = await self._call(
+            f"look up {job_name}", self.api.queue(job_ids=None, limit=NAME_LOOKUP_LIMIT, fields=QUEUE_FIELDS)
+        )
         rows_by_job: dict[int, list[Any]] = {}
         for record in records:
             if record.job_name == job_name:
@@ -165,8 +214,15 @@ class SkyPilotBackend:
             stuck = status is JobStatus.PENDING and all(r.schedule_state == "INACTIVE" for r in rows)
             token = str((rows[0].metadata or {}).get(LAUNCH_TOKEN_KEY, ""))
             reason = "PENDING/INACTIVE: left by a failed launch request" if stuck else ""
-            matches.append(JobMatch(job_id=str(job_id), status=status, launch_token=token,
-                                    can_progress=not stuck, reason=reason))
+            matches.append(
+                JobMatch(
+                    job_id=str(job_id),
+                    status=status,
+                    launch_token=token,
+                    can_progress=not stuck,
+                    reason=reason,
+                )
+            )
         return matches
 
     async def queue(self, job_ids: list[str]) -> dict[str, list[TaskRow]]:
@@ -174,8 +230,9 @@ class SkyPilotBackend:
         result: dict[str, list[TaskRow]] = {job_id: [] for job_id in job_ids}
         if not job_ids:
             return result
-        records = await self._call("queue", self.api.queue(
-            job_ids=[int(i) for i in job_ids], limit=None, fields=QUEUE_FIELDS))
+        records = await self._call(
+            "queue", self.api.queue(job_ids=[int(i) for i in job_ids], limit=None, fields=QUEUE_FIELDS)
+        )
         for record in records:
             job_id = str(record.job_id)
             if job_id in result:

@@ -33,8 +33,9 @@ class SkyPilotApi(Protocol):
         """Wait for a request and return its value (raises the request's exception)."""
         ...
 
-    async def queue(self, *, job_ids: list[int] | None, limit: int | None,
-                    fields: list[str]) -> list[ManagedJobRecord]:
+    async def queue(
+        self, *, job_ids: list[int] | None, limit: int | None, fields: list[str]
+    ) -> list[ManagedJobRecord]:
         """One `jobs.queue_v2` call across all users, newest job first."""
         ...
 
@@ -101,7 +102,7 @@ class SkyPilotSdk:
         if "Failed to get request" not in text or " 500 " not in text or "{" not in text:
             return exc
         try:
-            detail = json.loads(text[text.index("{"):])["detail"]
+            detail = json.loads(text[text.index("{") :])["detail"]
             from sky.server.requests import payloads
             from sky.server.requests import requests as requests_lib
 
@@ -111,13 +112,14 @@ class SkyPilotSdk:
         found = error.get("object") if error else None
         return found if isinstance(found, BaseException) else exc
 
-    async def queue(self, *, job_ids: list[int] | None, limit: int | None,
-                    fields: list[str]) -> list[ManagedJobRecord]:
+    async def queue(
+        self, *, job_ids: list[int] | None, limit: int | None, fields: list[str]
+    ) -> list[ManagedJobRecord]:
         """One queue_v2 call (all users: replicas may differ in identity), newest first."""
         await self._healthy()
         records, _total, _counts, _unfiltered = await self._jobs_async.queue_v2(
-            refresh=False, all_users=True, job_ids=job_ids, limit=limit, fields=fields,
-            stream_logs=None)
+            refresh=False, all_users=True, job_ids=job_ids, limit=limit, fields=fields, stream_logs=None
+        )
         return list(records)
 
     async def cancel(self, job_ids: list[int]) -> None:
@@ -129,6 +131,7 @@ class SkyPilotSdk:
         """Tail a job's logs into a string (the SDK streams; `follow=False` returns at the end)."""
         await self._healthy()
         buffer = io.StringIO()
-        await asyncio.to_thread(self._jobs_sdk.tail_logs, job_id=job_id, follow=False,
-                                tail=tail, output_stream=buffer)
+        await asyncio.to_thread(
+            self._jobs_sdk.tail_logs, job_id=job_id, follow=False, tail=tail, output_stream=buffer
+        )
         return buffer.getvalue()

@@ -33,11 +33,29 @@ from npaflow.errors import (
     TransportError,
 )
 
-_ACCESS_CODES = {"AccessDenied", "403", "Forbidden", "InvalidAccessKeyId", "SignatureDoesNotMatch",
-                 "ExpiredToken", "InvalidToken", "TokenRefreshRequired", "AllAccessDisabled",
-                 "AccountProblem", "InvalidClientTokenId", "UnrecognizedClientException"}
-_TRANSIENT_CODES = {"SlowDown", "ServiceUnavailable", "InternalError", "RequestTimeout",
-                    "RequestTimeTooSkewed", "Throttling", "ThrottlingException"}
+_ACCESS_CODES = {
+    "AccessDenied",
+    "403",
+    "Forbidden",
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "ExpiredToken",
+    "InvalidToken",
+    "TokenRefreshRequired",
+    "AllAccessDisabled",
+    "AccountProblem",
+    "InvalidClientTokenId",
+    "UnrecognizedClientException",
+}
+_TRANSIENT_CODES = {
+    "SlowDown",
+    "ServiceUnavailable",
+    "InternalError",
+    "RequestTimeout",
+    "RequestTimeTooSkewed",
+    "Throttling",
+    "ThrottlingException",
+}
 _UNREACHABLE = (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, ConnectionClosedError)
 
 
@@ -49,7 +67,7 @@ def split_s3_uri(uri: str) -> tuple[str, str]:
     """
     if not uri.startswith("s3://"):
         raise ConfigurationError(f"expected s3:// URI, got {uri!r}")
-    bucket, _, key = uri[len("s3://"):].partition("/")
+    bucket, _, key = uri[len("s3://") :].partition("/")
     if not bucket:
         raise ConfigurationError(f"s3 URI has no bucket: {uri!r}")
     return bucket, key
@@ -58,8 +76,10 @@ def split_s3_uri(uri: str) -> tuple[str, str]:
 def classify_s3_error(exc: Exception, uri: str) -> NpaflowError:
     """The npaflow error an S3 failure is: access, configuration, transport, or unknown."""
     if isinstance(exc, NoCredentialsError | PartialCredentialsError):
-        return AccessDeniedError(f"{uri}: no usable S3 credentials in the worker's environment "
-                                 "(set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)")
+        return AccessDeniedError(
+            f"{uri}: no usable S3 credentials in the worker's environment "
+            "(set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)"
+        )
     if isinstance(exc, _UNREACHABLE):
         return TransportError(f"{uri}: S3 endpoint unreachable: {exc}")
     if isinstance(exc, ClientError):
@@ -67,8 +87,10 @@ def classify_s3_error(exc: Exception, uri: str) -> NpaflowError:
         code = str(error.get("Code", ""))
         status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
         if code in _ACCESS_CODES or status == 403:
-            return AccessDeniedError(f"{uri}: access denied ({code or status}): check the worker's "
-                                     "S3 credentials and the bucket policy")
+            return AccessDeniedError(
+                f"{uri}: access denied ({code or status}): check the worker's "
+                "S3 credentials and the bucket policy"
+            )
         if code == "NoSuchBucket":
             return ConfigurationError(f"{uri}: bucket does not exist")
         if code in _TRANSIENT_CODES or status >= 500:
@@ -93,8 +115,9 @@ class S3Storage:
     async def _client(self, uri: str) -> AsyncIterator[Any]:
         """An S3 client whose failures come out as npaflow errors."""
         try:
-            async with self.session.client("s3", endpoint_url=self.endpoint_url,
-                                           region_name=self.region) as s3:
+            async with self.session.client(
+                "s3", endpoint_url=self.endpoint_url, region_name=self.region
+            ) as s3:
                 yield s3
         except ArtifactMissingError:
             raise
@@ -122,8 +145,7 @@ class S3Storage:
         """Put the object."""
         bucket, key = split_s3_uri(uri)
         async with self._client(uri) as s3:
-            await s3.put_object(Bucket=bucket, Key=key, Body=text.encode("utf-8"),
-                                ContentType=content_type)
+            await s3.put_object(Bucket=bucket, Key=key, Body=text.encode("utf-8"), ContentType=content_type)
 
     async def size(self, uri: str) -> int | None:
         """HEAD the object; None only when the bucket exists and the key does not."""
@@ -160,7 +182,7 @@ class S3Storage:
                 if token:
                     kwargs["ContinuationToken"] = token
                 page = await s3.list_objects_v2(**kwargs)
-                keys.extend(item["Key"][len(prefix):] for item in page.get("Contents", []))
+                keys.extend(item["Key"][len(prefix) :] for item in page.get("Contents", []))
                 if not page.get("IsTruncated"):
                     return keys
                 token = page.get("NextContinuationToken")

@@ -14,8 +14,9 @@ from npaflow.errors import SpecError, SpecIssue
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 _SHIPPED_CATALOG_DIR = _PACKAGE_DIR / "specs" / "catalog"  # a wheel (pyproject maps specs/ there)
 #: Where the shipped catalog lives: in the wheel, else `specs/catalog` of the source checkout.
-BUILTIN_CATALOG_DIR = (_SHIPPED_CATALOG_DIR if _SHIPPED_CATALOG_DIR.is_dir()
-                       else _PACKAGE_DIR.parent / "specs" / "catalog")
+BUILTIN_CATALOG_DIR = (
+    _SHIPPED_CATALOG_DIR if _SHIPPED_CATALOG_DIR.is_dir() else _PACKAGE_DIR.parent / "specs" / "catalog"
+)
 
 
 def load_catalog_from_str(text: str, file: str = "<catalog>") -> ToolCatalog:
@@ -30,15 +31,19 @@ def load_catalog_from_str(text: str, file: str = "<catalog>") -> ToolCatalog:
 
     def issue(path: tuple[str, ...], message: str, hint: str = "") -> None:
         line, column = source.locate(path)
-        issues.append(SpecIssue(file=file, line=line, column=column,
-                                field=".".join(path), message=message, hint=hint))
+        issues.append(
+            SpecIssue(file=file, line=line, column=column, field=".".join(path), message=message, hint=hint)
+        )
 
     if not isinstance(data, dict):
         issue((), "tool catalog must be a mapping", "start with 'apiVersion: npa.catalog/v1'")
         raise SpecError(issues)
     if data.get("apiVersion") != CATALOG_API_VERSION:
-        issue(("apiVersion",), f"unsupported catalog apiVersion {data.get('apiVersion')!r}",
-              f"use '{CATALOG_API_VERSION}'")
+        issue(
+            ("apiVersion",),
+            f"unsupported catalog apiVersion {data.get('apiVersion')!r}",
+            f"use '{CATALOG_API_VERSION}'",
+        )
     if data.get("kind") != "ToolCatalog":
         issue(("kind",), f"unsupported catalog kind {data.get('kind')!r}", "use 'ToolCatalog'")
     tools = data.get("tools") or {}
@@ -70,8 +75,15 @@ def load_catalog_from_path(path: str | Path) -> ToolCatalog:
     try:
         text = target.read_text(encoding="utf-8")
     except OSError as exc:
-        raise SpecError([SpecIssue(file=str(path), message=f"tool catalog not found: {exc.strerror}",
-                                   hint="pass an existing file to --catalog")]) from None
+        raise SpecError(
+            [
+                SpecIssue(
+                    file=str(path),
+                    message=f"tool catalog not found: {exc.strerror}",
+                    hint="pass an existing file to --catalog",
+                )
+            ]
+        ) from None
     return load_catalog_from_str(text, str(path))
 
 
@@ -80,8 +92,15 @@ def load_builtin_catalog() -> ToolCatalog:
     paths = sorted(BUILTIN_CATALOG_DIR.glob("*.yaml"))
     if not paths:
         # An install without its data would silently accept no toolRef at all.
-        raise SpecError([SpecIssue(file=str(BUILTIN_CATALOG_DIR), message="built-in tool catalog missing",
-                                   hint="reinstall npaflow: the wheel ships npaflow/specs/catalog/")])
+        raise SpecError(
+            [
+                SpecIssue(
+                    file=str(BUILTIN_CATALOG_DIR),
+                    message="built-in tool catalog missing",
+                    hint="reinstall npaflow: the wheel ships npaflow/specs/catalog/",
+                )
+            ]
+        )
     catalog = ToolCatalog()
     for path in paths:
         catalog = catalog.merged_with(load_catalog_from_path(path))

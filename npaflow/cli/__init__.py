@@ -32,8 +32,7 @@ Registrar = Callable[[SubParsers], None]
 def build_parser(extra: Sequence[Registrar] = ()) -> argparse.ArgumentParser:
     """Assemble the CLI; `extra` adds commands from outer layers (worker, dev, logs)."""
     parser = _Parser(prog="npaflow", description="Durable GPU pipelines on Temporal + SkyPilot")
-    commands: SubParsers = parser.add_subparsers(dest="command", metavar="COMMAND",
-                                                 parser_class=_Parser)
+    commands: SubParsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
     spec_commands.register(commands)
     render_command.register(commands)
@@ -51,8 +50,9 @@ def run(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> i
         return int(args.handler(args) or 0)
     except SpecError as exc:
         if getattr(args, "json", False):
-            print(json.dumps({"valid": False,
-                              "errors": [issue.model_dump() for issue in exc.issues]}, indent=2))
+            print(
+                json.dumps({"valid": False, "errors": [issue.model_dump() for issue in exc.issues]}, indent=2)
+            )
         else:
             for issue in exc.issues:
                 sys.stderr.write(issue.render() + "\n")

@@ -22,10 +22,20 @@ else:
 def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
     """Add SPEC, --var and --catalog to a subcommand."""
     parser.add_argument("spec", metavar="SPEC", help="path to an npa.workflow/v0.0.1 YAML spec")
-    parser.add_argument("--var", action="append", default=[], metavar="K=V",
-                        help="override a config key (repeatable); validated again after merging")
-    parser.add_argument("--catalog", action="append", default=[], metavar="PATH",
-                        help="extra ToolCatalog YAML (repeatable, later wins)")
+    parser.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="override a config key (repeatable); validated again after merging",
+    )
+    parser.add_argument(
+        "--catalog",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="extra ToolCatalog YAML (repeatable, later wins)",
+    )
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 

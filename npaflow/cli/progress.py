@@ -40,25 +40,31 @@ def progress_lines(view: RunStatusView, now: float | None = None) -> list[str]:
     """The progress view as text lines: phase, waves, running states, retries, decision, GPU-h, ledger."""
     done = sum(1 for w in view.waves if w.status is WaveStatus.SUCCEEDED)
     retries = sum(1 for w in view.waves if w.attempt > 1)
-    lines = [f"run {view.run_id} ({view.workflow or '-'}): {view.phase.value}",
-             f"waves: {done} done of {len(view.waves)} known so far"
-             + (f", {retries} retried" if retries else "")]
+    lines = [
+        f"run {view.run_id} ({view.workflow or '-'}): {view.phase.value}",
+        f"waves: {done} done of {len(view.waves)} known so far" + (f", {retries} retried" if retries else ""),
+    ]
     for wave in view.waves:
         if wave.status is WaveStatus.RUNNING:
             where = f" on worker {wave.worker_id}" if wave.worker_id else ""
-            lines.append(f"  running {_states(wave)} attempt {wave.attempt}: job "
-                         f"{wave.job_id or '(launching)'}{where} for {elapsed(wave.started_at, now)}")
+            lines.append(
+                f"  running {_states(wave)} attempt {wave.attempt}: job "
+                f"{wave.job_id or '(launching)'}{where} for {elapsed(wave.started_at, now)}"
+            )
     for wave in view.waves:
         if wave.status is WaveStatus.FAILED:
             category = f" [{wave.error_category.value}]" if wave.error_category else ""
             lines.append(f"  failed {_states(wave)} attempt {wave.attempt}{category}")
     if view.decisions:
         last = view.decisions[-1]
-        lines.append(f"last decision: {last.decision or '(none)'} from state {last.state or '-'} "
-                     f"<- {last.uri}")
+        lines.append(
+            f"last decision: {last.decision or '(none)'} from state {last.state or '-'} <- {last.uri}"
+        )
     if view.usage.node_hours:
-        lines.append(f"used so far: {view.usage.gpu_hours:.4f} GPU-h, {view.usage.node_hours:.4f} "
-                     f"node-h (failed attempts {view.usage.failed_gpu_hours:.4f} GPU-h)")
+        lines.append(
+            f"used so far: {view.usage.gpu_hours:.4f} GPU-h, {view.usage.node_hours:.4f} "
+            f"node-h (failed attempts {view.usage.failed_gpu_hours:.4f} GPU-h)"
+        )
     lines.append(f"ledger: {view.ledger_uri or '-'}")
     return lines
 
@@ -73,14 +79,21 @@ def change_lines(before: RunStatusView | None, after: RunStatusView) -> list[str
     for wave in after.waves:
         old = seen.get((wave.key, wave.attempt))
         if old is None or (old.status, old.job_id, old.sky_status) != (
-                wave.status, wave.job_id, wave.sky_status):
-            status = wave.sky_status.value if wave.sky_status and wave.status is WaveStatus.RUNNING \
+            wave.status,
+            wave.job_id,
+            wave.sky_status,
+        ):
+            status = (
+                wave.sky_status.value
+                if wave.sky_status and wave.status is WaveStatus.RUNNING
                 else wave.status.value
-            lines.append(f"{stamp} {_states(wave)} attempt {wave.attempt}: {status} "
-                         f"job {wave.job_id or '-'}")
-    for decision in after.decisions[len(before.decisions) if before else 0:]:
-        lines.append(f"{stamp} decision {decision.decision or '(none)'} from state "
-                     f"{decision.state or '-'} <- {decision.uri}")
+            )
+            lines.append(f"{stamp} {_states(wave)} attempt {wave.attempt}: {status} job {wave.job_id or '-'}")
+    for decision in after.decisions[len(before.decisions) if before else 0 :]:
+        lines.append(
+            f"{stamp} decision {decision.decision or '(none)'} from state "
+            f"{decision.state or '-'} <- {decision.uri}"
+        )
     return lines
 
 
@@ -98,8 +111,9 @@ class Progress:
             from rich.console import Console
             from rich.live import Live
 
-            self._display = Live(console=Console(file=self.stream), refresh_per_second=4,
-                                 transient=False, auto_refresh=False)
+            self._display = Live(
+                console=Console(file=self.stream), refresh_per_second=4, transient=False, auto_refresh=False
+            )
             self._display.__enter__()
         return self
 
@@ -119,8 +133,12 @@ class Progress:
             self._display.__exit__(None, None, None)
 
 
-async def follow(fetch: Callable[[], Awaitable[Any]], ended: Callable[[], Awaitable[bool]],
-                 progress: Progress, interval: float = 1.0) -> None:
+async def follow(
+    fetch: Callable[[], Awaitable[Any]],
+    ended: Callable[[], Awaitable[bool]],
+    progress: Progress,
+    interval: float = 1.0,
+) -> None:
     """Show a fresh view every `interval` until `ended()`, and once more after (the last changes).
 
     A fetch that fails (no worker answers yet) is skipped; a closed run still answers

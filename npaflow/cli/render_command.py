@@ -21,8 +21,13 @@ def register(commands: SubParsers) -> None:
     render.add_argument("--out", required=True, metavar="DIR", help="directory for the YAML files")
     render.add_argument("--run-id", default=DEFAULT_PLAN_RUN_ID, help="run id used for names")
     render.add_argument("--assume-decision", default="", help="decision assumed for every gate")
-    render.add_argument("--max-concurrency", type=int, default=0, metavar="N",
-                        help="cap every group's batch size (0 = each group's own bound)")
+    render.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=0,
+        metavar="N",
+        help="cap every group's batch size (0 = each group's own bound)",
+    )
     render.set_defaults(handler=run_render)
 
 
@@ -35,8 +40,13 @@ def run_render(args: argparse.Namespace) -> int:
     """Plan the spec, render every wave, write the files and list them."""
     with gc_paused():
         spec, catalog = load_spec_for(args)
-        plan = build_plan(spec, catalog, run_id=args.run_id, assume_decision=args.assume_decision,
-                          cap=max(0, args.max_concurrency))
+        plan = build_plan(
+            spec,
+            catalog,
+            run_id=args.run_id,
+            assume_decision=args.assume_decision,
+            cap=max(0, args.max_concurrency),
+        )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     options = RenderOptions(run_id=args.run_id, workflow=spec.name)
@@ -45,11 +55,16 @@ def run_render(args: argparse.Namespace) -> int:
         rendered = render_wave(wave, catalog, options)
         path = out / wave_file_name(args.run_id, wave)
         path.write_text(rendered.yaml, encoding="utf-8")
-        written.append({"file": str(path), "job_name": rendered.job_name,
-                        "execution": rendered.execution.value, "tasks": list(rendered.task_names)})
+        written.append(
+            {
+                "file": str(path),
+                "job_name": rendered.job_name,
+                "execution": rendered.execution.value,
+                "tasks": list(rendered.task_names),
+            }
+        )
     if args.json:
         print(json.dumps({"workflow": spec.name, "run_id": args.run_id, "files": written}, indent=2))
     else:
         print("\n".join(str(item["file"]) for item in written))
     return 0
-

@@ -35,8 +35,12 @@ from npaflow.runtime.summary import RunStatusView
 from npaflow.spec import load_spec_from_str
 from npaflow.waves import WaveKey
 
-RESTARTABLE = {WorkflowExecutionStatus.FAILED, WorkflowExecutionStatus.CANCELED,
-               WorkflowExecutionStatus.TERMINATED, WorkflowExecutionStatus.TIMED_OUT}
+RESTARTABLE = {
+    WorkflowExecutionStatus.FAILED,
+    WorkflowExecutionStatus.CANCELED,
+    WorkflowExecutionStatus.TERMINATED,
+    WorkflowExecutionStatus.TIMED_OUT,
+}
 
 
 async def resume(args: argparse.Namespace) -> int:
@@ -46,25 +50,34 @@ async def resume(args: argparse.Namespace) -> int:
     description = await describe_or_fail(handle)
     if description.status == WorkflowExecutionStatus.RUNNING:
         if args.spec:
-            raise UsageError(f"run {args.run_id} is running; --spec applies only when restarting "
-                             "a run that ended (cancel it first to change its spec)")
+            raise UsageError(
+                f"run {args.run_id} is running; --spec applies only when restarting "
+                "a run that ended (cancel it first to change its spec)"
+            )
         await handle.signal(Signal.RESUME.value)
         print(f"{Signal.RESUME.value} sent to {args.run_id}")
         return 0
     if description.status not in RESTARTABLE:
         state = description.status.name.lower() if description.status else "unknown"
-        raise UsageError(f"run {args.run_id} {state}; only failed, cancelled or terminated runs "
-                         "can be resumed")
+        raise UsageError(
+            f"run {args.run_id} {state}; only failed, cancelled or terminated runs can be resumed"
+        )
     request = await _started_request(client, handle)
     if args.spec:
         request = await _onto_new_spec(handle, request, args)
     new = await client.start_workflow(
-        WORKFLOW_TYPE, request, id=args.run_id, task_queue=task_queue_from(args.task_queue),
+        WORKFLOW_TYPE,
+        request,
+        id=args.run_id,
+        task_queue=task_queue_from(args.task_queue),
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-        memo=await description.memo())
+        memo=await description.memo(),
+    )
     if not args.json:
-        print(f"restarted run {args.run_id} (execution {new.result_run_id}); completed waves replay "
-              "from the ledger")
+        print(
+            f"restarted run {args.run_id} (execution {new.result_run_id}); completed waves replay "
+            "from the ledger"
+        )
     return 0
 
 
@@ -73,13 +86,15 @@ async def _started_request(client: Client, handle: WorkflowHandle[Any, Any]) -> 
     history = await handle.fetch_history()
     started = history.events[0].workflow_execution_started_event_attributes
     (request,) = client.data_converter.payload_converter.from_payloads(
-        list(started.input.payloads), [RunRequest])
+        list(started.input.payloads), [RunRequest]
+    )
     assert isinstance(request, RunRequest)
     return request
 
 
-async def _onto_new_spec(handle: WorkflowHandle[Any, Any], request: RunRequest,
-                         args: argparse.Namespace) -> RunRequest:
+async def _onto_new_spec(
+    handle: WorkflowHandle[Any, Any], request: RunRequest, args: argparse.Namespace
+) -> RunRequest:
     """The request with the new spec, once its change is shown and (if needed) accepted.
 
     Raises:
@@ -89,29 +104,44 @@ async def _onto_new_spec(handle: WorkflowHandle[Any, Any], request: RunRequest,
     diff = await plan_change(handle, request, new_text, args.spec)
     lines = diff.text_lines() or ["no change to the plan"]
     if args.json:
-        print(json.dumps({"run_id": handle.id, "changes": diff.model_dump(mode="json"),
-                          "accepted": bool(args.accept_changes) and not diff.affected_completed_waves},
-                         indent=2))
+        print(
+            json.dumps(
+                {
+                    "run_id": handle.id,
+                    "changes": diff.model_dump(mode="json"),
+                    "accepted": bool(args.accept_changes) and not diff.affected_completed_waves,
+                },
+                indent=2,
+            )
+        )
     else:
         print(f"plan change for run {handle.id} ({diff.old_fingerprint} -> {diff.new_fingerprint}):")
         print("\n".join(f"  {line}" for line in lines))
     change: AcceptedPlanChange | None = None
     if not diff.is_empty() or diff.old_fingerprint != diff.new_fingerprint:
         if not args.accept_changes:
-            raise UsageError(f"run {handle.id}: the spec changed (above); resume with "
-                             "--accept-changes to re-run the changed steps that have not completed")
+            raise UsageError(
+                f"run {handle.id}: the spec changed (above); resume with "
+                "--accept-changes to re-run the changed steps that have not completed"
+            )
         if diff.affected_completed_waves:
-            raise UsageError(f"run {handle.id}: the change would alter "
-                             f"{len(diff.affected_completed_waves)} completed wave(s) (above); start "
-                             "a new run id instead")
-        change = AcceptedPlanChange(from_fingerprint=diff.old_fingerprint,
-                                    to_fingerprint=diff.new_fingerprint, changes=diff.text_lines(),
-                                    accepted_by=getpass.getuser())
+            raise UsageError(
+                f"run {handle.id}: the change would alter "
+                f"{len(diff.affected_completed_waves)} completed wave(s) (above); start "
+                "a new run id instead"
+            )
+        change = AcceptedPlanChange(
+            from_fingerprint=diff.old_fingerprint,
+            to_fingerprint=diff.new_fingerprint,
+            changes=diff.text_lines(),
+            accepted_by=getpass.getuser(),
+        )
     return request.model_copy(update={"spec": new_text, "spec_uri": "", "accepted_change": change})
 
 
-async def plan_change(handle: WorkflowHandle[Any, Any], request: RunRequest, new_text: str,
-                      new_file: str) -> PlanDiff:
+async def plan_change(
+    handle: WorkflowHandle[Any, Any], request: RunRequest, new_text: str, new_file: str
+) -> PlanDiff:
     """The change from the spec the run started with to `new_text`, and the completed waves it hits."""
     old_text = request.spec or _read(_local_path(request.spec_uri))
     catalog = load_catalogs(request.catalogs)
@@ -119,9 +149,15 @@ async def plan_change(handle: WorkflowHandle[Any, Any], request: RunRequest, new
     new_spec = load_spec_from_str(new_text, new_file, catalog=catalog, overrides=request.vars)
     old_plan = build_plan(old_spec, catalog, run_id=handle.id, assume_decision=request.assume_decision)
     new_plan = build_plan(new_spec, catalog, run_id=handle.id, assume_decision=request.assume_decision)
-    return diff_plans(old_spec, old_plan, new_spec, new_plan, completed=await completed_waves(handle),
-                      old_fingerprint=plan_fingerprint(old_plan),
-                      new_fingerprint=plan_fingerprint(new_plan))
+    return diff_plans(
+        old_spec,
+        old_plan,
+        new_spec,
+        new_plan,
+        completed=await completed_waves(handle),
+        old_fingerprint=plan_fingerprint(old_plan),
+        new_fingerprint=plan_fingerprint(new_plan),
+    )
 
 
 async def completed_waves(handle: WorkflowHandle[Any, Any]) -> list[WaveKey]:
@@ -141,8 +177,10 @@ async def completed_waves(handle: WorkflowHandle[Any, Any]) -> list[WaveKey]:
         summary = summary_from_failure(failure)
         if summary is not None:
             return [w.key for w in summary.waves if w.status is WaveStatus.SUCCEEDED]
-    raise UsageError(f"run {handle.id}: cannot tell which waves completed (no worker answered the "
-                     "status query); start a worker and try again")
+    raise UsageError(
+        f"run {handle.id}: cannot tell which waves completed (no worker answered the "
+        "status query); start a worker and try again"
+    )
 
 
 def _local_path(uri: str) -> Path:

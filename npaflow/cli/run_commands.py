@@ -21,17 +21,24 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
     """--address, --namespace, --profile, --task-queue, --ledger-root (defaults: environment)."""
     parser.add_argument("--address", help="Temporal address (TEMPORAL_ADDRESS, default 127.0.0.1:7233)")
     parser.add_argument("--namespace", help="Temporal namespace (TEMPORAL_NAMESPACE, default default)")
-    parser.add_argument("--profile", help="profile of the Temporal client config file (TEMPORAL_PROFILE; "
-                        "file TEMPORAL_CONFIG_FILE, API key and TLS as for the temporal CLI)")
+    parser.add_argument(
+        "--profile",
+        help="profile of the Temporal client config file (TEMPORAL_PROFILE; "
+        "file TEMPORAL_CONFIG_FILE, API key and TLS as for the temporal CLI)",
+    )
     parser.add_argument("--task-queue", help="task queue (NPAFLOW_TASK_QUEUE, default npaflow)")
-    parser.add_argument("--ledger-root", help="shared ledger root of runs without config.bucket "
-                        "(NPAFLOW_LEDGER_ROOT): where workers write it; submit names it in the UI")
+    parser.add_argument(
+        "--ledger-root",
+        help="shared ledger root of runs without config.bucket "
+        "(NPAFLOW_LEDGER_ROOT): where workers write it; submit names it in the UI",
+    )
 
 
 def _handler(name: str, module: str = "npaflow.cli.run_handlers") -> Any:
     def run(args: argparse.Namespace) -> int:
         handlers = importlib.import_module(module)
         return int(asyncio.run(getattr(handlers, name)(args)))
+
     return run
 
 
@@ -42,14 +49,20 @@ def register(commands: SubParsers) -> None:
     add_connection_arguments(submit)
     submit.add_argument("--run-id", help="run id = workflow id (default <spec name>-<UTC timestamp>)")
     submit.add_argument("--wait", action="store_true", help="wait and print the final summary")
-    submit.add_argument("--attach", action="store_true",
-                        help="if the run id is already running, attach to it instead of refusing")
+    submit.add_argument(
+        "--attach",
+        action="store_true",
+        help="if the run id is already running, attach to it instead of refusing",
+    )
     _add_run_options(submit)
     submit.set_defaults(handler=_handler("submit"))
-    for name, text in (("status", "show a run's live status"), ("cancel", "cancel a run's jobs and end it"),
-                       ("pause", "stop launching new waves"),
-                       ("resume", "continue a paused/suspended run, or restart a failed one"),
-                       ("logs", "print the logs of a run's jobs, read where they run")):
+    for name, text in (
+        ("status", "show a run's live status"),
+        ("cancel", "cancel a run's jobs and end it"),
+        ("pause", "stop launching new waves"),
+        ("resume", "continue a paused/suspended run, or restart a failed one"),
+        ("logs", "print the logs of a run's jobs, read where they run"),
+    ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("run_id", metavar="RUN_ID")
         add_connection_arguments(sub)
@@ -62,10 +75,16 @@ def register(commands: SubParsers) -> None:
             sub.add_argument("--state", default="", help="only this state's jobs")
             sub.add_argument("--tail", type=int, default=2000, help="lines per job (default 2000)")
         if name == "resume":
-            sub.add_argument("--spec", metavar="NEW.yaml",
-                             help="restart an ended run onto this edited spec (its change is listed)")
-            sub.add_argument("--accept-changes", action="store_true",
-                             help="with --spec: re-run the changed steps that have not completed")
+            sub.add_argument(
+                "--spec",
+                metavar="NEW.yaml",
+                help="restart an ended run onto this edited spec (its change is listed)",
+            )
+            sub.add_argument(
+                "--accept-changes",
+                action="store_true",
+                help="with --spec: re-run the changed steps that have not completed",
+            )
             sub.add_argument("--json", action="store_true", help="print the change as JSON")
             sub.set_defaults(handler=_handler(name, "npaflow.cli.resume_handler"))
             continue
@@ -74,33 +93,54 @@ def register(commands: SubParsers) -> None:
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--poll-seconds", type=float, default=30)
-    parser.add_argument("--max-wait-seconds", type=float, default=3600,
-                        help="per wave attempt; 0 = unbounded")
+    parser.add_argument(
+        "--max-wait-seconds", type=float, default=3600, help="per wave attempt; 0 = unbounded"
+    )
     parser.add_argument("--retries", type=int, default=0, help="extra attempts for job failures")
     parser.add_argument("--max-infrastructure-recoveries", type=int, default=1)
-    parser.add_argument("--pending-timeout-seconds", type=float, default=1800,
-                        help="a job waiting this long for resources is a capacity failure (0 = never)")
+    parser.add_argument(
+        "--pending-timeout-seconds",
+        type=float,
+        default=1800,
+        help="a job waiting this long for resources is a capacity failure (0 = never)",
+    )
     parser.add_argument("--max-concurrency", type=int, default=0, help="cap on group batch sizes")
-    parser.add_argument("--no-cancel-on-timeout", action="store_true",
-                        help="keep a job that outlives --max-wait-seconds (never retried)")
+    parser.add_argument(
+        "--no-cancel-on-timeout",
+        action="store_true",
+        help="keep a job that outlives --max-wait-seconds (never retried)",
+    )
     parser.add_argument("--assume-decision", default="", help="fallback for a missing decision artifact")
     parser.add_argument("--on-failure", choices=["fail", "suspend"], default="fail")
-    parser.add_argument("--secret-env", action="append", default=[], metavar="NAME",
-                        help="pass this worker environment variable to jobs as a secret (name only)")
+    parser.add_argument(
+        "--secret-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass this worker environment variable to jobs as a secret (name only)",
+    )
     parser.add_argument("--backend", choices=["local", "skypilot"], default="local")
     parser.add_argument("--infra", default="", help="SkyPilot infra for every task, e.g. k8s/my-context")
 
 
-def build_request(args: argparse.Namespace, spec_text: str, run_id: str, *,
-                  spec_uri: str = "") -> RunRequest:
+def build_request(args: argparse.Namespace, spec_text: str, run_id: str, *, spec_uri: str = "") -> RunRequest:
     """Turn submit flags into the workflow input (the spec inline, or by reference when large)."""
     return RunRequest(
-        spec="" if spec_uri else spec_text, spec_uri=spec_uri, run_id=run_id,
+        spec="" if spec_uri else spec_text,
+        spec_uri=spec_uri,
+        run_id=run_id,
         vars=parse_vars(args.var),
         catalogs=[str(Path(p).resolve()) for p in catalog_paths(args.catalog)],
-        poll_seconds=args.poll_seconds, max_wait_seconds=args.max_wait_seconds,
-        retries=args.retries, max_infrastructure_recoveries=args.max_infrastructure_recoveries,
+        poll_seconds=args.poll_seconds,
+        max_wait_seconds=args.max_wait_seconds,
+        retries=args.retries,
+        max_infrastructure_recoveries=args.max_infrastructure_recoveries,
         pending_timeout_seconds=args.pending_timeout_seconds,
-        max_concurrency=args.max_concurrency, cancel_on_timeout=not args.no_cancel_on_timeout,
-        assume_decision=args.assume_decision, on_failure=args.on_failure,
-        secret_env=args.secret_env, backend=args.backend, infra=args.infra)
+        max_concurrency=args.max_concurrency,
+        cancel_on_timeout=not args.no_cancel_on_timeout,
+        assume_decision=args.assume_decision,
+        on_failure=args.on_failure,
+        secret_env=args.secret_env,
+        backend=args.backend,
+        infra=args.infra,
+    )

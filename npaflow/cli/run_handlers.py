@@ -69,21 +69,35 @@ async def submit(args: argparse.Namespace) -> int:
         return EXIT_ALREADY_RUNNING
     if duplicate is None:
         handle = await client.start_workflow(
-            WORKFLOW_TYPE, request, id=run_id, task_queue=queue, result_type=RunSummary,
+            WORKFLOW_TYPE,
+            request,
+            id=run_id,
+            task_queue=queue,
+            result_type=RunSummary,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
             static_summary=static_summary(spec.name, Path(args.spec).name),
             static_details=static_details(
-                workflow=spec.name, run_id=run_id, submitted_by=getpass.getuser(),
+                workflow=spec.name,
+                run_id=run_id,
+                submitted_by=getpass.getuser(),
                 ledger_uri=run_prefix_for(spec, catalog, run_id, shared_ledger_root(args.ledger_root)),
-                spec_file=str(args.spec), variables=request.vars),
-            memo={"spec": str(args.spec), "vars": request.vars, "submitted_by": getpass.getuser()})
+                spec_file=str(args.spec),
+                variables=request.vars,
+            ),
+            memo={"spec": str(args.spec), "vars": request.vars, "submitted_by": getpass.getuser()},
+        )
     if not await has_pollers(client, queue):
-        sys.stderr.write(f"npaflow: warning: no worker is polling task queue '{queue}'; the run "
-                         "waits until one starts ('npaflow worker' or 'npaflow dev')\n")
+        sys.stderr.write(
+            f"npaflow: warning: no worker is polling task queue '{queue}'; the run "
+            "waits until one starts ('npaflow worker' or 'npaflow dev')\n"
+        )
     if not args.wait:
-        print(json.dumps({"run_id": run_id}) if args.json
-              else f"started run {run_id} (watch: npaflow status {run_id} --watch)")
+        print(
+            json.dumps({"run_id": run_id})
+            if args.json
+            else f"started run {run_id} (watch: npaflow status {run_id} --watch)"
+        )
         return 0
     return await _wait_and_report(handle, as_json=args.json)
 
@@ -99,17 +113,24 @@ async def _duplicate_of(handle: WorkflowHandle[Any, RunSummary], request: RunReq
     except Exception:  # noqa: BLE001 - no such run (or not visible yet): a fresh start
         return None
     if description.status == WorkflowExecutionStatus.COMPLETED:
-        raise UsageError(f"run id '{handle.id}' already completed successfully; a completed run is "
-                         "never re-run (hint: choose another --run-id)")
+        raise UsageError(
+            f"run id '{handle.id}' already completed successfully; a completed run is "
+            "never re-run (hint: choose another --run-id)"
+        )
     if description.status != WorkflowExecutionStatus.RUNNING:
         return None
     running = dict((await description.memo()).get("vars") or {})
     if running != request.vars:
         keys = sorted(set(running) | set(request.vars))
-        changes = [f"{k}: {running.get(k, '<unset>')!r} -> {request.vars.get(k, '<unset>')!r}"
-                   for k in keys if running.get(k) != request.vars.get(k)]
-        raise UsageError(f"run id '{handle.id}' is already running with other --var values "
-                         f"({'; '.join(changes)}); choose another --run-id, or cancel it first")
+        changes = [
+            f"{k}: {running.get(k, '<unset>')!r} -> {request.vars.get(k, '<unset>')!r}"
+            for k in keys
+            if running.get(k) != request.vars.get(k)
+        ]
+        raise UsageError(
+            f"run id '{handle.id}' is already running with other --var values "
+            f"({'; '.join(changes)}); choose another --run-id, or cancel it first"
+        )
     return f"run {handle.id} is already running (attach with --attach):\n" + await _status_once(handle)
 
 
@@ -121,6 +142,7 @@ async def _wait_and_report(handle: WorkflowHandle[Any, RunSummary], *, as_json: 
     """Wait for the run (showing live progress unless --json), then print its summary."""
     result = asyncio.ensure_future(handle.result())
     if not as_json:
+
         async def ended() -> bool:
             return result.done()
 
@@ -131,8 +153,11 @@ async def _wait_and_report(handle: WorkflowHandle[Any, RunSummary], *, as_json: 
         code = 0
     except WorkflowFailureError as error:
         if is_cancelled_failure(error):
-            print(json.dumps({"run_id": handle.id, "status": "cancelled"}) if as_json
-                  else f"status: cancelled\nrun_id: {handle.id}")
+            print(
+                json.dumps({"run_id": handle.id, "status": "cancelled"})
+                if as_json
+                else f"status: cancelled\nrun_id: {handle.id}"
+            )
             return EXIT_CANCELLED
         failed = summary_from_failure(error)
         if failed is None:
@@ -152,9 +177,14 @@ async def _view(handle: WorkflowHandle[Any, Any]) -> dict[str, Any]:
     except Exception:  # noqa: BLE001 - no worker to answer: fall back to server-side memo
         memo = await description.memo()
         states = description.typed_search_attributes.get(
-            SearchAttributeKey.for_keyword_list(SearchAttribute.STATE.value))
-        payload = {"run_id": handle.id, "phase": memo.get("phase", "unknown"),
-                   "current_states": list(states or []), "ledger_uri": memo.get("ledger_uri", "")}
+            SearchAttributeKey.for_keyword_list(SearchAttribute.STATE.value)
+        )
+        payload = {
+            "run_id": handle.id,
+            "phase": memo.get("phase", "unknown"),
+            "current_states": list(states or []),
+            "ledger_uri": memo.get("ledger_uri", ""),
+        }
     payload["execution_status"] = description.status.name if description.status else "UNKNOWN"
     return payload
 
@@ -167,6 +197,7 @@ async def status(args: argparse.Namespace) -> int:
     """Print the run's status once, or until it ends with --watch."""
     handle = (await connect_from(args)).get_workflow_handle(args.run_id)
     if args.watch and not args.json:
+
         async def ended() -> bool:
             return (await describe_or_fail(handle)).status != WorkflowExecutionStatus.RUNNING
 
@@ -211,15 +242,32 @@ async def logs(args: argparse.Namespace) -> int:
     try:
         view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 30)
     except Exception as exc:  # noqa: BLE001 - queries need a worker: say so
-        raise UsageError(f"run {args.run_id}: no worker answered ({type(exc).__name__}); logs are "
-                         "read by workers (start one with 'npaflow worker')") from None
+        raise UsageError(
+            f"run {args.run_id}: no worker answered ({type(exc).__name__}); logs are "
+            "read by workers (start one with 'npaflow worker')"
+        ) from None
     waves = [w for w in view.waves if w.job_id and (not args.state or args.state in w.states)]
-    jobs = [ReadJobLogsInput(job=JobRef(backend=view.backend, job_id=w.job_id, job_name=w.job_name,
-                                        worker_id=w.worker_id, worker_task_queue=w.worker_task_queue),
-                             task=args.state, tail_lines=args.tail) for w in waves]
+    jobs = [
+        ReadJobLogsInput(
+            job=JobRef(
+                backend=view.backend,
+                job_id=w.job_id,
+                job_name=w.job_name,
+                worker_id=w.worker_id,
+                worker_task_queue=w.worker_task_queue,
+            ),
+            task=args.state,
+            tail_lines=args.tail,
+        )
+        for w in waves
+    ]
     result = await client.execute_workflow(
-        LOGS_WORKFLOW_TYPE, JobLogsRequest(jobs=jobs), id=f"{args.run_id}-logs-{uuid.uuid4().hex[:8]}",
-        task_queue=task_queue_from(args.task_queue), result_type=JobLogsResult)
+        LOGS_WORKFLOW_TYPE,
+        JobLogsRequest(jobs=jobs),
+        id=f"{args.run_id}-logs-{uuid.uuid4().hex[:8]}",
+        task_queue=task_queue_from(args.task_queue),
+        result_type=JobLogsResult,
+    )
     for wave, entry in zip(waves, result.logs, strict=True):
         print(f"### {wave.key} attempt {wave.attempt} job {wave.job_id} ({wave.status.value})")
         print(entry.text or "(no logs)")

@@ -21,15 +21,22 @@ def register(commands: SubParsers) -> None:
     plan = commands.add_parser("plan-spec", help="preview the steps (or waves) a run would take")
     add_spec_arguments(plan)
     plan.add_argument("--run-id", default=DEFAULT_PLAN_RUN_ID, help="run id used for {{run.id}}")
-    plan.add_argument("--assume-decision", default="",
-                      help="decision assumed for every gate (promote | loop_back)")
+    plan.add_argument(
+        "--assume-decision", default="", help="decision assumed for every gate (promote | loop_back)"
+    )
     plan.add_argument("--waves", action="store_true", help="fold steps into launch waves")
-    plan.add_argument("--max-concurrency", type=int, default=0, metavar="N",
-                      help="cap every group's batch size (0 = each group's own bound)")
+    plan.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=0,
+        metavar="N",
+        help="cap every group's batch size (0 = each group's own bound)",
+    )
     plan.set_defaults(handler=run_plan)
 
     schema = commands.add_parser(
-        "schema", help="print the JSON Schema of npa.workflow/v0.0.1 specs (for editors)")
+        "schema", help="print the JSON Schema of npa.workflow/v0.0.1 specs (for editors)"
+    )
     schema.set_defaults(handler=run_schema)
 
 
@@ -48,8 +55,13 @@ def run_plan(args: argparse.Namespace) -> int:
     """Plan the spec and print steps or waves."""
     with gc_paused():
         spec, catalog = load_spec_for(args)
-        plan = build_plan(spec, catalog, run_id=args.run_id, assume_decision=args.assume_decision,
-                          cap=max(0, args.max_concurrency))
+        plan = build_plan(
+            spec,
+            catalog,
+            run_id=args.run_id,
+            assume_decision=args.assume_decision,
+            cap=max(0, args.max_concurrency),
+        )
     if args.json:
         payload = plan.waves_to_dict() if args.waves else plan.to_dict()
         print(json.dumps(payload, indent=2, sort_keys=True))
@@ -68,11 +80,15 @@ def run_schema(_: argparse.Namespace) -> int:
 
 def format_steps(plan: ExecutionPlan) -> list[str]:
     """One line per step: index, state, iteration, placement, command."""
-    lines = [f"workflow {plan.workflow} (assume_decision={plan.assume_decision or '-'}): "
-             f"{len(plan.steps)} steps"]
+    lines = [
+        f"workflow {plan.workflow} (assume_decision={plan.assume_decision or '-'}): {len(plan.steps)} steps"
+    ]
     for index, step in enumerate(plan.steps):
-        where = f" [group {step.group}]" if step.group else (
-            f" [in {step.loop_label}]" if step.loop_label else "")
+        where = (
+            f" [group {step.group}]"
+            if step.group
+            else (f" [in {step.loop_label}]" if step.loop_label else "")
+        )
         iteration = f" #{step.iteration}" if step.iteration else ""
         command = " ".join(step.argv) if step.argv else step.shell
         lines.append(f"{index:02d}. {step.state}{iteration}{where}: {command}")
@@ -84,7 +100,8 @@ def format_waves(plan: ExecutionPlan) -> list[str]:
     lines = []
     for occurrence in plan.occurrences():
         text = f"{occurrence.index:02d}. [{occurrence.kind.value}] {occurrence.name}: " + ", ".join(
-            step.task_name for step in occurrence.steps)
+            step.task_name for step in occurrence.steps
+        )
         if occurrence.group:
             text += f" maxConcurrency={occurrence.max_concurrency} batches={len(occurrence.batches)}"
         text += " -> " + ", ".join(wave_file_name(plan.run_id, w) for w in occurrence.batches)

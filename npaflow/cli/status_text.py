@@ -7,22 +7,30 @@ from typing import Any
 
 def status_text(payload: dict[str, Any]) -> str:
     """Phase, current states, each wave with its job (and the worker holding a local job)."""
-    lines = [f"run {payload['run_id']}: {payload['phase']} ({payload['execution_status']})",
-             f"current: {', '.join(payload.get('current_states') or []) or '-'}"]
+    lines = [
+        f"run {payload['run_id']}: {payload['phase']} ({payload['execution_status']})",
+        f"current: {', '.join(payload.get('current_states') or []) or '-'}",
+    ]
     for wave in payload.get("waves", []):
         where = f" on worker {wave['worker_id']}" if wave.get("worker_id") else ""
         category = f" [{wave['error_category']}]" if wave.get("error_category") else ""
-        lines.append(f"  {wave['key']} attempt {wave['attempt']}: {wave['status']}{category} "
-                     f"job_id={wave['job_id'] or '-'}{where} {wave.get('sky_status') or ''}".rstrip())
+        lines.append(
+            f"  {wave['key']} attempt {wave['attempt']}: {wave['status']}{category} "
+            f"job_id={wave['job_id'] or '-'}{where} {wave.get('sky_status') or ''}".rstrip()
+        )
     for decision in payload.get("decisions", []):
         state = f" (state {decision['state']})" if decision.get("state") else ""
         lines.append(f"  decision: {decision['decision']} <- {decision['uri']}{state}")
     usage = payload.get("usage") or {}
     if usage.get("node_hours"):
-        lines.append(f"gpu_hours: {usage['gpu_hours']:.4f} so far (node_hours "
-                     f"{usage['node_hours']:.4f}; failed attempts {usage['failed_gpu_hours']:.4f} GPU-h)")
-        lines.extend(f"  {state}: {part['gpu_hours']:.4f} GPU-h, {part['node_hours']:.4f} node-h"
-                     for state, part in usage.get("by_state", {}).items())
+        lines.append(
+            f"gpu_hours: {usage['gpu_hours']:.4f} so far (node_hours "
+            f"{usage['node_hours']:.4f}; failed attempts {usage['failed_gpu_hours']:.4f} GPU-h)"
+        )
+        lines.extend(
+            f"  {state}: {part['gpu_hours']:.4f} GPU-h, {part['node_hours']:.4f} node-h"
+            for state, part in usage.get("by_state", {}).items()
+        )
     if payload.get("error"):
         lines.append(f"error: {payload['error']}")
     lines.append(f"ledger: {payload.get('ledger_uri') or '-'}")

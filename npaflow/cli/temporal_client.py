@@ -52,18 +52,24 @@ async def connect(target: TemporalTarget, patience: float = CONNECT_PATIENCE_SEC
     deadline = asyncio.get_running_loop().time() + patience
     while True:
         try:
-            return await Client.connect(target.address, namespace=target.namespace,
-                                        api_key=target.api_key, tls=target.tls,
-                                        rpc_metadata=target.rpc_metadata,
-                                        data_converter=pydantic_data_converter)
+            return await Client.connect(
+                target.address,
+                namespace=target.namespace,
+                api_key=target.api_key,
+                tls=target.tls,
+                rpc_metadata=target.rpc_metadata,
+                data_converter=pydantic_data_converter,
+            )
         except RuntimeError as exc:
             if asyncio.get_running_loop().time() >= deadline:
                 reason = "connection refused" if "refused" in str(exc) else str(exc).splitlines()[0][:200]
                 security = "TLS" if target.secured else "plaintext"
-                raise UsageError(f"cannot reach the Temporal server at {target.address} ({security}, "
-                                 f"namespace {target.namespace}, from {target.source}): {reason} "
-                                 "(hint: start one with 'npaflow dev', or set --address / "
-                                 "TEMPORAL_ADDRESS / a temporal.toml profile)") from None
+                raise UsageError(
+                    f"cannot reach the Temporal server at {target.address} ({security}, "
+                    f"namespace {target.namespace}, from {target.source}): {reason} "
+                    "(hint: start one with 'npaflow dev', or set --address / "
+                    "TEMPORAL_ADDRESS / a temporal.toml profile)"
+                ) from None
             await asyncio.sleep(0.5)
 
 
@@ -72,16 +78,20 @@ async def connect_from(args: argparse.Namespace) -> Client:
     return await connect(temporal_target(args.address, args.namespace, getattr(args, "profile", None)))
 
 
-async def has_pollers(client: Client, task_queue: str, *, activities: bool = False,
-                      strict: bool = False) -> bool:
+async def has_pollers(
+    client: Client, task_queue: str, *, activities: bool = False, strict: bool = False
+) -> bool:
     """True when some worker polls the task queue for workflow (or `activities`) tasks.
 
     When the server cannot say, True (submit only warns) unless `strict` (a health check).
     """
     kind = TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY if activities else TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
     try:
-        response = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
-            namespace=client.namespace, task_queue=TaskQueue(name=task_queue), task_queue_type=kind))
+        response = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace, task_queue=TaskQueue(name=task_queue), task_queue_type=kind
+            )
+        )
     except RPCError:
         return not strict
     return bool(response.pollers)
@@ -111,5 +121,6 @@ async def describe_or_fail(handle: WorkflowHandle[Any, Any]) -> WorkflowExecutio
     try:
         return await handle.describe()
     except RPCError as exc:
-        raise UsageError(f"no run with id '{handle.id}' ({exc.message}); list runs with "
-                         "'temporal workflow list'") from None
+        raise UsageError(
+            f"no run with id '{handle.id}' ({exc.message}); list runs with 'temporal workflow list'"
+        ) from None

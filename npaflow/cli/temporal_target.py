@@ -41,13 +41,16 @@ class TemporalTarget:
 def _config_file() -> str | None:
     path = os.environ.get(EnvVar.TEMPORAL_CONFIG_FILE.value, "")
     if path and not Path(path).expanduser().is_file():
-        raise UsageError(f"{EnvVar.TEMPORAL_CONFIG_FILE.value}={path}: no such file (hint: point it at "
-                         "your temporal.toml, or unset it)")
+        raise UsageError(
+            f"{EnvVar.TEMPORAL_CONFIG_FILE.value}={path}: no such file (hint: point it at "
+            "your temporal.toml, or unset it)"
+        )
     return path or None
 
 
-def temporal_target(address: str | None = None, namespace: str | None = None,
-                    profile: str | None = None) -> TemporalTarget:
+def temporal_target(
+    address: str | None = None, namespace: str | None = None, profile: str | None = None
+) -> TemporalTarget:
     """Resolve the profile and environment, then apply the flags given.
 
     Raises:
@@ -59,16 +62,23 @@ def temporal_target(address: str | None = None, namespace: str | None = None,
         loaded = ClientConfigProfile.load(profile)
         connect = loaded.to_client_connect_config()
     except OSError as exc:
-        raise UsageError(f"Temporal TLS setting: cannot read {exc.filename}: {exc.strerror} (hint: fix "
-                         "the path in your profile or TEMPORAL_TLS_* variables)") from None
+        raise UsageError(
+            f"Temporal TLS setting: cannot read {exc.filename}: {exc.strerror} (hint: fix "
+            "the path in your profile or TEMPORAL_TLS_* variables)"
+        ) from None
     except RuntimeError as exc:  # temporalio's ConfigError: bad TOML, unknown profile
         where = config_file or "~/.config/temporalio/temporal.toml"
         first = str(exc).splitlines()[0]
-        raise UsageError(f"Temporal client config {where}: {first} (hint: fix the file, or choose "
-                         f"another profile with --profile / {EnvVar.TEMPORAL_PROFILE.value})") from None
+        raise UsageError(
+            f"Temporal client config {where}: {first} (hint: fix the file, or choose "
+            f"another profile with --profile / {EnvVar.TEMPORAL_PROFILE.value})"
+        ) from None
     source = f"profile {profile or 'default'}" + (f" of {config_file}" if config_file else "")
     return TemporalTarget(
         address=address or connect.get("target_host") or ENV_DEFAULTS[EnvVar.TEMPORAL_ADDRESS],
         namespace=namespace or connect.get("namespace") or ENV_DEFAULTS[EnvVar.TEMPORAL_NAMESPACE],
-        api_key=connect.get("api_key"), tls=connect.get("tls", False),
-        rpc_metadata=dict(connect.get("rpc_metadata") or {}), source=source)
+        api_key=connect.get("api_key"),
+        tls=connect.get("tls", False),
+        rpc_metadata=dict(connect.get("rpc_metadata") or {}),
+        source=source,
+    )

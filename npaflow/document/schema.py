@@ -36,8 +36,11 @@ class ArtifactDoc(BaseModel):
     model_config = _STRICT
 
     uri: str = Field(description="Artifact URI (s3:// or file://); tokens allowed.")
-    schema_: str = Field(default="", alias="schema", description="A label; 'decision' in it "
-                         "marks the decision artifact a gate reads.")
+    schema_: str = Field(
+        default="",
+        alias="schema",
+        description="A label; 'decision' in it marks the decision artifact a gate reads.",
+    )
 
 
 class RunDoc(BaseModel):
@@ -129,7 +132,8 @@ class ResourceProfileDoc(BaseModel):
 
     cloud: str | None = None
     accelerators: str | dict[str, TokenInt] | None = Field(
-        default=None, description="'TYPE:COUNT' or {TYPE: COUNT}.")
+        default=None, description="'TYPE:COUNT' or {TYPE: COUNT}."
+    )
     cpus: str | int | float | None = None
     memory: str | int | float | None = None
     disk_size: str | int | None = None

@@ -63,8 +63,9 @@ class _Constructor(yaml.constructor.SafeConstructor):
 
 def _issue(file: str, node: yaml.Node, message: str, hint: str) -> SpecError:
     mark = node.start_mark
-    return SpecError([SpecIssue(file=file, line=mark.line + 1, column=mark.column + 1,
-                                message=message, hint=hint)])
+    return SpecError(
+        [SpecIssue(file=file, line=mark.line + 1, column=mark.column + 1, message=message, hint=hint)]
+    )
 
 
 Parent = list["YamlValue"] | dict[str, "YamlValue"]
@@ -106,9 +107,13 @@ def check_aliases(root: yaml.Node, file: str) -> None:
 
 
 def _bomb(file: str, anchor: yaml.Node) -> SpecError:
-    return _issue(file, anchor, f"YAML aliases expand this document past {MAX_ALIAS_VALUES:,} "
-                  "copied values: the alias structure at this anchor is an expansion bomb",
-                  "use anchors for small repeated blocks, not nested alias fan-outs")
+    return _issue(
+        file,
+        anchor,
+        f"YAML aliases expand this document past {MAX_ALIAS_VALUES:,} "
+        "copied values: the alias structure at this anchor is an expansion bomb",
+        "use anchors for small repeated blocks, not nested alias fan-outs",
+    )
 
 
 def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> YamlValue:
@@ -126,7 +131,8 @@ def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> 
     seen: set[int] = set()
     produced = repeated = 0
     stack: list[tuple[yaml.Node, KeyPath, Parent, int | str, yaml.Node | None]] = [
-        (root, (), holder, 0, None)]
+        (root, (), holder, 0, None)
+    ]
     while stack:
         node, path, parent, slot, alias = stack.pop()
         if alias is None and id(node) in seen:
@@ -138,20 +144,31 @@ def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> 
             if repeated > MAX_ALIAS_VALUES:
                 raise _bomb(file, alias)
         if produced > MAX_VALUES:
-            raise _issue(file, node, f"the document holds more than {MAX_VALUES:,} values",
-                         "split the workflow into smaller specs")
+            raise _issue(
+                file,
+                node,
+                f"the document holds more than {MAX_VALUES:,} values",
+                "split the workflow into smaller specs",
+            )
         out.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
         if len(path) > MAX_NESTING:
-            raise _issue(file, node, f"the document nests more than {MAX_NESTING} levels deep here",
-                         "flatten the structure; a spec needs only a few levels")
+            raise _issue(
+                file,
+                node,
+                f"the document nests more than {MAX_NESTING} levels deep here",
+                "flatten the structure; a spec needs only a few levels",
+            )
         value: YamlValue
         if isinstance(node, yaml.MappingNode):
             constructor.flatten_mapping(node)
             mapping: dict[str, YamlValue] = {}
             pending = []
             for key_node, value_node in node.value:
-                key = key_node.value if key_node.tag == _STR else constructor.construct_object(
-                    key_node, deep=True)
+                key = (
+                    key_node.value
+                    if key_node.tag == _STR
+                    else constructor.construct_object(key_node, deep=True)
+                )
                 name = key if isinstance(key, str) else str(key)
                 out[(*path, name)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
                 mapping[name] = None
@@ -160,8 +177,7 @@ def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> 
             value = mapping
         elif isinstance(node, yaml.SequenceNode):
             items: list[YamlValue] = [None] * len(node.value)
-            stack.extend((item, (*path, index), items, index, alias)
-                         for index, item in enumerate(node.value))
+            stack.extend((item, (*path, index), items, index, alias) for index, item in enumerate(node.value))
             value = items
         else:
             value = _scalar(constructor, node)
@@ -188,9 +204,16 @@ def parse_yaml(text: str, file: str, what: str = "workflow spec") -> YamlSource:
             large, too deep, or an alias expansion bomb.
     """
     if len(text) > MAX_SPEC_BYTES:
-        raise SpecError([SpecIssue(
-            file=file, message=f"{what} is {len(text) / 2**20:.1f} MiB; at most "
-            f"{MAX_SPEC_BYTES // 2**20} MiB is read", hint="split the workflow into smaller specs")])
+        raise SpecError(
+            [
+                SpecIssue(
+                    file=file,
+                    message=f"{what} is {len(text) / 2**20:.1f} MiB; at most "
+                    f"{MAX_SPEC_BYTES // 2**20} MiB is read",
+                    hint="split the workflow into smaller specs",
+                )
+            ]
+        )
     try:
         with gc_paused():
             nodes = list(yaml.compose_all(text, Loader=_LOADER))
@@ -198,13 +221,29 @@ def parse_yaml(text: str, file: str, what: str = "workflow spec") -> YamlSource:
         mark = getattr(exc, "problem_mark", None)
         line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SpecError([SpecIssue(file=file, line=line, column=column,
-                                   message=f"{what} is not valid YAML: {problem}",
-                                   hint="check indentation and quoting near this position")]) from None
+        raise SpecError(
+            [
+                SpecIssue(
+                    file=file,
+                    line=line,
+                    column=column,
+                    message=f"{what} is not valid YAML: {problem}",
+                    hint="check indentation and quoting near this position",
+                )
+            ]
+        ) from None
     if len(nodes) > 1:
-        raise SpecError([SpecIssue(file=file, line=nodes[1].start_mark.line + 1, column=1,
-                                   message=f"{what} must be a single YAML document",
-                                   hint="remove the extra '---' document")])
+        raise SpecError(
+            [
+                SpecIssue(
+                    file=file,
+                    line=nodes[1].start_mark.line + 1,
+                    column=1,
+                    message=f"{what} must be a single YAML document",
+                    hint="remove the extra '---' document",
+                )
+            ]
+        )
     positions: dict[KeyPath, tuple[int, int]] = {}
     data: YamlValue = {}
     if nodes and nodes[0] is not None:

@@ -47,5 +47,7 @@ def assert_no_unresolved_placeholders(text: str) -> None:
             _collect(document, found)
     if found:
         unique = ", ".join(dict.fromkeys(found))
-        raise RenderError(f"rendered SkyPilot YAML still contains unresolved placeholders: {unique}; "
-                          "resolve images and config before submit")
+        raise RenderError(
+            f"rendered SkyPilot YAML still contains unresolved placeholders: {unique}; "
+            "resolve images and config before submit"
+        )

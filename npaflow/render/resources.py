@@ -29,8 +29,9 @@ def normalize_resources(profile: dict[str, JsonValue], infra: str = "") -> dict[
     task itself and replaces the profile's cloud and region: `sky jobs launch --infra`
     is ignored for JobGroups and pipelines, a task's own `resources.infra` is not.
     """
-    kubernetes = is_kubernetes(profile) if not infra else (
-        infra.split("/", 1)[0].strip().lower() in _KUBERNETES)
+    kubernetes = (
+        is_kubernetes(profile) if not infra else (infra.split("/", 1)[0].strip().lower() in _KUBERNETES)
+    )
     result: dict[str, JsonValue] = {"infra": infra} if infra else {}
     for key in SKYPILOT_RESOURCE_KEYS:
         if infra and key in ("cloud", "region"):
@@ -57,6 +58,7 @@ def kubernetes_config(profile: dict[str, JsonValue]) -> dict[str, JsonValue]:
     block = profile.get("kubernetes")
     if not isinstance(block, dict):
         return {}
-    picked: dict[str, JsonValue] = {key: block[key] for key in ("pod_config", "provision_timeout")
-                                    if key in block}
+    picked: dict[str, JsonValue] = {
+        key: block[key] for key in ("pod_config", "provision_timeout") if key in block
+    }
     return {"kubernetes": picked} if picked else {}

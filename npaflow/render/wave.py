@@ -62,8 +62,9 @@ class RenderedWave(BaseModel):
 
 def logical_launch_id(project: str, run_id: str, key: str, attempt: int, states: list[str]) -> str:
     """Return the deterministic id of one logical launch (reference §6.4.1)."""
-    digest = hashlib.sha256("\0".join([project, run_id, key, str(attempt), ",".join(states)])
-                            .encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(
+        "\0".join([project, run_id, key, str(attempt), ",".join(states)]).encode("utf-8")
+    ).hexdigest()
     return f"npa-launch-{digest[:32]}"
 
 
@@ -96,8 +97,10 @@ def build_run_script(step: PlanStep, entry: ToolEntry | None) -> str:
     elif step.shell.strip():
         command = f"bash -c {shlex.quote(step.shell)}"
     else:
-        raise RenderError(f"state {step.state}: planned step '{step.state}' has no command to "
-                          "render; give it run.shell, run.argv or a toolRef whose argv is not empty")
+        raise RenderError(
+            f"state {step.state}: planned step '{step.state}' has no command to "
+            "render; give it run.shell, run.argv or a toolRef whose argv is not empty"
+        )
     preamble = entry.run_preamble.strip() if entry else ""
     return f"{preamble}\n{command}" if preamble else command
 
@@ -110,8 +113,9 @@ def _image_for(step: PlanStep, entry: ToolEntry | None, catalog: ToolCatalog) ->
     return image or (entry.image if entry else "")
 
 
-def build_task(step: PlanStep, name: str, *, catalog: ToolCatalog, envs: dict[str, str],
-               token: str, infra: str = "") -> dict[str, JsonValue]:
+def build_task(
+    step: PlanStep, name: str, *, catalog: ToolCatalog, envs: dict[str, str], token: str, infra: str = ""
+) -> dict[str, JsonValue]:
     """Return one SkyPilot task document for a step (reference §8.3 key order).
 
     Raises:
@@ -122,9 +126,12 @@ def build_task(step: PlanStep, name: str, *, catalog: ToolCatalog, envs: dict[st
     image = _image_for(step, entry, catalog)
     if image:
         resources["image_id"] = f"docker:{image}"
-    task: dict[str, JsonValue] = {"name": name, "resources": resources,
-                                  "envs": {**envs, "NPA_WORKFLOW_STATE": name},
-                                  "run": build_run_script(step, entry)}
+    task: dict[str, JsonValue] = {
+        "name": name,
+        "resources": resources,
+        "envs": {**envs, "NPA_WORKFLOW_STATE": name},
+        "run": build_run_script(step, entry),
+    }
     try:
         nodes = profile_num_nodes(step.resources_profile)
     except ValueError as exc:
@@ -140,8 +147,9 @@ def build_task(step: PlanStep, name: str, *, catalog: ToolCatalog, envs: dict[st
     return task
 
 
-def render_wave(wave: Wave, catalog: ToolCatalog, options: RenderOptions, *,
-                execution: WaveKind | None = None) -> RenderedWave:
+def render_wave(
+    wave: Wave, catalog: ToolCatalog, options: RenderOptions, *, execution: WaveKind | None = None
+) -> RenderedWave:
     """Render one wave attempt to SkyPilot YAML.
 
     The execution mode follows the batch size unless forced: a forced JobGroup
@@ -151,25 +159,39 @@ def render_wave(wave: Wave, catalog: ToolCatalog, options: RenderOptions, *,
         RenderError: the wave cannot become valid SkyPilot YAML.
     """
     name = job_name(options.run_id, wave.sequence, wave.label, options.attempt)
-    token = logical_launch_id(options.project, options.run_id, str(wave.key), options.attempt,
-                              wave.states)
+    token = logical_launch_id(options.project, options.run_id, str(wave.key), options.attempt, wave.states)
     execution = execution or (WaveKind.PARALLEL if len(wave.steps) > 1 else WaveKind.SERIAL)
     if execution is WaveKind.PARALLEL and len(wave.steps) < 2:
-        raise RenderError(f"a SkyPilot JobGroup needs at least two tasks; wave {wave.key} has "
-                          f"{len(wave.steps)} (render it as a serial pipeline)")
-    envs = {"NPA_WORKFLOW_NAME": options.workflow, "NPA_WORKFLOW_RUN_ID": options.run_id,
-            "NPA_WORKFLOW_ATTEMPT_ID": token, "NPA_WORKFLOW_FENCE_SEQUENCE": str(wave.sequence),
-            "NPA_WORKFLOW_FENCE_ATTEMPT": str(options.attempt)}
+        raise RenderError(
+            f"a SkyPilot JobGroup needs at least two tasks; wave {wave.key} has "
+            f"{len(wave.steps)} (render it as a serial pipeline)"
+        )
+    envs = {
+        "NPA_WORKFLOW_NAME": options.workflow,
+        "NPA_WORKFLOW_RUN_ID": options.run_id,
+        "NPA_WORKFLOW_ATTEMPT_ID": token,
+        "NPA_WORKFLOW_FENCE_SEQUENCE": str(wave.sequence),
+        "NPA_WORKFLOW_FENCE_ATTEMPT": str(options.attempt),
+    }
     if options.aws_endpoint_url:
         envs[EnvVar.AWS_ENDPOINT_URL.value] = options.aws_endpoint_url
     names = _unique_task_names(wave.steps)
-    tasks = [build_task(step, task_name, catalog=catalog, envs=envs, token=token, infra=options.infra)
-             for step, task_name in zip(wave.steps, names, strict=True)]
+    tasks = [
+        build_task(step, task_name, catalog=catalog, envs=envs, token=token, infra=options.infra)
+        for step, task_name in zip(wave.steps, names, strict=True)
+    ]
     text = dump_wave_yaml({"name": name, "execution": execution.value}, tasks)
     assert_no_unresolved_placeholders(text)
-    return RenderedWave(job_name=name, execution=execution, task_names=tuple(names),
-                        launch_token=token, fence_sequence=wave.sequence, attempt=options.attempt,
-                        secret_names=tuple(sorted(set(options.secret_env))), yaml=text)
+    return RenderedWave(
+        job_name=name,
+        execution=execution,
+        task_names=tuple(names),
+        launch_token=token,
+        fence_sequence=wave.sequence,
+        attempt=options.attempt,
+        secret_names=tuple(sorted(set(options.secret_env))),
+        yaml=text,
+    )
 
 
 class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
@@ -186,9 +208,12 @@ _Dumper.add_representer(str, _represent_str)
 
 def dump_wave_yaml(header: dict[str, JsonValue], tasks: list[dict[str, JsonValue]]) -> str:
     """Join the header and task documents with `---`, ending in a newline."""
-    documents = [yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
-                           width=10000, allow_unicode=True).rstrip("\n")
-                 for doc in (header, *tasks)]
+    documents = [
+        yaml.dump(
+            doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=10000, allow_unicode=True
+        ).rstrip("\n")
+        for doc in (header, *tasks)
+    ]
     return "\n---\n".join(documents) + "\n"
 
 

@@ -97,9 +97,11 @@ class SearchAttribute(StrEnum):
 
 #: Search attribute name -> Temporal index type (as `temporal server start-dev
 #: --search-attribute NAME=TYPE` and `temporal operator search-attribute create` spell it).
-SEARCH_ATTRIBUTE_TYPES: dict[str, str] = {SearchAttribute.PHASE.value: "Keyword",
-                                          SearchAttribute.WORKFLOW.value: "Keyword",
-                                          SearchAttribute.STATE.value: "KeywordList"}
+SEARCH_ATTRIBUTE_TYPES: dict[str, str] = {
+    SearchAttribute.PHASE.value: "Keyword",
+    SearchAttribute.WORKFLOW.value: "Keyword",
+    SearchAttribute.STATE.value: "KeywordList",
+}
 
 # --- activities ---------------------------------------------------------------------------
 
@@ -130,8 +132,17 @@ READ_JOB_LOGS = ActivityRef("read_job_logs", ReadJobLogsInput, JobLogs)
 
 #: Every activity; a worker registers an implementation for each (worker/registry.py).
 ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
-    LOAD_SPEC, LAUNCH_WAVE, AWAIT_WAVE, CANCEL_WAVE, CHECK_OUTPUTS, READ_DECISION, WAIT_TRIGGER,
-    EXPORT_LEDGER, REQUEST_CANCEL, READ_JOB_LOGS)
+    LOAD_SPEC,
+    LAUNCH_WAVE,
+    AWAIT_WAVE,
+    CANCEL_WAVE,
+    CHECK_OUTPUTS,
+    READ_DECISION,
+    WAIT_TRIGGER,
+    EXPORT_LEDGER,
+    REQUEST_CANCEL,
+    READ_JOB_LOGS,
+)
 #: Served on each worker's own queue as well: a local job's activities run on its host, and a
 #: launch interrupted there is reconciled there.
 WORKER_QUEUE_ACTIVITIES = (LAUNCH_WAVE, AWAIT_WAVE, CANCEL_WAVE, READ_JOB_LOGS)

@@ -13,8 +13,10 @@ from npaflow.runtime.transitions import (
 
 def blocks() -> dict[str, str]:
     """Each generated block of docs/runtime-states.md, by its marker name."""
-    return {"run-phases": mermaid_diagram(PHASE_TRANSITIONS.values(), RunPhase.STARTING),
-            "wave-attempts": mermaid_diagram(WAVE_TRANSITIONS.values(), AttemptStage.NEW)}
+    return {
+        "run-phases": mermaid_diagram(PHASE_TRANSITIONS.values(), RunPhase.STARTING),
+        "wave-attempts": mermaid_diagram(WAVE_TRANSITIONS.values(), AttemptStage.NEW),
+    }
 
 
 def render_blocks(document: str) -> str:
@@ -29,4 +31,3 @@ def render_blocks(document: str) -> str:
             raise ValueError(f"missing marker {end}")
         document = f"{head}{start}\n```mermaid\n{diagram}\n```\n{end}{tail}"
     return document
-

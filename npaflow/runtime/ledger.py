@@ -32,11 +32,13 @@ def _enum_or_blank(value: StrEnum | None) -> str:
 
 
 #: A job status that the ledger writes as "" while none is known (reference field format).
-MaybeJobStatus = Annotated[JobStatus | None, BeforeValidator(_blank_is_none),
-                           PlainSerializer(_enum_or_blank, return_type=str)]
+MaybeJobStatus = Annotated[
+    JobStatus | None, BeforeValidator(_blank_is_none), PlainSerializer(_enum_or_blank, return_type=str)
+]
 #: A failure class that the ledger writes as "" for attempts that did not fail.
-MaybeFailureClass = Annotated[FailureClass | None, BeforeValidator(_blank_is_none),
-                              PlainSerializer(_enum_or_blank, return_type=str)]
+MaybeFailureClass = Annotated[
+    FailureClass | None, BeforeValidator(_blank_is_none), PlainSerializer(_enum_or_blank, return_type=str)
+]
 
 
 class WaveStatus(StrEnum):

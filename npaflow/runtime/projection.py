@@ -63,22 +63,30 @@ def stage_records(wave: WaveAttemptRecord) -> list[StageRecord]:
     for index, member in enumerate(wave.key.members):
         row = member_row(wave, index)
         iteration = member.iteration
-        records.append(StageRecord(
-            key=f"{member.state}#{iteration}" if iteration else member.state, stage=member.state,
-            iteration=iteration,
-            logical_state=normalize_stage_state(
-                (row.status.value if row else "") or sky_status or wave.status.value),
-            attempt=wave.attempt, managed_job_id=wave.job_id,
-            job_group_id=wave.group or wave.job_name, job_name=wave.job_name, wave_key=wave.key,
-            submitted_at=wave.started_at,
-            started_at=(row.start_at if row else "") or wave.ended_at,
-            finished_at=(row.end_at if row else "") or wave.ended_at,
-            last_observed_at=newest.observed_at if newest else "",
-            last_scheduler_state=newest.scheduler_state.value if newest else sky_status,
-            last_heartbeat_at=row.last_progress_at if row else "",
-            heartbeat_source="scheduler_task_progress" if row and row.last_progress_at else "",
-            artifact_locations=[a.uri for a in wave.outputs],
-            terminal_outcome=_terminal_outcome(wave)))
+        records.append(
+            StageRecord(
+                key=f"{member.state}#{iteration}" if iteration else member.state,
+                stage=member.state,
+                iteration=iteration,
+                logical_state=normalize_stage_state(
+                    (row.status.value if row else "") or sky_status or wave.status.value
+                ),
+                attempt=wave.attempt,
+                managed_job_id=wave.job_id,
+                job_group_id=wave.group or wave.job_name,
+                job_name=wave.job_name,
+                wave_key=wave.key,
+                submitted_at=wave.started_at,
+                started_at=(row.start_at if row else "") or wave.ended_at,
+                finished_at=(row.end_at if row else "") or wave.ended_at,
+                last_observed_at=newest.observed_at if newest else "",
+                last_scheduler_state=newest.scheduler_state.value if newest else sky_status,
+                last_heartbeat_at=row.last_progress_at if row else "",
+                heartbeat_source="scheduler_task_progress" if row and row.last_progress_at else "",
+                artifact_locations=[a.uri for a in wave.outputs],
+                terminal_outcome=_terminal_outcome(wave),
+            )
+        )
     return records
 
 
@@ -147,21 +155,38 @@ def manifest_document(ledger: RuntimeLedger, input_source: str) -> ManifestDocum
     for key, wave in ledger.latest_attempts().items():
         status = "ok" if wave.status is WaveStatus.SUCCEEDED else wave.status.value
         for member in key.members:
-            steps.append(ManifestStep(
-                state=member.state, iteration=member.iteration, status=status, job_id=wave.job_id,
-                job_name=wave.job_name, sky_status=wave.sky_status.value if wave.sky_status else "",
-                wave_key=key, group=wave.group, error=wave.error))
+            steps.append(
+                ManifestStep(
+                    state=member.state,
+                    iteration=member.iteration,
+                    status=status,
+                    job_id=wave.job_id,
+                    job_name=wave.job_name,
+                    sky_status=wave.sky_status.value if wave.sky_status else "",
+                    wave_key=key,
+                    group=wave.group,
+                    error=wave.error,
+                )
+            )
     return ManifestDocument(
-        workflow=ledger.workflow, run_id=ledger.run_id, api_version=ledger.api_version,
+        workflow=ledger.workflow,
+        run_id=ledger.run_id,
+        api_version=ledger.api_version,
         run_prefix_uri=ledger.run_prefix_uri,
         status=_MANIFEST_STATUS.get(ledger.status.value, ledger.status.value),
-        updated_at=ledger.updated_at, steps=steps, input_source=input_source)
+        updated_at=ledger.updated_at,
+        steps=steps,
+        input_source=input_source,
+    )
 
 
 def status_document(ledger: RuntimeLedger) -> StatusDocument:
     """Return `status.json` for the run."""
     return StatusDocument(
-        run_id=ledger.run_id, workflow=ledger.workflow, status=ledger.status.value,
+        run_id=ledger.run_id,
+        workflow=ledger.workflow,
+        status=ledger.status.value,
         updated_at=ledger.updated_at,
         step_count=sum(len(w.key.members) for w in ledger.latest_attempts().values()),
-        usage=ledger.usage)
+        usage=ledger.usage,
+    )

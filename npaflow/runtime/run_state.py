@@ -126,8 +126,16 @@ class RunState:
         """The record of one attempt this execution knows."""
         return self._attempts[(key, attempt)]
 
-    def _move(self, name: str, key: WaveKey, attempt: int, *, persist: bool = True,
-              record: WaveAttemptRecord | None = None, **changes: Any) -> WaveAttemptRecord:
+    def _move(
+        self,
+        name: str,
+        key: WaveKey,
+        attempt: int,
+        *,
+        persist: bool = True,
+        record: WaveAttemptRecord | None = None,
+        **changes: Any,
+    ) -> WaveAttemptRecord:
         transition = WAVE_TRANSITIONS[name]
         current = self.stage(key, attempt)
         if current not in transition.sources:
@@ -144,38 +152,64 @@ class RunState:
     def wave_launching(self, wave: Wave, attempt: int, *, now: str) -> WaveAttemptRecord:
         """Record the attempt as running before the launch boundary is crossed."""
         record = WaveAttemptRecord(
-            key=wave.key, states=wave.states, kind=wave.kind, group=wave.group, attempt=attempt,
-            started_at=now, outputs=[a for step in wave.steps for a in step.outputs],
-            scheduler_fence_sequence=wave.sequence, task_shapes=task_shapes(wave.steps))
+            key=wave.key,
+            states=wave.states,
+            kind=wave.kind,
+            group=wave.group,
+            attempt=attempt,
+            started_at=now,
+            outputs=[a for step in wave.steps for a in step.outputs],
+            scheduler_fence_sequence=wave.sequence,
+            task_shapes=task_shapes(wave.steps),
+        )
         return self._move("wave_launching", wave.key, attempt, record=record)
 
     def wave_launched(self, key: WaveKey, attempt: int, launch: LaunchResult) -> WaveAttemptRecord:
         """The launch returned the exact job (launched now, or adopted by the launch)."""
         job = launch.job
-        credentials = Credentials(names=launch.credential_names,
-                                  fingerprint=launch.credential_fingerprint,
-                                  source="worker_environment" if launch.credential_names else "")
+        credentials = Credentials(
+            names=launch.credential_names,
+            fingerprint=launch.credential_fingerprint,
+            source="worker_environment" if launch.credential_names else "",
+        )
         return self._move(
-            "wave_launched", key, attempt, job_id=job.job_id, job_name=job.job_name,
-            sky_status=JobStatus.SUBMITTED, logical_launch_id=launch.launch_token,
-            launch_sequence=1, adopted=launch.adopted, reconciliation=launch.reconciliation,
-            recovery_decision="submitted_and_reconciled", credentials=credentials,
-            request_id=launch.request_id, worker_id=job.worker_id,
-            worker_task_queue=job.worker_task_queue)
+            "wave_launched",
+            key,
+            attempt,
+            job_id=job.job_id,
+            job_name=job.job_name,
+            sky_status=JobStatus.SUBMITTED,
+            logical_launch_id=launch.launch_token,
+            launch_sequence=1,
+            adopted=launch.adopted,
+            reconciliation=launch.reconciliation,
+            recovery_decision="submitted_and_reconciled",
+            credentials=credentials,
+            request_id=launch.request_id,
+            worker_id=job.worker_id,
+            worker_task_queue=job.worker_task_queue,
+        )
 
     def wave_adopted(self, prior: WaveAttemptRecord) -> WaveAttemptRecord:
         """Take over a job an earlier execution left in flight (resume)."""
-        return self._move("wave_adopted", prior.key, prior.attempt, record=prior, adopted=True,
-                          recovery_decision="adopted_in_flight")
+        return self._move(
+            "wave_adopted",
+            prior.key,
+            prior.attempt,
+            record=prior,
+            adopted=True,
+            recovery_decision="adopted_in_flight",
+        )
 
     def wave_observed(self, key: WaveKey, attempt: int, result: AwaitResult) -> WaveAttemptRecord:
         """Record what polling saw: task rows, observations, the status and query errors."""
         record = self._attempts[(key, attempt)]
         changes: dict[str, Any] = {
-            "tasks": result.tasks or record.tasks, "observations": result.observations,
-            "max_concurrent_observed": max(result.max_concurrent_observed,
-                                           record.max_concurrent_observed),
-            "status_errors": [*record.status_errors, *result.status_errors][-MAX_STATUS_ERRORS:]}
+            "tasks": result.tasks or record.tasks,
+            "observations": result.observations,
+            "max_concurrent_observed": max(result.max_concurrent_observed, record.max_concurrent_observed),
+            "status_errors": [*record.status_errors, *result.status_errors][-MAX_STATUS_ERRORS:],
+        }
         if result.status not in (JobStatus.UNKNOWN, JobStatus.ABSENT):
             changes["sky_status"] = result.status
         return self._move("wave_observed", key, attempt, **changes)
@@ -183,8 +217,14 @@ class RunState:
     def wave_left_running(self, key: WaveKey, attempt: int, *, error: str) -> WaveAttemptRecord:
         """Timed out with cancel_on_timeout off: the job is kept for a later resume to adopt."""
         record = self._attempts[(key, attempt)]
-        return self._move("wave_left_running", key, attempt, ended_at="", error=error,
-                          primary_error=record.primary_error or error)
+        return self._move(
+            "wave_left_running",
+            key,
+            attempt,
+            ended_at="",
+            error=error,
+            primary_error=record.primary_error or error,
+        )
 
     def wave_succeeded(self, key: WaveKey, attempt: int, *, now: str) -> WaveAttemptRecord:
         """Terminal success with every declared output present."""
@@ -192,29 +232,63 @@ class RunState:
 
     def wave_replayed(self, prior: WaveAttemptRecord) -> WaveAttemptRecord:
         """Reuse an earlier execution's success (not re-recorded in the ledger)."""
-        return self._move("wave_replayed", prior.key, prior.attempt, record=prior, persist=False,
-                          replayed=True)
+        return self._move(
+            "wave_replayed", prior.key, prior.attempt, record=prior, persist=False, replayed=True
+        )
 
-    def wave_failed(self, key: WaveKey, attempt: int, *, error: str, category: FailureClass,
-                    now: str, cancellation: Cancellation | None = None,
-                    final_status: JobStatus | None = None) -> WaveAttemptRecord:
+    def wave_failed(
+        self,
+        key: WaveKey,
+        attempt: int,
+        *,
+        error: str,
+        category: FailureClass,
+        now: str,
+        cancellation: Cancellation | None = None,
+        final_status: JobStatus | None = None,
+    ) -> WaveAttemptRecord:
         """The attempt failed (its job, if any, was cancelled by id first)."""
-        return self._move("wave_failed", key, attempt,
-                          **self._ending(key, attempt, error, now, cancellation, final_status),
-                          error_category=category)
+        return self._move(
+            "wave_failed",
+            key,
+            attempt,
+            **self._ending(key, attempt, error, now, cancellation, final_status),
+            error_category=category,
+        )
 
-    def wave_cancelled(self, key: WaveKey, attempt: int, *, error: str, now: str,
-                       cancellation: Cancellation,
-                       final_status: JobStatus | None = None) -> WaveAttemptRecord:
+    def wave_cancelled(
+        self,
+        key: WaveKey,
+        attempt: int,
+        *,
+        error: str,
+        now: str,
+        cancellation: Cancellation,
+        final_status: JobStatus | None = None,
+    ) -> WaveAttemptRecord:
         """The run was cancelled while this attempt was in flight."""
-        return self._move("wave_cancelled", key, attempt,
-                          **self._ending(key, attempt, error, now, cancellation, final_status))
+        return self._move(
+            "wave_cancelled",
+            key,
+            attempt,
+            **self._ending(key, attempt, error, now, cancellation, final_status),
+        )
 
-    def _ending(self, key: WaveKey, attempt: int, error: str, now: str,
-                cancellation: Cancellation | None, final_status: JobStatus | None) -> dict[str, Any]:
+    def _ending(
+        self,
+        key: WaveKey,
+        attempt: int,
+        error: str,
+        now: str,
+        cancellation: Cancellation | None,
+        final_status: JobStatus | None,
+    ) -> dict[str, Any]:
         record = self._attempts[(key, attempt)]
-        changes: dict[str, Any] = {"ended_at": now, "error": error,
-                                   "primary_error": record.primary_error or error}
+        changes: dict[str, Any] = {
+            "ended_at": now,
+            "error": error,
+            "primary_error": record.primary_error or error,
+        }
         if cancellation is not None:
             changes["cancellation"] = cancellation
         if final_status is not None and final_status.is_terminal():
@@ -223,8 +297,7 @@ class RunState:
 
     def in_flight(self) -> list[WaveAttemptRecord]:
         """Attempts whose job every abort path must cancel by exact id."""
-        return [self._attempts[i] for i, stage in self._stages.items()
-                if stage is AttemptStage.IN_FLIGHT]
+        return [self._attempts[i] for i, stage in self._stages.items() if stage is AttemptStage.IN_FLIGHT]
 
     def launching(self) -> list[AttemptId]:
         """Attempts recorded before their launch reported a job (launch failed or in progress)."""
@@ -246,13 +319,16 @@ class RunState:
         """True when the ledger is behind."""
         return bool(self._changed or self._new_decisions or self._new_watermarks)
 
-    def take_delta(self, status: LedgerStatus | None = None,
-                   error: str | None = None) -> LedgerDelta:
+    def take_delta(self, status: LedgerStatus | None = None, error: str | None = None) -> LedgerDelta:
         """Return everything changed since the last delta, and forget it."""
-        delta = LedgerDelta(status=status, error=error,
-                            waves=[self._attempts[i] for i in self._changed],
-                            decisions=list(self._new_decisions),
-                            watermarks=dict(self._new_watermarks), cancel_reason=self.cancel_reason)
+        delta = LedgerDelta(
+            status=status,
+            error=error,
+            waves=[self._attempts[i] for i in self._changed],
+            decisions=list(self._new_decisions),
+            watermarks=dict(self._new_watermarks),
+            cancel_reason=self.cancel_reason,
+        )
         self._changed.clear()
         self._new_decisions.clear()
         self._new_watermarks.clear()
@@ -262,28 +338,59 @@ class RunState:
 
     def view(self) -> RunStatusView:
         """The live status for the `status` query."""
-        waves = [WaveView(key=r.key, attempt=r.attempt, states=r.states, job_id=r.job_id,
-                          job_name=r.job_name, status=r.status, sky_status=r.sky_status,
-                          error_category=r.error_category, worker_id=r.worker_id,
-                          worker_task_queue=r.worker_task_queue, started_at=r.started_at,
-                          ended_at=r.ended_at, gpu_hours=r.gpu_hours, node_hours=r.node_hours)
-                 for r in self._attempts.values()]
-        return RunStatusView(run_id=self.run_id, workflow=self.workflow, phase=self.phase,
-                             backend=self.backend, current_states=self.current_states, waves=waves,
-                             decisions=self.decisions, ledger_uri=self.ledger_uri,
-                             error=self.error, cancel_reason=self.cancel_reason,
-                             usage=run_usage(list(self._attempts.values())))
+        waves = [
+            WaveView(
+                key=r.key,
+                attempt=r.attempt,
+                states=r.states,
+                job_id=r.job_id,
+                job_name=r.job_name,
+                status=r.status,
+                sky_status=r.sky_status,
+                error_category=r.error_category,
+                worker_id=r.worker_id,
+                worker_task_queue=r.worker_task_queue,
+                started_at=r.started_at,
+                ended_at=r.ended_at,
+                gpu_hours=r.gpu_hours,
+                node_hours=r.node_hours,
+            )
+            for r in self._attempts.values()
+        ]
+        return RunStatusView(
+            run_id=self.run_id,
+            workflow=self.workflow,
+            phase=self.phase,
+            backend=self.backend,
+            current_states=self.current_states,
+            waves=waves,
+            decisions=self.decisions,
+            ledger_uri=self.ledger_uri,
+            error=self.error,
+            cancel_reason=self.cancel_reason,
+            usage=run_usage(list(self._attempts.values())),
+        )
 
     def summary(self) -> RunSummary:
         """The final summary (reference §6.10)."""
         waves = list(self._attempts.values())
         steps = [_step_record(record, state) for record in waves for state in record.states]
         runtime_uri = ledger_file_uri(self.ledger_uri, RUNTIME_FILE) if self.ledger_uri else ""
-        return RunSummary(workflow=self.workflow, run_id=self.run_id, status=self.phase.value,
-                          wave_count=len(waves), waves=waves, decisions=self.decisions, steps=steps,
-                          watermarks=self.watermarks, run_prefix_uri=self.ledger_uri,
-                          runtime_state_uri=runtime_uri, error=self.error,
-                          failure_class=self.failure_class, usage=run_usage(waves))
+        return RunSummary(
+            workflow=self.workflow,
+            run_id=self.run_id,
+            status=self.phase.value,
+            wave_count=len(waves),
+            waves=waves,
+            decisions=self.decisions,
+            steps=steps,
+            watermarks=self.watermarks,
+            run_prefix_uri=self.ledger_uri,
+            runtime_state_uri=runtime_uri,
+            error=self.error,
+            failure_class=self.failure_class,
+            usage=run_usage(waves),
+        )
 
 
 def _changed(record: WaveAttemptRecord, changes: dict[str, Any]) -> WaveAttemptRecord:
@@ -296,6 +403,14 @@ def _changed(record: WaveAttemptRecord, changes: dict[str, Any]) -> WaveAttemptR
 
 def _step_record(record: WaveAttemptRecord, state: str) -> StepRecord:
     ok = record.status.value == "succeeded"
-    return StepRecord(state=state, status="ok" if ok else record.status.value, job_id=record.job_id,
-                      job_name=record.job_name, sky_status=record.sky_status, wave_key=record.key,
-                      group=record.group, attempt=record.attempt, error=record.error)
+    return StepRecord(
+        state=state,
+        status="ok" if ok else record.status.value,
+        job_id=record.job_id,
+        job_name=record.job_name,
+        sky_status=record.sky_status,
+        wave_key=record.key,
+        group=record.group,
+        attempt=record.attempt,
+        error=record.error,
+    )

@@ -65,10 +65,18 @@ class JobStatus(StrEnum):
         controller failure; an unrecognised `FAILED_*` stays a failure, never a success.
         """
         text = (raw or "").strip().upper()
-        aliases = {"SUCCESS": "SUCCEEDED", "COMPLETED": "SUCCEEDED", "DONE": "SUCCEEDED",
-                   "CANCELED": "CANCELLED", "STOPPED": "CANCELLED", "FAIL": "FAILED",
-                   "FAILED_RUNTIME": "FAILED", "FAILED_DRIVER": "FAILED_CONTROLLER",
-                   "DEPRECATED_SUBMITTED": "SUBMITTED", "": "UNKNOWN"}
+        aliases = {
+            "SUCCESS": "SUCCEEDED",
+            "COMPLETED": "SUCCEEDED",
+            "DONE": "SUCCEEDED",
+            "CANCELED": "CANCELLED",
+            "STOPPED": "CANCELLED",
+            "FAIL": "FAILED",
+            "FAILED_RUNTIME": "FAILED",
+            "FAILED_DRIVER": "FAILED_CONTROLLER",
+            "DEPRECATED_SUBMITTED": "SUBMITTED",
+            "": "UNKNOWN",
+        }
         text = aliases.get(text, text)
         if text in cls.__members__:
             return cls(text)
@@ -99,9 +107,17 @@ class JobStatus(StrEnum):
         return _FAILURE_CLASSES.get(self, FailureClass.PAYLOAD)
 
 
-_TERMINAL = frozenset({JobStatus.SUCCEEDED, JobStatus.CANCELLED, JobStatus.FAILED,
-                       JobStatus.FAILED_SETUP, JobStatus.FAILED_PRECHECKS,
-                       JobStatus.FAILED_NO_RESOURCE, JobStatus.FAILED_CONTROLLER})
+_TERMINAL = frozenset(
+    {
+        JobStatus.SUCCEEDED,
+        JobStatus.CANCELLED,
+        JobStatus.FAILED,
+        JobStatus.FAILED_SETUP,
+        JobStatus.FAILED_PRECHECKS,
+        JobStatus.FAILED_NO_RESOURCE,
+        JobStatus.FAILED_CONTROLLER,
+    }
+)
 _FAILURE_CLASSES = {
     JobStatus.FAILED: FailureClass.PAYLOAD,
     JobStatus.FAILED_SETUP: FailureClass.SETUP,
@@ -110,8 +126,14 @@ _FAILURE_CLASSES = {
     JobStatus.FAILED_CONTROLLER: FailureClass.CONTROLLER,
     JobStatus.CANCELLED: FailureClass.CANCELLED,
 }
-_ACTIVE_PRIORITY = (JobStatus.RUNNING, JobStatus.RECOVERING, JobStatus.WINDING_DOWN,
-                    JobStatus.STARTING, JobStatus.PENDING, JobStatus.CANCELLING)
+_ACTIVE_PRIORITY = (
+    JobStatus.RUNNING,
+    JobStatus.RECOVERING,
+    JobStatus.WINDING_DOWN,
+    JobStatus.STARTING,
+    JobStatus.PENDING,
+    JobStatus.CANCELLING,
+)
 
 
 def aggregate_job_status(task_statuses: Sequence[JobStatus]) -> JobStatus:

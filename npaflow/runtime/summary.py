@@ -119,10 +119,14 @@ class RunSummary(BaseModel):
         """The reference's text form of a summary; decisions name the state that read them."""
         lines = [f"status: {self.status}", f"run_id: {self.run_id}", f"waves: {self.wave_count}"]
         for wave in self.waves:
-            lines.append(f"{wave.key}: {wave.status.value} [{wave.kind.value}] states="
-                         f"{','.join(wave.states)} job_id={wave.job_id}")
-        lines.extend(f"decision: {d.decision} <- {d.uri}" + (f" (state {d.state})" if d.state else "")
-                     for d in self.decisions)
+            lines.append(
+                f"{wave.key}: {wave.status.value} [{wave.kind.value}] states="
+                f"{','.join(wave.states)} job_id={wave.job_id}"
+            )
+        lines.extend(
+            f"decision: {d.decision} <- {d.uri}" + (f" (state {d.state})" if d.state else "")
+            for d in self.decisions
+        )
         lines.extend(usage_lines(self.usage))
         lines.append(f"run_prefix_uri: {self.run_prefix_uri}")
         if self.error:
@@ -134,9 +138,11 @@ def usage_lines(usage: RunUsage) -> list[str]:
     """The run's GPU-hours (and node-hours), each state's share, and what failed attempts spent."""
     if not usage.node_hours:
         return []
-    lines = [f"gpu_hours: {usage.gpu_hours:.4f} (node_hours {usage.node_hours:.4f}; spent on "
-             f"failed attempts: {usage.failed_gpu_hours:.4f} GPU-h, "
-             f"{usage.failed_node_hours:.4f} node-h)"]
+    lines = [
+        f"gpu_hours: {usage.gpu_hours:.4f} (node_hours {usage.node_hours:.4f}; spent on "
+        f"failed attempts: {usage.failed_gpu_hours:.4f} GPU-h, "
+        f"{usage.failed_node_hours:.4f} node-h)"
+    ]
     for state, part in usage.by_state.items():
         failed = f", failed attempts {part.failed_gpu_hours:.4f}" if part.failed_node_hours else ""
         lines.append(f"  {state}: {part.gpu_hours:.4f} GPU-h, {part.node_hours:.4f} node-h{failed}")

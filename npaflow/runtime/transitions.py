@@ -36,9 +36,12 @@ class AttemptStage(StrEnum):
 
 
 _LEDGER_STATUS = {
-    AttemptStage.NEW: WaveStatus.PENDING, AttemptStage.LAUNCHING: WaveStatus.RUNNING,
-    AttemptStage.IN_FLIGHT: WaveStatus.RUNNING, AttemptStage.KEPT: WaveStatus.RUNNING,
-    AttemptStage.SUCCEEDED: WaveStatus.SUCCEEDED, AttemptStage.FAILED: WaveStatus.FAILED,
+    AttemptStage.NEW: WaveStatus.PENDING,
+    AttemptStage.LAUNCHING: WaveStatus.RUNNING,
+    AttemptStage.IN_FLIGHT: WaveStatus.RUNNING,
+    AttemptStage.KEPT: WaveStatus.RUNNING,
+    AttemptStage.SUCCEEDED: WaveStatus.SUCCEEDED,
+    AttemptStage.FAILED: WaveStatus.FAILED,
     AttemptStage.CANCELLED: WaveStatus.CANCELLED,
 }
 
@@ -64,32 +67,45 @@ PHASE_TRANSITIONS: dict[str, Transition[RunPhase]] = _table(
     Transition("run_started", frozenset({P.STARTING}), P.RUNNING, "spec loaded"),
     Transition("run_paused", frozenset({P.RUNNING}), P.PAUSED, "signal pause, at the next launch"),
     Transition("run_resumed", frozenset({P.PAUSED, P.SUSPENDED}), P.RUNNING, "signal resume"),
-    Transition("run_suspended", frozenset({P.RUNNING}), P.SUSPENDED,
-               "wave failed for good, on_failure=suspend"),
+    Transition(
+        "run_suspended", frozenset({P.RUNNING}), P.SUSPENDED, "wave failed for good, on_failure=suspend"
+    ),
     Transition("run_cancelling", _LIVE, P.CANCELLING, "cancel: signal, UI, temporal CLI"),
-    Transition("run_cancelled", frozenset({P.CANCELLING}), P.CANCELLED,
-               "in-flight jobs cancelled by exact id"),
+    Transition(
+        "run_cancelled", frozenset({P.CANCELLING}), P.CANCELLED, "in-flight jobs cancelled by exact id"
+    ),
     Transition("run_succeeded", frozenset({P.RUNNING}), P.SUCCEEDED, "the walk reached its end"),
-    Transition("run_failed", _LIVE | {P.CANCELLING}, P.FAILED,
-               "in-flight jobs cancelled, then failed for good"),
+    Transition(
+        "run_failed", _LIVE | {P.CANCELLING}, P.FAILED, "in-flight jobs cancelled, then failed for good"
+    ),
 )
 
 WAVE_TRANSITIONS: dict[str, Transition[AttemptStage]] = _table(
     Transition("wave_launching", frozenset({A.NEW}), A.LAUNCHING, "recorded, launch_wave called"),
     Transition("wave_launched", frozenset({A.LAUNCHING}), A.IN_FLIGHT, "exact job id known"),
-    Transition("wave_adopted", frozenset({A.NEW}), A.IN_FLIGHT,
-               "resume: an earlier execution's job is polled again"),
+    Transition(
+        "wave_adopted", frozenset({A.NEW}), A.IN_FLIGHT, "resume: an earlier execution's job is polled again"
+    ),
     Transition("wave_observed", frozenset({A.IN_FLIGHT}), A.IN_FLIGHT, "await_wave returned"),
-    Transition("wave_left_running", frozenset({A.IN_FLIGHT}), A.KEPT,
-               "timeout with cancel_on_timeout off"),
-    Transition("wave_succeeded", frozenset({A.IN_FLIGHT}), A.SUCCEEDED,
-               "SUCCEEDED and every declared output exists"),
-    Transition("wave_replayed", frozenset({A.NEW}), A.SUCCEEDED,
-               "resume: succeeded earlier, outputs still there"),
-    Transition("wave_failed", frozenset({A.LAUNCHING, A.IN_FLIGHT}), A.FAILED,
-               "failed, timed out or no capacity (job cancelled by id first)"),
-    Transition("wave_cancelled", frozenset({A.LAUNCHING, A.IN_FLIGHT}), A.CANCELLED,
-               "run cancelled (job cancelled by id)"),
+    Transition("wave_left_running", frozenset({A.IN_FLIGHT}), A.KEPT, "timeout with cancel_on_timeout off"),
+    Transition(
+        "wave_succeeded", frozenset({A.IN_FLIGHT}), A.SUCCEEDED, "SUCCEEDED and every declared output exists"
+    ),
+    Transition(
+        "wave_replayed", frozenset({A.NEW}), A.SUCCEEDED, "resume: succeeded earlier, outputs still there"
+    ),
+    Transition(
+        "wave_failed",
+        frozenset({A.LAUNCHING, A.IN_FLIGHT}),
+        A.FAILED,
+        "failed, timed out or no capacity (job cancelled by id first)",
+    ),
+    Transition(
+        "wave_cancelled",
+        frozenset({A.LAUNCHING, A.IN_FLIGHT}),
+        A.CANCELLED,
+        "run cancelled (job cancelled by id)",
+    ),
 )
 
 
@@ -102,8 +118,7 @@ class TransitionError(RuntimeError):
 
     def __init__(self, transition: Transition[Any], subject: str, current: StrEnum) -> None:
         allowed = ", ".join(sorted(s.value for s in transition.sources))
-        super().__init__(f"{transition.name}: {subject} is {current.value}; "
-                         f"allowed from: {allowed}")
+        super().__init__(f"{transition.name}: {subject} is {current.value}; allowed from: {allowed}")
         self.transition = transition
         self.current = current
 

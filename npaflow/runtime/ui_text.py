@@ -15,11 +15,22 @@ def static_summary(workflow: str, spec_file: str) -> str:
     return f"{workflow} ({spec_file})"
 
 
-def static_details(*, workflow: str, run_id: str, ledger_uri: str, submitted_by: str,
-                   spec_file: str, variables: dict[str, str]) -> str:
+def static_details(
+    *,
+    workflow: str,
+    run_id: str,
+    ledger_uri: str,
+    submitted_by: str,
+    spec_file: str,
+    variables: dict[str, str],
+) -> str:
     """Who started what, and where its ledger is."""
-    lines = [f"**spec** {workflow} ({spec_file})", f"**run id** {run_id}",
-             f"**ledger** {ledger_uri or 'chosen by the worker'}", f"**submitted by** {submitted_by}"]
+    lines = [
+        f"**spec** {workflow} ({spec_file})",
+        f"**run id** {run_id}",
+        f"**ledger** {ledger_uri or 'chosen by the worker'}",
+        f"**submitted by** {submitted_by}",
+    ]
     if variables:
         lines.append("**vars** " + ", ".join(f"{k}={v}" for k, v in sorted(variables.items())))
     return "  \n".join(lines)
@@ -30,20 +41,30 @@ def current_details(view: RunStatusView) -> str:
     running = [w for w in view.waves if w.status is WaveStatus.RUNNING]
     done = sum(1 for w in view.waves if w.status is WaveStatus.SUCCEEDED)
     retried = sum(1 for w in view.waves if w.attempt > 1)
-    lines = [f"**phase** {view.phase.value}",
-             "**running** " + (", ".join(
-                 f"{','.join(w.states)} (job {w.job_id or 'launching'}, since {w.started_at or '-'})"
-                 for w in running) or "-"),
-             f"**waves** {done} done of {len(view.waves)} so far" + (
-                 f", {retried} retried" if retried else "")]
+    lines = [
+        f"**phase** {view.phase.value}",
+        "**running** "
+        + (
+            ", ".join(
+                f"{','.join(w.states)} (job {w.job_id or 'launching'}, since {w.started_at or '-'})"
+                for w in running
+            )
+            or "-"
+        ),
+        f"**waves** {done} done of {len(view.waves)} so far" + (f", {retried} retried" if retried else ""),
+    ]
     if view.decisions:
         last = view.decisions[-1]
-        lines.append(f"**last decision** {last.decision or '(none)'} from "
-                     f"{last.state or '-'} ({last.source or 'artifact'}: {last.uri})")
+        lines.append(
+            f"**last decision** {last.decision or '(none)'} from "
+            f"{last.state or '-'} ({last.source or 'artifact'}: {last.uri})"
+        )
     usage = view.usage
     if usage.node_hours:
-        lines.append(f"**GPU-hours** {usage.gpu_hours:.3f} (node-hours {usage.node_hours:.3f}; "
-                     f"failed attempts {usage.failed_gpu_hours:.3f})")
+        lines.append(
+            f"**GPU-hours** {usage.gpu_hours:.3f} (node-hours {usage.node_hours:.3f}; "
+            f"failed attempts {usage.failed_gpu_hours:.3f})"
+        )
     lines.append(f"**ledger** {view.ledger_uri or '-'}")
     if view.error:
         lines.append(f"**error** {view.error[:300]}")

@@ -75,8 +75,9 @@ class RunUsage(Usage):
 
     def rounded(self) -> RunUsage:
         """Rounded for documents."""
-        return RunUsage(**Usage.rounded(self).model_dump(),
-                        by_state={k: v.rounded() for k, v in self.by_state.items()})
+        return RunUsage(
+            **Usage.rounded(self).model_dump(), by_state={k: v.rounded() for k, v in self.by_state.items()}
+        )
 
 
 def accelerator_count(value: JsonValue) -> tuple[str, float]:
@@ -107,8 +108,15 @@ def task_shapes(steps: Iterable[PlanStep]) -> list[TaskShape]:
             nodes = profile_num_nodes(step.resources_profile)
         except ValueError:
             nodes = 1
-        shapes.append(TaskShape(task_name=step.task_name, state=step.state, nodes=nodes,
-                                accelerator=kind, accelerators_per_node=count))
+        shapes.append(
+            TaskShape(
+                task_name=step.task_name,
+                state=step.state,
+                nodes=nodes,
+                accelerator=kind,
+                accelerators_per_node=count,
+            )
+        )
     return shapes
 
 
@@ -122,8 +130,9 @@ def task_hours(row: TimedTask, shape: TaskShape, now: str = "") -> tuple[float, 
     return node_hours * shape.accelerators_per_node, node_hours
 
 
-def attempt_hours(tasks: Iterable[TimedTask], shapes: list[TaskShape],
-                  now: str = "") -> dict[str, tuple[float, float]]:
+def attempt_hours(
+    tasks: Iterable[TimedTask], shapes: list[TaskShape], now: str = ""
+) -> dict[str, tuple[float, float]]:
     """Each state's (GPU-hours, node-hours) within one attempt.
 
     Rows match shapes by task id (member order), never by name: SkyPilot names

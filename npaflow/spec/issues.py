@@ -23,8 +23,17 @@ class IssueCollector:
         if len(path) >= 2 and path[0] == "states":
             state = str(path[1])
             field = _field_name(path[2:])
-        self.issues.append(SpecIssue(file=self.source.file, line=line, column=column,
-                                     state=state, field=field, message=message, hint=hint))
+        self.issues.append(
+            SpecIssue(
+                file=self.source.file,
+                line=line,
+                column=column,
+                state=state,
+                field=field,
+                message=message,
+                hint=hint,
+            )
+        )
 
     def raise_if_any(self) -> None:
         """Raise SpecError carrying every issue collected so far.

@@ -22,8 +22,9 @@ _METADATA_KEYS = {"name", "description", "namespace", "labels", "executionMode"}
 _OBJECT_KEYS = ("config", "run", "resources", "states")
 
 
-def load_spec_from_str(text: str, file: str = "<spec>", *, catalog: ToolCatalog,
-                       overrides: dict[str, str] | None = None) -> WorkflowSpec:
+def load_spec_from_str(
+    text: str, file: str = "<spec>", *, catalog: ToolCatalog, overrides: dict[str, str] | None = None
+) -> WorkflowSpec:
     """Parse and validate a spec from YAML text, with `--var` overrides merged.
 
     Raises:
@@ -35,8 +36,9 @@ def load_spec_from_str(text: str, file: str = "<spec>", *, catalog: ToolCatalog,
     return spec
 
 
-def load_spec_from_path(path: str | Path, *, catalog: ToolCatalog,
-                        overrides: dict[str, str] | None = None) -> WorkflowSpec:
+def load_spec_from_path(
+    path: str | Path, *, catalog: ToolCatalog, overrides: dict[str, str] | None = None
+) -> WorkflowSpec:
     """Read, parse and validate a spec file.
 
     Raises:
@@ -46,13 +48,21 @@ def load_spec_from_path(path: str | Path, *, catalog: ToolCatalog,
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
-        raise SpecError([SpecIssue(file=str(path), message=f"workflow spec not found: {reason}",
-                                   hint="check the path; specs are YAML files")]) from None
+        raise SpecError(
+            [
+                SpecIssue(
+                    file=str(path),
+                    message=f"workflow spec not found: {reason}",
+                    hint="check the path; specs are YAML files",
+                )
+            ]
+        ) from None
     return load_spec_from_str(text, str(path), catalog=catalog, overrides=overrides)
 
 
-def parse_spec(source: YamlSource,
-               overrides: dict[str, str] | None = None) -> tuple[WorkflowSpec, list[SpecIssue]]:
+def parse_spec(
+    source: YamlSource, overrides: dict[str, str] | None = None
+) -> tuple[WorkflowSpec, list[SpecIssue]]:
     """Check the document's shape and build the models (reference §1.1 steps 2–4).
 
     Field-level problems inside state bodies are returned, not raised, so that
@@ -64,8 +74,11 @@ def parse_spec(source: YamlSource,
     issues = IssueCollector(source)
     data = source.data
     if not isinstance(data, dict):
-        issues.add((), f"workflow spec must be a mapping, got {type(data).__name__}",
-                   "start the file with 'apiVersion: npa.workflow/v0.0.1'")
+        issues.add(
+            (),
+            f"workflow spec must be a mapping, got {type(data).__name__}",
+            "start the file with 'apiVersion: npa.workflow/v0.0.1'",
+        )
         issues.raise_if_any()
         raise AssertionError("unreachable")
     for key in ("apiVersion", "kind", "states"):
@@ -82,8 +95,9 @@ def parse_spec(source: YamlSource,
     _check_profiles(data.get("resources"), issues)
     raw_states = data.get("states")
     if isinstance(raw_states, dict) and not raw_states:
-        issues.add(("states",), "workflow spec must declare a non-empty 'states' mapping",
-                   "add at least one state")
+        issues.add(
+            ("states",), "workflow spec must declare a non-empty 'states' mapping", "add at least one state"
+        )
     issues.raise_if_any()
     config: dict[str, JsonValue] = {**_mapping(data.get("config")), **(overrides or {})}
     parser = StateParser(issues, config)
@@ -96,10 +110,16 @@ def parse_spec(source: YamlSource,
     if len(states) != len(bodies):
         issues.raise_if_any()
     spec = WorkflowSpec(
-        api_version=str(data["apiVersion"]), kind=str(data["kind"]), metadata=metadata,
-        config=config, run_defaults=_mapping(data.get("run")),
+        api_version=str(data["apiVersion"]),
+        kind=str(data["kind"]),
+        metadata=metadata,
+        config=config,
+        run_defaults=_mapping(data.get("run")),
         resources={str(k): _mapping(v) for k, v in _mapping(data.get("resources")).items()},
-        initial=str(data.get("initial") or next(iter(states))), states=states, source=source.file)
+        initial=str(data.get("initial") or next(iter(states))),
+        states=states,
+        source=source.file,
+    )
     return spec, issues.issues
 
 
@@ -113,8 +133,11 @@ _REQUIRED_HINTS = {
 def _check_profiles(raw: JsonValue, issues: IssueCollector) -> None:
     for name, profile in _mapping(raw).items():
         if not isinstance(profile, dict):
-            issues.add(("resources", name), f"resource profile '{name}' must be a mapping",
-                       "write the profile as indented keys (cloud, cpus, accelerators, ...)")
+            issues.add(
+                ("resources", name),
+                f"resource profile '{name}' must be a mapping",
+                "write the profile as indented keys (cloud, cpus, accelerators, ...)",
+            )
 
 
 def _mapping(value: JsonValue) -> dict[str, JsonValue]:
@@ -131,8 +154,7 @@ def _parse_metadata(raw: JsonValue, issues: IssueCollector) -> Metadata:
         issues.add(("metadata",), "missing required field 'name'", "add metadata.name")
     for key in raw:
         if key not in _METADATA_KEYS:
-            issues.add(("metadata", key), f"unknown field(s): '{key}'",
-                       did_you_mean(key, _METADATA_KEYS))
+            issues.add(("metadata", key), f"unknown field(s): '{key}'", did_you_mean(key, _METADATA_KEYS))
     for key in ("name", "description", "namespace"):
         if key in raw and not isinstance(raw[key], str):
             issues.add(("metadata", key), f"metadata.{key} must be a string")
@@ -144,9 +166,15 @@ def _parse_metadata(raw: JsonValue, issues: IssueCollector) -> Metadata:
         if raw_mode in {m.value for m in ExecutionMode}:
             mode = ExecutionMode(str(raw_mode))
         else:
-            issues.add(("metadata", "executionMode"), f"unknown executionMode {raw_mode!r}",
-                       "use 'runtime' or 'plan'")
+            issues.add(
+                ("metadata", "executionMode"),
+                f"unknown executionMode {raw_mode!r}",
+                "use 'runtime' or 'plan'",
+            )
     return Metadata(
-        name=str(raw.get("name") or "unnamed"), description=str(raw.get("description") or ""),
-        namespace=str(raw.get("namespace") or ""), labels=_mapping(raw.get("labels")),
-        execution_mode=mode)
+        name=str(raw.get("name") or "unnamed"),
+        description=str(raw.get("description") or ""),
+        namespace=str(raw.get("namespace") or ""),
+        labels=_mapping(raw.get("labels")),
+        execution_mode=mode,
+    )

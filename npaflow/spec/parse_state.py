@@ -26,20 +26,45 @@ from npaflow.tokens import resolve_config_int
 
 #: State keys and the canonical field each one fills (aliases included).
 STATE_KEYS: dict[str, str] = {
-    "description": "description", "run": "run", "toolRef": "tool_ref", "tool_ref": "tool_ref",
-    "needs": "needs", "next": "next", "transitions": "transitions", "terminal": "terminal",
-    "sequence": "sequence", "parallel": "parallel", "parallelCount": "parallel_count",
-    "parallel_count": "parallel_count", "maxConcurrency": "max_concurrency",
-    "max_concurrency": "max_concurrency", "params": "params", "trigger": "trigger",
-    "loop": "loop", "writesDecision": "writes_decision", "writes_decision": "writes_decision",
-    "inputs": "inputs", "outputs": "outputs", "resources": "resources",
-    "multiNodeMode": "multi_node_mode", "multi_node_mode": "multi_node_mode",
+    "description": "description",
+    "run": "run",
+    "toolRef": "tool_ref",
+    "tool_ref": "tool_ref",
+    "needs": "needs",
+    "next": "next",
+    "transitions": "transitions",
+    "terminal": "terminal",
+    "sequence": "sequence",
+    "parallel": "parallel",
+    "parallelCount": "parallel_count",
+    "parallel_count": "parallel_count",
+    "maxConcurrency": "max_concurrency",
+    "max_concurrency": "max_concurrency",
+    "params": "params",
+    "trigger": "trigger",
+    "loop": "loop",
+    "writesDecision": "writes_decision",
+    "writes_decision": "writes_decision",
+    "inputs": "inputs",
+    "outputs": "outputs",
+    "resources": "resources",
+    "multiNodeMode": "multi_node_mode",
+    "multi_node_mode": "multi_node_mode",
 }
-TRIGGER_KEYS = {"uri": "uri", "pollSeconds": "poll_seconds", "poll_seconds": "poll_seconds",
-                "maxPolls": "max_polls", "max_polls": "max_polls",
-                "minObjects": "min_objects", "min_objects": "min_objects"}
-_TRIGGER_FLOORS = {"poll_seconds": ("pollSeconds", 1, 30), "max_polls": ("maxPolls", 0, 0),
-                   "min_objects": ("minObjects", 1, 1)}
+TRIGGER_KEYS = {
+    "uri": "uri",
+    "pollSeconds": "poll_seconds",
+    "poll_seconds": "poll_seconds",
+    "maxPolls": "max_polls",
+    "max_polls": "max_polls",
+    "minObjects": "min_objects",
+    "min_objects": "min_objects",
+}
+_TRIGGER_FLOORS = {
+    "poll_seconds": ("pollSeconds", 1, 30),
+    "max_polls": ("maxPolls", 0, 0),
+    "min_objects": ("minObjects", 1, 1),
+}
 
 
 class StateParser:
@@ -53,8 +78,9 @@ class StateParser:
         """Return the parsed state, or None when its body is not a mapping."""
         path: KeyPath = ("states", name)
         if not isinstance(body, dict):
-            self.issues.add(path, "must be a mapping",
-                            "write the state as 'name:' followed by indented fields")
+            self.issues.add(
+                path, "must be a mapping", "write the state as 'name:' followed by indented fields"
+            )
             return None
         fields: dict[str, object] = {"name": name}
         for key, value in body.items():
@@ -62,8 +88,11 @@ class StateParser:
                 continue
             canonical = STATE_KEYS.get(key)
             if canonical is None:
-                self.issues.add((*path, key), f"unknown field '{key}'",
-                                did_you_mean(key, [k for k in STATE_KEYS if "_" not in k]))
+                self.issues.add(
+                    (*path, key),
+                    f"unknown field '{key}'",
+                    did_you_mean(key, [k for k in STATE_KEYS if "_" not in k]),
+                )
                 continue
             parsed = self._parse_field(canonical, value, (*path, key))
             if parsed is not None:
@@ -110,8 +139,11 @@ class StateParser:
         if text is None:
             return None
         if text not in {m.value for m in MultiNodeMode}:
-            self.issues.add(path, f"multiNodeMode must be 'sharded', got '{text}'",
-                            "use 'forbidden' (the default) or 'sharded'")
+            self.issues.add(
+                path,
+                f"multiNodeMode must be 'sharded', got '{text}'",
+                "use 'forbidden' (the default) or 'sharded'",
+            )
             return None
         return MultiNodeMode(text)
 
@@ -125,20 +157,23 @@ class StateParser:
         if value is None:
             return ()
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            self.issues.add(path, f"{path[-1]} must be a list of state names",
-                            f"write {path[-1]}: [a, b]")
+            self.issues.add(path, f"{path[-1]} must be a list of state names", f"write {path[-1]}: [a, b]")
             return None
         return tuple(str(v) for v in value)
 
     def _parallel(self, value: JsonValue, path: KeyPath) -> tuple[str, ...] | None:
         if not isinstance(value, list):
-            self.issues.add(path, f"parallel must be a list of state names, got {type(value).__name__}",
-                            "write parallel: [member-a, member-b]")
+            self.issues.add(
+                path,
+                f"parallel must be a list of state names, got {type(value).__name__}",
+                "write parallel: [member-a, member-b]",
+            )
             return None
         for index, member in enumerate(value):
             if not isinstance(member, str):
-                self.issues.add((*path, index),
-                                f"parallel member must be a state name (string), got {member!r}")
+                self.issues.add(
+                    (*path, index), f"parallel member must be a state name (string), got {member!r}"
+                )
                 return None
         return tuple(str(m) for m in value)
 
@@ -146,8 +181,11 @@ class StateParser:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int | str):
-            self.issues.add(path, f"{path[-1]} must be an integer or a config reference, got {value!r}",
-                            "write an integer or '{{config.key}}'")
+            self.issues.add(
+                path,
+                f"{path[-1]} must be an integer or a config reference, got {value!r}",
+                "write an integer or '{{config.key}}'",
+            )
             return None
         return value
 
@@ -174,15 +212,20 @@ class StateParser:
         result = []
         for index, item in enumerate(value):
             if not isinstance(item, dict) or not item.get("goto"):
-                self.issues.add((*path, index), "transition needs goto",
-                                "each transition needs 'goto: <state>'")
+                self.issues.add(
+                    (*path, index), "transition needs goto", "each transition needs 'goto: <state>'"
+                )
                 continue
             self._reject_unknown(item, {"when", "goto", "if"}, (*path, index))
-            result.append(Transition.model_validate({
-                "goto": str(item["goto"]),
-                "when": None if item.get("when") is None else str(item["when"]),
-                "if": None if item.get("if") is None else str(item["if"]),
-            }))
+            result.append(
+                Transition.model_validate(
+                    {
+                        "goto": str(item["goto"]),
+                        "when": None if item.get("when") is None else str(item["when"]),
+                        "if": None if item.get("if") is None else str(item["if"]),
+                    }
+                )
+            )
         return tuple(result)
 
     def _params(self, value: JsonValue, path: KeyPath) -> dict[str, ParamValue] | None:
@@ -192,16 +235,22 @@ class StateParser:
         params: dict[str, ParamValue] = {}
         for key, item in value.items():
             if not isinstance(item, str | int | float | bool):
-                self.issues.add((*path, key), f"params.{key} must be a string, number or bool "
-                                f"(tokens render scalars), got {type(item).__name__}")
+                self.issues.add(
+                    (*path, key),
+                    f"params.{key} must be a string, number or bool "
+                    f"(tokens render scalars), got {type(item).__name__}",
+                )
                 continue
             params[key] = item
         return params
 
     def _trigger(self, value: JsonValue, path: KeyPath) -> Trigger | None:
         if not isinstance(value, dict):
-            self.issues.add(path, "trigger must be a mapping",
-                            "write trigger: {uri: s3://bucket/prefix/, pollSeconds: 30}")
+            self.issues.add(
+                path,
+                "trigger must be a mapping",
+                "write trigger: {uri: s3://bucket/prefix/, pollSeconds: 30}",
+            )
             return None
         self._reject_unknown(value, set(TRIGGER_KEYS), path)
         fields: dict[str, object] = {"uri": str(value.get("uri") or "")}
@@ -256,12 +305,18 @@ class StateParser:
         result = []
         for index, item in enumerate(value):
             if not isinstance(item, dict):
-                self.issues.add((*path, index), f"{path[-1]}[{index}] must be a mapping",
-                                "write - {uri: s3://bucket/key, schema: label}")
+                self.issues.add(
+                    (*path, index),
+                    f"{path[-1]}[{index}] must be a mapping",
+                    "write - {uri: s3://bucket/key, schema: label}",
+                )
                 continue
             self._reject_unknown(item, {"uri", "schema"}, (*path, index))
-            result.append(Artifact.model_validate({"uri": str(item.get("uri") or ""),
-                                                   "schema": str(item.get("schema") or "")}))
+            result.append(
+                Artifact.model_validate(
+                    {"uri": str(item.get("uri") or ""), "schema": str(item.get("schema") or "")}
+                )
+            )
         return tuple(result)
 
     def _reject_unknown(self, value: dict[str, JsonValue], known: set[str], path: KeyPath) -> None:

@@ -25,8 +25,9 @@ VALIDATE_RUN_ID = "validate-run"
 _PREDICATE_HINT = "known predicates: " + ", ".join(sorted(PREDICATES))
 
 
-def validate_spec(spec: WorkflowSpec, catalog: ToolCatalog, *, source: YamlSource,
-                  prior: list[SpecIssue] | None = None) -> None:
+def validate_spec(
+    spec: WorkflowSpec, catalog: ToolCatalog, *, source: YamlSource, prior: list[SpecIssue] | None = None
+) -> None:
     """Check every rule and raise one SpecError listing all problems (and `prior` ones).
 
     Raises:
@@ -35,14 +36,19 @@ def validate_spec(spec: WorkflowSpec, catalog: ToolCatalog, *, source: YamlSourc
     issues = IssueCollector(source)
     issues.issues.extend(prior or [])
     if spec.api_version not in SUPPORTED_API_VERSIONS:
-        issues.add(("apiVersion",), f"unsupported apiVersion '{spec.api_version}' "
-                   f"(expected one of {list(SUPPORTED_API_VERSIONS)})",
-                   f"use '{SUPPORTED_API_VERSIONS[0]}'")
+        issues.add(
+            ("apiVersion",),
+            f"unsupported apiVersion '{spec.api_version}' (expected one of {list(SUPPORTED_API_VERSIONS)})",
+            f"use '{SUPPORTED_API_VERSIONS[0]}'",
+        )
     if spec.kind != "Workflow":
         issues.add(("kind",), f"unsupported kind '{spec.kind}' (expected Workflow)")
     if spec.initial not in spec.states:
-        issues.add(("initial",), f"initial state '{spec.initial}' is not defined",
-                   did_you_mean(spec.initial, spec.states, "states"))
+        issues.add(
+            ("initial",),
+            f"initial state '{spec.initial}' is not defined",
+            did_you_mean(spec.initial, spec.states, "states"),
+        )
     context = _context_or_issue(spec, catalog, issues)
     for state in spec.states.values():
         _validate_state(spec, state, catalog, context, issues)
@@ -51,27 +57,33 @@ def validate_spec(spec: WorkflowSpec, catalog: ToolCatalog, *, source: YamlSourc
     _validate_needs_acyclic(spec, issues)
     _validate_sequence_nesting(spec, issues)
     if not any(state.terminal for state in spec.states.values()):
-        issues.add(("states",), "workflow must declare at least one terminal: true state",
-                   "mark the final state with 'terminal: true'")
+        issues.add(
+            ("states",),
+            "workflow must declare at least one terminal: true state",
+            "mark the final state with 'terminal: true'",
+        )
     _validate_bounded_control_flow(spec, issues)
     if context is not None:
         validate_resolvable(spec, catalog, context, issues)
     issues.raise_if_any()
 
 
-def _context_or_issue(spec: WorkflowSpec, catalog: ToolCatalog,
-                      issues: IssueCollector) -> RunContext | None:
+def _context_or_issue(spec: WorkflowSpec, catalog: ToolCatalog, issues: IssueCollector) -> RunContext | None:
     try:
         return build_run_context(spec, catalog, VALIDATE_RUN_ID)
     except ConfigTokenError as exc:
-        issues.add(("config", exc.key), f"config.{exc.key}: {exc}",
-                   "config values may use only {{config.*}} and {{run.*}}; define the key "
-                   "or move state/loop tokens into params")
+        issues.add(
+            ("config", exc.key),
+            f"config.{exc.key}: {exc}",
+            "config values may use only {{config.*}} and {{run.*}}; define the key "
+            "or move state/loop tokens into params",
+        )
         return None
 
 
-def _validate_state(spec: WorkflowSpec, state: State, catalog: ToolCatalog,
-                    context: RunContext | None, issues: IssueCollector) -> None:
+def _validate_state(
+    spec: WorkflowSpec, state: State, catalog: ToolCatalog, context: RunContext | None, issues: IssueCollector
+) -> None:
     path = ("states", state.name)
     known = spec.states
     if state.loop and state.loop.until and not is_known_predicate(state.loop.until):
@@ -81,11 +93,17 @@ def _validate_state(spec: WorkflowSpec, state: State, catalog: ToolCatalog,
         if transition.when and not is_known_predicate(transition.when):
             issues.add((*where, "when"), f"unknown transition.when '{transition.when}'", _PREDICATE_HINT)
         if transition.goto not in known:
-            issues.add((*where, "goto"), f"transition goto unknown state '{transition.goto}'",
-                       did_you_mean(transition.goto, known, "states"))
+            issues.add(
+                (*where, "goto"),
+                f"transition goto unknown state '{transition.goto}'",
+                did_you_mean(transition.goto, known, "states"),
+            )
     if state.next and state.next not in known:
-        issues.add((*path, "next"), f"next names unknown state '{state.next}'",
-                   did_you_mean(state.next, known, "states"))
+        issues.add(
+            (*path, "next"),
+            f"next names unknown state '{state.next}'",
+            did_you_mean(state.next, known, "states"),
+        )
     for name in state.needs:
         if name not in known:
             issues.add((*path, "needs"), f"unknown needs '{name}'", did_you_mean(name, known, "states"))
@@ -96,8 +114,7 @@ def _validate_state(spec: WorkflowSpec, state: State, catalog: ToolCatalog,
     _validate_trigger_and_work(state, catalog, issues)
     if state.loop is not None and context is not None:
         try:
-            bound = resolve_config_int(state.loop.max if state.loop.max is not None else 1,
-                                       context.config)
+            bound = resolve_config_int(state.loop.max if state.loop.max is not None else 1, context.config)
         except TokenError as exc:
             issues.add((*path, "loop", "max"), str(exc), "use an integer or '{{config.key}}'")
         else:
@@ -109,23 +126,40 @@ def _validate_trigger_and_work(state: State, catalog: ToolCatalog, issues: Issue
     path = ("states", state.name)
     if state.trigger is not None:
         if not state.trigger.uri.strip():
-            issues.add((*path, "trigger", "uri"), "trigger.uri is required",
-                       "set trigger.uri to the prefix to watch, e.g. s3://bucket/inbox/")
+            issues.add(
+                (*path, "trigger", "uri"),
+                "trigger.uri is required",
+                "set trigger.uri to the prefix to watch, e.g. s3://bucket/inbox/",
+            )
         if not state.is_executable():
-            issues.add((*path, "trigger"), "trigger requires run or toolRef on the same state "
-                       "(the trigger gates that state's work)")
+            issues.add(
+                (*path, "trigger"),
+                "trigger requires run or toolRef on the same state (the trigger gates that state's work)",
+            )
     if state.tool_ref and catalog.get(state.tool_ref) is None:
         close = catalog.close_matches(state.tool_ref)
-        issues.add((*path, "toolRef"), f"unknown toolRef '{state.tool_ref}'",
-                   f"did you mean {', '.join(repr(c) for c in close)}?" if close
-                   else "add it to a catalog passed with --catalog, or use run:")
+        issues.add(
+            (*path, "toolRef"),
+            f"unknown toolRef '{state.tool_ref}'",
+            f"did you mean {', '.join(repr(c) for c in close)}?"
+            if close
+            else "add it to a catalog passed with --catalog, or use run:",
+        )
     does_work = state.sequence or state.parallel or state.is_executable()
     if not state.terminal and not does_work and not state.transitions and not state.next:
-        issues.add(path, "must set run, toolRef, sequence, parallel, transitions, next, or terminal",
-                   "give the state work (run/toolRef), children, an edge, or 'terminal: true'")
+        issues.add(
+            path,
+            "must set run, toolRef, sequence, parallel, transitions, next, or terminal",
+            "give the state work (run/toolRef), children, an edge, or 'terminal: true'",
+        )
     run = state.run
-    if run is not None and not run.shell.strip() and not run.argv and not state.tool_ref \
-            and not state.sequence:
+    if (
+        run is not None
+        and not run.shell.strip()
+        and not run.argv
+        and not state.tool_ref
+        and not state.sequence
+    ):
         issues.add((*path, "run"), "empty run block", "set run.shell or run.argv")
 
 
@@ -146,14 +180,20 @@ def _validate_sequence_nesting(spec: WorkflowSpec, issues: IssueCollector) -> No
     sequences = [name for name, state in spec.states.items() if state.sequence]
     cycle = find_cycle(sequences, children)
     if cycle:
-        issues.add(("states", cycle[0], "sequence"), "sequence contains itself: " + " -> ".join(cycle),
-                   "a sequence lists states to run, never itself or a sequence that contains it; "
-                   "to repeat, give the sequence 'loop: {max: N}'")
+        issues.add(
+            ("states", cycle[0], "sequence"),
+            "sequence contains itself: " + " -> ".join(cycle),
+            "a sequence lists states to run, never itself or a sequence that contains it; "
+            "to repeat, give the sequence 'loop: {max: N}'",
+        )
         return
     depth, where = deepest(sequences, children)
     if depth > MAX_SEQUENCE_DEPTH:
-        issues.add(("states", where, "sequence"), f"sequences nest {depth} levels deep here "
-                   f"(at most {MAX_SEQUENCE_DEPTH})", "flatten the nesting, e.g. chain states with 'next'")
+        issues.add(
+            ("states", where, "sequence"),
+            f"sequences nest {depth} levels deep here (at most {MAX_SEQUENCE_DEPTH})",
+            "flatten the nesting, e.g. chain states with 'next'",
+        )
 
 
 def _validate_bounded_control_flow(spec: WorkflowSpec, issues: IssueCollector) -> None:
@@ -164,7 +204,9 @@ def _validate_bounded_control_flow(spec: WorkflowSpec, issues: IssueCollector) -
 
     cycle = find_cycle(spec.states, successors)
     if cycle:
-        issues.add(("states", cycle[0]), "unbounded control-flow cycle detected: "
-                   + " -> ".join(cycle),
-                   "loop by making the states children of a sequence with 'loop: {max: N}' "
-                   "and 'goto' the sequence state")
+        issues.add(
+            ("states", cycle[0]),
+            "unbounded control-flow cycle detected: " + " -> ".join(cycle),
+            "loop by making the states children of a sequence with 'loop: {max: N}' "
+            "and 'goto' the sequence state",
+        )

@@ -40,8 +40,10 @@ def profile_num_nodes(profile: dict[str, JsonValue]) -> int:
     if raw < 1:
         raise ValueError("num_nodes must be >= 1")
     if raw > MAX_PROFILE_NODES:
-        raise ValueError(f"num_nodes must be <= {MAX_PROFILE_NODES}, got {raw} (a gang-scheduled "
-                         "block this large is almost always a typo; split the work instead)")
+        raise ValueError(
+            f"num_nodes must be <= {MAX_PROFILE_NODES}, got {raw} (a gang-scheduled "
+            "block this large is almost always a typo; split the work instead)"
+        )
     return raw
 
 
@@ -82,24 +84,32 @@ def validate_profiles(spec: WorkflowSpec, context: RunContext | None, issues: Is
             issues.add((*path, "num_nodes"), f"resource profile '{name}': {exc}")
 
 
-def validate_executables(spec: WorkflowSpec, catalog: ToolCatalog, context: RunContext | None,
-                         issues: IssueCollector) -> None:
+def validate_executables(
+    spec: WorkflowSpec, catalog: ToolCatalog, context: RunContext | None, issues: IssueCollector
+) -> None:
     """Check each executable state's profile and multi-node contract (rule 15)."""
     for state in spec.states.values():
         if not state.is_executable():
             continue
         path = ("states", state.name)
         if state.resources not in spec.resources and state.resources != "default":
-            issues.add((*path, "resources"), f"unknown resource profile '{state.resources}'",
-                       did_you_mean(state.resources, spec.resources or {"default": None}))
+            issues.add(
+                (*path, "resources"),
+                f"unknown resource profile '{state.resources}'",
+                did_you_mean(state.resources, spec.resources or {"default": None}),
+            )
             continue
         entry = catalog.get(state.tool_ref) if state.tool_ref else None
         mode = entry.multi_node_mode if entry else state.multi_node_mode
         nodes = _state_num_nodes(spec, state, context)
         if nodes > 1 and mode is not MultiNodeMode.SHARDED:
-            issues.add((*path, "resources"), f"requests num_nodes={nodes}, but this executable is "
-                       "not declared sharded; identical workers could duplicate or race output "
-                       "writers", _SHARDED_HINT)
+            issues.add(
+                (*path, "resources"),
+                f"requests num_nodes={nodes}, but this executable is "
+                "not declared sharded; identical workers could duplicate or race output "
+                "writers",
+                _SHARDED_HINT,
+            )
 
 
 def _state_num_nodes(spec: WorkflowSpec, state: State, context: RunContext | None) -> int:
@@ -113,8 +123,9 @@ def _state_num_nodes(spec: WorkflowSpec, state: State, context: RunContext | Non
         return 1  # reported by the profile and resolvability rules
 
 
-def validate_resolvable(spec: WorkflowSpec, catalog: ToolCatalog, context: RunContext,
-                        issues: IssueCollector) -> None:
+def validate_resolvable(
+    spec: WorkflowSpec, catalog: ToolCatalog, context: RunContext, issues: IssueCollector
+) -> None:
     """Resolve every state's tokens with every loop at iteration 1 (rule 20, reference §2.6)."""
     loops = {name: 1 for name, state in spec.states.items() if state.loop is not None}
     for state in spec.states.values():
@@ -128,20 +139,25 @@ def validate_resolvable(spec: WorkflowSpec, catalog: ToolCatalog, context: RunCo
             continue
         scope = context.scope(loop_iterations=loops, config=overlay)
         if state.is_executable() and (not state.tool_ref or catalog.get(state.tool_ref)):
-            _tolerating_state_tokens(partial(resolve_command, state, catalog, scope), issues,
-                                     (*path, "toolRef" if state.tool_ref else "run"))
+            _tolerating_state_tokens(
+                partial(resolve_command, state, catalog, scope),
+                issues,
+                (*path, "toolRef" if state.tool_ref else "run"),
+            )
         if state.trigger is not None and state.trigger.uri:
             try:
                 resolve_text(state.trigger.uri, scope)
             except TokenError as exc:
                 issues.add((*path, "trigger", "uri"), f"trigger.uri: {exc}")
         for field in ("inputs", "outputs"):
-            _tolerating_state_tokens(partial(resolve_artifacts, getattr(state, field), scope),
-                                     issues, (*path, field))
+            _tolerating_state_tokens(
+                partial(resolve_artifacts, getattr(state, field), scope), issues, (*path, field)
+            )
 
 
-def _tolerating_state_tokens(resolve: Callable[[], object], issues: IssueCollector,
-                             path: tuple[str, ...]) -> None:
+def _tolerating_state_tokens(
+    resolve: Callable[[], object], issues: IssueCollector, path: tuple[str, ...]
+) -> None:
     try:
         resolve()
     except UnknownStateTokenError:

@@ -60,9 +60,17 @@ class WalkRecord:
 class Walker:
     """Expands the state graph exactly as reference §4.3, dispatching waves as it goes."""
 
-    def __init__(self, spec: WorkflowSpec, catalog: ToolCatalog, context: RunContext, *,
-                 executor: Executor, assumption: str = "", cap: int = 0,
-                 strict_branches: bool = True) -> None:
+    def __init__(
+        self,
+        spec: WorkflowSpec,
+        catalog: ToolCatalog,
+        context: RunContext,
+        *,
+        executor: Executor,
+        assumption: str = "",
+        cap: int = 0,
+        strict_branches: bool = True,
+    ) -> None:
         self.spec = spec
         self.catalog = catalog
         self.context = context
@@ -80,21 +88,23 @@ class Walker:
 
     async def walk(self) -> WalkRecord:
         """Walk from `initial` to the end and return what happened."""
-        await self._expand_chain(self.spec.initial, follow=True, loop_label="",
-                                 decisions=DecisionScope())
+        await self._expand_chain(self.spec.initial, follow=True, loop_label="", decisions=DecisionScope())
         return self.record
 
-    async def _expand_chain(self, name: str, *, follow: bool, loop_label: str,
-                            decisions: DecisionScope) -> None:
+    async def _expand_chain(
+        self, name: str, *, follow: bool, loop_label: str, decisions: DecisionScope
+    ) -> None:
         """Expand a state, then the `next`/`goto` chain it hands back (iteratively)."""
         current: str | None = name
         while current:
-            current = await self._expand(self.spec.states[current], follow=follow,
-                                         loop_label=loop_label, decisions=decisions)
+            current = await self._expand(
+                self.spec.states[current], follow=follow, loop_label=loop_label, decisions=decisions
+            )
             follow, loop_label = True, ""
 
-    async def _expand(self, state: State, *, follow: bool, loop_label: str,
-                      decisions: DecisionScope) -> str | None:
+    async def _expand(
+        self, state: State, *, follow: bool, loop_label: str, decisions: DecisionScope
+    ) -> str | None:
         self._check_limit()
         if state.parallel:
             await self._run_group(state)
@@ -105,8 +115,7 @@ class Walker:
         if state.loop is not None:
             decision = await self._run_single_state_loop(state, loop_label)
             return self._choose_next(state, decision)
-        return await self._run_leaf(state, follow=follow, loop_label=loop_label,
-                                    decisions=decisions)
+        return await self._run_leaf(state, follow=follow, loop_label=loop_label, decisions=decisions)
 
     async def _run_sequence(self, state: State, decisions: DecisionScope) -> None:
         self.depth += 1
@@ -115,7 +124,8 @@ class Walker:
                 raise StepLimitError(
                     f"state {state.name}: sequences nest more than {MAX_WALK_DEPTH} levels deep "
                     "while walking (children's next chains lead into further sequences); flatten "
-                    "the nesting or chain the states at the top level")
+                    "the nesting or chain the states at the top level"
+                )
             await self._run_sequence_body(state, decisions)
         finally:
             self.depth -= 1
@@ -123,17 +133,14 @@ class Walker:
     async def _run_sequence_body(self, state: State, decisions: DecisionScope) -> None:
         if state.loop is None:
             for child in state.sequence:
-                await self._expand_chain(child, follow=False, loop_label=state.name,
-                                         decisions=decisions)
+                await self._expand_chain(child, follow=False, loop_label=state.name, decisions=decisions)
             return
-        bound = resolve_config_int(state.loop.max if state.loop.max is not None else 1,
-                                   self.context.config)
+        bound = resolve_config_int(state.loop.max if state.loop.max is not None else 1, self.context.config)
         for iteration in range(1, bound + 1):
             self.tokens.loops[state.name] = iteration
             scope = DecisionScope()
             for child in state.sequence:
-                await self._expand_chain(child, follow=False, loop_label=state.name,
-                                         decisions=scope)
+                await self._expand_chain(child, follow=False, loop_label=state.name, decisions=scope)
             if not scope.value:
                 scope.value = await self._read_writer_decision(state)
             scope.value = scope.value or self.assumption
@@ -142,22 +149,20 @@ class Walker:
 
     async def _run_single_state_loop(self, state: State, loop_label: str) -> str:
         assert state.loop is not None
-        bound = resolve_config_int(state.loop.max if state.loop.max is not None else 1,
-                                   self.context.config)
+        bound = resolve_config_int(state.loop.max if state.loop.max is not None else 1, self.context.config)
         decision = ""
         for iteration in range(1, bound + 1):
             self.tokens.loops[state.name] = iteration
-            step = await self._run_serial(state, StepPlacement(iteration=iteration,
-                                                               loop_label=loop_label))
+            step = await self._run_serial(state, StepPlacement(iteration=iteration, loop_label=loop_label))
             declares = any(a.is_decision() for a in state.outputs) or "decision_uri" in state.params
-            decision = ((await self._read_state_decision(state, step)) if declares else "") \
-                or self.assumption
+            decision = ((await self._read_state_decision(state, step)) if declares else "") or self.assumption
             if state.loop.until and evaluate_predicate(state.loop.until, decision):
                 break
         return decision
 
-    async def _run_leaf(self, state: State, *, follow: bool, loop_label: str,
-                        decisions: DecisionScope) -> str | None:
+    async def _run_leaf(
+        self, state: State, *, follow: bool, loop_label: str, decisions: DecisionScope
+    ) -> str | None:
         step = await self._run_serial(state, StepPlacement(loop_label=loop_label))
         if state.terminal:
             return None
@@ -179,7 +184,8 @@ class Walker:
         raise UnmatchedDecisionError(
             f"state {state.name}: decision {decision!r} matched no transition "
             f"({', '.join(t.when or '<always>' for t in state.transitions)}) and the state has "
-            "no next; write one of the expected decisions or add 'next:'")
+            "no next; write one of the expected decisions or add 'next:'"
+        )
 
     async def _run_serial(self, state: State, placement: StepPlacement) -> PlanStep:
         step = self._materialize(state, placement)
@@ -191,9 +197,13 @@ class Walker:
         self.occurrences += 1
         label = step.state + (f"-{step.iteration}" if step.iteration else "")
         wave = Wave(
-            sequence=self.sequence, kind=WaveKind.SERIAL, label=label, steps=(step,),
+            sequence=self.sequence,
+            kind=WaveKind.SERIAL,
+            label=label,
+            steps=(step,),
             key=WaveKey(sequence=self.sequence, members=(_member(step),)),
-            occurrence=self.occurrences)
+            occurrence=self.occurrences,
+        )
         await self._dispatch(wave)
         return step
 
@@ -203,20 +213,30 @@ class Walker:
         steps = [self._materialize(member, placement) for member in members]
         for member, step in zip(members, steps, strict=True):
             await self._wait_trigger(member, step)
-        concurrency = len(steps) if group.max_concurrency is None else max(
-            1, resolve_config_int(group.max_concurrency, self.context.config, "maxConcurrency"))
+        concurrency = (
+            len(steps)
+            if group.max_concurrency is None
+            else max(1, resolve_config_int(group.max_concurrency, self.context.config, "maxConcurrency"))
+        )
         batches = split_into_batches(steps, concurrency, self.cap)
         self.occurrences += 1
         for index, batch_steps in enumerate(batches, start=1):
             self.sequence += 1
-            key = WaveKey(sequence=self.sequence, group=group.name,
-                          members=tuple(_member(s) for s in batch_steps))
+            key = WaveKey(
+                sequence=self.sequence, group=group.name, members=tuple(_member(s) for s in batch_steps)
+            )
             wave = Wave(
-                sequence=self.sequence, key=key,
+                sequence=self.sequence,
+                key=key,
                 kind=WaveKind.PARALLEL if len(batch_steps) > 1 else WaveKind.SERIAL,
-                group=group.name, label=group.name, steps=tuple(batch_steps),
-                occurrence=self.occurrences, batch_index=index, batch_count=len(batches),
-                max_concurrency=concurrency)
+                group=group.name,
+                label=group.name,
+                steps=tuple(batch_steps),
+                occurrence=self.occurrences,
+                batch_index=index,
+                batch_count=len(batches),
+                max_concurrency=concurrency,
+            )
             try:
                 await self._dispatch(wave)
             except WaveFailedError as exc:
@@ -234,8 +254,14 @@ class Walker:
 
     def _materialize(self, state: State, placement: StepPlacement) -> PlanStep:
         try:
-            step = materialize_step(self.spec, state, context=self.context, catalog=self.catalog,
-                                    walk=self.tokens, placement=placement)
+            step = materialize_step(
+                self.spec,
+                state,
+                context=self.context,
+                catalog=self.catalog,
+                walk=self.tokens,
+                placement=placement,
+            )
         except TokenError as exc:
             raise TokenError(f"state {state.name}: {exc}") from None
         self.record.steps.append(step)
@@ -246,15 +272,15 @@ class Walker:
         if state.trigger is None:
             return
         uri = resolve_text(state.trigger.uri, self._state_scope(state))
-        await self.executor.wait_trigger(TriggerRequest(state=state.name, uri=uri,
-                                                        trigger=state.trigger))
+        await self.executor.wait_trigger(TriggerRequest(state=state.name, uri=uri, trigger=state.trigger))
 
     async def _read_state_decision(self, state: State, step: PlanStep) -> str:
         uri = self._decision_uri(state, step)
         if not uri:
             return ""
         return await self.executor.read_decision(
-            DecisionRequest(state=state.name, uri=uri, iteration=step.iteration))
+            DecisionRequest(state=state.name, uri=uri, iteration=step.iteration)
+        )
 
     async def _read_writer_decision(self, sequence: State) -> str:
         for child in reversed(sequence.sequence):
@@ -275,8 +301,9 @@ class Walker:
     def _state_scope(self, state: State) -> TokenScope:
         base = self.context.scope(state_outputs=self.tokens.outputs, loop_iterations=self.tokens.loops)
         overlay = state_config(state, self.context, base)
-        return self.context.scope(state_outputs=self.tokens.outputs,
-                                  loop_iterations=self.tokens.loops, config=overlay)
+        return self.context.scope(
+            state_outputs=self.tokens.outputs, loop_iterations=self.tokens.loops, config=overlay
+        )
 
     def _check_limit(self) -> None:
         if len(self.record.steps) >= self.limit:

@@ -17,7 +17,6 @@ from tests.spec_factory import alias_bomb, chain_spec, deeply_nested
 pytestmark = pytest.mark.e2e
 
 
-
 def npaflow(*args: str, timeout: float) -> tuple[subprocess.CompletedProcess[str], float]:
     started = time.monotonic()
     result = subprocess.run([NPAFLOW, *args], capture_output=True, text=True, timeout=timeout)
@@ -58,9 +57,11 @@ def test_a_deeply_nested_document_is_refused_naming_the_line(tmp_path: Path) -> 
 
 def test_a_sequence_that_contains_itself_is_a_validation_error(tmp_path: Path) -> None:
     spec = tmp_path / "cycle.yaml"
-    spec.write_text("apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: c}\n"
-                    "initial: s\nstates:\n  s: {sequence: [t], next: done}\n  t: {sequence: [s]}\n"
-                    "  done: {terminal: true, run: {shell: echo}}\n")
+    spec.write_text(
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: c}\n"
+        "initial: s\nstates:\n  s: {sequence: [t], next: done}\n  t: {sequence: [s]}\n"
+        "  done: {terminal: true, run: {shell: echo}}\n"
+    )
     result, _ = npaflow("plan-spec", str(spec), timeout=60)
     assert result.returncode == 2
     assert "sequence contains itself: s -> t -> s" in result.stderr

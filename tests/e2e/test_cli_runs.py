@@ -18,23 +18,38 @@ from tests.integration.fake_skypilot import FakeSkyPilotApi, statuses
 pytestmark = pytest.mark.e2e
 
 
-
 async def npaflow(env: WorkflowEnvironment, harness: Harness, *args: str) -> subprocess.CompletedProcess:
-    environ = {**os.environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
-               "NPAFLOW_TASK_QUEUE": harness.task_queue, "NPAFLOW_HOME": str(harness.home)}
+    environ = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+        "NPAFLOW_TASK_QUEUE": harness.task_queue,
+        "NPAFLOW_HOME": str(harness.home),
+    }
     process = await asyncio.create_subprocess_exec(
-        NPAFLOW, *args, cwd=ROOT, env=environ, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
+        NPAFLOW, *args, cwd=ROOT, env=environ, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
     out, err = await process.communicate()
     return subprocess.CompletedProcess(args, process.returncode, out.decode(), err.decode())
 
 
 async def test_submit_wait_runs_the_gate_loop_example_and_exits_zero(
-        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
     async with local_harness.worker():
-        result = await npaflow(env, local_harness, "submit", "specs/examples/gate-loop.yaml",
-                               "--run-id", "e2e-gate", "--wait", "--poll-seconds", "0.2",
-                               "--var", f"root={tmp_path}", "--json")
+        result = await npaflow(
+            env,
+            local_harness,
+            "submit",
+            "specs/examples/gate-loop.yaml",
+            "--run-id",
+            "e2e-gate",
+            "--wait",
+            "--poll-seconds",
+            "0.2",
+            "--var",
+            f"root={tmp_path}",
+            "--json",
+        )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["status"] == "succeeded"
@@ -42,21 +57,26 @@ async def test_submit_wait_runs_the_gate_loop_example_and_exits_zero(
     assert (tmp_path / "e2e-gate" / "published.txt").exists()
 
 
-async def test_submit_wait_exits_one_when_the_run_fails(env: WorkflowEnvironment,
-                                                        local_harness: Harness, tmp_path: Path) -> None:
+async def test_submit_wait_exits_one_when_the_run_fails(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
     spec = tmp_path / "fail.yaml"
-    spec.write_text("apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: fail}\n"
-                    "states:\n  boom: {terminal: true, run: {shell: exit 3}}\n")
+    spec.write_text(
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: fail}\n"
+        "states:\n  boom: {terminal: true, run: {shell: exit 3}}\n"
+    )
     async with local_harness.worker():
-        result = await npaflow(env, local_harness, "submit", str(spec), "--run-id", "e2e-fail",
-                               "--wait", "--poll-seconds", "0.2")
+        result = await npaflow(
+            env, local_harness, "submit", str(spec), "--run-id", "e2e-fail", "--wait", "--poll-seconds", "0.2"
+        )
     assert result.returncode == 1
     assert "status: failed" in result.stdout
     assert "reached terminal status FAILED" in result.stdout
 
 
 async def test_submit_rejects_an_invalid_spec_before_starting_anything(
-        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
     spec = tmp_path / "bad.yaml"
     spec.write_text("apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nstates:\n  a: {run: {shell: x}}\n")
     result = await npaflow(env, local_harness, "submit", str(spec), "--run-id", "e2e-bad")
@@ -66,13 +86,27 @@ async def test_submit_rejects_an_invalid_spec_before_starting_anything(
         await env.client.get_workflow_handle("e2e-bad").describe()
 
 
-async def test_cancel_ends_a_waiting_submit_with_exit_130(env: WorkflowEnvironment,
-                                                          local_harness: Harness, tmp_path: Path) -> None:
+async def test_cancel_ends_a_waiting_submit_with_exit_130(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
     async with local_harness.worker():
-        waiting = asyncio.ensure_future(npaflow(
-            env, local_harness, "submit", str(SPECS / "runtime/local-steps.yaml"), "--run-id",
-            "e2e-cancel", "--wait", "--poll-seconds", "0.2", "--var", f"root={tmp_path}",
-            "--var", "sleep=30"))
+        waiting = asyncio.ensure_future(
+            npaflow(
+                env,
+                local_harness,
+                "submit",
+                str(SPECS / "runtime/local-steps.yaml"),
+                "--run-id",
+                "e2e-cancel",
+                "--wait",
+                "--poll-seconds",
+                "0.2",
+                "--var",
+                f"root={tmp_path}",
+                "--var",
+                "sleep=30",
+            )
+        )
         slow = local_harness.home / "local" / "jobs" / "w1-2" / "supervisor.json"
         await eventually(slow.exists, timeout=30, what="the slow job running")
         cancel = await npaflow(env, local_harness, "cancel", "e2e-cancel", "--reason", "e2e")
@@ -85,11 +119,22 @@ async def test_cancel_ends_a_waiting_submit_with_exit_130(env: WorkflowEnvironme
 
 
 async def test_resume_restarts_a_failed_run_and_replays_completed_waves(
-        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
     async with local_harness.worker():
-        first = await npaflow(env, local_harness, "submit", str(SPECS / "runtime/flaky-last.yaml"),
-                              "--run-id", "e2e-resume", "--wait", "--poll-seconds", "0.2",
-                              "--var", f"root={tmp_path}")
+        first = await npaflow(
+            env,
+            local_harness,
+            "submit",
+            str(SPECS / "runtime/flaky-last.yaml"),
+            "--run-id",
+            "e2e-resume",
+            "--wait",
+            "--poll-seconds",
+            "0.2",
+            "--var",
+            f"root={tmp_path}",
+        )
         assert first.returncode == 1
         (tmp_path / "allow").write_text("ok")
         resumed = await npaflow(env, local_harness, "resume", "e2e-resume")
@@ -104,22 +149,35 @@ async def test_resume_restarts_a_failed_run_and_replays_completed_waves(
     assert "rank 0 done" in logs.stdout
 
 
-async def test_submit_warns_when_no_worker_polls_the_task_queue(env: WorkflowEnvironment,
-                                                               local_harness: Harness) -> None:
-    result = await npaflow(env, local_harness, "submit", "specs/examples/fan-out-join.yaml",
-                           "--run-id", "e2e-no-worker")
+async def test_submit_warns_when_no_worker_polls_the_task_queue(
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
+    result = await npaflow(
+        env, local_harness, "submit", "specs/examples/fan-out-join.yaml", "--run-id", "e2e-no-worker"
+    )
     await env.client.get_workflow_handle("e2e-no-worker").terminate(reason="test cleanup")
     assert result.returncode == 0
     assert "no worker is polling task queue" in result.stderr
 
 
-async def test_a_completed_run_id_is_never_rerun(env: WorkflowEnvironment, local_harness: Harness,
-                                                 tmp_path: Path) -> None:
+async def test_a_completed_run_id_is_never_rerun(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
     async with local_harness.worker():
-        first = await npaflow(env, local_harness, "submit", str(SPECS / "runtime/fanout.yaml"),
-                              "--run-id", "e2e-once", "--wait", "--poll-seconds", "0.2")
-        again = await npaflow(env, local_harness, "submit", str(SPECS / "runtime/fanout.yaml"),
-                              "--run-id", "e2e-once")
+        first = await npaflow(
+            env,
+            local_harness,
+            "submit",
+            str(SPECS / "runtime/fanout.yaml"),
+            "--run-id",
+            "e2e-once",
+            "--wait",
+            "--poll-seconds",
+            "0.2",
+        )
+        again = await npaflow(
+            env, local_harness, "submit", str(SPECS / "runtime/fanout.yaml"), "--run-id", "e2e-once"
+        )
     assert first.returncode == 0
     assert again.returncode == 2
     assert "already completed successfully" in again.stderr
@@ -127,13 +185,25 @@ async def test_a_completed_run_id_is_never_rerun(env: WorkflowEnvironment, local
 
 
 async def test_a_duplicate_submit_shows_the_running_run_and_exits_3_and_attach_follows_it(
-        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
-    submit = ["submit", str(SPECS / "runtime/local-steps.yaml"), "--run-id", "e2e-dup",
-              "--poll-seconds", "0.2", "--var", f"root={tmp_path}", "--var", "sleep=3"]
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    submit = [
+        "submit",
+        str(SPECS / "runtime/local-steps.yaml"),
+        "--run-id",
+        "e2e-dup",
+        "--poll-seconds",
+        "0.2",
+        "--var",
+        f"root={tmp_path}",
+        "--var",
+        "sleep=3",
+    ]
     async with local_harness.worker():
         first = await npaflow(env, local_harness, *submit)
-        await eventually(lambda: (local_harness.home / "local" / "jobs" / "w1-1").exists(),
-                         what="the run started")
+        await eventually(
+            lambda: (local_harness.home / "local" / "jobs" / "w1-1").exists(), what="the run started"
+        )
         again = await npaflow(env, local_harness, *submit)
         other = await npaflow(env, local_harness, *submit[:-1], "sleep=9")
         attached = await npaflow(env, local_harness, *submit, "--attach", "--wait")
@@ -150,15 +220,37 @@ async def test_a_duplicate_submit_shows_the_running_run_and_exits_3_and_attach_f
 
 
 async def test_restarting_a_failed_run_with_a_different_plan_is_refused(
-        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
     changed = tmp_path / "changed.yaml"
     changed.write_text((SPECS / "runtime/flaky-last.yaml").read_text().replace("echo first", "echo other"))
     async with local_harness.worker():
-        first = await npaflow(env, local_harness, "submit", str(SPECS / "runtime/flaky-last.yaml"),
-                              "--run-id", "e2e-fp", "--wait", "--poll-seconds", "0.2",
-                              "--var", f"root={tmp_path}")
-        second = await npaflow(env, local_harness, "submit", str(changed), "--run-id", "e2e-fp",
-                               "--wait", "--poll-seconds", "0.2", "--var", f"root={tmp_path}")
+        first = await npaflow(
+            env,
+            local_harness,
+            "submit",
+            str(SPECS / "runtime/flaky-last.yaml"),
+            "--run-id",
+            "e2e-fp",
+            "--wait",
+            "--poll-seconds",
+            "0.2",
+            "--var",
+            f"root={tmp_path}",
+        )
+        second = await npaflow(
+            env,
+            local_harness,
+            "submit",
+            str(changed),
+            "--run-id",
+            "e2e-fp",
+            "--wait",
+            "--poll-seconds",
+            "0.2",
+            "--var",
+            f"root={tmp_path}",
+        )
     assert first.returncode == 1
     assert second.returncode == 1
     output = second.stdout + second.stderr
@@ -170,17 +262,29 @@ async def test_restarting_a_failed_run_with_a_different_plan_is_refused(
 
 
 async def test_resume_onto_an_edited_spec_lists_the_change_and_reruns_only_the_changed_step(
-        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
     original = (SPECS / "runtime/flaky-last.yaml").read_text()
     edited = tmp_path / "edited.yaml"
     edited.write_text(original.replace("test -f {{config.root}}/allow && echo", "echo fixed"))
     async with local_harness.worker():
-        failed = await npaflow(env, local_harness, "submit", str(SPECS / "runtime/flaky-last.yaml"),
-                               "--run-id", "e2e-diff", "--wait", "--poll-seconds", "0.2",
-                               "--var", f"root={tmp_path}")
+        failed = await npaflow(
+            env,
+            local_harness,
+            "submit",
+            str(SPECS / "runtime/flaky-last.yaml"),
+            "--run-id",
+            "e2e-diff",
+            "--wait",
+            "--poll-seconds",
+            "0.2",
+            "--var",
+            f"root={tmp_path}",
+        )
         refused = await npaflow(env, local_harness, "resume", "e2e-diff", "--spec", str(edited))
-        accepted = await npaflow(env, local_harness, "resume", "e2e-diff", "--spec", str(edited),
-                                 "--accept-changes")
+        accepted = await npaflow(
+            env, local_harness, "resume", "e2e-diff", "--spec", str(edited), "--accept-changes"
+        )
         summary = await env.client.get_workflow_handle("e2e-diff").result()
     assert failed.returncode == 1
     assert refused.returncode == 2 and "--accept-changes" in refused.stderr
@@ -188,57 +292,99 @@ async def test_resume_onto_an_edited_spec_lists_the_change_and_reruns_only_the_c
     assert changes == [
         "step changed: last (shell)",
         "shell: test -f {{root}}/allow && echo rank $SKYPILOT_NODE_RANK done -> "
-        "echo fixed rank $SKYPILOT_NODE_RANK done".replace("{{root}}", str(tmp_path))]
+        "echo fixed rank $SKYPILOT_NODE_RANK done".replace("{{root}}", str(tmp_path)),
+    ]
     assert accepted.returncode == 0, accepted.stderr
     assert summary["status"] == "succeeded"
     first, last = summary["waves"]
     assert first["replayed"] is True and first["job_id"] == "w1-1"
     assert (last["attempt"], last["job_id"]) == (2, "w1-3")
-    ledger = json.loads((local_harness.home / "runs" / "e2e-diff" / "npa-workflow" /
-                         "runtime.json").read_text())
+    ledger = json.loads(
+        (local_harness.home / "runs" / "e2e-diff" / "npa-workflow" / "runtime.json").read_text()
+    )
     (change,) = ledger["plan_changes"]
     assert change["changes"][0] == "step changed: last (shell)"
 
 
 async def test_a_run_that_ends_for_lack_of_capacity_exits_75(
-        env: WorkflowEnvironment, fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi) -> None:
+    env: WorkflowEnvironment, fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
     fake_sky.default = [statuses("FAILED_NO_RESOURCE")]
     async with fake_sky_harness.worker():
-        result = await npaflow(env, fake_sky_harness, "submit", "tests/specs/runtime/sky-one.yaml",
-                               "--run-id", "e2e-capacity", "--wait", "--backend", "skypilot",
-                               "--max-infrastructure-recoveries", "0", "--poll-seconds", "0.2")
+        result = await npaflow(
+            env,
+            fake_sky_harness,
+            "submit",
+            "tests/specs/runtime/sky-one.yaml",
+            "--run-id",
+            "e2e-capacity",
+            "--wait",
+            "--backend",
+            "skypilot",
+            "--max-infrastructure-recoveries",
+            "0",
+            "--poll-seconds",
+            "0.2",
+        )
     assert result.returncode == 75, result.stdout + result.stderr
     assert "FAILED_NO_RESOURCE" in result.stdout
 
 
 async def test_other_infrastructure_failures_exit_one_not_75(
-        env: WorkflowEnvironment, fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi) -> None:
+    env: WorkflowEnvironment, fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
     fake_sky.default = [statuses("FAILED_CONTROLLER")]
     async with fake_sky_harness.worker():
-        result = await npaflow(env, fake_sky_harness, "submit", "tests/specs/runtime/sky-one.yaml",
-                               "--run-id", "e2e-controller", "--wait", "--backend", "skypilot",
-                               "--max-infrastructure-recoveries", "0", "--poll-seconds", "0.2")
+        result = await npaflow(
+            env,
+            fake_sky_harness,
+            "submit",
+            "tests/specs/runtime/sky-one.yaml",
+            "--run-id",
+            "e2e-controller",
+            "--wait",
+            "--backend",
+            "skypilot",
+            "--max-infrastructure-recoveries",
+            "0",
+            "--poll-seconds",
+            "0.2",
+        )
     assert result.returncode == 1, result.stdout + result.stderr
 
 
 async def test_a_skypilot_worker_without_an_endpoint_refuses_to_start(
-        env: WorkflowEnvironment, local_harness: Harness) -> None:
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
     environ = {k: v for k, v in os.environ.items() if k != "SKYPILOT_API_SERVER_ENDPOINT"}
     process = await asyncio.create_subprocess_exec(
-        NPAFLOW, "worker", "--backend", "local,skypilot", cwd=ROOT,
-        env={**environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
-             "NPAFLOW_HOME": str(local_harness.home)},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        NPAFLOW,
+        "worker",
+        "--backend",
+        "local,skypilot",
+        cwd=ROOT,
+        env={
+            **environ,
+            "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+            "NPAFLOW_HOME": str(local_harness.home),
+        },
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     _, err = await asyncio.wait_for(process.communicate(), timeout=30)
     assert process.returncode == 2
     assert "SKYPILOT_API_SERVER_ENDPOINT" in err.decode()
 
 
 async def test_logs_print_each_local_job_read_on_its_worker(
-        env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path) -> None:
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
     async with local_harness.worker():
-        await local_harness.finish(await local_harness.start(
-            "runtime/local-steps.yaml", run_id="e2e-logs", vars={"root": str(tmp_path), "sleep": "0"}))
+        await local_harness.finish(
+            await local_harness.start(
+                "runtime/local-steps.yaml", run_id="e2e-logs", vars={"root": str(tmp_path), "sleep": "0"}
+            )
+        )
         result = await npaflow(env, local_harness, "logs", "e2e-logs", "--state", "slow")
     assert result.returncode == 0, result.stderr
     assert "### 002|serial|:slow:- attempt 1 job w1-2" in result.stdout

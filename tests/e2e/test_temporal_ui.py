@@ -44,9 +44,14 @@ def free_port() -> int:
 async def ui_env() -> AsyncIterator[tuple[WorkflowEnvironment, int]]:
     ui_port = free_port()
     environment = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(TEMPORAL_BIN), data_converter=pydantic_data_converter,
-        search_attributes=list(SEARCH_ATTRIBUTE_KEYS), dev_server_log_level="error", ui=True,
-        ui_port=ui_port, dev_server_extra_args=["--ui-disable-news-fetch"])
+        dev_server_existing_path=str(TEMPORAL_BIN),
+        data_converter=pydantic_data_converter,
+        search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
+        dev_server_log_level="error",
+        ui=True,
+        ui_port=ui_port,
+        dev_server_extra_args=["--ui-disable-news-fetch"],
+    )
     yield environment, ui_port
     await environment.shutdown()
 
@@ -55,9 +60,17 @@ async def chromium(*args: str) -> str:
     """Run headless Chromium (virtual time lets the single-page app settle) and return stdout."""
     assert CHROMIUM, "chromium is missing: apt-get install chromium (.ci/run does)"
     process = await asyncio.create_subprocess_exec(
-        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-        "--no-first-run", "--virtual-time-budget=20000", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--virtual-time-budget=20000",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
     out, _ = await asyncio.wait_for(process.communicate(), timeout=120)
     return out.decode(errors="replace")
 
@@ -73,18 +86,35 @@ async def page(url: str, marker: str) -> str:
 
 
 async def test_the_ui_shows_the_run_summary_details_current_details_and_activity_summaries(
-        ui_env: tuple[WorkflowEnvironment, int], tmp_path: Path) -> None:
+    ui_env: tuple[WorkflowEnvironment, int], tmp_path: Path
+) -> None:
     env, ui_port = ui_env
     home = tmp_path / "home"
     harness = Harness(env.client, home, LocalBackend(home, WORKER_ID), f"ui-{uuid.uuid4().hex[:6]}")
     run_id = f"ui-gate-{uuid.uuid4().hex[:6]}"
-    environ = {**os.environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
-               "NPAFLOW_TASK_QUEUE": harness.task_queue, "NPAFLOW_HOME": str(harness.home)}
+    environ = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+        "NPAFLOW_TASK_QUEUE": harness.task_queue,
+        "NPAFLOW_HOME": str(harness.home),
+    }
     async with harness.worker():
         submit = await asyncio.create_subprocess_exec(
-            NPAFLOW, "submit", "specs/examples/gate-loop.yaml", "--run-id", run_id, "--wait",
-            "--poll-seconds", "0.2", "--var", f"root={tmp_path}", cwd=ROOT, env=environ,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            NPAFLOW,
+            "submit",
+            "specs/examples/gate-loop.yaml",
+            "--run-id",
+            run_id,
+            "--wait",
+            "--poll-seconds",
+            "0.2",
+            "--var",
+            f"root={tmp_path}",
+            cwd=ROOT,
+            env=environ,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         _, err = await submit.communicate()
         assert submit.returncode == 0, err.decode()
         execution = (await env.client.get_workflow_handle(run_id).describe()).run_id

@@ -57,8 +57,9 @@ def clean_environ() -> dict[str, str]:
 
 def run(command: str, cwd: Path, path: Path) -> None:
     environ = {**clean_environ(), "PATH": f"{path}{os.pathsep}{os.environ['PATH']}"}
-    result = subprocess.run(["bash", "-ec", command], cwd=cwd, env=environ, capture_output=True,
-                            text=True, timeout=900)
+    result = subprocess.run(
+        ["bash", "-ec", command], cwd=cwd, env=environ, capture_output=True, text=True, timeout=900
+    )
     assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
 
 
@@ -68,8 +69,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     scratch = tmp_path_factory.mktemp("image")
     base = scratch / "base-python"  # the base image's Python
     subprocess.run([sys.executable, "-m", "venv", str(base)], check=True)
-    mapping = {"/dist": str(scratch / "dist"), "/opt/npaflow": str(scratch / "opt-npaflow"),
-               "/src": str(scratch / "src")}
+    mapping = {
+        "/dist": str(scratch / "dist"),
+        "/opt/npaflow": str(scratch / "opt-npaflow"),
+        "/src": str(scratch / "src"),
+    }
 
     def mapped(text: str) -> str:
         for image_path, local in mapping.items():
@@ -101,31 +105,54 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_wheel_ships_the_builtin_catalog_the_examples_and_the_schema(installed: Path) -> None:
     listing = subprocess.run(
-        [str(installed / "python"), "-c",
-         "import npaflow, pathlib; root = pathlib.Path(npaflow.__file__).parent / 'specs';"
-         "print('\\n'.join(sorted(str(p.relative_to(root)) for p in root.rglob('*.*'))))"],
-        capture_output=True, text=True, check=True, cwd="/", env=clean_environ()).stdout.split()
+        [
+            str(installed / "python"),
+            "-c",
+            "import npaflow, pathlib; root = pathlib.Path(npaflow.__file__).parent / 'specs';"
+            "print('\\n'.join(sorted(str(p.relative_to(root)) for p in root.rglob('*.*'))))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd="/",
+        env=clean_environ(),
+    ).stdout.split()
     assert "catalog/builtin.yaml" in listing
     assert "npa.workflow.v0.0.1.schema.json" in listing
     assert {f"examples/{p.name}" for p in EXAMPLES} <= set(listing)
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
-def test_the_installed_npaflow_validates_and_plans_every_example(installed: Path, example: Path,
-                                                                 tmp_path: Path) -> None:
+def test_the_installed_npaflow_validates_and_plans_every_example(
+    installed: Path, example: Path, tmp_path: Path
+) -> None:
     copy = tmp_path / example.name  # outside the checkout: only the wheel's files can be found
     copy.write_text(example.read_text())
     for command in ("validate-spec", "plan-spec"):
-        result = subprocess.run([str(installed / "npaflow"), command, str(copy)], cwd=tmp_path,
-                                capture_output=True, text=True, timeout=120, env=clean_environ())
+        result = subprocess.run(
+            [str(installed / "npaflow"), command, str(copy)],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=clean_environ(),
+        )
         assert result.returncode == 0, result.stderr
 
 
 def test_the_installed_worker_imports_the_skypilot_sdk_it_was_built_with(installed: Path) -> None:
     result = subprocess.run(
-        [str(installed / "python"), "-c",
-         "import sky, fastapi, activities.backends.skypilot_sdk;"
-         "print(sky.__version__, fastapi.__version__)"],
-        capture_output=True, text=True, cwd="/", timeout=300, env=clean_environ())
+        [
+            str(installed / "python"),
+            "-c",
+            "import sky, fastapi, activities.backends.skypilot_sdk;"
+            "print(sky.__version__, fastapi.__version__)",
+        ],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        timeout=300,
+        env=clean_environ(),
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["0.12.2", "0.128.0"]

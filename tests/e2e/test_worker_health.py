@@ -16,21 +16,33 @@ from tests.helpers import NPAFLOW, ROOT, eventually
 pytestmark = pytest.mark.e2e
 
 
-
 def health_check(env: WorkflowEnvironment, home: Path, task_queue: str) -> subprocess.CompletedProcess:
-    environ = {**os.environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
-               "NPAFLOW_TASK_QUEUE": task_queue, "NPAFLOW_HOME": str(home)}
-    return subprocess.run([NPAFLOW, "worker", "--health-check"], cwd=ROOT, env=environ,
-                          capture_output=True, text=True, timeout=60)
+    environ = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+        "NPAFLOW_TASK_QUEUE": task_queue,
+        "NPAFLOW_HOME": str(home),
+    }
+    return subprocess.run(
+        [NPAFLOW, "worker", "--health-check"],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 async def test_a_serving_worker_is_healthy_and_a_stopped_or_never_started_one_is_not(
-        env: WorkflowEnvironment, tmp_path: Path) -> None:
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
     queue = f"health-{uuid.uuid4().hex[:6]}"
     worker = start_worker_process(env, tmp_path / "serving", queue)
     try:
+
         async def healthy() -> bool:
             return health_check(env, tmp_path / "serving", queue).returncode == 0
+
         await eventually(healthy, timeout=60, interval=0.5, what="the worker reported healthy")
         (tmp_path / "stopped-host").mkdir()
         (tmp_path / "stopped-host" / "worker-id").write_text("stopped-host-1\n")

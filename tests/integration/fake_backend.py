@@ -69,11 +69,13 @@ class FakeBackend:
             await asyncio.sleep(self.launch_delay)
         documents = [d for d in yaml.safe_load_all(request.yaml) if d]
         job_id = str(len(self.launches) + 1)
-        launch = Launch(job_id, request.job_name, request.launch_token, documents[0], documents[1:],
-                        request.secret_names)
+        launch = Launch(
+            job_id, request.job_name, request.launch_token, documents[0], documents[1:], request.secret_names
+        )
         self.launches.append(launch)
-        script = self.scripts[len(self.launches) - 1] if len(self.launches) <= len(self.scripts) \
-            else self.default
+        script = (
+            self.scripts[len(self.launches) - 1] if len(self.launches) <= len(self.scripts) else self.default
+        )
         self._statuses[job_id] = list(script)
         if self.on_launch:
             self.on_launch(launch)
@@ -94,8 +96,14 @@ class FakeBackend:
         for launch in reversed(self.launches):
             if launch.job_name == job_name:
                 status = self._peek(launch.job_id)
-                matches.append(JobMatch(job_id=launch.job_id, status=status, launch_token=launch.token,
-                                        can_progress=launch.job_id not in self.stuck))
+                matches.append(
+                    JobMatch(
+                        job_id=launch.job_id,
+                        status=status,
+                        launch_token=launch.token,
+                        can_progress=launch.job_id not in self.stuck,
+                    )
+                )
         return matches
 
     def _peek(self, job_id: str) -> JobStatus:
@@ -114,8 +122,10 @@ class FakeBackend:
                 continue
             status = JobStatus.parse(script.pop(0) if len(script) > 1 else script[0])
             launch = self.launches[int(job_id) - 1]
-            result[job_id] = [TaskRow(job_id=job_id, task_id=i, task_name=name, status=status)
-                              for i, name in enumerate(launch.task_names)]
+            result[job_id] = [
+                TaskRow(job_id=job_id, task_id=i, task_name=name, status=status)
+                for i, name in enumerate(launch.task_names)
+            ]
         return result
 
     async def cancel(self, job_id: str) -> None:

@@ -57,22 +57,33 @@ class FakeJob:
                 self.submitted_at = now
             if status is S.RUNNING and self.start_at[index] is None:
                 self.start_at[index] = now
-            if status.is_terminal() and self.end_at[index] is None and not (
-                    status is S.CANCELLED and self.statuses[index] is S.PENDING):
+            if (
+                status.is_terminal()
+                and self.end_at[index] is None
+                and not (status is S.CANCELLED and self.statuses[index] is S.PENDING)
+            ):
                 self.end_at[index] = now
         self.statuses = list(step)
         self.schedule_state = "DONE" if all(s.is_terminal() for s in step) else "ALIVE"
 
     def record(self, index: int, fields: list[str]) -> ManagedJobRecord:
         values = {
-            "job_id": self.job_id, "task_id": index, "job_name": self.name,
+            "job_id": self.job_id,
+            "task_id": index,
+            "job_name": self.name,
             "task_name": self.name if len(self.tasks) == 1 else self.tasks[index],
-            "status": self.statuses[index], "schedule_state": self.schedule_state,
-            "submitted_at": self.submitted_at, "start_at": self.start_at[index],
-            "end_at": self.end_at[index], "recovery_count": 0,
+            "status": self.statuses[index],
+            "schedule_state": self.schedule_state,
+            "submitted_at": self.submitted_at,
+            "start_at": self.start_at[index],
+            "end_at": self.end_at[index],
+            "recovery_count": 0,
             "failure_reason": self.failure_reason if self.statuses[index].is_failed() else None,
-            "metadata": dict(self.metadata), "current_cluster_name": None,
-            "execution": self.execution, "is_job_group": self.execution == "parallel"}
+            "metadata": dict(self.metadata),
+            "current_cluster_name": None,
+            "execution": self.execution,
+            "is_job_group": self.execution == "parallel",
+        }
         return ManagedJobRecord(**{k: v for k, v in values.items() if k in fields or k in ALWAYS_FILLED})
 
 
@@ -108,12 +119,22 @@ class FakeSkyPilotApi:
         job_id = next(self._ids)
         tasks = [task.name or name for task in dag.tasks]
         metadata = dict(getattr(dag.tasks[0], "_metadata", None) or {})
-        script = [list(step) * (len(tasks) if len(step) == 1 else 1)
-                  for step in (self.scripts[job_id - 1] if job_id <= len(self.scripts) else self.default)]
-        job = FakeJob(job_id=job_id, name=name, execution="parallel" if dag.is_job_group() else "serial",
-                      tasks=tasks, metadata=metadata, script=script,
-                      statuses=[S.PENDING] * len(tasks), start_at=[None] * len(tasks),
-                      end_at=[None] * len(tasks), failure_reason=self.failure_reasons.get(job_id))
+        script = [
+            list(step) * (len(tasks) if len(step) == 1 else 1)
+            for step in (self.scripts[job_id - 1] if job_id <= len(self.scripts) else self.default)
+        ]
+        job = FakeJob(
+            job_id=job_id,
+            name=name,
+            execution="parallel" if dag.is_job_group() else "serial",
+            tasks=tasks,
+            metadata=metadata,
+            script=script,
+            statuses=[S.PENDING] * len(tasks),
+            start_at=[None] * len(tasks),
+            end_at=[None] * len(tasks),
+            failure_reason=self.failure_reasons.get(job_id),
+        )
         self.jobs[job_id] = job
         self.launched.append((name, dict(secrets)))
         request_id = str(uuid.uuid4())
@@ -131,12 +152,16 @@ class FakeSkyPilotApi:
         self.jobs[job_id].schedule_state = "WAITING"
         return [job_id], None
 
-    async def queue(self, *, job_ids: list[int] | None, limit: int | None,
-                    fields: list[str]) -> list[ManagedJobRecord]:
+    async def queue(
+        self, *, job_ids: list[int] | None, limit: int | None, fields: list[str]
+    ) -> list[ManagedJobRecord]:
         self._reachable()
         self.queue_calls.append(list(job_ids) if job_ids is not None else None)
-        chosen = [job for job_id, job in sorted(self.jobs.items(), reverse=True)
-                  if not job.lost and (job_ids is None or job_id in job_ids)][:limit]
+        chosen = [
+            job
+            for job_id, job in sorted(self.jobs.items(), reverse=True)
+            if not job.lost and (job_ids is None or job_id in job_ids)
+        ][:limit]
         for job in chosen:
             if job.schedule_state != "INACTIVE" and job_ids is not None:
                 job.advance()

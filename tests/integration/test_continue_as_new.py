@@ -23,10 +23,13 @@ pytestmark = pytest.mark.integration
 @pytest_asyncio.fixture(scope="module")
 async def short_history_env() -> AsyncIterator[WorkflowEnvironment]:
     environment = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(TEMPORAL_BIN), data_converter=pydantic_data_converter,
-        search_attributes=list(SEARCH_ATTRIBUTE_KEYS), ui=False,
+        dev_server_existing_path=str(TEMPORAL_BIN),
+        data_converter=pydantic_data_converter,
+        search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
+        ui=False,
         dev_server_log_level="error",
-        dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=60"])
+        dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=60"],
+    )
     yield environment
     await environment.shutdown()
 
@@ -34,18 +37,32 @@ async def short_history_env() -> AsyncIterator[WorkflowEnvironment]:
 def chain_with_a_loop(waves: int) -> str:
     states = {f"s{i:02d}": {"run": {"shell": "true"}, "next": f"s{i + 1:02d}"} for i in range(waves)}
     states[f"s{waves - 1:02d}"] = {"run": {"shell": "true"}, "next": "gate-loop"}
-    states["gate-loop"] = {"sequence": ["gate"], "loop": {"max": 3, "until": "promote_checkpoint"},
-                           "next": "done"}
-    states["gate"] = {"writesDecision": True, "run": {"shell": "true"},
-                      "params": {"decision_uri": "file://{{config.root}}/decision.json"}}
+    states["gate-loop"] = {
+        "sequence": ["gate"],
+        "loop": {"max": 3, "until": "promote_checkpoint"},
+        "next": "done",
+    }
+    states["gate"] = {
+        "writesDecision": True,
+        "run": {"shell": "true"},
+        "params": {"decision_uri": "file://{{config.root}}/decision.json"},
+    }
     states["done"] = {"terminal": True, "run": {"shell": "true"}}
-    return yaml.safe_dump({"apiVersion": "npa.workflow/v0.0.1", "kind": "Workflow",
-                           "metadata": {"name": "long"}, "config": {"root": "/tmp/unset"},
-                           "initial": "s00", "states": states})
+    return yaml.safe_dump(
+        {
+            "apiVersion": "npa.workflow/v0.0.1",
+            "kind": "Workflow",
+            "metadata": {"name": "long"},
+            "config": {"root": "/tmp/unset"},
+            "initial": "s00",
+            "states": states,
+        }
+    )
 
 
 async def test_a_long_run_continues_as_new_and_launches_every_wave_once(
-        short_history_env: WorkflowEnvironment, home: Path, tmp_path: Path) -> None:
+    short_history_env: WorkflowEnvironment, home: Path, tmp_path: Path
+) -> None:
     (tmp_path / "decision.json").write_text('{"decision": "loop_back"}')
     fake = FakeBackend()
     launched_gates: list[str] = []

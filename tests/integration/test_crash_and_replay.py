@@ -27,8 +27,11 @@ HISTORIES = ROOT / "tests" / "histories"
 
 async def wait_for(directory: Path, pattern: str, timeout: float = 30.0) -> Path:
     """The first file matching `pattern` under `directory`, once one exists."""
-    return await eventually(lambda: next(iter(sorted(directory.glob(pattern))), None),
-                            timeout=timeout, what=f"{directory}/{pattern}")
+    return await eventually(
+        lambda: next(iter(sorted(directory.glob(pattern))), None),
+        timeout=timeout,
+        what=f"{directory}/{pattern}",
+    )
 
 
 def job_names(home: Path) -> list[str]:
@@ -37,13 +40,18 @@ def job_names(home: Path) -> list[str]:
 
 
 async def test_killed_worker_mid_wave_resumes_without_a_second_launch(
-        env: WorkflowEnvironment, home: Path, tmp_path: Path) -> None:
+    env: WorkflowEnvironment, home: Path, tmp_path: Path
+) -> None:
     task_queue = f"tq-crash-{uuid.uuid4().hex[:6]}"
     first = start_worker_process(env, home, task_queue)
-    request = RunRequest(spec=(SPECS / "runtime/local-steps.yaml").read_text(), poll_seconds=0.2,
-                         vars={"root": str(tmp_path), "sleep": "4"})
-    handle = await env.client.start_workflow(NpaWorkflowRun.run, request, id="rt-crash",
-                                             task_queue=task_queue)
+    request = RunRequest(
+        spec=(SPECS / "runtime/local-steps.yaml").read_text(),
+        poll_seconds=0.2,
+        vars={"root": str(tmp_path), "sleep": "4"},
+    )
+    handle = await env.client.start_workflow(
+        NpaWorkflowRun.run, request, id="rt-crash", task_queue=task_queue
+    )
     await wait_for(home / "local" / "jobs", "*-2/supervisor.json")
     async with replaced_worker(first, env, home, task_queue):
         summary = await asyncio.wait_for(handle.result(), timeout=90)
@@ -55,8 +63,9 @@ async def test_killed_worker_mid_wave_resumes_without_a_second_launch(
 async def test_recorded_histories_replay_deterministically() -> None:
     files = sorted(HISTORIES.glob("*.json"))
     assert files, "record histories with: python tests/record_histories.py"
-    replayer = Replayer(workflows=[NpaWorkflowRun], data_converter=pydantic_data_converter,
-                        workflow_runner=workflow_runner())
+    replayer = Replayer(
+        workflows=[NpaWorkflowRun], data_converter=pydantic_data_converter, workflow_runner=workflow_runner()
+    )
     for path in files:
         history = WorkflowHistory.from_json(path.stem, path.read_text())
         result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
@@ -64,30 +73,43 @@ async def test_recorded_histories_replay_deterministically() -> None:
 
 
 async def test_fresh_example_run_history_replays(local_harness: Harness, tmp_path: Path) -> None:
-    outcome = await local_harness.run(str((ROOT / "specs/examples/gate-loop.yaml").read_text()),
-                                      run_id="rt-replay", vars={"root": str(tmp_path)})
+    outcome = await local_harness.run(
+        str((ROOT / "specs/examples/gate-loop.yaml").read_text()),
+        run_id="rt-replay",
+        vars={"root": str(tmp_path)},
+    )
     assert outcome.status == "succeeded"
     history = await outcome.handle.fetch_history()
-    replayer = Replayer(workflows=[NpaWorkflowRun], data_converter=pydantic_data_converter,
-                        workflow_runner=workflow_runner())
+    replayer = Replayer(
+        workflows=[NpaWorkflowRun], data_converter=pydantic_data_converter, workflow_runner=workflow_runner()
+    )
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None
     assert isinstance(outcome.summary, RunSummary)
 
 
 async def test_resumed_run_adopts_the_job_an_ended_execution_left_running(
-        local_harness: Harness, tmp_path: Path) -> None:
+    local_harness: Harness, tmp_path: Path
+) -> None:
     async with local_harness.worker():
-        handle = await local_harness.start("runtime/local-steps.yaml", run_id="rt-adopt",
-                                           vars={"root": str(tmp_path), "sleep": "3"},
-                                           poll_seconds=0.2)
+        handle = await local_harness.start(
+            "runtime/local-steps.yaml",
+            run_id="rt-adopt",
+            vars={"root": str(tmp_path), "sleep": "3"},
+            poll_seconds=0.2,
+        )
         await wait_for(local_harness.home / "local" / "jobs", "*-2/supervisor.json")
         await handle.terminate(reason="operator terminated mid-wave")
         resumed = await local_harness.client.start_workflow(
-            NpaWorkflowRun.run, RunRequest(spec=(SPECS / "runtime/local-steps.yaml").read_text(),
-                                           poll_seconds=0.2,
-                                           vars={"root": str(tmp_path), "sleep": "3"}),
-            id="rt-adopt", task_queue=local_harness.task_queue)
+            NpaWorkflowRun.run,
+            RunRequest(
+                spec=(SPECS / "runtime/local-steps.yaml").read_text(),
+                poll_seconds=0.2,
+                vars={"root": str(tmp_path), "sleep": "3"},
+            ),
+            id="rt-adopt",
+            task_queue=local_harness.task_queue,
+        )
         summary = await resumed.result()
     assert summary.status == "succeeded"
     first, slow, last = summary.waves

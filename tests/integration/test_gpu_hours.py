@@ -22,9 +22,11 @@ def epoch(timestamp: str) -> int:
 
 
 async def test_gpu_hours_per_state_and_run_match_the_task_timelines(
-        local_harness: Harness, tmp_path: Path) -> None:
-    outcome = await local_harness.run("runtime/gpu-sweep.yaml", vars={"root": str(tmp_path)},
-                                      retries=1, poll_seconds=0.2)
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    outcome = await local_harness.run(
+        "runtime/gpu-sweep.yaml", vars={"root": str(tmp_path)}, retries=1, poll_seconds=0.2
+    )
     assert outcome.status == "succeeded" and outcome.ledger is not None
     expected: dict[str, float] = {}
     failed = 0.0
@@ -46,6 +48,7 @@ async def test_gpu_hours_per_state_and_run_match_the_task_timelines(
     assert usage.by_state["lr-2"].gpu_hours >= 2 * 2 / 3600  # sleep 3 on 2 GPUs: at least 2 s seen
     assert outcome.summary is not None and outcome.summary.usage == usage
     assert any(line.startswith("gpu_hours: ") for line in outcome.summary.text_lines())
-    status = json.loads((local_harness.home / "runs" / outcome.handle.id / "npa-workflow" /
-                         "status.json").read_text())
+    status = json.loads(
+        (local_harness.home / "runs" / outcome.handle.id / "npa-workflow" / "status.json").read_text()
+    )
     assert status["usage"]["gpu_hours"] == usage.gpu_hours

@@ -36,29 +36,43 @@ def api() -> FakeSkyPilotApi:
 
 @pytest.fixture
 def launches(api: FakeSkyPilotApi, tmp_path: Path) -> LaunchActivities:
-    return LaunchActivities(ActivityContext(home=tmp_path, storage=StorageRouter(),
-                                            backends={BackendName.SKYPILOT: SkyPilotBackend(api)}))
+    return LaunchActivities(
+        ActivityContext(
+            home=tmp_path, storage=StorageRouter(), backends={BackendName.SKYPILOT: SkyPilotBackend(api)}
+        )
+    )
 
 
 def wave_input(tmp_path: Path, **changes: object) -> LaunchWaveInput:
     wave = plan_of("fanout-demo.yaml", run_id="rt").waves[0]
-    return LaunchWaveInput(run_id="rt", workflow="fanout-demo", wave=wave, attempt=1,
-                           backend=BackendName.SKYPILOT, catalog=CATALOG,
-                           ledger_uri=f"file://{tmp_path}/runs/rt", transport_recovery_seconds=5,
-                           **changes)
+    return LaunchWaveInput(
+        run_id="rt",
+        workflow="fanout-demo",
+        wave=wave,
+        attempt=1,
+        backend=BackendName.SKYPILOT,
+        catalog=CATALOG,
+        ledger_uri=f"file://{tmp_path}/runs/rt",
+        transport_recovery_seconds=5,
+        **changes,
+    )
 
 
 def rendered(request: LaunchWaveInput):
-    return render_wave(request.wave, request.catalog, RenderOptions(
-        run_id=request.run_id, workflow=request.workflow, attempt=request.attempt))
+    return render_wave(
+        request.wave,
+        request.catalog,
+        RenderOptions(run_id=request.run_id, workflow=request.workflow, attempt=request.attempt),
+    )
 
 
 def environment(*, attempt: int = 1, details: HeartbeatDetails | None = None) -> ActivityEnvironment:
     env = ActivityEnvironment()
     beats: list[dict] = []
     env.on_heartbeat = lambda *args: beats.append(args[0])
-    env.info = dataclasses.replace(env.info, attempt=attempt, heartbeat_details=(
-        [details.model_dump(mode="json")] if details else []))
+    env.info = dataclasses.replace(
+        env.info, attempt=attempt, heartbeat_details=([details.model_dump(mode="json")] if details else [])
+    )
     env.beats = beats  # type: ignore[attr-defined]
     return env
 
@@ -70,7 +84,8 @@ async def prelaunch(api: FakeSkyPilotApi, request: LaunchWaveInput) -> str:
 
 
 async def test_a_fresh_launch_records_the_request_id_before_resolving_it(
-        launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path) -> None:
+    launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path
+) -> None:
     env = environment()
     result = await env.run(launches.launch_wave, wave_input(tmp_path))
     assert (result.job.job_id, result.adopted) == ("1", False)
@@ -81,7 +96,8 @@ async def test_a_fresh_launch_records_the_request_id_before_resolving_it(
 
 
 async def test_a_retry_resolves_the_recorded_request_id_and_launches_nothing(
-        launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path) -> None:
+    launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path
+) -> None:
     request = wave_input(tmp_path)
     request_id = await prelaunch(api, request)
     env = environment(attempt=2, details=HeartbeatDetails(phase="submitted", request_id=request_id))
@@ -91,7 +107,8 @@ async def test_a_retry_resolves_the_recorded_request_id_and_launches_nothing(
 
 
 async def test_a_retry_without_a_request_id_adopts_the_job_by_name_and_token(
-        launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path) -> None:
+    launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path
+) -> None:
     request = wave_input(tmp_path)
     request_id = await prelaunch(api, request)
     await api.get(request_id)
@@ -103,21 +120,26 @@ async def test_a_retry_without_a_request_id_adopts_the_job_by_name_and_token(
 
 
 async def test_a_resumed_execution_finds_the_launch_receipt_in_the_ledger(
-        launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path) -> None:
+    launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path
+) -> None:
     request = wave_input(tmp_path, reconcile=True)
     request_id = await prelaunch(api, request)
     wave = rendered(request)
     path = Path(f"{tmp_path}/runs/rt/npa-workflow/{LAUNCHES_DIR}/{wave.job_name}.json")
     path.parent.mkdir(parents=True)
-    path.write_text(LaunchReceipt(job_name=wave.job_name, launch_token=wave.launch_token,
-                                  request_id=request_id).model_dump_json())
+    path.write_text(
+        LaunchReceipt(
+            job_name=wave.job_name, launch_token=wave.launch_token, request_id=request_id
+        ).model_dump_json()
+    )
     result = await environment().run(launches.launch_wave, request)
     assert (result.job.job_id, result.request_id) == ("1", request_id)
     assert len(api.jobs) == 1
 
 
 async def test_a_job_left_inactive_by_a_failed_launch_is_cancelled_by_id_never_adopted(
-        launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path) -> None:
+    launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path
+) -> None:
     request = wave_input(tmp_path)
     await prelaunch(api, request)  # never resolved: PENDING / INACTIVE forever
     env = environment(attempt=2, details=HeartbeatDetails(phase="launching"))
@@ -128,7 +150,8 @@ async def test_a_job_left_inactive_by_a_failed_launch_is_cancelled_by_id_never_a
 
 
 async def test_two_live_jobs_for_one_attempt_keep_the_first_and_cancel_the_other_by_id(
-        launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path) -> None:
+    launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path
+) -> None:
     request = wave_input(tmp_path)
     for _ in range(2):
         await api.get(await prelaunch(api, request))
@@ -139,11 +162,13 @@ async def test_two_live_jobs_for_one_attempt_keep_the_first_and_cancel_the_other
 
 
 async def test_a_job_under_the_same_name_with_another_token_is_never_adopted(
-        launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path) -> None:
+    launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path
+) -> None:
     request = wave_input(tmp_path)
     wave = rendered(request)
-    await api.get(await api.launch(wave.yaml.replace(wave.launch_token, "npa-launch-someone-else"),
-                                   wave.job_name, {}))
+    await api.get(
+        await api.launch(wave.yaml.replace(wave.launch_token, "npa-launch-someone-else"), wave.job_name, {})
+    )
     env = environment(attempt=2, details=HeartbeatDetails(phase="launching"))
     result = await env.run(launches.launch_wave, request)
     assert (result.job.job_id, result.adopted) == ("2", False)
@@ -151,7 +176,8 @@ async def test_a_job_under_the_same_name_with_another_token_is_never_adopted(
 
 
 async def test_a_submit_that_failed_in_transport_is_looked_up_before_submitting_again(
-        launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path) -> None:
+    launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path
+) -> None:
     original = api.launch
     calls = 0
 
@@ -170,10 +196,12 @@ async def test_a_submit_that_failed_in_transport_is_looked_up_before_submitting_
     assert calls == 1 and len(api.jobs) == 1
 
 
-async def test_missing_secret_values_launch_nothing(launches: LaunchActivities, api: FakeSkyPilotApi,
-                                                    tmp_path: Path) -> None:
+async def test_missing_secret_values_launch_nothing(
+    launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path
+) -> None:
     with pytest.raises(Exception, match="NPAFLOW_TEST_ABSENT_SECRET") as raised:
-        await environment().run(launches.launch_wave,
-                                wave_input(tmp_path, secret_env=["NPAFLOW_TEST_ABSENT_SECRET"]))
+        await environment().run(
+            launches.launch_wave, wave_input(tmp_path, secret_env=["NPAFLOW_TEST_ABSENT_SECRET"])
+        )
     assert isinstance(raised.value.__cause__, ConfigurationError)
     assert api.jobs == {}

@@ -24,7 +24,8 @@ def runs(tmp_path: Path) -> RunActivities:
 
 
 async def test_a_spec_that_loads_past_the_payload_limit_is_a_spec_error_naming_the_limit(
-        runs: RunActivities, tmp_path: Path) -> None:
+    runs: RunActivities, tmp_path: Path
+) -> None:
     spec = tmp_path / "huge.yaml"
     spec.write_text(chain_spec(6_000))
     request = LoadSpecInput(run_id="rt-huge", spec_uri=spec.as_uri())
@@ -37,7 +38,8 @@ async def test_a_spec_that_loads_past_the_payload_limit_is_a_spec_error_naming_t
 async def test_a_spec_under_the_payload_limit_loads(runs: RunActivities, tmp_path: Path) -> None:
     spec = tmp_path / "chain.yaml"
     spec.write_text(chain_spec(200))
-    loaded = await ActivityEnvironment().run(runs.load_spec, LoadSpecInput(
-        run_id="rt-chain", spec_uri=spec.as_uri()))
+    loaded = await ActivityEnvironment().run(
+        runs.load_spec, LoadSpecInput(run_id="rt-chain", spec_uri=spec.as_uri())
+    )
     assert len(loaded.spec.states) >= 200
     assert len(loaded.model_dump_json()) < MAX_LOADED_SPEC_BYTES

@@ -45,13 +45,20 @@ async def finish(backend: LocalBackend, job_id: str, timeout: float = 20) -> Job
     async def terminal() -> JobStatus | None:
         status = await status_of(backend, job_id)
         return status if status.is_terminal() else None
+
     return await eventually(terminal, timeout=timeout, what=f"job {job_id} terminal")
 
 
 async def launch(backend: LocalBackend, yaml_text: str, name: str = "job-1", **secrets: str) -> str:
-    submission = await backend.submit(LaunchRequest(
-        job_name=name, launch_token="tok", yaml=yaml_text, secret_names=list(secrets),
-        secret_values=secrets))
+    submission = await backend.submit(
+        LaunchRequest(
+            job_name=name,
+            launch_token="tok",
+            yaml=yaml_text,
+            secret_names=list(secrets),
+            secret_values=secrets,
+        )
+    )
     return submission.job_id
 
 
@@ -67,9 +74,18 @@ async def _is(backend: LocalBackend, job_id: str, wanted: JobStatus) -> bool:
 async def test_a_gang_task_runs_every_rank_with_skypilot_variables(tmp_path: Path) -> None:
     backend = LocalBackend(tmp_path, "w1")
     out = tmp_path / "ranks"
-    job = await launch(backend, wave("serial", task(
-        "train", f"mkdir -p {out} && echo $SKYPILOT_NUM_NODES > {out}/$SKYPILOT_NODE_RANK",
-        num_nodes=2, setup=f"echo setup >> {tmp_path}/setup.log")))
+    job = await launch(
+        backend,
+        wave(
+            "serial",
+            task(
+                "train",
+                f"mkdir -p {out} && echo $SKYPILOT_NUM_NODES > {out}/$SKYPILOT_NODE_RANK",
+                num_nodes=2,
+                setup=f"echo setup >> {tmp_path}/setup.log",
+            ),
+        ),
+    )
     assert await finish(backend, job) is JobStatus.SUCCEEDED
     assert sorted(p.name for p in out.iterdir()) == ["0", "1"]
     assert (out / "1").read_text().strip() == "2"
@@ -123,8 +139,7 @@ async def test_cancel_finds_the_processes_of_a_record_that_lacks_a_pid(tmp_path:
 async def test_a_supervisor_that_never_started_is_a_ghost_found_within_one_poll(tmp_path: Path) -> None:
     backend = LocalBackend(tmp_path, "w1", supervisor_command=["true"])
     job = await launch(backend, wave("serial", task("a", "true")))
-    await eventually(lambda: _is(backend, job, JobStatus.FAILED_CONTROLLER), timeout=2,
-                     what="ghost detected")
+    await eventually(lambda: _is(backend, job, JobStatus.FAILED_CONTROLLER), timeout=2, what="ghost detected")
     rows = (await backend.queue([job]))[job]
     assert "never started" in rows[0].failure_reason
     (match,) = await backend.find_jobs("job-1")
@@ -168,7 +183,8 @@ async def test_secret_values_reach_the_job_but_not_the_disk(tmp_path: Path) -> N
 
 
 async def test_jobs_see_only_their_envs_a_base_and_what_is_passed_through(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("NPAFLOW_TEST_WORKER_ONLY", "worker-secret")
     monkeypatch.setenv("NPAFLOW_TEST_PASSED", "passed-value")
     backend = LocalBackend(tmp_path, "w1", job_env=["NPAFLOW_TEST_PASSED"])

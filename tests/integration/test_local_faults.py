@@ -56,16 +56,23 @@ def alive(pid: int) -> bool:
 
 
 async def test_a_worker_killed_inside_launch_wave_is_replaced_within_two_minutes_with_one_job(
-        env: WorkflowEnvironment, home: Path, tmp_path: Path) -> None:
+    env: WorkflowEnvironment, home: Path, tmp_path: Path
+) -> None:
     task_queue = f"tq-launchkill-{uuid.uuid4().hex[:6]}"
-    stalling = start_worker_process(env, home, task_queue,
-                                    module="tests.integration.stalling_launch_worker")
-    request = RunRequest(spec=(SPECS / "runtime/local-exclusive.yaml").read_text(), poll_seconds=0.2,
-                         vars={"root": str(tmp_path), "sleep": "1"})
-    handle = await env.client.start_workflow(NpaWorkflowRun.run, request, id="rt-launchkill",
-                                             task_queue=task_queue)
-    marker = await eventually(lambda: (home / STALL_MARKER).exists() and home / STALL_MARKER,
-                              timeout=60, what="the launch stalled after submitting")
+    stalling = start_worker_process(env, home, task_queue, module="tests.integration.stalling_launch_worker")
+    request = RunRequest(
+        spec=(SPECS / "runtime/local-exclusive.yaml").read_text(),
+        poll_seconds=0.2,
+        vars={"root": str(tmp_path), "sleep": "1"},
+    )
+    handle = await env.client.start_workflow(
+        NpaWorkflowRun.run, request, id="rt-launchkill", task_queue=task_queue
+    )
+    marker = await eventually(
+        lambda: (home / STALL_MARKER).exists() and home / STALL_MARKER,
+        timeout=60,
+        what="the launch stalled after submitting",
+    )
     stalled_job = marker.read_text()
     killed_at = time.monotonic()
     async with replaced_worker(stalling, env, home, task_queue):
@@ -78,26 +85,34 @@ async def test_a_worker_killed_inside_launch_wave_is_replaced_within_two_minutes
 
 
 async def test_a_ghost_record_fails_the_attempt_as_controller_lost_and_is_never_adopted(
-        env: WorkflowEnvironment, home: Path, tmp_path: Path) -> None:
+    env: WorkflowEnvironment, home: Path, tmp_path: Path
+) -> None:
     ghostly = LocalBackend(home, WORKER_ID, supervisor_command=["true"])  # exits before recording
     harness = Harness(env.client, home, ghostly, f"tq-ghost-{uuid.uuid4().hex[:6]}")
     started = time.monotonic()
-    outcome = await harness.run("runtime/single.yaml", vars={"root": str(tmp_path)},
-                                poll_seconds=1, max_infrastructure_recoveries=1)
+    outcome = await harness.run(
+        "runtime/single.yaml", vars={"root": str(tmp_path)}, poll_seconds=1, max_infrastructure_recoveries=1
+    )
     assert outcome.status == "failed" and "never started" in outcome.error
     assert outcome.ledger is not None
     attempts = [(w.attempt, w.job_id, w.error_category, w.adopted) for w in outcome.ledger.waves]
-    assert attempts == [(1, f"{WORKER_ID}-1", "controller", False),
-                        (2, f"{WORKER_ID}-2", "controller", False)]
+    assert attempts == [
+        (1, f"{WORKER_ID}-1", "controller", False),
+        (2, f"{WORKER_ID}-2", "controller", False),
+    ]
     assert time.monotonic() - started < 30  # found within a poll or two, not max_wait_seconds
 
 
 async def test_a_killed_supervisor_has_its_job_killed_before_the_retry_starts(
-        local_harness: Harness, tmp_path: Path) -> None:
+    local_harness: Harness, tmp_path: Path
+) -> None:
     async with local_harness.worker():
-        handle = await local_harness.start("runtime/local-exclusive.yaml", run_id="rt-orphan",
-                                           vars={"root": str(tmp_path), "sleep": "60"},
-                                           poll_seconds=0.5)
+        handle = await local_harness.start(
+            "runtime/local-exclusive.yaml",
+            run_id="rt-orphan",
+            vars={"root": str(tmp_path), "sleep": "60"},
+            poll_seconds=0.5,
+        )
         pid_file = tmp_path / "rt-orphan" / "pid"
         await eventually(pid_file.exists, what="the first attempt runs")
         first_pid = int(pid_file.read_text())
@@ -117,11 +132,15 @@ async def test_a_killed_supervisor_has_its_job_killed_before_the_retry_starts(
 
 
 async def test_cancelling_a_job_whose_record_lacks_a_pid_verifies_only_once_its_processes_are_gone(
-        local_harness: Harness, tmp_path: Path) -> None:
+    local_harness: Harness, tmp_path: Path
+) -> None:
     async with local_harness.worker():
-        handle = await local_harness.start("runtime/local-exclusive.yaml", run_id="rt-nopid",
-                                           vars={"root": str(tmp_path), "sleep": "60"},
-                                           poll_seconds=30)  # no poll between the edit and the cancel
+        handle = await local_harness.start(
+            "runtime/local-exclusive.yaml",
+            run_id="rt-nopid",
+            vars={"root": str(tmp_path), "sleep": "60"},
+            poll_seconds=30,
+        )  # no poll between the edit and the cancel
         pid_file = tmp_path / "rt-nopid" / "pid"
         await eventually(pid_file.exists, what="the job runs")
         job_id = f"{WORKER_ID}-1"
@@ -142,17 +161,32 @@ async def test_cancelling_a_job_whose_record_lacks_a_pid_verifies_only_once_its_
 
 
 async def test_a_job_cannot_read_a_worker_only_environment_variable(
-        env: WorkflowEnvironment, home: Path, tmp_path: Path) -> None:
+    env: WorkflowEnvironment, home: Path, tmp_path: Path
+) -> None:
     task_queue = f"tq-env-{uuid.uuid4().hex[:6]}"
-    worker = start_worker_process(env, home, task_queue, NPAFLOW_TEST_WORKER_ONLY="worker-secret",
-                                  AWS_SECRET_ACCESS_KEY="worker-aws-key")
-    spec = (SPECS / "runtime/single.yaml").read_text().replace(
-        "run: {shell: echo work}",
-        "run: {shell: 'mkdir -p {{config.root}}/{{run.id}} && env > {{config.root}}/{{run.id}}/out.json'}")
+    worker = start_worker_process(
+        env,
+        home,
+        task_queue,
+        NPAFLOW_TEST_WORKER_ONLY="worker-secret",
+        AWS_SECRET_ACCESS_KEY="worker-aws-key",
+    )
+    spec = (
+        (SPECS / "runtime/single.yaml")
+        .read_text()
+        .replace(
+            "run: {shell: echo work}",
+            "run: {shell: 'mkdir -p {{config.root}}/{{run.id}} && "
+            "env > {{config.root}}/{{run.id}}/out.json'}",
+        )
+    )
     try:
         handle = await env.client.start_workflow(
-            NpaWorkflowRun.run, RunRequest(spec=spec, poll_seconds=0.2, vars={"root": str(tmp_path)}),
-            id="rt-env", task_queue=task_queue)
+            NpaWorkflowRun.run,
+            RunRequest(spec=spec, poll_seconds=0.2, vars={"root": str(tmp_path)}),
+            id="rt-env",
+            task_queue=task_queue,
+        )
         summary = await asyncio.wait_for(handle.result(), timeout=60)
     finally:
         worker.terminate()
@@ -164,23 +198,34 @@ async def test_a_job_cannot_read_a_worker_only_environment_variable(
 
 
 async def test_a_run_waits_out_a_two_minute_s3_outage_after_a_launch_and_writes_its_ledger(
-        env: WorkflowEnvironment, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env: WorkflowEnvironment, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for key, value in CREDENTIALS.items():
         monkeypatch.setenv(key, value)
     server = S3Server(tmp_path / "seaweedfs")
     server.start()
     try:
         root = f"s3://{BUCKET}/outage"
-        harness = Harness(env.client, home, LocalBackend(home, WORKER_ID),
-                          f"tq-outage-{uuid.uuid4().hex[:6]}", StorageRouter(S3Storage(server.endpoint)))
+        harness = Harness(
+            env.client,
+            home,
+            LocalBackend(home, WORKER_ID),
+            f"tq-outage-{uuid.uuid4().hex[:6]}",
+            StorageRouter(S3Storage(server.endpoint)),
+        )
         context = harness.context()
         context.ledger_root = root
         async with running_workers(env.client, context):
-            handle = await harness.start("runtime/local-steps.yaml", run_id="rt-outage",
-                                         vars={"root": str(tmp_path), "sleep": "5"}, poll_seconds=0.5)
+            handle = await harness.start(
+                "runtime/local-steps.yaml",
+                run_id="rt-outage",
+                vars={"root": str(tmp_path), "sleep": "5"},
+                poll_seconds=0.5,
+            )
             jobs = home / "local" / "jobs"
-            await eventually(lambda: (jobs / f"{WORKER_ID}-2" / SUPERVISOR_FILE).exists(),
-                             what="the second wave launched")
+            await eventually(
+                lambda: (jobs / f"{WORKER_ID}-2" / SUPERVISOR_FILE).exists(), what="the second wave launched"
+            )
             server.stop()
             down_at = time.monotonic()
             await asyncio.sleep(120)
@@ -190,8 +235,7 @@ async def test_a_run_waits_out_a_two_minute_s3_outage_after_a_launch_and_writes_
         assert time.monotonic() - down_at >= 120
         ledger = await read_ledger(StorageRouter(S3Storage(server.endpoint)), f"{root}/rt-outage")
         assert ledger is not None and ledger.status == "succeeded"
-        assert [(w.states, w.attempt) for w in ledger.waves] == [
-            (["first"], 1), (["slow"], 1), (["last"], 1)]
+        assert [(w.states, w.attempt) for w in ledger.waves] == [(["first"], 1), (["slow"], 1), (["last"], 1)]
         assert len(jobs_of(home)) == 3
     finally:
         server.stop()

@@ -20,9 +20,11 @@ def write_artifact(root: Path, relative: str, text: str) -> None:
 
 
 async def test_missing_decision_artifact_falls_back_to_the_assumption(
-        harness: Harness, fake: FakeBackend, tmp_path: Path) -> None:
-    outcome = await harness.run("runtime/branch.yaml", run_id="rt-fallback",
-                                vars={"root": str(tmp_path)}, assume_decision="promote")
+    harness: Harness, fake: FakeBackend, tmp_path: Path
+) -> None:
+    outcome = await harness.run(
+        "runtime/branch.yaml", run_id="rt-fallback", vars={"root": str(tmp_path)}, assume_decision="promote"
+    )
     assert outcome.status == "succeeded"
     last = outcome.summary.decisions[-1]
     assert (last.source, last.decision) == ("assume_decision_fallback", "promote_checkpoint")
@@ -30,35 +32,36 @@ async def test_missing_decision_artifact_falls_back_to_the_assumption(
 
 
 async def test_missing_decision_without_an_assumption_fails(harness: Harness, tmp_path: Path) -> None:
-    outcome = await harness.run("runtime/branch.yaml", run_id="rt-missing",
-                                vars={"root": str(tmp_path)})
+    outcome = await harness.run("runtime/branch.yaml", run_id="rt-missing", vars={"root": str(tmp_path)})
     assert outcome.status == "failed"
     assert "decision artifact" in outcome.error and "does not exist" in outcome.error
 
 
 async def test_corrupt_decision_artifact_fails_the_run(harness: Harness, tmp_path: Path) -> None:
     write_artifact(tmp_path, "rt-corrupt/route/decision.json", "{not json")
-    outcome = await harness.run("runtime/branch.yaml", run_id="rt-corrupt",
-                                vars={"root": str(tmp_path)}, assume_decision="promote")
+    outcome = await harness.run(
+        "runtime/branch.yaml", run_id="rt-corrupt", vars={"root": str(tmp_path)}, assume_decision="promote"
+    )
     assert outcome.status == "failed"
     assert outcome.ledger.decisions[-1].decode_error
 
 
-async def test_unmatched_decision_without_next_fails_naming_the_state(harness: Harness,
-                                                                     tmp_path: Path) -> None:
+async def test_unmatched_decision_without_next_fails_naming_the_state(
+    harness: Harness, tmp_path: Path
+) -> None:
     write_artifact(tmp_path, "rt-weird/route/decision.json", json.dumps({"decision": "PROMOTE"}))
     outcome = await harness.run("runtime/branch.yaml", run_id="rt-weird", vars={"root": str(tmp_path)})
     assert outcome.status == "failed"
     assert "state route: decision 'PROMOTE' matched no transition" in outcome.error
 
 
-async def test_trigger_waits_for_objects_then_runs(harness: Harness, fake: FakeBackend,
-                                                   tmp_path: Path) -> None:
+async def test_trigger_waits_for_objects_then_runs(
+    harness: Harness, fake: FakeBackend, tmp_path: Path
+) -> None:
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     async with harness.worker():
-        handle = await harness.start("runtime/trigger.yaml", vars={"root": str(tmp_path),
-                                                                   "max_polls": "10"})
+        handle = await harness.start("runtime/trigger.yaml", vars={"root": str(tmp_path), "max_polls": "10"})
         (inbox / "a.json").write_text("{}")
         outcome = await harness.finish(handle)
     assert outcome.status == "succeeded"
@@ -66,8 +69,7 @@ async def test_trigger_waits_for_objects_then_runs(harness: Harness, fake: FakeB
     assert fake.submissions == [["ingest"]]
 
 
-async def test_trigger_gives_up_after_max_polls(harness: Harness, fake: FakeBackend,
-                                                tmp_path: Path) -> None:
+async def test_trigger_gives_up_after_max_polls(harness: Harness, fake: FakeBackend, tmp_path: Path) -> None:
     outcome = await harness.run("runtime/trigger.yaml", vars={"root": str(tmp_path), "max_polls": "2"})
     assert outcome.status == "failed"
     assert "trigger" in outcome.error and "after 2 poll(s)" in outcome.error
@@ -75,8 +77,9 @@ async def test_trigger_gives_up_after_max_polls(harness: Harness, fake: FakeBack
 
 
 async def test_trigger_is_bounded_by_the_run_deadline(harness: Harness, tmp_path: Path) -> None:
-    outcome = await harness.run("runtime/trigger.yaml", vars={"root": str(tmp_path), "max_polls": "0"},
-                                max_wait_seconds=2)
+    outcome = await harness.run(
+        "runtime/trigger.yaml", vars={"root": str(tmp_path), "max_polls": "0"}, max_wait_seconds=2
+    )
     assert outcome.status == "failed"
     assert "after waiting 2s" in outcome.error
 
@@ -93,6 +96,7 @@ async def test_ledger_persists_waves_and_decisions(harness: Harness, tmp_path: P
     assert [s.stage for s in ledger.stages] == ["work", "gate", "publish"]
     run_dir = harness.home / "runs" / "rt-ledger"
     import yaml
+
     submitted = yaml.safe_load((run_dir / "workflow.yaml").read_text())
     assert submitted["config"]["root"] == str(tmp_path)  # --var overrides merged into config
     assert json.loads((run_dir / "npa-workflow" / "status.json").read_text())["status"] == "succeeded"
@@ -101,30 +105,36 @@ async def test_ledger_persists_waves_and_decisions(harness: Harness, tmp_path: P
     assert manifest["status"] == "completed"
 
 
-async def test_declared_output_checker_keeps_the_schema_in_the_ledger(harness: Harness,
-                                                                      tmp_path: Path) -> None:
+async def test_declared_output_checker_keeps_the_schema_in_the_ledger(
+    harness: Harness, tmp_path: Path
+) -> None:
     write_artifact(tmp_path, "rt-schema/iteration-1/decision.json", json.dumps({"decision": "promote"}))
     outcome = await harness.run("runtime/gate-loop.yaml", run_id="rt-schema", vars={"root": str(tmp_path)})
     gate = outcome.ledger.waves[1]
     assert [o.model_dump(by_alias=True) for o in gate.outputs] == [
-        {"uri": f"file://{tmp_path}/rt-schema/iteration-1/decision.json",
-         "schema": "npa.sim2real.threshold_decision.v1"}]
+        {
+            "uri": f"file://{tmp_path}/rt-schema/iteration-1/decision.json",
+            "schema": "npa.sim2real.threshold_decision.v1",
+        }
+    ]
 
 
-async def test_a_single_state_loop_reads_its_declared_decision(harness: Harness, fake: FakeBackend,
-                                                              tmp_path: Path) -> None:
+async def test_a_single_state_loop_reads_its_declared_decision(
+    harness: Harness, fake: FakeBackend, tmp_path: Path
+) -> None:
     write_artifact(tmp_path, "rt-probe/probe-1.json", json.dumps({"decision": "loop_back"}))
     write_artifact(tmp_path, "rt-probe/probe-2.json", json.dumps({"decision": "promote"}))
-    outcome = await harness.run("runtime/single-state-loop.yaml", run_id="rt-probe",
-                                vars={"root": str(tmp_path)})
+    outcome = await harness.run(
+        "runtime/single-state-loop.yaml", run_id="rt-probe", vars={"root": str(tmp_path)}
+    )
     assert outcome.status == "succeeded"
     assert fake.submissions == [["probe-1"], ["probe-2"], ["done"]]
-    assert [d.uri.rsplit("/", 1)[-1] for d in outcome.summary.decisions] == ["probe-1.json",
-                                                                              "probe-2.json"]
+    assert [d.uri.rsplit("/", 1)[-1] for d in outcome.summary.decisions] == ["probe-1.json", "probe-2.json"]
 
 
-async def test_runtime_execution_mode_rejects_an_assumption_for_runs(harness: Harness,
-                                                                     fake: FakeBackend) -> None:
+async def test_runtime_execution_mode_rejects_an_assumption_for_runs(
+    harness: Harness, fake: FakeBackend
+) -> None:
     outcome = await harness.run("runtime/single-state-loop.yaml", assume_decision="promote")
     assert outcome.status != "succeeded"
     assert "executionMode is 'runtime'" in outcome.error

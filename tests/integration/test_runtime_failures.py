@@ -21,7 +21,8 @@ async def test_wave_retry_recovers_from_a_transient_failure(harness: Harness, fa
     assert [launch.env("NPA_WORKFLOW_FENCE_ATTEMPT") for launch in fake.launches[:2]] == ["1", "2"]
     assert fake.launches[0].env("NPA_WORKFLOW_ATTEMPT_ID") != fake.launches[1].env("NPA_WORKFLOW_ATTEMPT_ID")
     assert fake.launches[0].env("NPA_WORKFLOW_FENCE_SEQUENCE") == fake.launches[1].env(
-        "NPA_WORKFLOW_FENCE_SEQUENCE")
+        "NPA_WORKFLOW_FENCE_SEQUENCE"
+    )
     assert fake.launches[1].job_name.endswith("-a2")
 
 
@@ -57,17 +58,20 @@ async def test_timeout_cancels_the_managed_job(harness: Harness, fake: FakeBacke
     assert outcome.summary.waves[0].cancellation.state.value == "verified"
 
 
-async def test_timeout_without_cancel_never_retries_a_preserved_job(harness: Harness,
-                                                                     fake: FakeBackend) -> None:
+async def test_timeout_without_cancel_never_retries_a_preserved_job(
+    harness: Harness, fake: FakeBackend
+) -> None:
     fake.default = ["RUNNING"]
-    outcome = await harness.run("runtime/fanout.yaml", max_wait_seconds=1, retries=2,
-                                cancel_on_timeout=False)
+    outcome = await harness.run("runtime/fanout.yaml", max_wait_seconds=1, retries=2, cancel_on_timeout=False)
     assert outcome.status == "failed"
     assert len(fake.launches) == 1
     assert fake.cancel_calls == []
     (wave,) = outcome.ledger.waves
     assert (wave.status, wave.sky_status, wave.cancellation.state) == (
-        WaveStatus.RUNNING, JobStatus.RUNNING, CancellationState.NOT_APPLICABLE)
+        WaveStatus.RUNNING,
+        JobStatus.RUNNING,
+        CancellationState.NOT_APPLICABLE,
+    )
 
 
 async def test_zero_max_wait_is_unbounded(harness: Harness, fake: FakeBackend) -> None:
@@ -87,10 +91,12 @@ async def test_transient_status_errors_do_not_orphan_the_job(harness: Harness, f
 
 
 async def test_persistent_status_errors_cancel_the_job_and_fail_as_transport(
-        harness: Harness, fake: FakeBackend) -> None:
+    harness: Harness, fake: FakeBackend
+) -> None:
     fake.query_failures = 10_000
-    outcome = await harness.run("runtime/fanout.yaml", max_infrastructure_recoveries=0,
-                                transport_recovery_seconds=0)
+    outcome = await harness.run(
+        "runtime/fanout.yaml", max_infrastructure_recoveries=0, transport_recovery_seconds=0
+    )
     assert outcome.status == "failed"
     assert "consecutive" in outcome.error
     assert fake.cancel_calls == ["1"]
@@ -101,7 +107,8 @@ async def test_persistent_status_errors_cancel_the_job_and_fail_as_transport(
 
 
 async def test_status_errors_within_the_recovery_deadline_are_waited_out(
-        harness: Harness, fake: FakeBackend) -> None:
+    harness: Harness, fake: FakeBackend
+) -> None:
     fake.query_failures = 8
     outcome = await harness.run("runtime/fanout.yaml", transport_recovery_seconds=60)
     assert outcome.status == "succeeded"
@@ -110,19 +117,22 @@ async def test_status_errors_within_the_recovery_deadline_are_waited_out(
 
 
 async def test_exact_cancellation_is_verified_without_masking_primary_error(
-        harness: Harness, fake: FakeBackend) -> None:
+    harness: Harness, fake: FakeBackend
+) -> None:
     fake.default = ["RUNNING"]
     fake.query_failures = 6
-    outcome = await harness.run("runtime/fanout.yaml", transport_recovery_seconds=0,
-                                max_infrastructure_recoveries=0)
+    outcome = await harness.run(
+        "runtime/fanout.yaml", transport_recovery_seconds=0, max_infrastructure_recoveries=0
+    )
     wave = outcome.summary.waves[0]
     assert "consecutive" in wave.primary_error
     assert wave.cancellation.state is CancellationState.VERIFIED
     assert wave.sky_status is JobStatus.CANCELLED
 
 
-async def test_successful_job_without_declared_output_fails_closed(harness: Harness,
-                                                                   fake: FakeBackend, tmp_path) -> None:
+async def test_successful_job_without_declared_output_fails_closed(
+    harness: Harness, fake: FakeBackend, tmp_path
+) -> None:
     outcome = await harness.run("runtime/single.yaml", vars={"root": str(tmp_path)})
     assert outcome.status == "failed"
     assert "completed without declared durable output" in outcome.error

@@ -11,7 +11,8 @@ pytestmark = pytest.mark.integration
 
 
 async def test_runtime_launches_parallel_group_as_job_group_with_barrier(
-        harness: Harness, fake: FakeBackend) -> None:
+    harness: Harness, fake: FakeBackend
+) -> None:
     outcome = await harness.run("runtime/fanout.yaml")
     assert outcome.status == "succeeded"
     assert fake.submissions == [["shard-a", "shard-b"], ["shard-c"], ["join"]]
@@ -20,12 +21,16 @@ async def test_runtime_launches_parallel_group_as_job_group_with_barrier(
     assert [w.kind for w in outcome.summary.waves] == ["parallel", "serial", "serial"]
 
 
-@pytest.mark.parametrize(("cap", "expected"), [
-    (1, [["shard-a"], ["shard-b"], ["shard-c"], ["join"]]),
-    (8, [["shard-a", "shard-b"], ["shard-c"], ["join"]]),
-])
+@pytest.mark.parametrize(
+    ("cap", "expected"),
+    [
+        (1, [["shard-a"], ["shard-b"], ["shard-c"], ["join"]]),
+        (8, [["shard-a", "shard-b"], ["shard-c"], ["join"]]),
+    ],
+)
 async def test_runtime_max_concurrency_option_is_a_cap_not_an_override(
-        harness: Harness, fake: FakeBackend, cap: int, expected: list[list[str]]) -> None:
+    harness: Harness, fake: FakeBackend, cap: int, expected: list[list[str]]
+) -> None:
     await harness.run("runtime/fanout.yaml", max_concurrency=cap)
     assert fake.submissions == expected
 

@@ -41,7 +41,8 @@ async def test_storage_reads_sizes_and_lists_across_pages(s3_server: S3Server) -
 
 
 async def test_a_run_on_s3_waits_reads_decisions_checks_outputs_and_exports_the_ledger(
-        s3_harness: Harness, s3_server: S3Server) -> None:
+    s3_harness: Harness, s3_server: S3Server
+) -> None:
     run_id = f"rt-s3-{uuid.uuid4().hex[:6]}"
     for name in ("1", "2", "3"):
         put(s3_server, f"{run_id}/inbox/{name}.json", "{}")
@@ -67,8 +68,11 @@ async def test_a_run_starts_from_a_spec_on_s3(s3_harness: Harness, s3_server: S3
     put(s3_server, "specs/fanout.yaml", (SPECS / "runtime/fanout.yaml").read_text())
     async with s3_harness.worker():
         handle = await s3_harness.client.start_workflow(
-            "NpaWorkflowRun", {"spec_uri": f"s3://{BUCKET}/specs/fanout.yaml", "poll_seconds": 0.05},
-            id=f"rt-s3-spec-{uuid.uuid4().hex[:6]}", task_queue=s3_harness.task_queue)
+            "NpaWorkflowRun",
+            {"spec_uri": f"s3://{BUCKET}/specs/fanout.yaml", "poll_seconds": 0.05},
+            id=f"rt-s3-spec-{uuid.uuid4().hex[:6]}",
+            task_queue=s3_harness.task_queue,
+        )
         result = await handle.result()
     assert result["status"] == "succeeded"
 

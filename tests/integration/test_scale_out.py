@@ -40,10 +40,10 @@ def jobs_in(home: Path) -> list[LocalJobRecord]:
     return [record for record in records if record is not None]
 
 
-def start_workers(env: WorkflowEnvironment, homes: list[Path], task_queue: str,
-                  ledger_root: str) -> list[subprocess.Popen[bytes]]:
-    return [start_worker_process(env, home, task_queue, NPAFLOW_LEDGER_ROOT=ledger_root)
-            for home in homes]
+def start_workers(
+    env: WorkflowEnvironment, homes: list[Path], task_queue: str, ledger_root: str
+) -> list[subprocess.Popen[bytes]]:
+    return [start_worker_process(env, home, task_queue, NPAFLOW_LEDGER_ROOT=ledger_root) for home in homes]
 
 
 def stop(workers: list[subprocess.Popen[bytes]]) -> None:
@@ -55,17 +55,25 @@ def stop(workers: list[subprocess.Popen[bytes]]) -> None:
 
 
 async def test_two_workers_run_eight_concurrent_runs_with_one_job_per_attempt_and_shared_ledgers(
-        env: WorkflowEnvironment, tmp_path: Path) -> None:
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
     homes = [tmp_path / "host-a", tmp_path / "host-b"]
     shared = tmp_path / "shared-ledgers"
     task_queue = f"tq-scale-{uuid.uuid4().hex[:6]}"
     workers = start_workers(env, homes, task_queue, shared.as_uri())
     run_ids = [f"rt-scale-{i}" for i in range(8)]
     try:
-        handles = [await env.client.start_workflow(
-            NpaWorkflowRun.run, RunRequest(spec=GATE_LOOP.read_text(), poll_seconds=0.3,
-                                           vars={"root": str(tmp_path / "data")}),
-            id=run_id, task_queue=task_queue) for run_id in run_ids]
+        handles = [
+            await env.client.start_workflow(
+                NpaWorkflowRun.run,
+                RunRequest(
+                    spec=GATE_LOOP.read_text(), poll_seconds=0.3, vars={"root": str(tmp_path / "data")}
+                ),
+                id=run_id,
+                task_queue=task_queue,
+            )
+            for run_id in run_ids
+        ]
         summaries = await asyncio.wait_for(asyncio.gather(*(h.result() for h in handles)), 240)
     finally:
         stop(workers)
@@ -86,30 +94,43 @@ async def test_two_workers_run_eight_concurrent_runs_with_one_job_per_attempt_an
 async def npaflow_status(env: WorkflowEnvironment, run_id: str) -> str:
     environ = {**os.environ, "TEMPORAL_ADDRESS": env.client.service_client.config.target_host}
     process = await asyncio.create_subprocess_exec(
-        str(Path(sys.executable).parent / "npaflow"), "status", run_id, env=environ,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        str(Path(sys.executable).parent / "npaflow"),
+        "status",
+        run_id,
+        env=environ,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     out, _ = await process.communicate()
     return out.decode()
 
 
 async def test_a_run_whose_job_worker_died_names_that_worker_and_completes_when_it_returns(
-        env: WorkflowEnvironment, tmp_path: Path) -> None:
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
     homes = [tmp_path / "host-a", tmp_path / "host-b"]
     shared = tmp_path / "shared-ledgers"
     task_queue = f"tq-owner-{uuid.uuid4().hex[:6]}"
     workers = start_workers(env, homes, task_queue, shared.as_uri())
     try:
         handle = await env.client.start_workflow(
-            NpaWorkflowRun.run, RunRequest(spec=(SPECS / "runtime/local-steps.yaml").read_text(),
-                                           poll_seconds=0.3, vars={"root": str(tmp_path / "data"),
-                                                                   "sleep": "8"}),
-            id="rt-owner", task_queue=task_queue)
+            NpaWorkflowRun.run,
+            RunRequest(
+                spec=(SPECS / "runtime/local-steps.yaml").read_text(),
+                poll_seconds=0.3,
+                vars={"root": str(tmp_path / "data"), "sleep": "8"},
+            ),
+            id="rt-owner",
+            task_queue=task_queue,
+        )
 
         def slow_job_home() -> Path | None:
             for home in homes:
                 for job in jobs_in(home):
-                    if job.job_name.endswith("-slow") and \
-                            (home / "local" / "jobs" / job.job_id / SUPERVISOR_FILE).exists():
+                    if (
+                        job.job_name.endswith("-slow")
+                        and (home / "local" / "jobs" / job.job_id / SUPERVISOR_FILE).exists()
+                    ):
                         return home
             return None
 
@@ -119,10 +140,12 @@ async def test_a_run_whose_job_worker_died_names_that_worker_and_completes_when_
         workers[owner].send_signal(signal.SIGKILL)
         workers[owner].wait()
         status = await eventually(
-            lambda: _names_owner(env, owner_id), timeout=30, what="status names the owning worker")
+            lambda: _names_owner(env, owner_id), timeout=30, what="status names the owning worker"
+        )
         assert "slow" in status
-        workers[owner] = start_worker_process(env, owner_home, task_queue,
-                                              NPAFLOW_LEDGER_ROOT=shared.as_uri())
+        workers[owner] = start_worker_process(
+            env, owner_home, task_queue, NPAFLOW_LEDGER_ROOT=shared.as_uri()
+        )
         summary = await asyncio.wait_for(handle.result(), timeout=120)
     finally:
         stop(workers)

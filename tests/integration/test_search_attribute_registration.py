@@ -52,5 +52,6 @@ async def test_attributes_registered_by_an_operator_beforehand_are_enough() -> N
 async def test_the_dev_server_namespace_gets_all_of_them(env: Any) -> None:
     await register_search_attributes(env.client)
     listed = await env.client.operator_service.list_search_attributes(
-        ListSearchAttributesRequest(namespace=env.client.namespace))
+        ListSearchAttributesRequest(namespace=env.client.namespace)
+    )
     assert {key.name for key in SEARCH_ATTRIBUTE_KEYS} <= set(listed.custom_attributes)

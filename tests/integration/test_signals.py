@@ -20,8 +20,9 @@ async def phase(handle: WorkflowHandle) -> str:
     return (await handle.query("status", result_type=RunStatusView)).phase.value
 
 
-async def test_pause_stops_new_launches_while_in_flight_waves_finish(harness: Harness,
-                                                                     fake: FakeBackend) -> None:
+async def test_pause_stops_new_launches_while_in_flight_waves_finish(
+    harness: Harness, fake: FakeBackend
+) -> None:
     fake.scripts = [["RUNNING"] * 30 + ["SUCCEEDED"]]
     async with harness.worker():
         handle = await harness.start("runtime/fanout.yaml")
@@ -39,12 +40,14 @@ async def test_pause_stops_new_launches_while_in_flight_waves_finish(harness: Ha
 def _phase_is(handle: WorkflowHandle, wanted: str):
     async def check() -> bool:
         return await phase(handle) == wanted
+
     return check
 
 
 @pytest.mark.parametrize("how", ["signal", "builtin"])
 async def test_cancel_cancels_in_flight_jobs_by_exact_id_and_ends_cancelled(
-        harness: Harness, fake: FakeBackend, how: str) -> None:
+    harness: Harness, fake: FakeBackend, how: str
+) -> None:
     fake.default = ["RUNNING"]
     async with harness.worker():
         handle = await harness.start("runtime/fanout.yaml")
@@ -63,8 +66,9 @@ async def test_cancel_cancels_in_flight_jobs_by_exact_id_and_ends_cancelled(
         assert outcome.ledger.cancel_reason == "operator said stop"
 
 
-async def test_suspend_then_resume_retries_the_failed_wave_as_attempt_two(harness: Harness,
-                                                                          fake: FakeBackend) -> None:
+async def test_suspend_then_resume_retries_the_failed_wave_as_attempt_two(
+    harness: Harness, fake: FakeBackend
+) -> None:
     fake.scripts = [["FAILED"]]
     async with harness.worker():
         handle = await harness.start("runtime/fanout.yaml", on_failure="suspend")
@@ -88,8 +92,9 @@ async def test_suspended_run_can_be_cancelled(harness: Harness, fake: FakeBacken
     assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
 
 
-async def test_status_query_reports_waves_and_ledger(harness: Harness, fake: FakeBackend,
-                                                     tmp_path: Path) -> None:
+async def test_status_query_reports_waves_and_ledger(
+    harness: Harness, fake: FakeBackend, tmp_path: Path
+) -> None:
     fake.scripts = [["RUNNING"] * 40 + ["SUCCEEDED"]]
     async with harness.worker():
         handle = await harness.start("runtime/fanout.yaml")
@@ -107,8 +112,9 @@ async def test_status_query_reports_waves_and_ledger(harness: Harness, fake: Fak
     assert view.ledger_uri.endswith(f"/runs/{handle.id}")
 
 
-async def test_cancel_during_launch_still_cancels_the_launched_job_by_id(harness: Harness,
-                                                                         fake: FakeBackend) -> None:
+async def test_cancel_during_launch_still_cancels_the_launched_job_by_id(
+    harness: Harness, fake: FakeBackend
+) -> None:
     fake.launch_delay = 1.0
     fake.default = ["RUNNING"]
     async with harness.worker():

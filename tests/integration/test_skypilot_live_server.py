@@ -37,17 +37,33 @@ async def jobs_named(server: SkyApiServer, name: str) -> list[int]:
 
 async def launch_receipt(home: Path, run_id: str) -> Path:
     directory = home / "runs" / run_id / "npa-workflow" / LAUNCHES_DIR
-    return await eventually(lambda: next(iter(directory.glob("*.json")), None), timeout=60,
-                            what="the launch request recorded")
+    return await eventually(
+        lambda: next(iter(directory.glob("*.json")), None), timeout=60, what="the launch request recorded"
+    )
 
 
 async def test_failed_prechecks_fails_as_configuration_after_exactly_one_job(
-        env: WorkflowEnvironment, sky_harness: Harness, sky_server: SkyApiServer) -> None:
+    env: WorkflowEnvironment, sky_harness: Harness, sky_server: SkyApiServer
+) -> None:
     async with sky_harness.worker():
-        result = await npaflow(env, sky_harness, "submit", "tests/specs/runtime/sky-one.yaml",
-                               "--run-id", "sky-prechecks", "--wait", "--json", "--backend",
-                               "skypilot", "--retries", "2", "--max-infrastructure-recoveries", "2",
-                               "--poll-seconds", "0.5")
+        result = await npaflow(
+            env,
+            sky_harness,
+            "submit",
+            "tests/specs/runtime/sky-one.yaml",
+            "--run-id",
+            "sky-prechecks",
+            "--wait",
+            "--json",
+            "--backend",
+            "skypilot",
+            "--retries",
+            "2",
+            "--max-infrastructure-recoveries",
+            "2",
+            "--poll-seconds",
+            "0.5",
+        )
     assert result.returncode == 1, result.stderr
     summary = json.loads(result.stdout)
     assert summary["failure_class"] == "configuration"
@@ -58,7 +74,8 @@ async def test_failed_prechecks_fails_as_configuration_after_exactly_one_job(
 
 
 async def test_a_run_cancelled_right_after_launch_ends_cancelled_with_its_job_verified(
-        sky_harness: Harness, sky_server: SkyApiServer) -> None:
+    sky_harness: Harness, sky_server: SkyApiServer
+) -> None:
     async with sky_harness.worker():
         handle = await sky_harness.start("runtime/sky-one.yaml", run_id="sky-cancel", **SKY)
         await launch_receipt(sky_harness.home, "sky-cancel")
@@ -73,13 +90,14 @@ async def test_a_run_cancelled_right_after_launch_ends_cancelled_with_its_job_ve
 
 
 async def test_a_worker_killed_between_launch_request_and_job_id_is_followed_by_an_adoption(
-        env: WorkflowEnvironment, sky_harness: Harness, sky_server: SkyApiServer) -> None:
+    env: WorkflowEnvironment, sky_harness: Harness, sky_server: SkyApiServer
+) -> None:
     queue = f"tq-sky-{uuid.uuid4().hex[:6]}"
     environment = {"NPAFLOW_BACKEND": "skypilot", "SKYPILOT_API_SERVER_ENDPOINT": sky_server.endpoint}
     first = start_worker_process(env, sky_harness.home, queue, **environment)
     handle = await sky_harness.client.start_workflow(
-        "NpaWorkflowRun", sky_harness.request("runtime/sky-one.yaml", **SKY), id="sky-crash",
-        task_queue=queue)
+        "NpaWorkflowRun", sky_harness.request("runtime/sky-one.yaml", **SKY), id="sky-crash", task_queue=queue
+    )
     await launch_receipt(sky_harness.home, "sky-crash")
     async with replaced_worker(first, env, sky_harness.home, queue, **environment):
         outcome = await asyncio.wait_for(sky_harness.finish(handle), timeout=240)
@@ -90,12 +108,14 @@ async def test_a_worker_killed_between_launch_request_and_job_id_is_followed_by_
 
 
 async def test_an_api_server_outage_before_launch_is_waited_out_with_one_job(
-        sky_harness: Harness, sky_server: SkyApiServer) -> None:
+    sky_harness: Harness, sky_server: SkyApiServer
+) -> None:
     await asyncio.to_thread(sky_server.stop)
     try:
         async with sky_harness.worker():
-            handle = await sky_harness.start("runtime/sky-one.yaml", run_id="sky-outage",
-                                             transport_recovery_seconds=300, **SKY)
+            handle = await sky_harness.start(
+                "runtime/sky-one.yaml", run_id="sky-outage", transport_recovery_seconds=300, **SKY
+            )
             await asyncio.sleep(25)  # the outage the run must ride out, not a synchronisation
             assert not sky_server.healthy(), "a worker must never start an API server itself"
             await asyncio.to_thread(sky_server.start)
@@ -109,11 +129,11 @@ async def test_an_api_server_outage_before_launch_is_waited_out_with_one_job(
     assert await jobs_named(sky_server, wave.job_name) == [int(wave.job_id)]
 
 
-async def test_job_logs_are_read_through_the_run_s_backend(env: WorkflowEnvironment,
-                                                           sky_harness: Harness) -> None:
+async def test_job_logs_are_read_through_the_run_s_backend(
+    env: WorkflowEnvironment, sky_harness: Harness
+) -> None:
     async with sky_harness.worker():
-        await sky_harness.finish(await sky_harness.start("runtime/sky-one.yaml", run_id="sky-logs",
-                                                         **SKY))
+        await sky_harness.finish(await sky_harness.start("runtime/sky-one.yaml", run_id="sky-logs", **SKY))
         result = await npaflow(env, sky_harness, "logs", "sky-logs", "--tail", "50")
     assert result.returncode == 0, result.stderr
     assert "### 001|serial|:step:- attempt 1 job" in result.stdout

@@ -19,10 +19,10 @@ pytestmark = pytest.mark.integration
 SKY = {"backend": "skypilot"}
 
 
-async def test_jobs_walk_pending_starting_running_to_succeeded(fake_sky_harness: Harness,
-                                                               fake_sky: FakeSkyPilotApi) -> None:
-    fake_sky.default = [statuses("PENDING"), statuses("STARTING"), statuses("RUNNING"),
-                        statuses("SUCCEEDED")]
+async def test_jobs_walk_pending_starting_running_to_succeeded(
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
+    fake_sky.default = [statuses("PENDING"), statuses("STARTING"), statuses("RUNNING"), statuses("SUCCEEDED")]
     outcome = await fake_sky_harness.run("runtime/fanout.yaml", **SKY)
     assert outcome.status == "succeeded"
     assert fake_sky.names() == [w.job_name for w in outcome.summary.waves]
@@ -35,7 +35,8 @@ async def test_jobs_walk_pending_starting_running_to_succeeded(fake_sky_harness:
 
 
 async def test_a_job_group_member_failure_fails_the_wave_with_the_failing_status(
-        fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
     fake_sky.scripts = [[statuses("RUNNING", "RUNNING"), statuses("SUCCEEDED", "FAILED")]]
     outcome = await fake_sky_harness.run("runtime/fanout.yaml", **SKY)
     assert outcome.status == "failed"
@@ -43,8 +44,9 @@ async def test_a_job_group_member_failure_fails_the_wave_with_the_failing_status
     assert (wave.sky_status, wave.error_category) == (JobStatus.FAILED, FailureClass.PAYLOAD)
 
 
-async def test_failed_setup_is_its_own_class_and_spends_retries(fake_sky_harness: Harness,
-                                                                fake_sky: FakeSkyPilotApi) -> None:
+async def test_failed_setup_is_its_own_class_and_spends_retries(
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
     fake_sky.scripts = [[statuses("FAILED_SETUP")]]
     outcome = await fake_sky_harness.run("runtime/fanout.yaml", retries=1, **SKY)
     assert outcome.status == "succeeded"
@@ -53,10 +55,12 @@ async def test_failed_setup_is_its_own_class_and_spends_retries(fake_sky_harness
 
 
 async def test_waiting_for_capacity_past_the_timeout_is_cancelled_and_retried_on_the_infra_budget(
-        fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
     fake_sky.scripts = [[statuses("PENDING"), statuses("STARTING")]]
-    outcome = await fake_sky_harness.run("runtime/fanout.yaml", pending_timeout_seconds=1,
-                                         max_infrastructure_recoveries=1, retries=0, **SKY)
+    outcome = await fake_sky_harness.run(
+        "runtime/fanout.yaml", pending_timeout_seconds=1, max_infrastructure_recoveries=1, retries=0, **SKY
+    )
     assert outcome.status == "succeeded"
     first = outcome.ledger.waves[0]
     assert (first.status, first.error_category) == (WaveStatus.FAILED, FailureClass.CAPACITY)
@@ -65,21 +69,26 @@ async def test_waiting_for_capacity_past_the_timeout_is_cancelled_and_retried_on
     assert "waited for resources" in first.error
 
 
-async def test_capacity_exhaustion_fails_the_run_as_capacity(fake_sky_harness: Harness,
-                                                             fake_sky: FakeSkyPilotApi) -> None:
+async def test_capacity_exhaustion_fails_the_run_as_capacity(
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
     fake_sky.default = [statuses("FAILED_NO_RESOURCE")]
-    fake_sky.failure_reasons = {1: "sky.exceptions.ManagedJobReachedMaxRetriesError: Resources "
-                                   "unavailable: failed to launch clusters after 240 retries."}
-    outcome = await fake_sky_harness.run("runtime/fanout.yaml", max_infrastructure_recoveries=1,
-                                         retries=3, **SKY)
+    fake_sky.failure_reasons = {
+        1: "sky.exceptions.ManagedJobReachedMaxRetriesError: Resources "
+        "unavailable: failed to launch clusters after 240 retries."
+    }
+    outcome = await fake_sky_harness.run(
+        "runtime/fanout.yaml", max_infrastructure_recoveries=1, retries=3, **SKY
+    )
     assert outcome.status == "failed"
     assert outcome.summary.failure_class is FailureClass.CAPACITY
     assert len(fake_sky.jobs) == 2  # one recovery, no payload retries
     assert "ManagedJobReachedMaxRetriesError" in outcome.ledger.waves[0].error
 
 
-async def test_a_job_the_controller_lost_fails_as_controller(fake_sky_harness: Harness,
-                                                             fake_sky: FakeSkyPilotApi) -> None:
+async def test_a_job_the_controller_lost_fails_as_controller(
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
     fake_sky.default = [statuses("RUNNING")]
 
     original_queue = fake_sky.queue
@@ -99,38 +108,45 @@ async def test_a_job_the_controller_lost_fails_as_controller(fake_sky_harness: H
 
 
 async def test_transient_api_errors_are_waited_out_without_spending_a_budget(
-        fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
     fake_sky.unreachable_calls = 6
-    outcome = await fake_sky_harness.run("runtime/fanout.yaml", max_infrastructure_recoveries=0,
-                                         transport_recovery_seconds=60, **SKY)
+    outcome = await fake_sky_harness.run(
+        "runtime/fanout.yaml", max_infrastructure_recoveries=0, transport_recovery_seconds=60, **SKY
+    )
     assert outcome.status == "succeeded"
     assert len(fake_sky.jobs) == 3
     assert [w.attempt for w in outcome.ledger.waves] == [1, 1, 1]
 
 
 async def test_an_unreachable_api_server_past_the_deadline_fails_as_transport(
-        fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi) -> None:
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
     fake_sky.unreachable_calls = 10_000
-    outcome = await fake_sky_harness.run("runtime/fanout.yaml", max_infrastructure_recoveries=0,
-                                         transport_recovery_seconds=1, **SKY)
+    outcome = await fake_sky_harness.run(
+        "runtime/fanout.yaml", max_infrastructure_recoveries=0, transport_recovery_seconds=1, **SKY
+    )
     assert outcome.status == "failed"
     assert outcome.summary.failure_class is FailureClass.TRANSPORT
     assert "ApiServerConnectionError" in outcome.error
     assert fake_sky.jobs == {}
 
 
-async def test_a_launch_refused_for_its_configuration_is_not_retried(fake_sky_harness: Harness,
-                                                                     fake_sky: FakeSkyPilotApi) -> None:
+async def test_a_launch_refused_for_its_configuration_is_not_retried(
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
     fake_sky.launch_errors = {1: sky_exceptions.NoCloudAccessError("Cloud access is not set up.")}
-    outcome = await fake_sky_harness.run("runtime/fanout.yaml", retries=2,
-                                         max_infrastructure_recoveries=2, **SKY)
+    outcome = await fake_sky_harness.run(
+        "runtime/fanout.yaml", retries=2, max_infrastructure_recoveries=2, **SKY
+    )
     assert outcome.status == "failed"
     assert outcome.summary.failure_class is FailureClass.CONFIGURATION
     assert len(fake_sky.jobs) == 1
 
 
-async def test_infra_is_written_into_every_task_of_a_job_group(fake_sky_harness: Harness,
-                                                               fake_sky: FakeSkyPilotApi) -> None:
+async def test_infra_is_written_into_every_task_of_a_job_group(
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
     seen: list[str] = []
     original_launch = fake_sky.launch
 

@@ -22,7 +22,6 @@ from tests.tls_proxy import Certificates, TlsProxy, make_certificates
 pytestmark = pytest.mark.integration
 
 
-
 @pytest.fixture
 def no_temporal_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in list(os.environ):
@@ -37,10 +36,13 @@ def write_profiles(path: Path, text: str) -> Path:
 
 
 def test_the_named_profile_of_the_config_file_is_used(
-        no_temporal_env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    config = write_profiles(tmp_path / "temporal.toml",
-                            '[profile.default]\naddress = "a:1"\n\n'
-                            '[profile.team]\naddress = "team.example:7233"\nnamespace = "team"\n')
+    no_temporal_env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config = write_profiles(
+        tmp_path / "temporal.toml",
+        '[profile.default]\naddress = "a:1"\n\n'
+        '[profile.team]\naddress = "team.example:7233"\nnamespace = "team"\n',
+    )
     monkeypatch.setenv("TEMPORAL_CONFIG_FILE", str(config))
     assert temporal_target().address == "a:1"
     monkeypatch.setenv("TEMPORAL_PROFILE", "team")
@@ -50,9 +52,11 @@ def test_the_named_profile_of_the_config_file_is_used(
 
 
 def test_environment_overrides_the_profile_and_flags_override_both(
-        no_temporal_env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    config = write_profiles(tmp_path / "temporal.toml",
-                            '[profile.default]\naddress = "file:1"\nnamespace = "from-file"\n')
+    no_temporal_env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config = write_profiles(
+        tmp_path / "temporal.toml", '[profile.default]\naddress = "file:1"\nnamespace = "from-file"\n'
+    )
     monkeypatch.setenv("TEMPORAL_CONFIG_FILE", str(config))
     monkeypatch.setenv("TEMPORAL_ADDRESS", "env:2")
     assert (temporal_target().address, temporal_target().namespace) == ("env:2", "from-file")
@@ -72,15 +76,28 @@ def test_without_any_settings_the_local_dev_server_is_the_default(no_temporal_en
     assert (target.address, target.namespace, target.secured) == ("127.0.0.1:7233", "default", False)
 
 
-@pytest.mark.parametrize(("setup", "message"), [
-    ({"TEMPORAL_CONFIG_FILE": "/nonexistent/temporal.toml"}, "TEMPORAL_CONFIG_FILE=/nonexistent"),
-    ({"TEMPORAL_PROFILE": "nope", "TEMPORAL_CONFIG_FILE": "{config}"}, "Profile 'nope' not found"),
-    ({"TEMPORAL_TLS_CLIENT_CERT_PATH": "/nonexistent/client.pem",
-      "TEMPORAL_TLS_CLIENT_KEY_PATH": "/nonexistent/client.key"}, "cannot read /nonexistent/client.pem"),
-], ids=["missing-file", "unknown-profile", "missing-certificate"])
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ({"TEMPORAL_CONFIG_FILE": "/nonexistent/temporal.toml"}, "TEMPORAL_CONFIG_FILE=/nonexistent"),
+        ({"TEMPORAL_PROFILE": "nope", "TEMPORAL_CONFIG_FILE": "{config}"}, "Profile 'nope' not found"),
+        (
+            {
+                "TEMPORAL_TLS_CLIENT_CERT_PATH": "/nonexistent/client.pem",
+                "TEMPORAL_TLS_CLIENT_KEY_PATH": "/nonexistent/client.key",
+            },
+            "cannot read /nonexistent/client.pem",
+        ),
+    ],
+    ids=["missing-file", "unknown-profile", "missing-certificate"],
+)
 def test_bad_settings_are_one_usage_error_naming_the_fix(
-        no_temporal_env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-        setup: dict[str, str], message: str) -> None:
+    no_temporal_env: None,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    setup: dict[str, str],
+    message: str,
+) -> None:
     config = write_profiles(tmp_path / "temporal.toml", '[profile.default]\naddress = "a:1"\n')
     for name, value in setup.items():
         monkeypatch.setenv(name, value.format(config=config))
@@ -99,7 +116,9 @@ async def mtls(env: WorkflowEnvironment, tmp_path: Path) -> AsyncIterator[tuple[
 
 
 def mtls_profile(path: Path, proxy: TlsProxy, certificates: Certificates) -> Path:
-    return write_profiles(path, f"""
+    return write_profiles(
+        path,
+        f"""
 [profile.default]
 address = "127.0.0.1:9"  # a decoy: the runs must use the profile they are told to
 
@@ -111,36 +130,61 @@ namespace = "default"
 server_ca_cert_path = "{certificates.ca}"
 client_cert_path = "{certificates.client_cert}"
 client_key_path = "{certificates.client_key}"
-""")
+""",
+    )
 
 
 async def test_a_client_without_its_certificate_is_refused_by_an_mtls_server(
-        no_temporal_env: None, mtls: tuple[TlsProxy, Certificates]) -> None:
+    no_temporal_env: None, mtls: tuple[TlsProxy, Certificates]
+) -> None:
     proxy, certificates = mtls
     target = temporal_target(address=proxy.address)
     with pytest.raises(UsageError, match="plaintext"):
         await connect(target, patience=0)
-    server_only = TemporalTarget(address=proxy.address, namespace="default",
-                                 tls=TLSConfig(server_root_ca_cert=certificates.ca.read_bytes()))
+    server_only = TemporalTarget(
+        address=proxy.address,
+        namespace="default",
+        tls=TLSConfig(server_root_ca_cert=certificates.ca.read_bytes()),
+    )
     with pytest.raises(UsageError, match="TLS"):
         await connect(server_only, patience=0)
 
 
 async def test_worker_and_cli_run_a_spec_through_an_mtls_toml_profile(
-        no_temporal_env: None, mtls: tuple[TlsProxy, Certificates], tmp_path: Path) -> None:
+    no_temporal_env: None, mtls: tuple[TlsProxy, Certificates], tmp_path: Path
+) -> None:
     proxy, certificates = mtls
     config = mtls_profile(tmp_path / "temporal.toml", proxy, certificates)
-    environ = {**os.environ, "TEMPORAL_CONFIG_FILE": str(config), "TEMPORAL_PROFILE": "secure",
-               "NPAFLOW_TASK_QUEUE": f"tls-{tmp_path.name}", "NPAFLOW_HOME": str(tmp_path / "home"),
-               "NPAFLOW_LOG_FORMAT": "console"}
+    environ = {
+        **os.environ,
+        "TEMPORAL_CONFIG_FILE": str(config),
+        "TEMPORAL_PROFILE": "secure",
+        "NPAFLOW_TASK_QUEUE": f"tls-{tmp_path.name}",
+        "NPAFLOW_HOME": str(tmp_path / "home"),
+        "NPAFLOW_LOG_FORMAT": "console",
+    }
     log = open(tmp_path / "worker.log", "wb")  # noqa: SIM115
-    worker = await asyncio.create_subprocess_exec(sys.executable, "-m", "worker", cwd=ROOT, env=environ,
-                                                  stdout=log, stderr=asyncio.subprocess.STDOUT)
+    worker = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "worker", cwd=ROOT, env=environ, stdout=log, stderr=asyncio.subprocess.STDOUT
+    )
     try:
         cli = await asyncio.create_subprocess_exec(
-            NPAFLOW, "submit", "specs/examples/gate-loop.yaml", "--run-id", f"tls-{tmp_path.name}",
-            "--wait", "--json", "--poll-seconds", "0.2", "--var", f"root={tmp_path / 'out'}",
-            cwd=ROOT, env=environ, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            NPAFLOW,
+            "submit",
+            "specs/examples/gate-loop.yaml",
+            "--run-id",
+            f"tls-{tmp_path.name}",
+            "--wait",
+            "--json",
+            "--poll-seconds",
+            "0.2",
+            "--var",
+            f"root={tmp_path / 'out'}",
+            cwd=ROOT,
+            env=environ,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         out, err = await asyncio.wait_for(cli.communicate(), timeout=180)
     finally:
         worker.terminate()

@@ -31,8 +31,11 @@ tools:
 def test_catalog_entry_fields_load() -> None:
     entry = load_catalog_from_str(ENTRY).tools["my.tool"]
     assert entry.argv == ("run-it", "{{config.x}}")
-    assert (entry.image, entry.setup, entry.run_preamble) == ("ghcr.io/me/tool:1",
-                                                              "pip install tool", "export A=1")
+    assert (entry.image, entry.setup, entry.run_preamble) == (
+        "ghcr.io/me/tool:1",
+        "pip install tool",
+        "export A=1",
+    )
     assert entry.secret_hints == ("HF_TOKEN",)
     assert entry.multi_node_mode.value == "sharded"
 

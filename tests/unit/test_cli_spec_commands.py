@@ -22,25 +22,27 @@ def test_validate_spec_exits_zero_for_a_valid_spec(capsys: pytest.CaptureFixture
     assert "valid" in capsys.readouterr().out
 
 
-def test_validate_spec_exits_two_with_located_errors(tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_spec_exits_two_with_located_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = tmp_path / "bad.yaml"
-    spec.write_text("apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nstates:\n  a:\n"
-                    "    run: {shell: x}\n    nxt: b\n")
+    spec.write_text(
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nstates:\n  a:\n    run: {shell: x}\n    nxt: b\n"
+    )
     assert run(["validate-spec", str(spec)]) == 2
     err = capsys.readouterr().err
     assert f"{spec}:6:5: state a: nxt: unknown field 'nxt' (hint: did you mean 'next'?)" in err
 
 
-def test_validate_spec_json_lists_errors_on_stdout(tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_spec_json_lists_errors_on_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = tmp_path / "bad.yaml"
     spec.write_text("apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nstates:\n  a: {run: {shell: x}}\n")
     assert run(["validate-spec", str(spec), "--json"]) == 2
     payload = json.loads(capsys.readouterr().out)
     assert payload["valid"] is False
-    assert set(payload["errors"][0]) == {"file", "line", "column", "state", "field", "message",
-                                         "hint"}
+    assert set(payload["errors"][0]) == {"file", "line", "column", "state", "field", "message", "hint"}
 
 
 def test_var_overrides_are_merged_and_validated(capsys: pytest.CaptureFixture[str]) -> None:
@@ -67,8 +69,7 @@ def test_plan_spec_json_prints_the_full_budget_list(capsys: pytest.CaptureFixtur
 def test_plan_spec_waves_text_form(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["plan-spec", str(SPECS / "fanout-demo.yaml"), "--waves"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("00. [parallel] shards: shard-a, shard-b, shard-c "
-                               "maxConcurrency=2 batches=2")
+    assert lines[0].startswith("00. [parallel] shards: shard-a, shard-b, shard-c maxConcurrency=2 batches=2")
     assert lines[1].startswith("01. [serial] join: join")
 
 
@@ -77,26 +78,37 @@ def test_plan_spec_run_id_reaches_tokens(capsys: pytest.CaptureFixture[str]) -> 
     assert "/r-42/" in json.loads(capsys.readouterr().out)["steps"][0]["shell"]
 
 
-def test_catalog_env_and_flag_add_catalogs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_catalog_env_and_flag_add_catalogs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = tmp_path / "s.yaml"
-    spec.write_text("apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: s}\n"
-                    "states:\n  a: {toolRef: test.sharded, terminal: true}\n")
+    spec.write_text(
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: s}\n"
+        "states:\n  a: {toolRef: test.sharded, terminal: true}\n"
+    )
     assert run(["validate-spec", str(spec)]) == 2
     monkeypatch.setenv("NPAFLOW_CATALOG", str(SPECS / "test-catalog.yaml"))
     assert run(["validate-spec", str(spec)]) == 0
 
 
 def test_user_errors_exit_two_without_a_traceback(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "npaflow", "plan-spec", str(tmp_path / "no.yaml")],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "npaflow", "plan-spec", str(tmp_path / "no.yaml")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 2
     assert "workflow spec not found" in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_unknown_flag_is_a_usage_error() -> None:
-    result = subprocess.run([sys.executable, "-m", "npaflow", "plan-spec", GATE, "--bogus"],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "npaflow", "plan-spec", GATE, "--bogus"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 2
     assert "unrecognized arguments: --bogus" in result.stderr

@@ -20,12 +20,22 @@ pytestmark = pytest.mark.unit
 #: The contract: contract.py, and environment.py whose names it re-exports.
 CONTRACT_FILES = {Path("npaflow/runtime/contract.py"), Path("npaflow/runtime/environment.py")}
 #: Literals that must appear in code only in the contract.
-EXACT = {contract.WORKFLOW_TYPE, contract.LOGS_WORKFLOW_TYPE, contract.POLL_QUEUE_SUFFIX,
-         *(ref.name for ref in ACTIVITIES), *(var.value for var in contract.EnvVar),
-         *(attribute.value for attribute in contract.SearchAttribute)}
+EXACT = {
+    contract.WORKFLOW_TYPE,
+    contract.LOGS_WORKFLOW_TYPE,
+    contract.POLL_QUEUE_SUFFIX,
+    *(ref.name for ref in ACTIVITIES),
+    *(var.value for var in contract.EnvVar),
+    *(attribute.value for attribute in contract.SearchAttribute),
+}
 #: Ledger file names, found inside any longer string (paths, URIs).
-CONTAINED = {contract.RUNTIME_FILE, contract.MANIFEST_FILE, contract.STATUS_FILE,
-             f"{contract.LEDGER_DIR}/", f"/{contract.SPEC_FILE}"}
+CONTAINED = {
+    contract.RUNTIME_FILE,
+    contract.MANIFEST_FILE,
+    contract.STATUS_FILE,
+    f"{contract.LEDGER_DIR}/",
+    f"/{contract.SPEC_FILE}",
+}
 
 
 def _code_strings(path: Path) -> list[tuple[int, str]]:
@@ -34,25 +44,36 @@ def _code_strings(path: Path) -> list[tuple[int, str]]:
     skipped: set[int] = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+        ):
             skipped.add(id(body[0].value))
         if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
             skipped.update(id(c) for c in ast.walk(node.value))
-    return [(node.lineno, node.value) for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skipped]
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skipped
+    ]
 
 
 def _source_files() -> list[Path]:
     roots = ("npaflow", "workflows_def", "activities", "worker")
-    return sorted(p for root in roots for p in (ROOT / root).rglob("*.py")
-                  if p.relative_to(ROOT) not in CONTRACT_FILES)
+    return sorted(
+        p for root in roots for p in (ROOT / root).rglob("*.py") if p.relative_to(ROOT) not in CONTRACT_FILES
+    )
 
 
 def test_contract_literals_are_written_only_in_the_contract() -> None:
-    stray = [f"{path.relative_to(ROOT)}:{line}: {value!r}"
-             for path in _source_files() for line, value in _code_strings(path)
-             if value in EXACT or any(part in value for part in CONTAINED)]
+    stray = [
+        f"{path.relative_to(ROOT)}:{line}: {value!r}"
+        for path in _source_files()
+        for line, value in _code_strings(path)
+        if value in EXACT or any(part in value for part in CONTAINED)
+    ]
     assert stray == [], "use npaflow.runtime.contract instead:\n" + "\n".join(stray)
 
 
@@ -77,7 +98,8 @@ def test_each_queue_serves_the_activities_the_contract_puts_there(tmp_path: Path
 
 def test_retry_meaning_of_error_types_is_declared_once() -> None:
     assert set(contract.NON_RETRYABLE_ERROR_TYPES) == {
-        t.value for t in contract.ErrorType if not t.is_retryable()}
+        t.value for t in contract.ErrorType if not t.is_retryable()
+    }
     assert "TransportError" not in contract.NON_RETRYABLE_ERROR_TYPES
 
 
@@ -86,8 +108,12 @@ def test_the_workflow_upserts_exactly_the_search_attributes_the_contract_registe
 
     from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
-    upserted = {key.name: SearchAttributeIndexedValueType(key.indexed_value_type).name
-                for key in SEARCH_ATTRIBUTE_KEYS}
-    expected = {name: kind.upper().replace("LIST", "_LIST")  # KeywordList -> KEYWORD_LIST
-                for name, kind in SEARCH_ATTRIBUTE_TYPES.items()}
+    upserted = {
+        key.name: SearchAttributeIndexedValueType(key.indexed_value_type).name
+        for key in SEARCH_ATTRIBUTE_KEYS
+    }
+    expected = {
+        name: kind.upper().replace("LIST", "_LIST")  # KeywordList -> KEYWORD_LIST
+        for name, kind in SEARCH_ATTRIBUTE_TYPES.items()
+    }
     assert upserted == expected

@@ -31,8 +31,9 @@ VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["versi
 #: Variables the workers' libraries read, not npaflow itself: botocore's credentials and region.
 LIBRARY_VARIABLES = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION"}
 #: Services running the npaflow image as a worker.
-WORKERS = sorted(name for name, service in SERVICES.items()
-                 if service.get("build") and "entrypoint" not in service)
+WORKERS = sorted(
+    name for name, service in SERVICES.items() if service.get("build") and "entrypoint" not in service
+)
 
 
 def schema_validator() -> jsonschema.protocols.Validator:
@@ -86,7 +87,8 @@ def test_every_variable_a_worker_is_given_is_one_npaflow_or_its_libraries_read(n
 
 @pytest.mark.parametrize("name", WORKERS)
 def test_a_worker_gets_everything_its_configuration_requires(
-        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     environment = SERVICES[name]["environment"]
     for variable in EnvVar:
         monkeypatch.delenv(variable.value, raising=False)
@@ -96,8 +98,7 @@ def test_a_worker_gets_everything_its_configuration_requires(
     config.check()  # e.g. skypilot backend => endpoint set
     assert {b.value for b in config.backends} == {"local", "skypilot"}
     assert urlparse(config.skypilot_endpoint).hostname == "skypilot"
-    assert urlparse(config.skypilot_endpoint).port == int(
-        SERVICES["skypilot"]["ports"][0].rsplit(":", 1)[1])
+    assert urlparse(config.skypilot_endpoint).port == int(SERVICES["skypilot"]["ports"][0].rsplit(":", 1)[1])
     assert config.ledger_root.startswith("s3://")
     assert urlparse(config.aws_endpoint_url).hostname in SERVICES
     assert environment["TEMPORAL_ADDRESS"].split(":")[0] in SERVICES
@@ -107,8 +108,9 @@ def test_a_worker_gets_everything_its_configuration_requires(
 
 def test_the_examples_file_artifacts_are_on_a_volume_every_worker_mounts() -> None:
     root = yaml.safe_load((ROOT / "specs/examples/gate-loop.yaml").read_text())["config"]["root"]
-    mounts = [{v.split(":")[0] for v in SERVICES[name]["volumes"] if v.split(":")[1] == root}
-              for name in WORKERS]
+    mounts = [
+        {v.split(":")[0] for v in SERVICES[name]["volumes"] if v.split(":")[1] == root} for name in WORKERS
+    ]
     assert len(mounts) == 2 and mounts[0] == mounts[1] and len(mounts[0]) == 1
 
 

@@ -31,8 +31,11 @@ def test_next_naming_no_state_is_a_validation_error() -> None:
 
 
 def test_unknown_state_keys_are_rejected_with_a_did_you_mean_hint() -> None:
-    doc = minimal_doc(grp={"parallel": ["a", "b"], "maxconcurrency": 2, "next": "done"},
-                      a={"run": {"shell": "x"}}, b={"run": {"shell": "x"}})
+    doc = minimal_doc(
+        grp={"parallel": ["a", "b"], "maxconcurrency": 2, "next": "done"},
+        a={"run": {"shell": "x"}},
+        b={"run": {"shell": "x"}},
+    )
     issue = issues_of(doc)[0]
     assert (issue.state, issue.field) == ("grp", "maxconcurrency")
     assert issue.hint == "did you mean 'maxConcurrency'?"
@@ -54,6 +57,7 @@ def test_inner_loop_assumption_does_not_mask_outer_decision_reads() -> None:
     class Reader:
         async def run_wave(self, batch):
             from npaflow.traversal import WaveOutcome
+
             return WaveOutcome(succeeded=True)
 
         async def read_decision(self, request):
@@ -66,32 +70,49 @@ def test_inner_loop_assumption_does_not_mask_outer_decision_reads() -> None:
     from npaflow.context import build_run_context
     from npaflow.plan import run_to_completion
     from npaflow.traversal import Walker
+
     spec = load_doc(_nested_doc())
-    walker = Walker(spec, CATALOG, build_run_context(spec, CATALOG, "r"), executor=Reader(),
-                    assumption="loop_back_to_inner_loop")
+    walker = Walker(
+        spec,
+        CATALOG,
+        build_run_context(spec, CATALOG, "r"),
+        executor=Reader(),
+        assumption="loop_back_to_inner_loop",
+    )
     run_to_completion(walker.walk())
     assert record == ["decide"]
     assert [s.state for s in walker.record.steps].count("decide") == 1
 
 
 def test_unmatched_decision_without_next_ends_the_plan_like_the_reference() -> None:
-    doc = minimal_doc(work={"run": {"shell": "x"},
-                            "transitions": [{"when": "promote_checkpoint", "goto": "done"}]})
-    assert [s.state for s in build_plan(load_doc(doc), CATALOG, assume_decision="weird").steps] \
-        == ["work"]
+    doc = minimal_doc(
+        work={"run": {"shell": "x"}, "transitions": [{"when": "promote_checkpoint", "goto": "done"}]}
+    )
+    assert [s.state for s in build_plan(load_doc(doc), CATALOG, assume_decision="weird").steps] == ["work"]
 
 
 def test_plans_of_reference_shaped_specs_keep_the_reference_order() -> None:
     assert states_of(plan_of("token-factory-gate-loop.yaml", "promote")) == [
-        "caption-batch", "score-batch", "quality-gate", "route", "publish"]
+        "caption-batch",
+        "score-batch",
+        "quality-gate",
+        "route",
+        "publish",
+    ]
 
 
 def _nested_doc() -> dict:
     return minimal_doc(
-        outer={"sequence": ["inner", "decide"], "loop": {"max": 3, "until": "promote_checkpoint"},
-               "next": "done"},
+        outer={
+            "sequence": ["inner", "decide"],
+            "loop": {"max": 3, "until": "promote_checkpoint"},
+            "next": "done",
+        },
         inner={"sequence": ["work"], "loop": {"max": 2}},
         work={"run": {"shell": "x"}},
-        decide={"run": {"shell": "x"}, "writesDecision": True,
-                "outputs": [{"uri": "s3://b/{{loop.outer}}/d.json", "schema": "decision"}]},
+        decide={
+            "run": {"shell": "x"},
+            "writesDecision": True,
+            "outputs": [{"uri": "s3://b/{{loop.outer}}/d.json", "schema": "decision"}],
+        },
     ) | {"initial": "outer"}

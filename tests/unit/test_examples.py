@@ -21,19 +21,19 @@ def test_every_example_plans_and_folds_into_waves(name: str, assume: str) -> Non
 
 
 def test_gate_loop_example_exits_early_on_promote() -> None:
-    assert states_of(plan_of("gate-loop.yaml", "promote_checkpoint")) == [*GATE_BODY, "route",
-                                                                           "publish"]
+    assert states_of(plan_of("gate-loop.yaml", "promote_checkpoint")) == [*GATE_BODY, "route", "publish"]
 
 
 def test_gate_loop_example_runs_the_full_budget_on_loop_back() -> None:
-    assert states_of(plan_of("gate-loop.yaml", "loop_back")) == GATE_BODY * 3 + ["route",
-                                                                                 "escalate"]
+    assert states_of(plan_of("gate-loop.yaml", "loop_back")) == GATE_BODY * 3 + ["route", "escalate"]
 
 
 def test_parallel_sweep_example_batches_four_members_two_at_a_time() -> None:
     waves = plan_of("parallel-sweep.yaml").occurrences()
     assert [(w.kind.value, w.name, len(w.steps)) for w in waves] == [
-        ("parallel", "sweep", 4), ("serial", "select-best", 1)]
+        ("parallel", "sweep", 4),
+        ("serial", "select-best", 1),
+    ]
     assert [len(b.steps) for b in waves[0].batches] == [2, 2]
     shells = [s.shell for s in waves[0].steps]
     assert len(set(shells)) == 4
@@ -55,8 +55,7 @@ def test_gang_example_asks_for_two_nodes() -> None:
 
 
 @pytest.mark.parametrize(("assume", "rollouts"), [("promote_checkpoint", 2), ("loop_back", 6)])
-def test_nested_loop_example_multiplies_inner_and_outer_iterations(assume: str,
-                                                                   rollouts: int) -> None:
+def test_nested_loop_example_multiplies_inner_and_outer_iterations(assume: str, rollouts: int) -> None:
     plan = plan_of("nested-loop.yaml", assume)
     assert states_of(plan).count("rollout") == rollouts
     assert states_of(plan)[-1] == "finalize"

@@ -16,8 +16,9 @@ from tests.helpers import ROOT
 pytestmark = pytest.mark.unit
 
 EXAMPLES = sorted((ROOT / "specs" / "examples").glob("*.yaml"))
-RUNTIME_SPECS = sorted(p for p in (ROOT / "tests" / "specs").rglob("*.yaml")
-                       if "kind: Workflow" in p.read_text())
+RUNTIME_SPECS = sorted(
+    p for p in (ROOT / "tests" / "specs").rglob("*.yaml") if "kind: Workflow" in p.read_text()
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,25 +29,28 @@ def validator() -> jsonschema.Draft202012Validator:
 
 
 def errors(validator: jsonschema.Draft202012Validator, text: str) -> list[str]:
-    return ["/".join(map(str, e.absolute_path)) + ": " + e.message
-            for e in validator.iter_errors(yaml.safe_load(text))]
+    return [
+        "/".join(map(str, e.absolute_path)) + ": " + e.message
+        for e in validator.iter_errors(yaml.safe_load(text))
+    ]
 
 
 def test_the_committed_schema_is_the_one_the_models_export() -> None:
     committed = (ROOT / "specs" / SCHEMA_FILE).read_text()
-    assert committed == workflow_json_schema_text(), (
-        f"regenerate with: npaflow schema > specs/{SCHEMA_FILE}")
+    assert committed == workflow_json_schema_text(), f"regenerate with: npaflow schema > specs/{SCHEMA_FILE}"
 
 
 def test_npaflow_schema_prints_the_committed_schema() -> None:
-    printed = subprocess.run([sys.executable, "-m", "npaflow", "schema"], cwd=ROOT,
-                             capture_output=True, text=True, check=True).stdout
+    printed = subprocess.run(
+        [sys.executable, "-m", "npaflow", "schema"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     assert printed == (ROOT / "specs" / SCHEMA_FILE).read_text()
 
 
 @pytest.mark.parametrize("path", EXAMPLES + RUNTIME_SPECS, ids=lambda p: p.name)
-def test_every_shipped_and_test_spec_validates(validator: jsonschema.Draft202012Validator,
-                                               path: Path) -> None:
+def test_every_shipped_and_test_spec_validates(
+    validator: jsonschema.Draft202012Validator, path: Path
+) -> None:
     assert errors(validator, path.read_text()) == []
 
 
@@ -57,18 +61,21 @@ def test_every_example_names_the_schema_for_editors(path: Path) -> None:
 
 
 def test_an_unknown_state_field_is_flagged_at_its_path(validator: jsonschema.Draft202012Validator) -> None:
-    text = ("apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: t}\n"
-            "states:\n  a: {terminal: true, run: {shell: echo}, retries: 3}\n")
+    text = (
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: t}\n"
+        "states:\n  a: {terminal: true, run: {shell: echo}, retries: 3}\n"
+    )
     (error,) = errors(validator, text)
     assert error.startswith("states/a: ") and "'retries'" in error
 
 
-def test_extension_keys_and_tokens_in_numbers_are_allowed(
-        validator: jsonschema.Draft202012Validator) -> None:
-    text = ("apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: t}\n"
-            "config: {n: 2}\nstates:\n  g: {parallel: [a, b], maxConcurrency: '{{config.n}}',"
-            " next: a, x-owner: ml-team}\n  a: {terminal: true, run: {shell: echo}}\n"
-            "  b: {run: {argv: [echo, 1]}, loop: {max: config.n, until: promote_checkpoint}}\n")
+def test_extension_keys_and_tokens_in_numbers_are_allowed(validator: jsonschema.Draft202012Validator) -> None:
+    text = (
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: t}\n"
+        "config: {n: 2}\nstates:\n  g: {parallel: [a, b], maxConcurrency: '{{config.n}}',"
+        " next: a, x-owner: ml-team}\n  a: {terminal: true, run: {shell: echo}}\n"
+        "  b: {run: {argv: [echo, 1]}, loop: {max: config.n, until: promote_checkpoint}}\n"
+    )
     assert errors(validator, text) == []
 
 

@@ -14,9 +14,22 @@ from tests.helpers import EXAMPLES, ROOT
 
 pytestmark = pytest.mark.unit
 
-SIDE_EFFECT_MODULES = {"temporalio", "boto3", "botocore", "aioboto3", "subprocess", "random",
-                       "time", "os", "socket", "asyncio.subprocess", "workflows_def", "activities",
-                       "worker", "sky"}
+SIDE_EFFECT_MODULES = {
+    "temporalio",
+    "boto3",
+    "botocore",
+    "aioboto3",
+    "subprocess",
+    "random",
+    "time",
+    "os",
+    "socket",
+    "asyncio.subprocess",
+    "workflows_def",
+    "activities",
+    "worker",
+    "sky",
+}
 UPPER_LAYERS = {"workflows_def", "activities", "worker", "sky", "boto3", "botocore", "aioboto3"}
 #: The only CLI modules that talk to Temporal; the CLI imports them when a run command runs.
 CLI_CLIENT_MODULES = {"run_handlers.py", "resume_handler.py", "temporal_client.py", "temporal_target.py"}
@@ -42,8 +55,11 @@ def pure_modules() -> list[Path]:
 
 @pytest.mark.parametrize("path", pure_modules(), ids=_rel)
 def test_pure_modules_import_no_side_effects(path: Path) -> None:
-    bad = {name for name in imported_modules(path)
-           if name.split(".")[0] in SIDE_EFFECT_MODULES or name in SIDE_EFFECT_MODULES}
+    bad = {
+        name
+        for name in imported_modules(path)
+        if name.split(".")[0] in SIDE_EFFECT_MODULES or name in SIDE_EFFECT_MODULES
+    }
     assert not bad, f"{path} imports {sorted(bad)}"
 
 
@@ -65,10 +81,16 @@ def test_spec_commands_load_no_temporal_aioboto3_activities_or_worker(tmp_path: 
         "    with contextlib.redirect_stdout(io.StringIO()):\n"
         "        assert cli.run(argv, extra=[worker.cli.register]) == 0\n"
         "import json\n"
-        "print(json.dumps(sorted(sys.modules)))\n")
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
     spec = str(EXAMPLES / "gate-loop.yaml")
-    result = subprocess.run([sys.executable, "-c", f"SPEC={spec!r}\nOUT={str(tmp_path)!r}\n{script}"],
-                            cwd=ROOT, capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", f"SPEC={spec!r}\nOUT={str(tmp_path)!r}\n{script}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     loaded = {name.split(".")[0] for name in json.loads(result.stdout)}
     assert not loaded & {"temporalio", "aioboto3", "botocore", "activities", "workflows_def", "sky"}
 
@@ -102,8 +124,19 @@ def _reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:
     return False
 
 
-WORKFLOW_ALLOWED_ROOTS = {"npaflow", "temporalio", "pydantic", "workflows_def", "__future__",
-                          "asyncio", "dataclasses", "datetime", "typing", "collections", "enum"}
+WORKFLOW_ALLOWED_ROOTS = {
+    "npaflow",
+    "temporalio",
+    "pydantic",
+    "workflows_def",
+    "__future__",
+    "asyncio",
+    "dataclasses",
+    "datetime",
+    "typing",
+    "collections",
+    "enum",
+}
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "workflows_def").glob("*.py")), ids=lambda p: p.name)

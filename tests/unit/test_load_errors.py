@@ -36,12 +36,14 @@ def test_required_top_level_fields_are_reported_together() -> None:
 
 def test_empty_states_are_rejected() -> None:
     assert "non-empty 'states' mapping" in messages_of(
-        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nstates: {}\n")
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nstates: {}\n"
+    )
 
 
 def test_states_as_a_list_are_rejected() -> None:
     assert "states must be a mapping, got list" in messages_of(
-        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nstates: [{name: a}]\n")
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nstates: [{name: a}]\n"
+    )
 
 
 def test_metadata_requires_a_name_and_rejects_unknown_keys() -> None:
@@ -63,8 +65,10 @@ def test_unknown_top_level_keys_are_ignored_like_the_reference() -> None:
 
 
 def test_every_problem_of_a_document_is_reported_at_once() -> None:
-    doc = minimal_doc(work={"run": {"shell": "x"}, "nxt": "done"},
-                      other={"run": {"shell": "echo {{config.nope}}"}, "terminal": True})
+    doc = minimal_doc(
+        work={"run": {"shell": "x"}, "nxt": "done"},
+        other={"run": {"shell": "echo {{config.nope}}"}, "terminal": True},
+    )
     doc["initial"] = "missing"
     fields = {(issue.state, issue.field) for issue in issues_of(doc)}
     assert ("work", "nxt") in fields
@@ -73,8 +77,10 @@ def test_every_problem_of_a_document_is_reported_at_once() -> None:
 
 
 def test_issue_points_at_the_offending_line() -> None:
-    text = ("apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: t}\nstates:\n"
-            "  a:\n    run: {shell: x}\n    terminal: true\n    parralel: [b]\n")
+    text = (
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: t}\nstates:\n"
+        "  a:\n    run: {shell: x}\n    terminal: true\n    parralel: [b]\n"
+    )
     issue = issues_of(text)[0]
     assert (issue.line, issue.column, issue.state, issue.field) == (8, 5, "a", "parralel")
     assert issue.render().startswith("t.yaml:8:5: state a: parralel: unknown field")

@@ -61,8 +61,9 @@ def test_parallel_group_cannot_declare_run() -> None:
 
 
 def test_parallel_count_must_equal_member_count() -> None:
-    assert "parallelCount resolves to 3, but the group declares 2 members" in \
-        messages_of(group_doc(parallelCount=3))
+    assert "parallelCount resolves to 3, but the group declares 2 members" in messages_of(
+        group_doc(parallelCount=3)
+    )
 
 
 def test_parallel_count_may_come_from_config() -> None:
@@ -81,10 +82,13 @@ def test_parallel_count_requires_parallel() -> None:
     assert "parallelCount requires a parallel group" in messages_of(doc)
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    (0, "maxConcurrency must be >= 1, got 0"),
-    (65, "maxConcurrency must be <= 64, got 65"),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0, "maxConcurrency must be >= 1, got 0"),
+        (65, "maxConcurrency must be <= 64, got 65"),
+    ],
+)
 def test_max_concurrency_is_bounded(value: int, expected: str) -> None:
     assert expected in messages_of(group_doc(maxConcurrency=value))
 

@@ -20,7 +20,12 @@ def test_plan_flattens_parallel_group_in_declared_order() -> None:
 
 def test_gate_loop_plan_matches_promote_assumption() -> None:
     assert states_of(plan_of("token-factory-gate-loop.yaml", "promote_checkpoint")) == [
-        "caption-batch", "score-batch", "quality-gate", "route", "publish"]
+        "caption-batch",
+        "score-batch",
+        "quality-gate",
+        "route",
+        "publish",
+    ]
 
 
 def test_gate_loop_plan_runs_the_full_budget_on_loop_back() -> None:
@@ -44,9 +49,12 @@ def test_spec_without_transitions_keeps_an_empty_assumption() -> None:
 
 
 def test_sequence_children_follow_their_own_next_chain_first() -> None:
-    doc = minimal_doc(seq={"sequence": ["a", "b"], "next": "done"},
-                      a={"run": {"shell": "x"}, "next": "chained"},
-                      chained={"run": {"shell": "x"}}, b={"run": {"shell": "x"}})
+    doc = minimal_doc(
+        seq={"sequence": ["a", "b"], "next": "done"},
+        a={"run": {"shell": "x"}, "next": "chained"},
+        chained={"run": {"shell": "x"}},
+        b={"run": {"shell": "x"}},
+    )
     doc["initial"] = "seq"
     plan = build_plan(load_doc(doc), CATALOG)
     assert states_of(plan) == ["a", "chained", "b", "done"]
@@ -54,27 +62,33 @@ def test_sequence_children_follow_their_own_next_chain_first() -> None:
 
 
 def test_sequence_child_with_transitions_follows_nothing() -> None:
-    doc = minimal_doc(seq={"sequence": ["a", "b"], "next": "done"},
-                      a={"run": {"shell": "x"}, "next": "other",
-                         "transitions": [{"goto": "other"}]},
-                      other={"run": {"shell": "x"}, "terminal": True}, b={"run": {"shell": "x"}})
+    doc = minimal_doc(
+        seq={"sequence": ["a", "b"], "next": "done"},
+        a={"run": {"shell": "x"}, "next": "other", "transitions": [{"goto": "other"}]},
+        other={"run": {"shell": "x"}, "terminal": True},
+        b={"run": {"shell": "x"}},
+    )
     doc["initial"] = "seq"
     assert states_of(build_plan(load_doc(doc), CATALOG)) == ["a", "b", "done"]
 
 
 def test_single_state_loop_sets_iterations_and_follows_transitions() -> None:
-    doc = minimal_doc(poll={"run": {"shell": "echo {{loop.poll}}"}, "loop": {"max": 3},
-                            "next": "done"})
+    doc = minimal_doc(poll={"run": {"shell": "echo {{loop.poll}}"}, "loop": {"max": 3}, "next": "done"})
     doc["initial"] = "poll"
     plan = build_plan(load_doc(doc), CATALOG)
     assert [(s.state, s.iteration) for s in plan.steps] == [
-        ("poll", 1), ("poll", 2), ("poll", 3), ("done", None)]
+        ("poll", 1),
+        ("poll", 2),
+        ("poll", 3),
+        ("done", None),
+    ]
     assert plan.steps[2].shell == "echo 3"
 
 
 def test_single_state_loop_exits_early_on_the_assumption() -> None:
-    doc = minimal_doc(poll={"run": {"shell": "x"}, "loop": {"max": 3, "until": "promote_checkpoint"},
-                            "next": "done"})
+    doc = minimal_doc(
+        poll={"run": {"shell": "x"}, "loop": {"max": 3, "until": "promote_checkpoint"}, "next": "done"}
+    )
     doc["initial"] = "poll"
     assert len(build_plan(load_doc(doc), CATALOG, assume_decision="promote").steps) == 2
 
@@ -87,15 +101,21 @@ def test_loop_numbers_persist_after_the_loop() -> None:
 
 
 def test_state_output_tokens_see_earlier_steps() -> None:
-    doc = minimal_doc(work={"run": {"shell": "x"}, "next": "done",
-                            "outputs": [{"uri": "s3://b/w.json"}, {"uri": "s3://b/w2.json"}]})
+    doc = minimal_doc(
+        work={
+            "run": {"shell": "x"},
+            "next": "done",
+            "outputs": [{"uri": "s3://b/w.json"}, {"uri": "s3://b/w2.json"}],
+        }
+    )
     doc["states"]["done"]["run"]["shell"] = "cat {{state.work.uri}} {{state.work.output_2}}"
     assert build_plan(load_doc(doc), CATALOG).steps[-1].shell == "cat s3://b/w.json s3://b/w2.json"
 
 
 def test_empty_output_uris_are_dropped() -> None:
-    doc = minimal_doc(work={"run": {"shell": "x"}, "next": "done",
-                            "outputs": [{"uri": ""}, {"uri": "s3://b/{{config.e}}"}]})
+    doc = minimal_doc(
+        work={"run": {"shell": "x"}, "next": "done", "outputs": [{"uri": ""}, {"uri": "s3://b/{{config.e}}"}]}
+    )
     doc["config"] = {"e": ""}
     assert [a.uri for a in build_plan(load_doc(doc), CATALOG).steps[0].outputs] == ["s3://b/"]
 
@@ -134,9 +154,19 @@ def test_plan_step_limit_stops_runaway_plans() -> None:
 def test_plan_dict_has_exactly_the_reference_keys() -> None:
     payload = plan_of("fanout-demo.yaml").to_dict()
     assert set(payload) == {"workflow", "api_version", "initial", "assume_decision", "steps"}
-    assert set(payload["steps"][0]) == {"state", "iteration", "loop_label", "argv", "shell",
-                                        "tool_ref", "resources", "resources_profile", "outputs",
-                                        "inputs", "group"}
+    assert set(payload["steps"][0]) == {
+        "state",
+        "iteration",
+        "loop_label",
+        "argv",
+        "shell",
+        "tool_ref",
+        "resources",
+        "resources_profile",
+        "outputs",
+        "inputs",
+        "group",
+    }
 
 
 def test_trigger_knobs_come_from_config_and_plans_ignore_the_wait() -> None:
@@ -148,8 +178,13 @@ def test_trigger_knobs_come_from_config_and_plans_ignore_the_wait() -> None:
 
 
 def test_trigger_parses_with_defaults() -> None:
-    doc = minimal_doc(work={"run": {"shell": "x"}, "next": "done",
-                            "trigger": {"uri": "s3://b/in/", "pollSeconds": 5, "maxPolls": 3}})
+    doc = minimal_doc(
+        work={
+            "run": {"shell": "x"},
+            "next": "done",
+            "trigger": {"uri": "s3://b/in/", "pollSeconds": 5, "maxPolls": 3},
+        }
+    )
     trigger = load_doc(doc).states["work"].trigger
     assert (trigger.poll_seconds, trigger.max_polls, trigger.min_objects) == (5, 3, 1)
 
@@ -162,6 +197,7 @@ def test_parallel_group_parses_members_in_order_and_keeps_the_raw_bound() -> Non
 
 def test_plan_fingerprint_is_stable_and_changes_with_the_plan() -> None:
     from npaflow.plan import plan_fingerprint
+
     first = plan_fingerprint(plan_of("fanout-demo.yaml"))
     assert first == plan_fingerprint(plan_of("fanout-demo.yaml"))
     assert len(first) == 16

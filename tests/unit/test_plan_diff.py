@@ -29,8 +29,15 @@ def diff(old_text: str, new_text: str, completed_states: tuple[str, ...] = ()):
     new_spec = load_spec_from_str(new_text, "new.yaml", catalog=CATALOG)
     old, new = build_plan(old_spec, CATALOG, run_id="r"), build_plan(new_spec, CATALOG, run_id="r")
     completed = [w.key for w in old.waves if w.states[0] in completed_states]
-    return diff_plans(old_spec, old, new_spec, new, completed=completed,
-                      old_fingerprint=plan_fingerprint(old), new_fingerprint=plan_fingerprint(new))
+    return diff_plans(
+        old_spec,
+        old,
+        new_spec,
+        new,
+        completed=completed,
+        old_fingerprint=plan_fingerprint(old),
+        new_fingerprint=plan_fingerprint(new),
+    )
 
 
 def test_the_same_spec_has_no_change() -> None:
@@ -43,7 +50,8 @@ def test_an_argv_edit_is_one_changed_step_with_old_and_new_values() -> None:
     result = diff(SPEC, SPEC.replace('"0.1"', '"0.2"'), completed_states=("prep",))
     assert result.text_lines() == [
         "step changed: train (argv)",
-        "    argv: ('train', '--lr', '0.1') -> ('train', '--lr', '0.2')"]
+        "    argv: ('train', '--lr', '0.1') -> ('train', '--lr', '0.2')",
+    ]
     assert result.affected_completed_waves == []
 
 
@@ -62,7 +70,8 @@ def test_a_resource_profile_edit_changes_the_steps_that_use_it() -> None:
 def test_added_and_removed_states_and_graph_edits_are_listed() -> None:
     new = SPEC.replace("next: report}", "next: publish}").replace(
         "  report: {terminal: true, run: {shell: echo report}}",
-        "  publish: {terminal: true, run: {shell: echo publish}}")
+        "  publish: {terminal: true, run: {shell: echo publish}}",
+    )
     result = diff(SPEC, new, completed_states=("prep", "train"))
     assert result.added_states == ["publish"] and result.removed_states == ["report"]
     assert result.graph_changes == ["train (next)"]

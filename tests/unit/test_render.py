@@ -61,10 +61,15 @@ def test_envs_carry_identity_fences_and_attempt() -> None:
     options = RenderOptions(run_id="r", workflow="w", attempt=2, aws_endpoint_url="http://s3")
     rendered = render_wave(fanout_batches()[2], CATALOG, options)
     envs = load_wave_yaml(rendered.yaml)[1][0]["envs"]
-    assert envs == {"NPA_WORKFLOW_NAME": "w", "NPA_WORKFLOW_RUN_ID": "r",
-                    "NPA_WORKFLOW_ATTEMPT_ID": rendered.launch_token,
-                    "NPA_WORKFLOW_FENCE_SEQUENCE": "3", "NPA_WORKFLOW_FENCE_ATTEMPT": "2",
-                    "AWS_ENDPOINT_URL": "http://s3", "NPA_WORKFLOW_STATE": "join"}
+    assert envs == {
+        "NPA_WORKFLOW_NAME": "w",
+        "NPA_WORKFLOW_RUN_ID": "r",
+        "NPA_WORKFLOW_ATTEMPT_ID": rendered.launch_token,
+        "NPA_WORKFLOW_FENCE_SEQUENCE": "3",
+        "NPA_WORKFLOW_FENCE_ATTEMPT": "2",
+        "AWS_ENDPOINT_URL": "http://s3",
+        "NPA_WORKFLOW_STATE": "join",
+    }
     assert rendered.job_name == "r-03-join-a2"
 
 
@@ -85,22 +90,34 @@ def test_attempts_get_distinct_launch_tokens() -> None:
 def test_kubernetes_profile_is_normalized_with_image_setup_and_config() -> None:
     batches = plan_of("k8s-render.yaml").waves
     _, (task,) = load_wave_yaml(render_wave(batches[0], CATALOG, OPTIONS).yaml)
-    assert task["resources"] == {"cloud": "kubernetes", "accelerators": "H100:1", "cpus": "4+",
-                                 "memory": "16+", "ephemeral_storage": 100,
-                                 "image_id": "docker:ghcr.io/acme/train:1.2"}
-    assert task["config"] == {"kubernetes": {"pod_config": {"spec": {"nodeSelector": {"pool": "gpu"}}},
-                                             "provision_timeout": 900}}
+    assert task["resources"] == {
+        "cloud": "kubernetes",
+        "accelerators": "H100:1",
+        "cpus": "4+",
+        "memory": "16+",
+        "ephemeral_storage": 100,
+        "image_id": "docker:ghcr.io/acme/train:1.2",
+    }
+    assert task["config"] == {
+        "kubernetes": {"pod_config": {"spec": {"nodeSelector": {"pool": "gpu"}}}, "provision_timeout": 900}
+    }
     assert task["setup"] == "pip install -r requirements.txt"
-    assert task["run"].splitlines() == ["export HF_HUB_OFFLINE=1",
-                                        "python3 prepare.py --out s3://bucket/plan-run/prepared/"]
+    assert task["run"].splitlines() == [
+        "export HF_HUB_OFFLINE=1",
+        "python3 prepare.py --out s3://bucket/plan-run/prepared/",
+    ]
 
 
 def test_gang_profile_renders_task_level_num_nodes_and_drops_disk_off_kubernetes() -> None:
-    _, (task,) = load_wave_yaml(render_wave(plan_of("k8s-render.yaml").waves[1], CATALOG,
-                                            OPTIONS).yaml)
+    _, (task,) = load_wave_yaml(render_wave(plan_of("k8s-render.yaml").waves[1], CATALOG, OPTIONS).yaml)
     assert task["num_nodes"] == 2
-    assert task["resources"] == {"cloud": "aws", "cpus": 8, "memory": "32", "use_spot": True,
-                                 "region": "us-east-1"}
+    assert task["resources"] == {
+        "cloud": "aws",
+        "cpus": 8,
+        "memory": "32",
+        "use_spot": True,
+        "region": "us-east-1",
+    }
     assert "num_nodes" not in task["resources"]
 
 
@@ -123,8 +140,9 @@ def test_placeholder_guard_rejects_bare_placeholders_outside_scripts() -> None:
 
 
 def test_placeholder_guard_allows_defaults_and_scripts() -> None:
-    assert_no_unresolved_placeholders("name: t\nrun: echo ${HOME}\nsetup: echo ${X}\n"
-                                      "envs:\n  A: ${B:-default}\n")
+    assert_no_unresolved_placeholders(
+        "name: t\nrun: echo ${HOME}\nsetup: echo ${X}\nenvs:\n  A: ${B:-default}\n"
+    )
 
 
 def test_placeholder_guard_checks_nested_run_keys() -> None:
@@ -135,6 +153,7 @@ def test_placeholder_guard_checks_nested_run_keys() -> None:
 def test_state_with_a_command_that_resolves_empty_names_the_state() -> None:
     from npaflow.plan import build_plan
     from tests.helpers import load_doc, minimal_doc
+
     doc = minimal_doc(work={"run": {"shell": "{{config.cmd}}"}, "next": "done"})
     doc["config"] = {"cmd": ""}
     batch = build_plan(load_doc(doc), CATALOG).waves[0]

@@ -11,16 +11,26 @@ pytestmark = [pytest.mark.unit, pytest.mark.skypilot]
 
 dag_utils = pytest.importorskip("sky.utils.dag_utils", reason="install the 'skypilot' extra")
 
-SPEC_FILES = sorted([*(p.name for p in EXAMPLES.glob("*.yaml")),
-                     "fanout-demo.yaml", "k8s-render.yaml", "serial-pipeline.yaml",
-                     "gate-loop-ref.yaml", "token-factory-gate-loop.yaml"])
+SPEC_FILES = sorted(
+    [
+        *(p.name for p in EXAMPLES.glob("*.yaml")),
+        "fanout-demo.yaml",
+        "k8s-render.yaml",
+        "serial-pipeline.yaml",
+        "gate-loop-ref.yaml",
+        "token-factory-gate-loop.yaml",
+    ]
+)
 assert (SPECS / "fanout-demo.yaml").exists()
 
 
 def load_with_skypilot(text: str):
     header, _ = load_wave_yaml(text)
-    loader = (dag_utils.load_job_group_from_yaml_str if header["execution"] == "parallel"
-              else dag_utils.load_chain_dag_from_yaml_str)
+    loader = (
+        dag_utils.load_job_group_from_yaml_str
+        if header["execution"] == "parallel"
+        else dag_utils.load_chain_dag_from_yaml_str
+    )
     dag = loader(text)
     dag_utils.maybe_infer_and_fill_dag_and_task_names(dag)
     return dag

@@ -26,9 +26,17 @@ def started() -> RunState:
 def launched(state: RunState, job_id: str = "7") -> tuple:
     wave = plan_of("fanout-demo.yaml").waves[0]
     state.wave_launching(wave, 1, now="t0")
-    launch = LaunchResult(job=JobRef(backend=BackendName.LOCAL, job_id=job_id, job_name="run-1-01-x",
-                                     worker_id="w1", worker_task_queue="q@w1"),
-                          launch_token="tok", request_id="req-7")
+    launch = LaunchResult(
+        job=JobRef(
+            backend=BackendName.LOCAL,
+            job_id=job_id,
+            job_name="run-1-01-x",
+            worker_id="w1",
+            worker_task_queue="q@w1",
+        ),
+        launch_token="tok",
+        request_id="req-7",
+    )
     state.wave_launched(wave.key, 1, launch)
     return wave.key, 1
 
@@ -58,7 +66,11 @@ def test_a_launched_wave_records_the_exact_job_and_where_it_lives() -> None:
     key, attempt = launched(state)
     record = state.attempt(key, attempt)
     assert (record.status, record.job_id, record.request_id, record.worker_id) == (
-        WaveStatus.RUNNING, "7", "req-7", "w1")
+        WaveStatus.RUNNING,
+        "7",
+        "req-7",
+        "w1",
+    )
     assert state.stage(key, attempt) is AttemptStage.IN_FLIGHT
     assert [r.job_id for r in state.in_flight()] == ["7"]
 
@@ -74,8 +86,9 @@ def test_a_wave_cannot_succeed_before_its_job_is_known() -> None:
 def test_observing_records_rows_and_the_latest_status() -> None:
     state = started()
     key, attempt = launched(state)
-    record = state.wave_observed(key, attempt, AwaitResult(status=JobStatus.RUNNING,
-                                                          max_concurrent_observed=2))
+    record = state.wave_observed(
+        key, attempt, AwaitResult(status=JobStatus.RUNNING, max_concurrent_observed=2)
+    )
     assert (record.sky_status, record.max_concurrent_observed) == (JobStatus.RUNNING, 2)
 
 
@@ -83,11 +96,19 @@ def test_cancelled_waves_are_recorded_as_cancelled_not_failed() -> None:
     state = started()
     key, attempt = launched(state)
     state.run_cancelling("operator")
-    record = state.wave_cancelled(key, attempt, error=state.error, now="t2",
-                                  cancellation=Cancellation(state=CancellationState.VERIFIED),
-                                  final_status=JobStatus.CANCELLED)
+    record = state.wave_cancelled(
+        key,
+        attempt,
+        error=state.error,
+        now="t2",
+        cancellation=Cancellation(state=CancellationState.VERIFIED),
+        final_status=JobStatus.CANCELLED,
+    )
     assert (record.status, record.sky_status, record.cancellation.state) == (
-        WaveStatus.CANCELLED, JobStatus.CANCELLED, CancellationState.VERIFIED)
+        WaveStatus.CANCELLED,
+        JobStatus.CANCELLED,
+        CancellationState.VERIFIED,
+    )
     assert state.in_flight() == []
 
 
@@ -96,7 +117,10 @@ def test_a_failed_wave_keeps_its_first_error_and_category() -> None:
     key, attempt = launched(state)
     record = state.wave_failed(key, attempt, error="second", category=FailureClass.CAPACITY, now="t")
     assert (record.status, record.error_category, record.primary_error) == (
-        WaveStatus.FAILED, FailureClass.CAPACITY, "second")
+        WaveStatus.FAILED,
+        FailureClass.CAPACITY,
+        "second",
+    )
     with pytest.raises(TransitionError):
         state.wave_failed(key, attempt, error="again", category=FailureClass.PAYLOAD, now="t")
 

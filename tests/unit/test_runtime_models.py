@@ -15,36 +15,51 @@ pytestmark = pytest.mark.unit
 S = JobStatus
 
 
-@pytest.mark.parametrize(("tasks", "expected"), [
-    ([S.SUCCEEDED, S.FAILED, S.CANCELLED], S.FAILED),
-    ([S.CANCELLED, S.FAILED_SETUP], S.CANCELLED),
-    ([S.SUCCEEDED, S.SUCCEEDED], S.SUCCEEDED),
-    ([S.PENDING, S.RUNNING, S.SUCCEEDED], S.RUNNING),
-    ([S.PENDING, S.STARTING], S.STARTING),
-    ([], S.ABSENT),
-])
-def test_job_status_aggregates_task_rows_like_the_reference(tasks: list[JobStatus],
-                                                            expected: JobStatus) -> None:
+@pytest.mark.parametrize(
+    ("tasks", "expected"),
+    [
+        ([S.SUCCEEDED, S.FAILED, S.CANCELLED], S.FAILED),
+        ([S.CANCELLED, S.FAILED_SETUP], S.CANCELLED),
+        ([S.SUCCEEDED, S.SUCCEEDED], S.SUCCEEDED),
+        ([S.PENDING, S.RUNNING, S.SUCCEEDED], S.RUNNING),
+        ([S.PENDING, S.STARTING], S.STARTING),
+        ([], S.ABSENT),
+    ],
+)
+def test_job_status_aggregates_task_rows_like_the_reference(
+    tasks: list[JobStatus], expected: JobStatus
+) -> None:
     assert aggregate_job_status(tasks) is expected
 
 
-@pytest.mark.parametrize(("raw", "expected"), [("succeeded", S.SUCCEEDED), ("CANCELED", S.CANCELLED),
-                                               ("FAILED_SOMETHING_NEW", S.FAILED), ("", S.UNKNOWN),
-                                               ("weird", S.UNKNOWN)])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("succeeded", S.SUCCEEDED),
+        ("CANCELED", S.CANCELLED),
+        ("FAILED_SOMETHING_NEW", S.FAILED),
+        ("", S.UNKNOWN),
+        ("weird", S.UNKNOWN),
+    ],
+)
 def test_status_parsing_accepts_aliases(raw: str, expected: JobStatus) -> None:
     assert JobStatus.parse(raw) is expected
 
 
-@pytest.mark.parametrize(("status", "failure_class", "budget"), [
-    (S.FAILED, FailureClass.PAYLOAD, RetryBudget.RETRIES),
-    (S.FAILED_SETUP, FailureClass.SETUP, RetryBudget.RETRIES),
-    (S.FAILED_NO_RESOURCE, FailureClass.CAPACITY, RetryBudget.INFRASTRUCTURE),
-    (S.FAILED_CONTROLLER, FailureClass.CONTROLLER, RetryBudget.INFRASTRUCTURE),
-    (S.FAILED_PRECHECKS, FailureClass.CONFIGURATION, RetryBudget.NONE),
-    (S.CANCELLED, FailureClass.CANCELLED, RetryBudget.NONE),
-])
-def test_failure_classes_pick_the_retry_budget(status: JobStatus, failure_class: FailureClass,
-                                               budget: RetryBudget) -> None:
+@pytest.mark.parametrize(
+    ("status", "failure_class", "budget"),
+    [
+        (S.FAILED, FailureClass.PAYLOAD, RetryBudget.RETRIES),
+        (S.FAILED_SETUP, FailureClass.SETUP, RetryBudget.RETRIES),
+        (S.FAILED_NO_RESOURCE, FailureClass.CAPACITY, RetryBudget.INFRASTRUCTURE),
+        (S.FAILED_CONTROLLER, FailureClass.CONTROLLER, RetryBudget.INFRASTRUCTURE),
+        (S.FAILED_PRECHECKS, FailureClass.CONFIGURATION, RetryBudget.NONE),
+        (S.CANCELLED, FailureClass.CANCELLED, RetryBudget.NONE),
+    ],
+)
+def test_failure_classes_pick_the_retry_budget(
+    status: JobStatus, failure_class: FailureClass, budget: RetryBudget
+) -> None:
     assert status.failure_class() is failure_class
     assert failure_class.budget() is budget
 
@@ -75,22 +90,45 @@ def test_retry_backoff_doubles_and_is_capped() -> None:
 
 def test_ledger_upserts_waves_by_key_and_attempt() -> None:
     ledger = RuntimeLedger(workflow="w", run_id="r", api_version="v")
-    ledger.apply(LedgerDelta(waves=[WaveAttemptRecord(key="001|serial|:a:-", status=WaveStatus.RUNNING)]),
-                 now="t1")
-    ledger.apply(LedgerDelta(waves=[WaveAttemptRecord(key="001|serial|:a:-", status=WaveStatus.FAILED),
-                                    WaveAttemptRecord(key="001|serial|:a:-", attempt=2)]), now="t2")
+    ledger.apply(
+        LedgerDelta(waves=[WaveAttemptRecord(key="001|serial|:a:-", status=WaveStatus.RUNNING)]), now="t1"
+    )
+    ledger.apply(
+        LedgerDelta(
+            waves=[
+                WaveAttemptRecord(key="001|serial|:a:-", status=WaveStatus.FAILED),
+                WaveAttemptRecord(key="001|serial|:a:-", attempt=2),
+            ]
+        ),
+        now="t2",
+    )
     assert [(w.attempt, w.status.value) for w in ledger.waves] == [(1, "failed"), (2, "pending")]
     assert ledger.updated_at == "t2"
     assert ledger.latest_attempts()[WaveKey.parse("001|serial|:a:-")].attempt == 2
 
 
 def test_stage_projection_keeps_attempts_and_group_attribution_separate() -> None:
-    ledger = RuntimeLedger(workflow="w", run_id="r", api_version="v", waves=[
-        WaveAttemptRecord(key="001|shards|shards:shard-a:-,shards:shard-b:-", job_id="201",
-                          group="shards", status=WaveStatus.FAILED),
-        WaveAttemptRecord(key="001|shards|shards:shard-a:-,shards:shard-b:-", job_id="202",
-                          group="shards", attempt=2, status=WaveStatus.SUCCEEDED),
-        WaveAttemptRecord(key="002|serial|:finalize:-", job_id="203", status=WaveStatus.SUCCEEDED)])
+    ledger = RuntimeLedger(
+        workflow="w",
+        run_id="r",
+        api_version="v",
+        waves=[
+            WaveAttemptRecord(
+                key="001|shards|shards:shard-a:-,shards:shard-b:-",
+                job_id="201",
+                group="shards",
+                status=WaveStatus.FAILED,
+            ),
+            WaveAttemptRecord(
+                key="001|shards|shards:shard-a:-,shards:shard-b:-",
+                job_id="202",
+                group="shards",
+                attempt=2,
+                status=WaveStatus.SUCCEEDED,
+            ),
+            WaveAttemptRecord(key="002|serial|:finalize:-", job_id="203", status=WaveStatus.SUCCEEDED),
+        ],
+    )
     stages = {(s.stage, s.attempt): s for s in derive_stages(ledger)}
     assert stages[("shard-a", 1)].managed_job_id == "201"
     assert stages[("shard-b", 1)].managed_job_id == "201"
@@ -99,8 +137,16 @@ def test_stage_projection_keeps_attempts_and_group_attribution_separate() -> Non
     assert stages[("finalize", 1)].managed_job_id == "203"
 
 
-@pytest.mark.parametrize(("raw", "expected"), [("ok", "SUCCEEDED"), ("aborted", "CANCELLED"),
-                                               ("failed-setup", "FAILED_SETUP"), ("ERROR", "FAILED"),
-                                               ("", "UNKNOWN"), ("RUNNING", "RUNNING")])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("ok", "SUCCEEDED"),
+        ("aborted", "CANCELLED"),
+        ("failed-setup", "FAILED_SETUP"),
+        ("ERROR", "FAILED"),
+        ("", "UNKNOWN"),
+        ("RUNNING", "RUNNING"),
+    ],
+)
 def test_stage_states_normalize_like_the_reference(raw: str, expected: str) -> None:
     assert normalize_stage_state(raw) == expected

@@ -31,10 +31,14 @@ def filled(record: dict[str, Any]) -> set[str]:
 
 
 async def fake_failed_prechecks() -> list[ManagedJobRecord]:
-    api = FakeSkyPilotApi(default=[statuses("FAILED_PRECHECKS")], failure_reasons={
-        1: "[sky.exceptions.NoCloudAccessError] Cloud access is not set up."})
-    yaml_text = ("name: x-01-step\nexecution: serial\n---\nname: step\nrun: echo hi\n"
-                 "_metadata:\n  npaflow_launch_token: tok\n")
+    api = FakeSkyPilotApi(
+        default=[statuses("FAILED_PRECHECKS")],
+        failure_reasons={1: "[sky.exceptions.NoCloudAccessError] Cloud access is not set up."},
+    )
+    yaml_text = (
+        "name: x-01-step\nexecution: serial\n---\nname: step\nrun: echo hi\n"
+        "_metadata:\n  npaflow_launch_token: tok\n"
+    )
     await api.get(await api.launch(yaml_text, "x-01-step", {}))
     return await api.queue(job_ids=[1], limit=None, fields=QUEUE_FIELDS)
 

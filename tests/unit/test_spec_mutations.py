@@ -19,18 +19,52 @@ from tests.helpers import CATALOG, EXAMPLES, SPECS
 
 pytestmark = pytest.mark.unit
 
-DOCS = [yaml.safe_load(p.read_text()) for p in [*sorted(EXAMPLES.glob("*.yaml")),
-                                                 *sorted(SPECS.glob("*.yaml"))]
-        if "ToolCatalog" not in p.read_text()]
-KEYS = ["run", "toolRef", "next", "transitions", "terminal", "sequence", "parallel", "loop",
-        "params", "trigger", "outputs", "maxConcurrency", "parallelCount", "resources",
-        "writesDecision", "multiNodeMode", "needs", "inputs", "bogus", "x-note"]
+DOCS = [
+    yaml.safe_load(p.read_text())
+    for p in [*sorted(EXAMPLES.glob("*.yaml")), *sorted(SPECS.glob("*.yaml"))]
+    if "ToolCatalog" not in p.read_text()
+]
+KEYS = [
+    "run",
+    "toolRef",
+    "next",
+    "transitions",
+    "terminal",
+    "sequence",
+    "parallel",
+    "loop",
+    "params",
+    "trigger",
+    "outputs",
+    "maxConcurrency",
+    "parallelCount",
+    "resources",
+    "writesDecision",
+    "multiNodeMode",
+    "needs",
+    "inputs",
+    "bogus",
+    "x-note",
+]
 VALUES = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 70), st.text(max_size=12),
-    st.sampled_from(["{{config.nope}}", "{{loop.x}}", "{{state.a.uri}}", "{{config.a|zip}}",
-                     "promote_checkpoint", "loop_back", "{{config.max_iterations}}"]),
-    st.lists(st.text(max_size=6), max_size=3), st.dictionaries(st.text(max_size=5),
-                                                               st.integers(), max_size=2))
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 70),
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "{{config.nope}}",
+            "{{loop.x}}",
+            "{{state.a.uri}}",
+            "{{config.a|zip}}",
+            "promote_checkpoint",
+            "loop_back",
+            "{{config.max_iterations}}",
+        ]
+    ),
+    st.lists(st.text(max_size=6), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+)
 EXAMPLES_COUNT = int(os.environ.get("NPAFLOW_HYPOTHESIS_EXAMPLES", "2000"))
 
 
@@ -42,8 +76,11 @@ def mutated_documents(draw: st.DrawFn, long_chains: bool = False) -> Any:
         if not isinstance(states, dict) or not states:
             break
         name = draw(st.sampled_from(sorted(states)))
-        action = draw(st.sampled_from(["drop", "rename", "set", "cycle", "top", "state", "nest",
-                                       "chain", "seqnest", "alias"]))
+        action = draw(
+            st.sampled_from(
+                ["drop", "rename", "set", "cycle", "top", "state", "nest", "chain", "seqnest", "alias"]
+            )
+        )
         body = states[name]
         if action == "drop" and isinstance(body, dict) and body:
             body.pop(draw(st.sampled_from(sorted(body))))
@@ -62,8 +99,9 @@ def mutated_documents(draw: st.DrawFn, long_chains: bool = False) -> Any:
         elif action == "alias" and isinstance(body, dict):
             body["params"] = shared_fanout(draw(st.integers(1, 9)), draw(st.integers(2, 9)))
         elif action == "top":
-            doc[draw(st.sampled_from(["config", "initial", "resources", "apiVersion",
-                                      "metadata"]))] = draw(VALUES)
+            doc[draw(st.sampled_from(["config", "initial", "resources", "apiVersion", "metadata"]))] = draw(
+                VALUES
+            )
         else:
             states[name] = draw(VALUES)
     return doc
@@ -108,11 +146,13 @@ def shared_fanout(levels: int, fanout: int) -> Any:
     return {"shared": value}
 
 
-@settings(max_examples=EXAMPLES_COUNT, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=EXAMPLES_COUNT,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(mutated_documents(), st.sampled_from(["", "promote", "loop_back"]))
-def test_mutated_specs_validate_or_plan_and_never_raise_anything_else(doc: Any,
-                                                                      assume: str) -> None:
+def test_mutated_specs_validate_or_plan_and_never_raise_anything_else(doc: Any, assume: str) -> None:
     text = yaml.safe_dump(doc, sort_keys=False)
     try:
         spec = load_spec_from_str(text, "m.yaml", catalog=CATALOG)
@@ -121,8 +161,11 @@ def test_mutated_specs_validate_or_plan_and_never_raise_anything_else(doc: Any,
         pass
 
 
-@settings(max_examples=max(20, EXAMPLES_COUNT // 40), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=max(20, EXAMPLES_COUNT // 40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(mutated_documents(long_chains=True))
 def test_mutated_specs_with_long_chains_validate_or_plan_without_recursion_limits(doc: Any) -> None:
     test_mutated_specs_validate_or_plan_and_never_raise_anything_else.hypothesis.inner_test(doc, "")

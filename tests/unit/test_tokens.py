@@ -14,10 +14,12 @@ pytestmark = pytest.mark.unit
 
 
 def scope(**config: object) -> TokenScope:
-    return TokenScope(config=config, run={"id": "r1", "prefix": "wf/r1"},
-                      state_outputs={"gen": {"uri": "s3://b/gen/out.json",
-                                             "output_1": "s3://b/gen/out.json"}},
-                      loop_iterations={"refine": 2})
+    return TokenScope(
+        config=config,
+        run={"id": "r1", "prefix": "wf/r1"},
+        state_outputs={"gen": {"uri": "s3://b/gen/out.json", "output_1": "s3://b/gen/out.json"}},
+        loop_iterations={"refine": 2},
+    )
 
 
 def test_config_run_state_and_loop_scopes_resolve() -> None:
@@ -39,8 +41,10 @@ def test_replacement_text_is_not_rescanned() -> None:
 
 
 def test_values_render_with_python_str() -> None:
-    assert resolve_text("{{config.t}} {{config.n}} {{config.l}}", scope(t=True, n=3, l=[1, 2])) \
+    assert (
+        resolve_text("{{config.t}} {{config.n}} {{config.l}}", scope(t=True, n=3, l=[1, 2]))
         == "True 3 [1, 2]"
+    )
 
 
 def test_base64_transform_encodes_utf8() -> None:
@@ -56,11 +60,14 @@ def test_dotted_config_keys_are_flat_lookups() -> None:
     assert resolve_text("{{config.a.b}}", scope(**{"a.b": "flat"})) == "flat"
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("{{config.nope}}", "unknown config token: config.nope"),
-    ("{{run.nope}}", "unknown run token: run.nope"),
-    ("{{loop.nope}}", "unknown loop token: loop.nope"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{{config.nope}}", "unknown config token: config.nope"),
+        ("{{run.nope}}", "unknown run token: run.nope"),
+        ("{{loop.nope}}", "unknown loop token: loop.nope"),
+    ],
+)
 def test_missing_keys_raise_token_errors(text: str, message: str) -> None:
     with pytest.raises(TokenError, match=message):
         resolve_text(text, scope())
@@ -105,10 +112,10 @@ def test_unknown_config_reference_inside_config_names_the_key() -> None:
     assert caught.value.key == "x"
 
 
-@pytest.mark.parametrize(("raw", "expected"), [(3, 3), ("4", 4), ("config.n", 5),
-                                               ("{{config.n}}", 5), ("{{config.s}}", 6)])
-def test_config_int_accepts_ints_digit_strings_and_exact_references(raw: object,
-                                                                     expected: int) -> None:
+@pytest.mark.parametrize(
+    ("raw", "expected"), [(3, 3), ("4", 4), ("config.n", 5), ("{{config.n}}", 5), ("{{config.s}}", 6)]
+)
+def test_config_int_accepts_ints_digit_strings_and_exact_references(raw: object, expected: int) -> None:
     assert resolve_config_int(raw, {"n": 5, "s": "6"}) == expected
 
 

@@ -15,8 +15,9 @@ def group_doc(**group: object) -> dict:
 
 
 def test_rule_1_loop_must_be_a_mapping() -> None:
-    assert "loop must be a mapping" in messages_of(minimal_doc(work={"run": {"shell": "x"},
-                                                                    "loop": 3, "next": "done"}))
+    assert "loop must be a mapping" in messages_of(
+        minimal_doc(work={"run": {"shell": "x"}, "loop": 3, "next": "done"})
+    )
 
 
 def test_rule_2_transition_needs_goto() -> None:
@@ -33,15 +34,20 @@ def test_rule_4_trigger_must_be_a_mapping() -> None:
     assert "trigger must be a mapping" in messages_of(doc)
 
 
-@pytest.mark.parametrize(("field", "value", "expected"), [
-    ("pollSeconds", "zero", "trigger.pollSeconds must be an integer"),
-    ("maxPolls", -1, "trigger.maxPolls must be >= 0, got -1"),
-    ("minObjects", 0, "trigger.minObjects must be >= 1, got 0"),
-])
-def test_rule_5_trigger_numbers_are_integers_above_their_floor(field: str, value: object,
-                                                               expected: str) -> None:
-    doc = minimal_doc(work={"run": {"shell": "x"}, "next": "done",
-                            "trigger": {"uri": "s3://b/in/", field: value}})
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("pollSeconds", "zero", "trigger.pollSeconds must be an integer"),
+        ("maxPolls", -1, "trigger.maxPolls must be >= 0, got -1"),
+        ("minObjects", 0, "trigger.minObjects must be >= 1, got 0"),
+    ],
+)
+def test_rule_5_trigger_numbers_are_integers_above_their_floor(
+    field: str, value: object, expected: str
+) -> None:
+    doc = minimal_doc(
+        work={"run": {"shell": "x"}, "next": "done", "trigger": {"uri": "s3://b/in/", field: value}}
+    )
     assert expected in messages_of(doc)
 
 
@@ -88,8 +94,7 @@ def test_rule_12_initial_state_must_exist() -> None:
 
 
 def test_rule_13_loop_until_must_be_a_known_predicate() -> None:
-    doc = minimal_doc(work={"run": {"shell": "x"}, "loop": {"max": 2, "until": "done"},
-                            "next": "done"})
+    doc = minimal_doc(work={"run": {"shell": "x"}, "loop": {"max": 2, "until": "done"}, "next": "done"})
     assert "unknown loop.until 'done'" in messages_of(doc)
 
 
@@ -133,8 +138,7 @@ def test_rule_13_unknown_tool_ref_lists_close_matches_only() -> None:
 
 def test_rule_13_a_state_must_do_something() -> None:
     doc = minimal_doc(idle={"description": "nothing"})
-    assert "must set run, toolRef, sequence, parallel, transitions, next, or terminal" in \
-        messages_of(doc)
+    assert "must set run, toolRef, sequence, parallel, transitions, next, or terminal" in messages_of(doc)
 
 
 def test_rule_13_empty_run_block_is_rejected() -> None:
@@ -142,12 +146,15 @@ def test_rule_13_empty_run_block_is_rejected() -> None:
     assert "empty run block" in messages_of(doc)
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    (0, "loop.max must be >= 1, got 0"),
-    ("config.missing", "config has no attribute 'missing'"),
-    ("{{ config.n }}", "cannot resolve loop max"),
-    (True, "not bool"),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (0, "loop.max must be >= 1, got 0"),
+        ("config.missing", "config has no attribute 'missing'"),
+        ("{{ config.n }}", "cannot resolve loop max"),
+        (True, "not bool"),
+    ],
+)
 def test_rule_13_loop_max_must_resolve_to_a_positive_integer(raw: object, expected: str) -> None:
     doc = minimal_doc(seq={"sequence": ["work"], "loop": {"max": raw}})
     doc["config"] = {"n": 2}
@@ -185,13 +192,16 @@ def test_rule_14_accelerator_mapping_counts_must_be_positive_integers() -> None:
     assert "must be a positive integer" in messages_of(doc)
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    (True, "num_nodes must be an integer, not a bool"),
-    ("two", "num_nodes must be an integer, got 'two'"),
-    (0, "num_nodes must be >= 1"),
-    (33, "num_nodes must be <= 32, got 33"),
-    ("{{config.nodes_missing}}", "unknown config token: config.nodes_missing"),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (True, "num_nodes must be an integer, not a bool"),
+        ("two", "num_nodes must be an integer, got 'two'"),
+        (0, "num_nodes must be >= 1"),
+        (33, "num_nodes must be <= 32, got 33"),
+        ("{{config.nodes_missing}}", "unknown config token: config.nodes_missing"),
+    ],
+)
 def test_rule_14_num_nodes_must_be_an_integer_in_range(value: object, expected: str) -> None:
     doc = minimal_doc()
     doc["resources"] = {"gang": {"num_nodes": value}}
@@ -220,8 +230,9 @@ def test_rule_15_more_than_one_node_requires_sharded() -> None:
 
 
 def test_rule_15_sharded_states_may_use_several_nodes() -> None:
-    doc = minimal_doc(work={"run": {"shell": "x"}, "resources": "gang",
-                            "multiNodeMode": "sharded", "next": "done"})
+    doc = minimal_doc(
+        work={"run": {"shell": "x"}, "resources": "gang", "multiNodeMode": "sharded", "next": "done"}
+    )
     doc["resources"] = {"gang": {"num_nodes": 2}}
     assert issues_of(doc) == []
 
@@ -233,8 +244,10 @@ def test_rule_15_tool_refs_use_the_catalog_multi_node_mode() -> None:
 
 
 def test_rule_17_needs_must_be_acyclic() -> None:
-    doc = minimal_doc(work={"run": {"shell": "x"}, "needs": ["done"], "next": "done"},
-                      done={"terminal": True, "run": {"shell": "x"}, "needs": ["work"]})
+    doc = minimal_doc(
+        work={"run": {"shell": "x"}, "needs": ["done"], "next": "done"},
+        done={"terminal": True, "run": {"shell": "x"}, "needs": ["work"]},
+    )
     assert "cycle detected in needs among states" in messages_of(doc)
 
 
@@ -244,23 +257,24 @@ def test_rule_18_at_least_one_terminal_state() -> None:
 
 
 def test_rule_19_control_flow_must_be_bounded() -> None:
-    doc = minimal_doc(work={"run": {"shell": "x"}, "next": "back"},
-                      back={"run": {"shell": "x"}, "next": "work"})
+    doc = minimal_doc(
+        work={"run": {"shell": "x"}, "next": "back"}, back={"run": {"shell": "x"}, "next": "work"}
+    )
     assert "unbounded control-flow cycle detected: work -> back -> work" in messages_of(doc)
 
 
 def test_rule_19_goto_to_an_enclosing_sequence_is_bounded() -> None:
-    doc = minimal_doc(loop={"sequence": ["work", "gate"], "loop": {"max": 2}, "next": "done"},
-                      work={"run": {"shell": "x"}},
-                      gate={"run": {"shell": "x"}, "transitions": [{"when": "loop_back",
-                                                                    "goto": "loop"}]})
+    doc = minimal_doc(
+        loop={"sequence": ["work", "gate"], "loop": {"max": 2}, "next": "done"},
+        work={"run": {"shell": "x"}},
+        gate={"run": {"shell": "x"}, "transitions": [{"when": "loop_back", "goto": "loop"}]},
+    )
     doc["initial"] = "loop"
     assert issues_of(doc) == []
 
 
 def test_rule_20_params_cannot_use_state_tokens() -> None:
-    doc = minimal_doc(work={"run": {"shell": "x"}, "params": {"p": "{{state.done.uri}}"},
-                            "next": "done"})
+    doc = minimal_doc(work={"run": {"shell": "x"}, "params": {"p": "{{state.done.uri}}"}, "next": "done"})
     assert "params.p: unknown state token" in messages_of(doc)
 
 
@@ -275,14 +289,15 @@ def test_rule_20_commands_with_unknown_config_tokens_fail() -> None:
 
 
 def test_rule_20_trigger_uri_must_resolve_even_for_state_tokens() -> None:
-    doc = minimal_doc(work={"run": {"shell": "x"}, "next": "done",
-                            "trigger": {"uri": "{{state.done.uri}}"}})
+    doc = minimal_doc(work={"run": {"shell": "x"}, "next": "done", "trigger": {"uri": "{{state.done.uri}}"}})
     assert "trigger.uri: unknown state token" in messages_of(doc)
 
 
 def test_rule_20_loop_tokens_resolve_at_validation_for_every_loop() -> None:
-    doc = minimal_doc(work={"run": {"shell": "echo {{loop.seq}} {{loop.typo}}"}},
-                      seq={"sequence": ["work"], "loop": {"max": 2}, "next": "done"})
+    doc = minimal_doc(
+        work={"run": {"shell": "echo {{loop.seq}} {{loop.typo}}"}},
+        seq={"sequence": ["work"], "loop": {"max": 2}, "next": "done"},
+    )
     doc["initial"] = "seq"
     text = messages_of(doc)
     assert "unknown loop token: loop.typo" in text

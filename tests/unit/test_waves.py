@@ -25,6 +25,7 @@ def test_wave_plan_defaults_concurrency_to_group_size() -> None:
     spec = spec.model_copy(update={"states": {**spec.states, "shards": shards}})
     from npaflow.plan import build_plan
     from tests.helpers import CATALOG
+
     wave = build_plan(spec, CATALOG).occurrences()[0]
     assert (wave.max_concurrency, [len(b.steps) for b in wave.batches]) == (3, [3])
 
@@ -37,12 +38,17 @@ def test_wave_plan_of_serial_spec_is_all_serial() -> None:
 
 def test_waves_json_has_exactly_the_reference_shape() -> None:
     payload = plan_of("fanout-demo.yaml").waves_to_dict()
-    assert set(payload) == {"workflow", "run_id", "assume_decision", "wave_count",
-                            "parallel_waves", "waves"}
-    assert set(payload["waves"][0]) == {"index", "kind", "group", "name", "max_concurrency",
-                                        "batches", "steps"}
-    assert set(payload["waves"][0]["steps"][0]) == {"state", "iteration", "tool_ref", "resources",
-                                                    "outputs"}
+    assert set(payload) == {"workflow", "run_id", "assume_decision", "wave_count", "parallel_waves", "waves"}
+    assert set(payload["waves"][0]) == {
+        "index",
+        "kind",
+        "group",
+        "name",
+        "max_concurrency",
+        "batches",
+        "steps",
+    }
+    assert set(payload["waves"][0]["steps"][0]) == {"state", "iteration", "tool_ref", "resources", "outputs"}
     assert payload["wave_count"] == 2
 
 
@@ -54,15 +60,17 @@ def test_max_concurrency_option_is_a_cap_not_an_override(cap: int, sizes: list[i
 
 def test_batches_carry_reference_wave_keys() -> None:
     keys = [str(w.key) for w in plan_of("fanout-demo.yaml").waves]
-    assert keys == ["001|shards|shards:shard-a:-,shards:shard-b:-", "002|shards|shards:shard-c:-",
-                    "003|serial|:join:-"]
+    assert keys == [
+        "001|shards|shards:shard-a:-,shards:shard-b:-",
+        "002|shards|shards:shard-c:-",
+        "003|serial|:join:-",
+    ]
 
 
 def test_loop_waves_count_every_iteration_in_the_sequence() -> None:
     plan = plan_of("gate-loop-ref.yaml", "loop_back")
     work_keys = [str(w.key) for w in plan.waves if w.steps[0].state == "work"]
-    assert work_keys == ["001|serial|refine:work:-", "003|serial|refine:work:-",
-                         "005|serial|refine:work:-"]
+    assert work_keys == ["001|serial|refine:work:-", "003|serial|refine:work:-", "005|serial|refine:work:-"]
 
 
 def test_one_member_batches_are_serial_but_keep_the_group() -> None:
@@ -81,8 +89,14 @@ def test_wave_key_format() -> None:
 
 
 def test_wave_keys_serialise_to_the_reference_string_and_parse_back() -> None:
-    key = WaveKey(sequence=4, group="grp", members=(WaveMember(loop_label="grp", state="p3"),
-                                                     WaveMember(loop_label="o", state="g", iteration=2)))
+    key = WaveKey(
+        sequence=4,
+        group="grp",
+        members=(
+            WaveMember(loop_label="grp", state="p3"),
+            WaveMember(loop_label="o", state="g", iteration=2),
+        ),
+    )
     assert key.model_dump() == "004|grp|grp:p3:-,o:g:2"
     assert WaveKey.model_validate("004|grp|grp:p3:-,o:g:2") == key
     assert WaveKey.parse(str(key)).states == ["p3", "g"]
