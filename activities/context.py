@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from activities.backends.base import Backend
+from activities.poller import JobPoller
 from activities.storage import StorageRouter
 from npaflow.errors import ConfigurationError
 from npaflow.runtime.contract import DEFAULT_TASK_QUEUE, worker_task_queue
 from npaflow.runtime.locations import ledger_base
 from npaflow.runtime.request import BackendName
-
-if TYPE_CHECKING:
-    from activities.jobs import JobPoller
 
 
 @dataclass
@@ -53,8 +50,6 @@ class ActivityContext:
     def poller(self, name: BackendName) -> JobPoller:
         """The process-wide poller of one backend (one queue call per tick for all awaits)."""
         if name not in self._pollers:
-            from activities.jobs import JobPoller
-
             self._pollers[name] = JobPoller(self.backend(name))
         return self._pollers[name]
 

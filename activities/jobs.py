@@ -1,27 +1,24 @@
 """Activities about one launched job: await it, cancel it by exact id, read its logs.
 
 Local-backend jobs' activities run on the owning worker's task queue. All
-awaits of a backend in one worker share one process-wide `JobPoller`: each
-`observe(job_id, delay)` registers a waiter due after `delay`; the poller wakes
-at the earliest due time, makes ONE `backend.queue([every registered id])` call,
-and hands each due (or nearly due) waiter its job's rows, or the call's error.
-N concurrent waves therefore cost one queue call per tick, not N.
+awaits of a backend in one worker share one process-wide `JobPoller`
+(activities/poller.py): N concurrent waves cost one queue call per tick, not N.
+A job missing from an answer is not lost until its own query and a later tick
+confirm it; even then the run cancels it by id before any relaunch.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from dataclasses import dataclass, field
 
 import structlog
 from temporalio import activity
 
-from activities.backends.base import Backend
 from activities.clock import utc_now
 from activities.context import ActivityContext
 from activities.errors import mapped_errors
 from activities.heartbeat import Heartbeater, heartbeating, resume_details
+from activities.poller import JobPoller
 from npaflow.errors import NpaflowError, TransportError
 from npaflow.runtime.contract import AWAIT_WAVE, CANCEL_WAVE, READ_JOB_LOGS
 from npaflow.runtime.ledger import CancellationState, Observation, TaskRow
@@ -40,113 +37,12 @@ log = structlog.get_logger(__name__)
 
 #: Observations kept per wave attempt; only changes are recorded, so this bounds history size.
 MAX_OBSERVATIONS = 100
-#: The first polls come quickly so short jobs do not wait a full poll interval.
-FIRST_POLL_SECONDS = 0.25
+#: Consecutive answers without the job, after a cancel, that verify it is gone.
+ABSENT_ANSWERS_TO_VERIFY = 2
 #: Failed status queries kept as evidence per await.
 MAX_STATUS_ERRORS = 20
 #: Consecutive failed status queries that, past the recovery deadline, fail the wave.
 MAX_CONSECUTIVE_STATUS_ERRORS = 5
-
-
-#: A waiter due within this share of its own interval is served by the current call, so
-#: waves that started at different times fall onto one shared tick after one interval.
-COALESCE_FRACTION = 0.5
-
-
-@dataclass
-class _Waiter:
-    job_id: str
-    delay: float
-    due: float
-    future: asyncio.Future[list[TaskRow]]
-
-    def is_served_by(self, call_end: float, latency: float) -> bool:
-        """Served when due before the call ended, or early by at most half its own interval."""
-        return self.due <= call_end + max(latency, COALESCE_FRACTION * self.delay)
-
-
-@dataclass
-class PollerStats:
-    """What the poller did: for benchmarks and logs."""
-
-    calls: int = 0
-    served: int = 0
-    max_ids_per_call: int = 0
-    worst_latency: float = 0.0
-    latencies: list[float] = field(default_factory=list)
-
-
-class JobPoller:
-    """Coalesces status queries of one backend across all awaits in this process."""
-
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-        self.stats = PollerStats()
-        self._waiters: list[_Waiter] = []
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-
-    async def observe(self, job_id: str, delay: float) -> list[TaskRow]:
-        """The job's rows from the first call at least `delay` seconds from now.
-
-        Raises:
-            Exception: whatever the shared queue call raised on that tick.
-        """
-        delay = max(0.0, delay)
-        waiter = _Waiter(job_id, delay, time.monotonic() + delay, asyncio.get_running_loop().create_future())
-        self._waiters.append(waiter)
-        self._ensure_running()
-        self._wake.set()
-        try:
-            return await waiter.future
-        finally:
-            if waiter in self._waiters:
-                self._waiters.remove(waiter)
-
-    def _ensure_running(self) -> None:
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run())
-
-    async def _run(self) -> None:
-        while self._waiters:
-            self._wake.clear()
-            wait = min(w.due for w in self._waiters) - time.monotonic()
-            if wait > 0:
-                try:
-                    await asyncio.wait_for(self._wake.wait(), timeout=wait)
-                    continue  # a new waiter may be due sooner: recompute
-                except TimeoutError:
-                    pass
-            await self._tick()
-
-    async def _tick(self) -> None:
-        ids = sorted({w.job_id for w in self._waiters})
-        started = time.monotonic()
-        try:
-            rows = await self.backend.queue(ids)
-            error: BaseException | None = None
-        except Exception as exc:  # noqa: BLE001 - handed to every waiter, which decides
-            rows, error = {}, exc
-        latency = time.monotonic() - started
-        self._record(len(ids), latency)
-        ended = time.monotonic()
-        for waiter in [w for w in self._waiters if w.is_served_by(ended, latency)]:
-            self._waiters.remove(waiter)
-            if waiter.future.done():
-                continue
-            if error is not None:
-                waiter.future.set_exception(error)
-            else:
-                waiter.future.set_result(rows.get(waiter.job_id, []))
-            self.stats.served += 1
-
-    def _record(self, ids: int, latency: float) -> None:
-        stats = self.stats
-        stats.calls += 1
-        stats.max_ids_per_call = max(stats.max_ids_per_call, ids)
-        stats.worst_latency = max(stats.worst_latency, latency)
-        stats.latencies = [*stats.latencies[-99:], latency]
-        log.debug("poller.tick", backend=self.backend.name.value, ids=ids, latency=round(latency, 3))
 
 
 class JobActivities:
@@ -184,12 +80,21 @@ class JobActivities:
             except NpaflowError as exc:
                 return CancelResult(state=CancellationState.FAILED, error=str(exc)[:400])
             deadline = time.monotonic() + request.verify_seconds
-            status = JobStatus.UNKNOWN
+            status, absent = JobStatus.UNKNOWN, 0
             while time.monotonic() < deadline:
                 try:
-                    rows = await poller.observe(request.job.job_id, 0.2)
+                    rows = await poller.observe(request.job.job_id, min(0.2, backend.poll_interval))
                 except NpaflowError:
-                    rows = []
+                    absent = 0
+                    continue
+                absent = 0 if rows else absent + 1
+                if absent >= ABSENT_ANSWERS_TO_VERIFY:
+                    return CancelResult(
+                        state=CancellationState.VERIFIED,
+                        status=JobStatus.ABSENT,
+                        error=f"job {request.job.job_id} is absent from the backend's queue on "
+                        f"{absent} answers after the cancel",
+                    )
                 if rows:
                     status = aggregate_job_status([row.status for row in rows])
                     hb.update(last_status=status)
@@ -215,7 +120,7 @@ class JobWatch:
         self.observations: list[Observation] = []
         self.errors: list[str] = []
         self.rows: list[TaskRow] = []
-        self.lost = ""
+        self.interval = min(request.poll_seconds, poller.backend.poll_interval)
 
     async def run(self) -> AwaitResult:
         """Poll to the end; each outcome is one of `AwaitEnd`."""
@@ -223,14 +128,24 @@ class JobWatch:
         deadline = (
             self.hb.details.started_at + request.max_wait_seconds if request.max_wait_seconds > 0 else None
         )
-        delay = min(FIRST_POLL_SECONDS, request.poll_seconds)
         while True:
-            status = await self._poll(delay)
-            delay = min(delay * 2, request.poll_seconds)
+            status = await self._poll()
             if status is None:
                 failed = self._unreadable()
                 if failed is not None:
                     return failed
+            elif status is JobStatus.ABSENT:
+                log.warning("wave.lost", wave_key=str(request.wave_key), job_id=job_id)
+                return self._result(
+                    status,
+                    end=AwaitEnd.LOST,
+                    cls=FailureClass.CONTROLLER,
+                    error=(
+                        f"job {job_id} is not in the backend's queue: absent from a tick that asked "
+                        "for it, from its own exact query and from the next tick (the controller "
+                        "lost the record)"
+                    ),
+                )
             elif status.is_terminal():
                 log.info(
                     "wave.terminal",
@@ -239,7 +154,7 @@ class JobWatch:
                     status=status.value,
                     polls=self.hb.details.polls,
                 )
-                return self._result(status, error=self.lost)
+                return self._result(status)
             elif self._waited_too_long_for_capacity(status):
                 return self._result(
                     status,
@@ -261,11 +176,13 @@ class JobWatch:
                     ),
                 )
 
-    async def _poll(self, delay: float) -> JobStatus | None:
-        """One observation through the poller; None when the query failed."""
+    async def _poll(self) -> JobStatus | None:
+        """One observation through the poller; None when the query failed, ABSENT when lost."""
         details = self.hb.details
         try:
-            rows = await self.poller.observe(self.request.job.job_id, delay)
+            rows = await self.poller.observe(self.request.job.job_id, self.interval)
+            if not rows:
+                rows = await self._confirm_absent()
         except (TransportError, OSError) as exc:
             return self._query_failed(exc)
         except NpaflowError:
@@ -273,12 +190,8 @@ class JobWatch:
         except Exception as exc:  # noqa: BLE001 - unclassified query errors are retried, never read
             return self._query_failed(exc)
         if not rows:
-            self.lost = (
-                f"job {self.request.job.job_id} is not in the backend's queue (the "
-                "controller lost the record)"
-            )
-            self.hb.update(polls=details.polls + 1, last_status=JobStatus.FAILED_CONTROLLER)
-            return JobStatus.FAILED_CONTROLLER
+            self.hb.update(polls=details.polls + 1)
+            return JobStatus.ABSENT
         self.rows = rows
         status = aggregate_job_status([row.status for row in rows])
         self.hb.update(
@@ -290,6 +203,21 @@ class JobWatch:
         )
         self._observe(rows, status)
         return status
+
+    async def _confirm_absent(self) -> list[TaskRow]:
+        """An answer that asked for the job had no rows: ask for it alone, then on a later tick.
+
+        Raises:
+            Exception: either query failed (then nothing is concluded from it).
+        """
+        job_id = self.request.job.job_id
+        self.errors.append(f"job {job_id} absent from a queue answer that asked for it")
+        rows = (await self.poller.backend.queue([job_id])).get(job_id, [])
+        if not rows:
+            self.errors.append(f"job {job_id} absent from its own exact query")
+            rows = await self.poller.observe(job_id, self.interval)
+        del self.errors[:-MAX_STATUS_ERRORS]
+        return rows
 
     def _query_failed(self, exc: BaseException) -> None:
         details = self.hb.details

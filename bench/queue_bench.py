@@ -50,6 +50,7 @@ class CountingBackend:
 
     name = BackendName.SKYPILOT
     host_bound = False
+    poll_interval = 1.0
 
     def __init__(self, latency: float) -> None:
         self.latency = latency

@@ -1,45 +1,90 @@
-"""A real SkyPilot 0.12.2 API server for tests: `sky api start` with a HOME of its own.
+"""A real SkyPilot 0.12.2 API server for tests and benches, on a free port, in a HOME of its own.
 
 Consolidation mode runs the jobs controller inside the server, so launch,
 queue, cancel and logs are real with no cloud (launches end FAILED_PRECHECKS).
 Needs skypilot==0.12.2 with fastapi 0.128.0 (the `skypilot` extra) and rsync.
+
+The server is started the way `sky api start` starts it (`python -m
+sky.server.server`), but on a port picked free, so two checkouts' suites run
+side by side; it is stopped by its own process group and by the processes that
+carry its HOME (controllers SkyPilot spawns later), never with `sky api stop`,
+which stops every local API server on the host.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import IO
 
-#: `sky api start` always serves the local default endpoint.
-ENDPOINT = "http://127.0.0.1:46580"
 CONFIG = "jobs:\n  controller:\n    consolidation_mode: true\n"
+#: The port SkyPilot's consolidated jobs controller launches through (sky/server/common.py).
+SKYPILOT_PORT = 46580
+#: Seconds without any process of ours before a stop counts as complete.
+QUIET_SECONDS = 3.0
+BRIDGE = Path(__file__).resolve().parent / "socket_bridge.py"
+#: Without network namespaces, suites on one host take turns on the fixed port.
+HOST_LOCK = Path(tempfile.gettempdir()) / f"npaflow-skypilot-{SKYPILOT_PORT}.lock"
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def can_isolate_network() -> bool:
+    """True when this user may run a process in a network namespace of its own (unshare -rn)."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return False
+    probe = subprocess.run(
+        ["unshare", "-rn", "ip", "link", "set", "lo", "up"], capture_output=True, check=False
+    )
+    return probe.returncode == 0
 
 
 class SkyApiServer:
-    """Starts and stops one API server whose state lives under `home`."""
+    """Starts and stops one API server whose state lives under `home`.
+
+    SkyPilot's consolidated controller talks to its own server on port 46580, so
+    the server runs in a network namespace of its own (its own loopback and
+    46580) and is reached from the host through a bridge on a free port. Where
+    namespaces are not allowed it runs on the host's 46580, one suite at a time.
+    """
 
     def __init__(self, home: Path) -> None:
-        self.home = home
-        self.endpoint = ENDPOINT
-        self.sky = str(Path(sys.executable).parent / "sky")
+        self.home = home.resolve()
+        self.isolated = can_isolate_network()
+        self.port = free_port() if self.isolated else SKYPILOT_PORT
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.socket = Path(tempfile.mkdtemp(prefix="npa-sky-")) / "api.sock"
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self._lock: IO[str] | None = None
 
     def environ(self) -> dict[str, str]:
-        # The controllers SkyPilot spawns run `python -m sky...` from PATH: this venv's first.
+        """Its own HOME; this venv first on PATH (the controllers it spawns run `python -m sky`)."""
         path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-        return {
+        environ = {
             **os.environ,
             "HOME": str(self.home),
             "PATH": path,
             "SKYPILOT_DISABLE_USAGE_COLLECTION": "1",
-            "SKYPILOT_API_SERVER_ENDPOINT": self.endpoint,
+            "IS_SKYPILOT_SERVER": "true",
         }
+        environ.pop("SKYPILOT_API_SERVER_ENDPOINT", None)  # the controller uses the server's default
+        return environ
 
     def healthy(self) -> bool:
         try:
@@ -51,52 +96,103 @@ class SkyApiServer:
     def start(self) -> None:
         if shutil.which("rsync") is None:
             raise RuntimeError("the SkyPilot API server needs rsync (apt-get install rsync)")
-        if self.healthy():
-            raise RuntimeError(
-                f"another SkyPilot API server already answers at {self.endpoint}; "
-                "stop it (sky api stop) before running these tests"
-            )
-        (self.home / ".sky").mkdir(parents=True, exist_ok=True)
+        (self.home / ".sky" / "api_server").mkdir(parents=True, exist_ok=True)
         (self.home / ".sky" / "config.yaml").write_text(CONFIG)
+        self.processes = []
+        self.socket.unlink(missing_ok=True)
+        server = f"exec {shlex.quote(sys.executable)} -m sky.server.server --host 127.0.0.1"
+        if self.isolated:
+            bridge = (
+                f"{shlex.quote(sys.executable)} {shlex.quote(str(BRIDGE))} unix-to-tcp "
+                f"{shlex.quote(str(self.socket))} 127.0.0.1 {SKYPILOT_PORT} &"
+            )
+            command = ["unshare", "-rn", "sh", "-c", f"ip link set lo up && {bridge} {server}"]
+        else:
+            self._take_host_lock()
+            command = ["sh", "-c", server]
         # cwd: SkyPilot 0.12.2's consolidated jobs controller creates '~/sky_logs/managed_jobs'
         # without expanding '~', i.e. under the server's working directory.
-        subprocess.run(
-            [self.sky, "api", "start"],
-            env=self.environ(),
-            cwd=self.home,
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=180,
-        )
-        deadline = time.monotonic() + 120
+        self._spawn(command, self.log_path())
+        if self.isolated:
+            self._spawn(
+                [sys.executable, str(BRIDGE), "tcp-to-unix", "127.0.0.1", str(self.port), str(self.socket)],
+                self.home / "bridge.log",
+            )
+        deadline = time.monotonic() + 180
         while not self.healthy():
-            if time.monotonic() > deadline:
+            if self.processes[0].poll() is not None or time.monotonic() > deadline:
+                self.stop()
                 raise RuntimeError(f"SkyPilot API server did not come up; see {self.log_path()}")
             time.sleep(0.5)
 
-    def stop(self) -> None:
-        subprocess.run(
-            [self.sky, "api", "stop"],
-            env=self.environ(),
-            check=False,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=120,
-        )
-        self._kill_leftovers()
+    def _spawn(self, command: list[str], log_path: Path) -> None:
+        with open(log_path, "ab") as log:
+            self.processes.append(
+                subprocess.Popen(
+                    command,
+                    env=self.environ(),
+                    cwd=self.home,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
 
-    def _kill_leftovers(self) -> None:
-        """Processes the server left that still run with our HOME (controllers, executors)."""
-        marker = f"HOME={self.home}".encode()
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit() or int(entry.name) == os.getpid():
-                continue
+    def _take_host_lock(self) -> None:
+        self._lock = open(HOST_LOCK, "a")  # noqa: SIM115 - held until stop()
+        fcntl.flock(self._lock, fcntl.LOCK_EX)
+
+    def stop(self) -> None:
+        """Stop our process groups, then sweep what carries our HOME until none is left."""
+        for process in self.processes:
+            with_signal(process.pid, signal.SIGTERM, group=True)
+        for process in self.processes:
             try:
-                if marker in (entry / "environ").read_bytes().split(b"\0"):
-                    os.kill(int(entry.name), signal.SIGKILL)
-            except (FileNotFoundError, ProcessLookupError, PermissionError):
-                continue
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                with_signal(process.pid, signal.SIGKILL, group=True)
+                process.wait(timeout=10)
+        quiet_since, deadline = time.monotonic(), time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.kill_leftovers():
+                quiet_since = time.monotonic()
+            elif time.monotonic() - quiet_since >= QUIET_SECONDS:
+                break
+            time.sleep(0.2)
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    def kill_leftovers(self) -> int:
+        """SIGKILL every process that runs with our HOME (controllers, executors); how many."""
+        return kill_marked(f"HOME={self.home}".encode())
 
     def log_path(self) -> Path:
         return self.home / ".sky" / "api_server" / "server.log"
+
+
+def with_signal(pid: int, sig: signal.Signals, *, group: bool = False) -> None:
+    """Signal a process (or its group), ignoring one that is already gone."""
+    try:
+        if group:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_marked(marker: bytes) -> int:
+    """SIGKILL every process whose environment holds `marker`; return how many were found."""
+    found = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                os.kill(int(entry.name), signal.SIGKILL)
+                found += 1
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return found

@@ -11,7 +11,7 @@ import secrets
 import socket
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
@@ -68,6 +68,9 @@ class WorkerConfig(BaseModel):
     worker_id: str = ""
     backends: tuple[BackendName, ...] = (BackendName.LOCAL,)
     skypilot_endpoint: str = ""
+    skypilot_poll_seconds: float = Field(
+        default=float(ENV_DEFAULTS[EnvVar.SKYPILOT_POLL_SECONDS]), gt=0, le=300
+    )
     aws_endpoint_url: str = ""
     catalog_paths: tuple[str, ...] = ()
     ledger_root: str = ""
@@ -99,6 +102,7 @@ class WorkerConfig(BaseModel):
             "worker_id": env(EnvVar.WORKER_ID),
             "backends": backends,
             "skypilot_endpoint": env(EnvVar.SKYPILOT_ENDPOINT),
+            "skypilot_poll_seconds": env(EnvVar.SKYPILOT_POLL_SECONDS),
             "aws_endpoint_url": env(EnvVar.AWS_ENDPOINT_URL),
             "catalog_paths": tuple(p for p in env(EnvVar.CATALOG).split(os.pathsep) if p),
             "ledger_root": env(EnvVar.LEDGER_ROOT),
@@ -106,7 +110,11 @@ class WorkerConfig(BaseModel):
             "log_format": env(EnvVar.LOG_FORMAT),
         }
         values.update({k: v for k, v in overrides.items() if v not in (None, "", ())})
-        config = cls.model_validate(values)
+        try:
+            config = cls.model_validate(values)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise UsageError(f"worker configuration: {problems} (check the NPAFLOW_* variables)") from None
         if not config.worker_id:
             worker_id = persistent_worker_id(config.home, create=create_id)
             config = config.model_copy(update={"worker_id": worker_id})

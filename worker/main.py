@@ -91,7 +91,9 @@ def build_backends(config: WorkerConfig) -> dict[BackendName, Backend]:
         from activities.backends.skypilot import SkyPilotBackend
         from activities.backends.skypilot_sdk import SkyPilotSdk
 
-        backends[BackendName.SKYPILOT] = SkyPilotBackend(SkyPilotSdk(config.skypilot_endpoint))
+        backends[BackendName.SKYPILOT] = SkyPilotBackend(
+            SkyPilotSdk(config.skypilot_endpoint), poll_interval=config.skypilot_poll_seconds
+        )
     return backends
 
 

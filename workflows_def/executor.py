@@ -10,7 +10,7 @@ transitions; nothing calls back into the workflow object (DESIGN §3.4-§3.6).
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -94,6 +94,7 @@ class AttemptOutcome:
     error: str = ""
     failure_class: FailureClass = FailureClass.PAYLOAD
     kept: bool = False  # timed out and left running on purpose: never retried
+    fail_closed: bool = False  # the job may still run (lost, cancel unverified): never relaunched
 
 
 class AttemptRunner:
@@ -206,6 +207,16 @@ class AttemptRunner:
             return AttemptOutcome(ok=False, error=result.error, kept=True)
         if result.end is not AwaitEnd.TERMINAL:
             cancelled = await self.cancel_job(key, attempt)
+            unverified = cancelled.cancellation.state is not CancellationState.VERIFIED
+            if result.end is AwaitEnd.LOST and unverified:
+                error = (
+                    f"{result.error}; it may still run and cancelling it by id was not verified "
+                    f"({cancelled.cancellation.state.value}), so no second job is launched"
+                )
+                outcome = await self._fail(key, attempt, error, _class_of(result), cancelled)
+                return replace(outcome, fail_closed=True)
+            if result.end is AwaitEnd.LOST and not (cancelled.status and cancelled.status.is_terminal()):
+                cancelled = replace(cancelled, status=JobStatus.FAILED_CONTROLLER)  # reference §6.4.5
             return await self._fail(key, attempt, result.error, _class_of(result), cancelled)
         record = self.state.attempt(key, attempt)
         if not result.status.is_success():
@@ -396,7 +407,7 @@ class TemporalExecutor(ArtifactReads):
                 return WaveOutcome(succeeded=True)
             reconcile = False
             budget = outcome.failure_class.budget()
-            if not outcome.kept and budgets.get(budget, 0) > 0:
+            if not (outcome.kept or outcome.fail_closed) and budgets.get(budget, 0) > 0:
                 budgets[budget] -= 1
                 failures += 1
                 await workflow.sleep(
@@ -411,7 +422,8 @@ class TemporalExecutor(ArtifactReads):
             attempt += 1
 
     def _suspends(self, outcome: AttemptOutcome) -> bool:
-        retryable = outcome.failure_class.budget() is not RetryBudget.NONE and not outcome.kept
+        retryable = outcome.failure_class.budget() is not RetryBudget.NONE
+        retryable = retryable and not (outcome.kept or outcome.fail_closed)
         return retryable and self.request.on_failure is OnFailure.SUSPEND
 
     async def _suspend(self, error: str) -> None:

@@ -63,6 +63,9 @@ class Backend(Protocol):
     name: BackendName
     #: True when jobs live on the launching worker's host (their activities must run there).
     host_bound: bool
+    #: Seconds between polls of one job (a cap below `--poll-seconds`): what a queue call
+    #: costs decides it; the poller coalesces every await of a worker onto one call per tick.
+    poll_interval: float
 
     async def submit(self, request: LaunchRequest) -> Submission:
         """Send the launch and return as soon as the backend accepted it."""

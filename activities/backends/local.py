@@ -51,6 +51,8 @@ log = structlog.get_logger(__name__)
 CANCEL_GRACE_SECONDS = 5.0
 #: A record whose worker died before starting the supervisor is a ghost after this long.
 GHOST_GRACE_SECONDS = 10.0
+#: Seconds between polls of a local job (a queue call costs well under a millisecond per job).
+LOCAL_POLL_SECONDS = 0.2
 #: What every job may see of the worker's environment (besides what it is given).
 BASE_ENV = (
     "PATH",
@@ -74,6 +76,8 @@ class LocalBackend:
 
     name = BackendName.LOCAL
     host_bound = True
+    #: Its queue reads a few local files per job: a job's end is seen within this.
+    poll_interval = LOCAL_POLL_SECONDS
 
     def __init__(
         self,

@@ -49,6 +49,10 @@ QUEUE_FIELDS = [
     "current_cluster_name",
     "execution",
 ]
+#: Seconds between the shared queue calls of one worker: one queue_v2(job_ids=...) costs about
+#: 2.5 s on an API server whatever the ids (skypilot-live), so a job's end is seen within about
+#: 7.5 s, and half that on average, at one call per tick however many waves await.
+SKYPILOT_POLL_SECONDS = 5.0
 #: Newest jobs scanned when a launch must be found by name (its request id was lost).
 NAME_LOOKUP_LIMIT = 1000
 #: SDK exception class names, by what they mean for a launch (sky/exceptions.py, 0.12.2).
@@ -162,8 +166,9 @@ class SkyPilotBackend:
     name = BackendName.SKYPILOT
     host_bound = False
 
-    def __init__(self, api: SkyPilotApi) -> None:
+    def __init__(self, api: SkyPilotApi, *, poll_interval: float = SKYPILOT_POLL_SECONDS) -> None:
         self.api = api
+        self.poll_interval = poll_interval
 
     async def _call(self, what: str, coroutine: Any) -> Any:
         try:

@@ -64,6 +64,9 @@ class SkyPilotSdk:
 
         self._sdk_async, self._jobs_sdk, self._jobs_async = sdk_async, jobs_sdk, jobs_async
         self._server, self._dag_utils = server_common, dag_utils
+        # An earlier import may have asked for the URL already: forget what was cached then.
+        server_common.get_server_url.cache_clear()
+        server_common.is_api_server_local.cache_clear()
         self._health_lock = asyncio.Lock()
 
     async def _healthy(self) -> None:

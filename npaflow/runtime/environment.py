@@ -28,6 +28,7 @@ class EnvVar(StrEnum):
     CATALOG = "NPAFLOW_CATALOG"  # extra tool catalogs, os.pathsep separated
     LOG_FORMAT = "NPAFLOW_LOG_FORMAT"  # json or console
     SKYPILOT_ENDPOINT = "SKYPILOT_API_SERVER_ENDPOINT"  # SkyPilot API server (required for skypilot)
+    SKYPILOT_POLL_SECONDS = "NPAFLOW_SKYPILOT_POLL_SECONDS"  # seconds between a worker's queue calls
     AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"  # S3 endpoint (MinIO, SeaweedFS); AWS when unset
 
 
@@ -39,4 +40,5 @@ ENV_DEFAULTS: dict[EnvVar, str] = {
     EnvVar.BACKEND: "local",
     EnvVar.HOME: "~/.npaflow",
     EnvVar.LOG_FORMAT: "json",
+    EnvVar.SKYPILOT_POLL_SECONDS: "5",
 }

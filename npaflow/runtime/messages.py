@@ -132,6 +132,7 @@ class AwaitEnd(StrEnum):
     TIMED_OUT = "timed_out"  # max_wait_seconds passed first
     CAPACITY_TIMEOUT = "capacity_timeout"  # waited for resources past pending_timeout_seconds
     UNREADABLE = "unreadable"  # status queries kept failing past the recovery deadline
+    LOST = "lost"  # absent from a tick that asked, its own query and a later tick
 
 
 class AwaitResult(BaseModel):

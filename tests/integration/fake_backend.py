@@ -48,6 +48,7 @@ class FakeBackend:
 
     name: BackendName = BackendName.LOCAL
     host_bound: bool = False
+    poll_interval: float = 0.05
     scripts: list[list[str]] = field(default_factory=list)
     default: list[str] = field(default_factory=lambda: ["SUCCEEDED"])
     launch_delay: float = 0.0

@@ -10,6 +10,7 @@ SUCCEEDED, JobGroups, capacity, a lost controller, transient API errors.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
 import uuid
@@ -101,6 +102,8 @@ class FakeSkyPilotApi:
     failure_reasons: dict[int, str] = field(default_factory=dict)  # launch number -> reason
     launch_errors: dict[int, Exception] = field(default_factory=dict)  # launch number -> get() raises
     unreachable_calls: int = 0  # the next N calls raise ApiServerConnectionError
+    queue_latency: float = 0.0  # seconds every queue call takes (the real one: 2-20 s)
+    missing_answers: dict[int, int] = field(default_factory=dict)  # job id -> answers that omit it
     jobs: dict[int, FakeJob] = field(default_factory=dict)
     requests: dict[str, int] = field(default_factory=dict)
     launched: list[tuple[str, Mapping[str, str]]] = field(default_factory=list)
@@ -157,10 +160,15 @@ class FakeSkyPilotApi:
     ) -> list[ManagedJobRecord]:
         self._reachable()
         self.queue_calls.append(list(job_ids) if job_ids is not None else None)
+        if self.queue_latency:
+            await asyncio.sleep(self.queue_latency)
+        omitted = {job_id for job_id, left in self.missing_answers.items() if left > 0}
+        for job_id in omitted:
+            self.missing_answers[job_id] -= 1
         chosen = [
             job
             for job_id, job in sorted(self.jobs.items(), reverse=True)
-            if not job.lost and (job_ids is None or job_id in job_ids)
+            if not job.lost and job_id not in omitted and (job_ids is None or job_id in job_ids)
         ][:limit]
         for job in chosen:
             if job.schedule_state != "INACTIVE" and job_ids is not None:

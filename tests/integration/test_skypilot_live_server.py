@@ -138,3 +138,21 @@ async def test_job_logs_are_read_through_the_run_s_backend(
     assert result.returncode == 0, result.stderr
     assert "### 001|serial|:step:- attempt 1 job" in result.stdout
     assert "FAILED_PRECHECKS" in result.stdout and "\x1b[" not in result.stdout
+
+
+async def test_ten_runs_at_once_launch_exactly_ten_jobs_and_end_as_ten_configuration_failures(
+    sky_harness: Harness, sky_server: SkyApiServer
+) -> None:
+    async with sky_harness.worker():
+        handles = [
+            await sky_harness.start(
+                "runtime/sky-one.yaml", run_id=f"sky-ten-{index}", max_infrastructure_recoveries=2, **SKY
+            )
+            for index in range(10)
+        ]
+        outcomes = await asyncio.wait_for(asyncio.gather(*(sky_harness.finish(h) for h in handles)), 600)
+    assert [o.summary.failure_class for o in outcomes] == [FailureClass.CONFIGURATION] * 10
+    for outcome in outcomes:
+        (wave,) = outcome.ledger.waves
+        assert wave.sky_status is JobStatus.FAILED_PRECHECKS, wave.error
+        assert await jobs_named(sky_server, wave.job_name) == [int(wave.job_id)]

@@ -6,6 +6,8 @@ The fake sits at the SDK boundary and speaks SkyPilot's own models
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from sky import exceptions as sky_exceptions
 
@@ -158,3 +160,72 @@ async def test_infra_is_written_into_every_task_of_a_job_group(
     outcome = await fake_sky_harness.run("runtime/fanout.yaml", infra="k8s/gpu-pool", **SKY)
     assert outcome.status == "succeeded"
     assert seen[0].count("infra: k8s/gpu-pool") == 2
+
+
+async def test_a_job_briefly_missing_from_one_answer_is_polled_on_and_never_relaunched(
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
+    fake_sky.default = [statuses("RUNNING"), statuses("RUNNING"), statuses("SUCCEEDED")]
+    fake_sky.missing_answers = {1: 1}
+    outcome = await fake_sky_harness.run("runtime/sky-one.yaml", max_infrastructure_recoveries=2, **SKY)
+    assert outcome.status == "succeeded"
+    assert len(fake_sky.jobs) == 1
+    assert fake_sky.cancel_calls == []
+    (wave,) = outcome.ledger.waves
+    assert "absent from a queue answer that asked for it" in " ".join(wave.status_errors)
+
+
+async def test_a_lost_job_is_cancelled_by_id_and_verified_before_the_infra_budget_relaunches_it(
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
+    fake_sky.scripts = [[statuses("RUNNING")]]
+    fake_sky.missing_answers = {1: 10_000}
+    outcome = await fake_sky_harness.run("runtime/sky-one.yaml", max_infrastructure_recoveries=1, **SKY)
+    assert outcome.status == "succeeded"
+    first, second = outcome.ledger.waves
+    assert fake_sky.cancel_calls == [[1]]
+    assert (first.error_category, first.cancellation.state) == (
+        FailureClass.CONTROLLER,
+        CancellationState.VERIFIED,
+    )
+    assert (second.attempt, second.status) == (2, WaveStatus.SUCCEEDED)
+
+
+async def test_a_lost_job_whose_cancel_cannot_be_verified_fails_closed_without_a_second_launch(
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
+    fake_sky.default = [statuses("RUNNING")]
+    fake_sky.missing_answers = {1: 10_000}
+
+    async def refused_cancel(job_ids: list[int]) -> None:
+        fake_sky.cancel_calls.append(list(job_ids))
+        raise sky_exceptions.PermissionDeniedError("not allowed to cancel this job")
+
+    fake_sky.cancel = refused_cancel  # type: ignore[method-assign]
+    outcome = await fake_sky_harness.run(
+        "runtime/sky-one.yaml", max_infrastructure_recoveries=3, retries=3, **SKY
+    )
+    assert outcome.status == "failed"
+    assert len(fake_sky.jobs) == 1
+    (wave,) = outcome.ledger.waves
+    assert wave.cancellation.state is CancellationState.FAILED
+    assert not wave.sky_status.is_terminal()  # it may still run: never recorded as ended
+    assert "no second job is launched" in wave.error
+
+
+async def test_ten_runs_at_once_over_a_slow_queue_launch_exactly_one_job_each(
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
+    fake_sky.default = [statuses("RUNNING"), statuses("RUNNING"), statuses("SUCCEEDED")]
+    fake_sky.queue_latency = 1.5
+    async with fake_sky_harness.worker():
+        handles = [
+            await fake_sky_harness.start("runtime/sky-one.yaml", max_infrastructure_recoveries=2, **SKY)
+            for _ in range(10)
+        ]
+        outcomes = await asyncio.gather(*(fake_sky_harness.finish(h) for h in handles))
+    assert [o.status for o in outcomes] == ["succeeded"] * 10
+    assert len(fake_sky.jobs) == 10
+    assert fake_sky.cancel_calls == []
+    polls = [ids for ids in fake_sky.queue_calls if ids is not None]
+    assert max(len(ids) for ids in polls) > 2  # the awaits shared calls
