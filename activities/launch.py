@@ -181,10 +181,10 @@ class LaunchTransaction:
         matches = [m for m in await self.backend.find_jobs(name) if m.launch_token == token]
         for stuck in (m for m in matches if not m.can_progress):
             await self._cancel(stuck, f"cannot progress ({stuck.reason or stuck.status.value})")
-        live = sorted((m for m in matches if m.can_progress), key=lambda m: _id_order(m.job_id))
+        live = [m for m in matches if m.can_progress]  # newest first (Backend.find_jobs)
         if not live:
             return ""
-        keep, *extras = live
+        *extras, keep = live  # the oldest live job was launched first: keep it
         for extra in extras:
             await self._cancel(extra, f"a second live job of this attempt (kept {keep.job_id})")
         self.notes.append(f"adopted job {keep.job_id} already launched as {name}")
@@ -273,8 +273,3 @@ class LaunchTransaction:
                     await self._cancel(match, "left behind by a failed launch request")
         except NpaflowError as exc:
             log.warning("wave.leftovers_unchecked", job_name=self.rendered.job_name, error=str(exc))
-
-
-def _id_order(job_id: str) -> tuple[int, str]:
-    tail = job_id.rsplit("-", 1)[-1]
-    return (int(tail) if tail.isdigit() else 0, job_id)

@@ -1,32 +1,40 @@
 """The local backend (the embedded default): wave jobs as processes on this worker's host.
 
 Jobs live on disk under `<home>/local/jobs/<worker id>-<n>`, each run by a
-detached supervisor, so a restarted worker re-attaches to jobs that outlived
-it. Their ids carry the worker id, and their activities run on that worker's
-own task queue: no other host can ever read or cancel the wrong job.
+detached standard-library supervisor, so a restarted worker re-attaches to jobs
+that outlived it. Their ids carry the worker id, and their activities run on
+that worker's own task queue: no other host can ever read or cancel the wrong
+job. A queue call re-reads a job's statuses only when its status directory
+changed, and checks its supervisor's liveness at most every LIVENESS_SECONDS, so
+polling hundreds of jobs every LOCAL_POLL_SECONDS stays cheap.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
 import yaml
 
+from activities.backends import local_supervisor
 from activities.backends.base import JobMatch, LaunchRequest, Submission
 from activities.backends.local_jobs import (
     CANCEL_MARKER,
     JOB_FILE,
     JOB_MARKER_ENV,
     SUPERVISOR_FILE,
+    WAVE_FILE,
+    LocalJobId,
     LocalJobRecord,
     LocalTask,
     SupervisorIdentity,
@@ -34,16 +42,16 @@ from activities.backends.local_jobs import (
     is_supervisor_alive,
     job_processes,
     read_model,
-    set_task_status,
     start_ticks,
-    task_status,
     write_model,
 )
+from activities.backends.local_status import TaskRecord, TaskStatus, init_task, move_task, read_task
 from activities.clock import utc_now
 from npaflow.errors import ConfigurationError, ControllerError
 from npaflow.runtime.ledger import TaskRow
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.status import JobStatus, aggregate_job_status
+from npaflow.traversal.models import WaveKind
 
 log = structlog.get_logger(__name__)
 
@@ -51,8 +59,10 @@ log = structlog.get_logger(__name__)
 CANCEL_GRACE_SECONDS = 5.0
 #: A record whose worker died before starting the supervisor is a ghost after this long.
 GHOST_GRACE_SECONDS = 10.0
-#: Seconds between polls of a local job (a queue call costs well under a millisecond per job).
+#: Seconds between polls of a local job: its state is on this host, so its end is seen at once.
 LOCAL_POLL_SECONDS = 0.2
+#: Seconds between checks that a job's supervisor still lives (a /proc read per job).
+LIVENESS_SECONDS = 1.0
 #: What every job may see of the worker's environment (besides what it is given).
 BASE_ENV = (
     "PATH",
@@ -68,7 +78,18 @@ BASE_ENV = (
     "TMPDIR",
     "TZ",
 )
-SUPERVISOR_COMMAND = (sys.executable, "-m", "activities.backends.local_supervisor")
+#: Standard library only (-S: no site-packages, -E: no PYTHON* variables): starts in milliseconds.
+SUPERVISOR_COMMAND = (sys.executable, "-S", "-E", local_supervisor.__file__)
+
+
+@dataclass
+class _Seen:
+    """What the last queue call read of one job: reused while its statuses did not change."""
+
+    record: LocalJobRecord
+    status_mtime: int = -1
+    rows: tuple[TaskRow, ...] = ()
+    alive_checked: float = 0.0
 
 
 class LocalBackend:
@@ -76,7 +97,6 @@ class LocalBackend:
 
     name = BackendName.LOCAL
     host_bound = True
-    #: Its queue reads a few local files per job: a job's end is seen within this.
     poll_interval = LOCAL_POLL_SECONDS
 
     def __init__(
@@ -92,14 +112,19 @@ class LocalBackend:
         self.worker_id = worker_id
         self.job_env = tuple(job_env)
         self.supervisor_command = tuple(supervisor_command)
+        self._seen: dict[str, _Seen] = {}
 
     def _job_dir(self, job_id: str) -> Path:
         """The job's directory; a job id of another worker is never looked up here.
 
         Raises:
-            ControllerError: the id belongs to another worker.
+            ControllerError: the id is not one of this worker's local job ids.
         """
-        if not job_id.startswith(f"{self.worker_id}-"):
+        try:
+            owner = LocalJobId.parse(job_id).worker_id
+        except ValueError as exc:
+            raise ControllerError(str(exc)) from None
+        if owner != self.worker_id:
             raise ControllerError(
                 f"local job {job_id} belongs to another worker; this is worker "
                 f"{self.worker_id} (its activities run on the owner's task queue)"
@@ -111,39 +136,39 @@ class LocalBackend:
         documents = [d for d in yaml.safe_load_all(request.yaml) if d]
         if len(documents) < 2 or not isinstance(documents[0], dict):
             raise ConfigurationError("wave YAML has no task documents")
-        job_id = await asyncio.to_thread(allocate_job_id, self.jobs_dir, self.worker_id)
+        job_id = str(await asyncio.to_thread(allocate_job_id, self.jobs_dir, self.worker_id))
         job_dir = self.jobs_dir / job_id
+        execution = WaveKind(str(documents[0].get("execution", WaveKind.SERIAL.value)))
         (job_dir / "wave.yaml").write_text(request.yaml, encoding="utf-8")
-        env_names = sorted({*BASE_ENV, *self.job_env, *request.secret_values})
+        wave = {"execution": execution.value, "tasks": documents[1:]}
+        (job_dir / WAVE_FILE).write_text(json.dumps(wave), encoding="utf-8")
         job = LocalJobRecord(
             job_id=job_id,
             job_name=request.job_name,
             token=request.launch_token,
-            execution=str(documents[0].get("execution", "serial")),
+            execution=execution,
             submitted_at=utc_now(),
             launched_at=time.time(),
             worker_id=self.worker_id,
-            env_names=env_names,
+            env_names=sorted({*BASE_ENV, *self.job_env, *request.secret_values}),
             tasks=[LocalTask(name=d["name"], num_nodes=int(d.get("num_nodes", 1))) for d in documents[1:]],
         )
         write_model(job_dir / JOB_FILE, job)
         for task in job.tasks:
-            set_task_status(job_dir, task.name, JobStatus.PENDING)
+            init_task(job_dir, task.name)
         pid = self._spawn(job_dir, job_id, request.secret_values)
         write_model(job_dir / JOB_FILE, job.model_copy(update={"supervisor_pid": pid}))
         log.info("local.launched", job_id=job_id, job_name=request.job_name, pid=pid)
         return Submission(request_id=job_id, job_id=job_id)
 
     def _spawn(self, job_dir: Path, job_id: str, secrets: Mapping[str, str]) -> int:
-        env = {
-            name: os.environ[name] for name in (*BASE_ENV, *self.job_env, "PYTHONPATH") if name in os.environ
-        }
+        env = {name: os.environ[name] for name in (*BASE_ENV, *self.job_env) if name in os.environ}
         env.update(secrets)
         env[JOB_MARKER_ENV] = job_id
         with open(job_dir / "supervisor.log", "ab") as out:
             process = subprocess.Popen(
                 [*self.supervisor_command, str(job_dir)],
-                cwd=Path(__file__).resolve().parents[2],
+                cwd=job_dir,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -165,7 +190,7 @@ class LocalBackend:
             job = read_model(job_dir / JOB_FILE, LocalJobRecord) if job_dir.is_dir() else None
             if job is None or job.job_name != job_name:
                 continue
-            rows = self._rows(job_dir, job)
+            rows = self._rows(job.job_id, fresh=True)
             status = aggregate_job_status([row.status for row in rows])
             dead = status is JobStatus.FAILED_CONTROLLER
             matches.append(
@@ -177,53 +202,56 @@ class LocalBackend:
                     reason=rows[0].failure_reason if dead and rows else "",
                 )
             )
-        return sorted(matches, key=lambda m: int(m.job_id.rsplit("-", 1)[-1]), reverse=True)
+        return sorted(matches, key=lambda m: LocalJobId.parse(m.job_id).number, reverse=True)
 
     async def queue(self, job_ids: list[str]) -> dict[str, list[TaskRow]]:
         """The task rows of each job id (none for an unknown one); dead jobs are reaped first."""
-        result: dict[str, list[TaskRow]] = {}
-        for job_id in job_ids:
-            job_dir = self._job_dir(job_id)
-            job = read_model(job_dir / JOB_FILE, LocalJobRecord)
-            result[job_id] = self._rows(job_dir, job) if job else []
-        return result
+        return {job_id: self._rows(job_id) for job_id in job_ids}
 
-    def _rows(self, job_dir: Path, job: LocalJobRecord) -> list[TaskRow]:
+    def _rows(self, job_id: str, *, fresh: bool = False) -> list[TaskRow]:
+        """The job's rows, re-read only when its statuses changed or its liveness is due."""
+        job_dir = self._job_dir(job_id)
+        seen = self._seen.get(job_id)
+        if seen is None or not seen.record.supervisor_pid:
+            record = read_model(job_dir / JOB_FILE, LocalJobRecord)
+            if record is None:
+                return []
+            seen = self._seen[job_id] = _Seen(record)
+        mtime = _mtime(job_dir / "status") + _mtime(job_dir / CANCEL_MARKER)
+        now = time.monotonic()
+        liveness_due = fresh or now - seen.alive_checked >= LIVENESS_SECONDS
+        if mtime == seen.status_mtime and not liveness_due:
+            return list(seen.rows)
+        if liveness_due:
+            self._reap_if_dead(job_dir, seen.record)
+            seen.alive_checked = now
+            mtime = _mtime(job_dir / "status") + _mtime(job_dir / CANCEL_MARKER)
+        cancelling = (job_dir / CANCEL_MARKER).exists()
+        seen.rows = tuple(
+            _task_row(seen.record, index, task.name, read_task(job_dir, task.name), cancelling)
+            for index, task in enumerate(seen.record.tasks)
+        )
+        seen.status_mtime = mtime
+        if all(row.status.is_terminal() for row in seen.rows):
+            seen.alive_checked = float("inf")  # nothing left to reap
+        return list(seen.rows)
+
+    def _reap_if_dead(self, job_dir: Path, job: LocalJobRecord) -> None:
+        """A job whose supervisor is gone: kill what is left, end its tasks (guarded moves)."""
         _reap(job.supervisor_pid)
         dead = self._dead_reason(job_dir, job)
-        rows = []
-        for index, task in enumerate(job.tasks):
-            record = task_status(job_dir, task.name)
-            if dead and not record.status.is_terminal():
-                cancelled = (job_dir / CANCEL_MARKER).exists()
-                _kill(job.job_id, _pgid(job_dir, job))
-                set_task_status(
-                    job_dir,
-                    task.name,
-                    JobStatus.CANCELLED if cancelled else JobStatus.FAILED_CONTROLLER,
-                    "cancelled by request" if cancelled else dead,
-                )
-                record = task_status(job_dir, task.name)
-            elif (job_dir / CANCEL_MARKER).exists() and not record.status.is_terminal():
-                record = record.model_copy(update={"status": JobStatus.CANCELLING})
-            rows.append(
-                TaskRow(
-                    job_id=job.job_id,
-                    task_id=index,
-                    task_name=task.name,
-                    status=record.status,
-                    submitted_at=record.submitted_at,
-                    start_at=record.start_at,
-                    end_at=record.end_at,
-                    is_job_group=job.execution == "parallel",
-                    execution=job.execution,
-                    cluster_name=f"local-{job.job_id}",
-                    last_progress_at=record.last_updated_at if record.status.is_active() else "",
-                    last_updated_at=record.last_updated_at,
-                    failure_reason=record.failure_reason,
-                )
-            )
-        return rows
+        if not dead:
+            return
+        unfinished = [t.name for t in job.tasks if not read_task(job_dir, t.name).status.is_terminal()]
+        if not unfinished:
+            return
+        _kill(job.job_id, _pgid(job_dir, job))
+        cancelled = (job_dir / CANCEL_MARKER).exists()
+        for task in unfinished:
+            if cancelled:
+                move_task(job_dir, task, TaskStatus.CANCELLED, "cancelled by request")
+            else:
+                move_task(job_dir, task, TaskStatus.FAILED_CONTROLLER, dead)
 
     def _dead_reason(self, job_dir: Path, job: LocalJobRecord) -> str:
         """Why the job can make no progress ("" while it can): no or a dead supervisor."""
@@ -262,8 +290,7 @@ class LocalBackend:
         if left:
             raise ControllerError(f"local job {job_id}: processes {left} survived SIGKILL")
         for task in job.tasks:
-            if not task_status(job_dir, task.name).status.is_terminal():
-                set_task_status(job_dir, task.name, JobStatus.CANCELLED, "cancelled by request")
+            move_task(job_dir, task.name, TaskStatus.CANCELLED, "cancelled by request")
         log.info("local.cancelled", job_id=job_id)
 
     async def logs(self, job_id: str, task: str = "", tail_lines: int = 2000) -> str:
@@ -276,6 +303,34 @@ class LocalBackend:
             lines = path.read_text(errors="replace").splitlines()[-tail_lines:]
             parts.append(f"==> {path.stem} <==\n" + "\n".join(lines))
         return "\n".join(parts)
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return 0
+
+
+def _task_row(job: LocalJobRecord, index: int, name: str, record: TaskRecord, cancelling: bool) -> TaskRow:
+    status = JobStatus(record.status.value)
+    if cancelling and not status.is_terminal():
+        status = JobStatus.CANCELLING
+    return TaskRow(
+        job_id=job.job_id,
+        task_id=index,
+        task_name=name,
+        status=status,
+        submitted_at=record.submitted_at,
+        start_at=record.start_at,
+        end_at=record.end_at,
+        is_job_group=job.execution is WaveKind.PARALLEL,
+        execution=job.execution.value,
+        cluster_name=f"local-{job.job_id}",
+        last_progress_at=record.last_updated_at if status.is_active() else "",
+        last_updated_at=record.last_updated_at,
+        failure_reason=record.failure_reason,
+    )
 
 
 def _pgid(job_dir: Path, job: LocalJobRecord) -> int:

@@ -1,8 +1,10 @@
 """On-disk records of local-backend jobs, shared by the backend and the supervisor.
 
 Layout under `<home>/local/jobs/<job id>/`: `job.json` (written by the worker),
-`supervisor.json` (written by the supervisor itself once it runs), `wave.yaml`,
-`status/<task>.json`, `logs/<task>-<rank>.log`, `cancel_requested`, `supervisor.log`.
+`supervisor.json` (written by the supervisor itself once it runs), `wave.yaml` and
+`wave.json` (its task documents, parsed for the standard-library supervisor),
+`status/<task>.json` (local_status.py), `logs/<task>-<rank>.log`, `cancel_requested`,
+`supervisor.log`.
 A job is *launching* until its supervisor has recorded itself and is alive.
 """
 
@@ -11,19 +13,33 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from activities.clock import utc_now
+from activities.backends.local_status import JOB_FILE, JOB_MARKER_ENV, SUPERVISOR_FILE, WAVE_FILE
 from activities.files import write_text_atomic
-from npaflow.runtime.status import JobStatus
+from npaflow.traversal.models import WaveKind
 
-JOB_FILE = "job.json"
-SUPERVISOR_FILE = "supervisor.json"
 CANCEL_MARKER = "cancel_requested"
-#: Every job process carries this variable, so processes that left the group are found too.
-JOB_MARKER_ENV = "NPAFLOW_LOCAL_JOB"
+#: The layout's file names live with the standard-library status module; re-exported here.
+__all__ = [
+    "CANCEL_MARKER",
+    "JOB_FILE",
+    "JOB_MARKER_ENV",
+    "SUPERVISOR_FILE",
+    "WAVE_FILE",
+    "LocalJobId",
+    "LocalJobRecord",
+    "LocalTask",
+    "SupervisorIdentity",
+    "allocate_job_id",
+    "is_supervisor_alive",
+    "job_processes",
+    "read_model",
+    "start_ticks",
+    "write_model",
+]
 _OPEN = ConfigDict(extra="ignore")
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -45,7 +61,7 @@ class LocalJobRecord(BaseModel):
     job_id: str
     job_name: str
     token: str = ""
-    execution: str = "serial"
+    execution: WaveKind = WaveKind.SERIAL
     submitted_at: str = ""
     launched_at: float = 0.0  # epoch seconds: when the worker started the supervisor
     worker_id: str = ""
@@ -64,19 +80,6 @@ class SupervisorIdentity(BaseModel):
     start_ticks: int
 
 
-class TaskStatusRecord(BaseModel):
-    """`status/<task>.json`: one task's status and timestamps."""
-
-    model_config = _OPEN
-
-    status: JobStatus = JobStatus.PENDING
-    submitted_at: str = ""
-    start_at: str = ""
-    end_at: str = ""
-    last_updated_at: str = ""
-    failure_reason: str = ""
-
-
 def read_model(path: Path, model: type[ModelT]) -> ModelT | None:
     """Read a JSON record, or None when it does not exist (yet) or is unreadable."""
     try:
@@ -90,38 +93,43 @@ def write_model(path: Path, record: BaseModel) -> None:
     write_text_atomic(path, record.model_dump_json(indent=2))
 
 
-def allocate_job_id(jobs_dir: Path, worker_id: str) -> str:
-    """Return the next job id, `<worker id>-<n>`: unique across workers, hosts and restarts."""
+class LocalJobId(NamedTuple):
+    """A local job id, `<worker id>-<n>`: unique across workers, hosts and restarts.
+
+    Built and parsed only here; the worker id keeps another worker's job from ever
+    being looked up (or cancelled) on this host.
+    """
+
+    worker_id: str
+    number: int
+
+    def __str__(self) -> str:
+        return f"{self.worker_id}-{self.number}"
+
+    @classmethod
+    def parse(cls, job_id: str) -> LocalJobId:
+        """Split an id into worker id and number.
+
+        Raises:
+            ValueError: the text is not a local job id.
+        """
+        worker, _, number = job_id.rpartition("-")
+        if not worker or not number.isdigit():
+            raise ValueError(f"{job_id!r} is not a local job id (<worker id>-<n>)")
+        return cls(worker, int(number))
+
+
+def allocate_job_id(jobs_dir: Path, worker_id: str) -> LocalJobId:
+    """Return the next job id of this worker and create its directory."""
     jobs_dir.mkdir(parents=True, exist_ok=True)
     with open(jobs_dir / ".counter.lock", "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         counter = jobs_dir / ".counter"
         value = int(counter.read_text() or "0") + 1 if counter.exists() else 1
         counter.write_text(str(value))
-        job_id = f"{worker_id}-{value}"
-        (jobs_dir / job_id).mkdir()
+        job_id = LocalJobId(worker_id, value)
+        (jobs_dir / str(job_id)).mkdir()
         return job_id
-
-
-def task_status(job_dir: Path, task: str) -> TaskStatusRecord:
-    """One task's stored status (PENDING when nothing is stored yet)."""
-    return read_model(job_dir / "status" / f"{task}.json", TaskStatusRecord) or TaskStatusRecord()
-
-
-def set_task_status(job_dir: Path, task: str, status: JobStatus, reason: str = "") -> None:
-    """Record one task's status transition with its timestamps."""
-    record = task_status(job_dir, task)
-    now = utc_now()
-    record = record.model_copy(update={"status": status, "last_updated_at": now})
-    if status is JobStatus.STARTING and not record.submitted_at:
-        record = record.model_copy(update={"submitted_at": now})
-    if status is JobStatus.RUNNING and not record.start_at:
-        record = record.model_copy(update={"start_at": now})
-    if status.is_terminal() and not record.end_at:
-        record = record.model_copy(update={"end_at": now})
-    if reason:
-        record = record.model_copy(update={"failure_reason": reason})
-    write_model(job_dir / "status" / f"{task}.json", record)
 
 
 def start_ticks(pid: int) -> int | None:

@@ -1,74 +1,74 @@
 """The process that runs one local job; detached from the worker so it outlives it.
 
-First it records itself (`supervisor.json`): until then the job is only
-*launching*. Then it runs `setup` and `run` under bash for every node rank,
-pipeline tasks in order and JobGroup tasks concurrently, writing SkyPilot-style
-statuses. Jobs see only their rendered `envs`, their secrets, the names the
-worker passes through, and a small base (PATH, HOME, locale, TMPDIR).
-Usage: python -m activities.backends.local_supervisor JOB_DIR
+Standard library only, run as a script (`python -S -E local_supervisor.py
+JOB_DIR`): it starts in milliseconds, so fifty jobs starting at once do not
+starve the worker. First it records itself (`supervisor.json`): until then the
+job is only *launching*. Then it runs `setup` and `run` under bash for every
+node rank, pipeline tasks in order and JobGroup tasks concurrently, moving each
+task's status through the guarded table of `local_status.py`. Jobs see only
+their rendered `envs`, their secrets, the names the worker passes through, and
+a small base (PATH, HOME, locale, TMPDIR).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import threading
-from pathlib import Path
-from typing import Any
 
-import yaml
+TYPE_CHECKING = False
 
-from activities.backends.local_jobs import (
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from local_status import (  # noqa: E402 - a script: its own directory is the import root
     JOB_FILE,
     JOB_MARKER_ENV,
     SUPERVISOR_FILE,
-    LocalJobRecord,
-    SupervisorIdentity,
-    read_model,
-    set_task_status,
-    start_ticks,
-    write_model,
+    WAVE_FILE,
+    TaskStatus,
+    move_task,
 )
-from npaflow.runtime.status import JobStatus
 
-Task = dict[str, Any]
+if TYPE_CHECKING:  # annotations only: importing typing at run time costs milliseconds
+    from typing import Any
+
+    Task = dict[str, Any]
+    Job = dict[str, Any]
 
 
-def _rank_env(task: Task, job: LocalJobRecord, rank: int, nodes: int) -> dict[str, str]:
-    env = {name: os.environ[name] for name in job.env_names if name in os.environ}
+def _rank_env(task: Task, job: Job, rank: int, nodes: int) -> dict[str, str]:
+    env = {name: os.environ[name] for name in job.get("env_names", []) if name in os.environ}
     env.update({str(k): str(v) for k, v in (task.get("envs") or {}).items()})
     env.update(
         {
             "SKYPILOT_NODE_RANK": str(rank),
             "SKYPILOT_NUM_NODES": str(nodes),
             "SKYPILOT_NODE_IPS": "\n".join(["127.0.0.1"] * nodes),
-            "SKYPILOT_MANAGED_JOB_ID": job.job_id,
-            "SKYPILOT_TASK_ID": f"local_{job.job_name}_{task['name']}_{job.job_id}",
+            "SKYPILOT_MANAGED_JOB_ID": job["job_id"],
+            "SKYPILOT_TASK_ID": f"local_{job['job_name']}_{task['name']}_{job['job_id']}",
             "SKYPILOT_SETUP_NODE_RANK": str(rank),
-            JOB_MARKER_ENV: job.job_id,
+            JOB_MARKER_ENV: job["job_id"],
         }
     )
-    if job.execution == "parallel":
-        env["SKYPILOT_JOBGROUP_NAME"] = job.job_name
+    if job.get("execution") == "parallel":
+        env["SKYPILOT_JOBGROUP_NAME"] = job["job_name"]
     return env
 
 
-def _run_on_all_ranks(script: str, task: Task, job: LocalJobRecord, job_dir: Path, phase: str) -> bool:
+def _run_on_all_ranks(script: str, task: Task, job: Job, job_dir: str, phase: str) -> bool:
     nodes = int(task.get("num_nodes") or 1)
     processes = []
     for rank in range(nodes):
-        log = open(job_dir / "logs" / f"{task['name']}-{rank}.log", "a")  # noqa: SIM115
+        log = open(os.path.join(job_dir, "logs", f"{task['name']}-{rank}.log"), "a")  # noqa: SIM115
         log.write(f"--- {phase} (rank {rank}/{nodes}) ---\n")
         log.flush()
+        env = _rank_env(task, job, rank, nodes)
         processes.append(
             (
                 subprocess.Popen(
-                    ["bash", "-c", script],
-                    cwd=job_dir,
-                    env=_rank_env(task, job, rank, nodes),
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
+                    ["bash", "-c", script], cwd=job_dir, env=env, stdout=log, stderr=subprocess.STDOUT
                 ),
                 log,
             )
@@ -80,43 +80,51 @@ def _run_on_all_ranks(script: str, task: Task, job: LocalJobRecord, job_dir: Pat
     return all(code == 0 for code in codes)
 
 
-def run_task(task: Task, job: LocalJobRecord, job_dir: Path) -> JobStatus:
-    """Run one task on all its ranks and record its terminal status."""
+def run_task(task: Task, job: Job, job_dir: str) -> TaskStatus:
+    """Run one task on all its ranks; its terminal status (CANCELLED if cancelled meanwhile)."""
     name = task["name"]
-    set_task_status(job_dir, name, JobStatus.STARTING)
+    if not move_task(job_dir, name, TaskStatus.STARTING):
+        return TaskStatus.CANCELLED  # cancelled (or reaped) before it started
+    move_task(job_dir, name, TaskStatus.RUNNING)
     setup = str(task.get("setup") or "")
-    if setup.strip():
-        set_task_status(job_dir, name, JobStatus.RUNNING)
-        if not _run_on_all_ranks(setup, task, job, job_dir, "setup"):
-            set_task_status(job_dir, name, JobStatus.FAILED_SETUP, "setup exited non-zero")
-            return JobStatus.FAILED_SETUP
-    set_task_status(job_dir, name, JobStatus.RUNNING)
+    if setup.strip() and not _run_on_all_ranks(setup, task, job, job_dir, "setup"):
+        move_task(job_dir, name, TaskStatus.FAILED_SETUP, "setup exited non-zero")
+        return TaskStatus.FAILED_SETUP
     if _run_on_all_ranks(str(task.get("run") or "true"), task, job, job_dir, "run"):
-        set_task_status(job_dir, name, JobStatus.SUCCEEDED)
-        return JobStatus.SUCCEEDED
-    set_task_status(job_dir, name, JobStatus.FAILED, "run exited non-zero on some node")
-    return JobStatus.FAILED
+        status, reason = TaskStatus.SUCCEEDED, ""
+    else:
+        status, reason = TaskStatus.FAILED, "run exited non-zero on some node"
+    return status if move_task(job_dir, name, status, reason) else TaskStatus.CANCELLED
 
 
-def record_self(job_dir: Path) -> None:
+def _read_json(path: str) -> Any:
+    with open(path, encoding="utf-8") as file:
+        return json.load(file)
+
+
+def record_self(job_dir: str) -> None:
     """Write `supervisor.json`: from here on the job is running, and findable by its group."""
     pid = os.getpid()
-    write_model(
-        job_dir / SUPERVISOR_FILE,
-        SupervisorIdentity(pid=pid, pgid=os.getpgid(pid), start_ticks=start_ticks(pid) or 0),
-    )
+    with open(f"/proc/{pid}/stat") as stat_file:
+        stat = stat_file.read().rsplit(")", 1)[-1].split()
+    identity = {"pid": pid, "pgid": os.getpgid(pid), "start_ticks": int(stat[19])}
+    temp = os.path.join(job_dir, f".{SUPERVISOR_FILE}.tmp")
+    with open(temp, "w", encoding="utf-8") as file:
+        json.dump(identity, file)
+    os.replace(temp, os.path.join(job_dir, SUPERVISOR_FILE))
 
 
-def supervise(job_dir: Path) -> int:
+def supervise(job_dir: str) -> int:
     """Run the job's tasks as a pipeline (in order) or a JobGroup (all at once)."""
-    job = read_model(job_dir / JOB_FILE, LocalJobRecord)
-    if job is None:
+    try:
+        job: Job = _read_json(os.path.join(job_dir, JOB_FILE))
+        wave = _read_json(os.path.join(job_dir, WAVE_FILE))
+    except (OSError, ValueError):
         return 2
     record_self(job_dir)
-    documents = [d for d in yaml.safe_load_all((job_dir / "wave.yaml").read_text()) if d]
-    tasks: list[Task] = documents[1:]
-    (job_dir / "logs").mkdir(exist_ok=True)
-    if job.execution == "parallel":
+    tasks: list[Task] = wave["tasks"]
+    os.makedirs(os.path.join(job_dir, "logs"), exist_ok=True)
+    if wave.get("execution") == "parallel":
         threads = [threading.Thread(target=run_task, args=(t, job, job_dir)) for t in tasks]
         for thread in threads:
             thread.start()
@@ -124,12 +132,12 @@ def supervise(job_dir: Path) -> int:
             thread.join()
         return 0
     for index, task in enumerate(tasks):
-        if not run_task(task, job, job_dir).is_success():
+        if run_task(task, job, job_dir) is not TaskStatus.SUCCEEDED:
             for rest in tasks[index + 1 :]:
-                set_task_status(job_dir, rest["name"], JobStatus.CANCELLED, "an earlier task failed")
+                move_task(job_dir, rest["name"], TaskStatus.CANCELLED, "an earlier task failed")
             break
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(supervise(Path(sys.argv[1])))
+    sys.exit(supervise(sys.argv[1]))

@@ -1,0 +1,170 @@
+"""A local job task's status: a guarded state machine on disk, shared by worker and supervisor.
+
+Standard library only: the job supervisor imports this module and must start
+in a few milliseconds. Two processes write a task's status (the supervisor as
+it runs the task, the worker when it cancels or reaps a dead job), so every
+move reads, checks and writes under a lock, and a terminal status is final:
+whichever process gets there first wins, the other's move is a no-op.
+Layout: `<job dir>/status/<task>.json`, lock `<job dir>/status/.lock`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from enum import StrEnum
+
+#: A job directory: a path, as the worker's `Path` or the supervisor's `str` (no pathlib import).
+JobDir = str | os.PathLike[str]
+
+#: Ledger timestamps: UTC, second precision, a `Z` suffix (npaflow/runtime/timestamps.py).
+TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+#: Written by the worker: `job.json` (the record), `wave.json` (the parsed task documents);
+#: by the supervisor: `supervisor.json` (its pid, process group and start time).
+JOB_FILE, WAVE_FILE, SUPERVISOR_FILE = "job.json", "wave.json", "supervisor.json"
+#: Every job process carries this variable, so processes that left the group are found too.
+JOB_MARKER_ENV = "NPAFLOW_LOCAL_JOB"
+
+
+class TaskStatus(StrEnum):
+    """A local task's status, in SkyPilot's `ManagedJobStatus` values (a subset of JobStatus)."""
+
+    PENDING = "PENDING"  # recorded, the supervisor has not started it
+    STARTING = "STARTING"  # the supervisor is about to run setup/run
+    RUNNING = "RUNNING"  # setup or run is executing on every rank
+    SUCCEEDED = "SUCCEEDED"  # run exited 0 on every rank
+    FAILED = "FAILED"  # run exited non-zero on some rank
+    FAILED_SETUP = "FAILED_SETUP"  # setup exited non-zero on some rank
+    CANCELLED = "CANCELLED"  # cancelled by request, or skipped after an earlier task failed
+    FAILED_CONTROLLER = "FAILED_CONTROLLER"  # the supervisor died or never started
+
+    def is_terminal(self) -> bool:
+        """True once the task can no longer change."""
+        return self in _TERMINAL
+
+
+_TERMINAL = frozenset(
+    {
+        TaskStatus.SUCCEEDED,
+        TaskStatus.FAILED,
+        TaskStatus.FAILED_SETUP,
+        TaskStatus.CANCELLED,
+        TaskStatus.FAILED_CONTROLLER,
+    }
+)
+_ENDINGS = frozenset({TaskStatus.CANCELLED, TaskStatus.FAILED_CONTROLLER})
+#: Allowed moves: status -> the statuses it may move to (terminal statuses move nowhere).
+TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
+    TaskStatus.PENDING: frozenset({TaskStatus.STARTING}) | _ENDINGS,
+    TaskStatus.STARTING: frozenset({TaskStatus.RUNNING}) | _ENDINGS,
+    TaskStatus.RUNNING: frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.FAILED_SETUP})
+    | _ENDINGS,
+    **{status: frozenset() for status in _TERMINAL},
+}
+
+
+class TaskTransitionError(RuntimeError):
+    """A move the table does not allow (a bug in the caller, not a race)."""
+
+
+class TaskRecord:
+    """`status/<task>.json`: one task's status and timestamps (a plain class: no dataclasses import)."""
+
+    FIELDS = ("submitted_at", "start_at", "end_at", "last_updated_at", "failure_reason")
+
+    def __init__(self, status: TaskStatus = TaskStatus.PENDING, **times: str) -> None:
+        self.status = status
+        self.submitted_at = times.get("submitted_at", "")
+        self.start_at = times.get("start_at", "")
+        self.end_at = times.get("end_at", "")
+        self.last_updated_at = times.get("last_updated_at", "")
+        self.failure_reason = times.get("failure_reason", "")
+
+    def to_json(self) -> dict[str, object]:
+        """The stored form."""
+        return {"status": self.status.value, **{name: getattr(self, name) for name in self.FIELDS}}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, object]) -> TaskRecord:
+        """Parse the stored form (unknown keys ignored).
+
+        Raises:
+            ValueError: the status is not a task status.
+        """
+        times = {name: str(raw.get(name) or "") for name in cls.FIELDS}
+        return cls(TaskStatus(str(raw.get("status", "PENDING"))), **times)
+
+
+def utc_now() -> str:
+    """Now, in the ledger's timestamp format."""
+    return time.strftime(TIMESTAMP_FORMAT, time.gmtime())
+
+
+def _path(job_dir: JobDir, task: str) -> str:
+    return os.path.join(os.fspath(job_dir), "status", f"{task}.json")
+
+
+def read_task(job_dir: JobDir, task: str) -> TaskRecord:
+    """One task's stored record (PENDING when nothing is stored yet, or it is unreadable)."""
+    try:
+        with open(_path(job_dir, task), encoding="utf-8") as file:
+            return TaskRecord.from_json(json.load(file))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return TaskRecord()
+
+
+class _Locked:
+    """The job's status lock (flock), held for one read-check-write."""
+
+    def __init__(self, job_dir: JobDir) -> None:
+        directory = os.path.join(os.fspath(job_dir), "status")
+        os.makedirs(directory, exist_ok=True)
+        self.path = os.path.join(directory, ".lock")
+
+    def __enter__(self) -> None:
+        self.file = open(self.path, "a")
+        fcntl.flock(self.file, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        self.file.close()
+
+
+def _write(job_dir: JobDir, task: str, record: TaskRecord) -> None:
+    path = _path(job_dir, task)
+    temp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    with open(temp, "w", encoding="utf-8") as file:
+        json.dump(record.to_json(), file)
+    os.replace(temp, path)
+
+
+def init_task(job_dir: JobDir, task: str) -> None:
+    """Record a new task as PENDING (at submit, before the supervisor starts)."""
+    with _Locked(job_dir):
+        _write(job_dir, task, TaskRecord(last_updated_at=utc_now()))
+
+
+def move_task(job_dir: JobDir, task: str, target: TaskStatus, reason: str = "") -> bool:
+    """Move a task to `target` if it is not terminal yet; False (nothing written) if it is.
+
+    Raises:
+        TaskTransitionError: `target` is not reachable from the task's current status.
+    """
+    with _Locked(job_dir):
+        record = read_task(job_dir, task)
+        if record.status.is_terminal():
+            return False
+        if target not in TASK_TRANSITIONS[record.status]:
+            raise TaskTransitionError(f"task {task}: {record.status.value} -> {target.value} is not allowed")
+        now = utc_now()
+        record.status, record.last_updated_at = target, now
+        if target is TaskStatus.STARTING:
+            record.submitted_at = record.submitted_at or now
+        if target is TaskStatus.RUNNING:
+            record.start_at = record.start_at or now
+        if target.is_terminal():
+            record.end_at = record.end_at or now
+        record.failure_reason = reason or record.failure_reason
+        _write(job_dir, task, record)
+        return True
