@@ -30,6 +30,7 @@ from npaflow.runtime.messages import (
     TriggerResult,
     WaitTriggerInput,
 )
+from npaflow.runtime.vocabulary import DecisionSource, HeartbeatPhase
 
 #: Decision bodies kept in the ledger are cut to this many characters.
 MAX_BODY_CHARS = 2000
@@ -58,10 +59,12 @@ class ArtifactActivities:
                         uri=request.uri,
                         decision=decision,
                         read_at=utc_now(),
-                        source="assume_decision_fallback",
+                        source=DecisionSource.FALLBACK,
                     ),
                 )
-            record = DecisionRecord(state=request.state, uri=request.uri, read_at=utc_now(), source="missing")
+            record = DecisionRecord(
+                state=request.state, uri=request.uri, read_at=utc_now(), source=DecisionSource.MISSING
+            )
             return DecisionResult(
                 record=record,
                 error=(
@@ -74,7 +77,7 @@ class ArtifactActivities:
             uri=request.uri,
             read_at=utc_now(),
             body=body[:MAX_BODY_CHARS],
-            source="artifact",
+            source=DecisionSource.ARTIFACT,
         )
         try:
             decision = parse_decision_payload(body, request.uri)
@@ -91,7 +94,7 @@ class ArtifactActivities:
         trigger, uri = request.trigger, request.uri
         storage = self.context.storage.for_uri(uri)
         prefix = uri if uri.endswith("/") else uri + "/"
-        details = resume_details(phase="waiting")
+        details = resume_details(phase=HeartbeatPhase.WAITING)
         deadline = request.max_wait_seconds if request.max_wait_seconds > 0 else float("inf")
         async with heartbeating(details) as hb:
             while True:

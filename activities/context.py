@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from activities.backends.base import Backend
+from activities.ledger import LedgerCache
 from activities.poller import JobPoller
 from activities.storage import StorageRouter
 from npaflow.errors import ConfigurationError
@@ -26,6 +27,7 @@ class ActivityContext:
     aws_endpoint_url: str = ""
     catalog_paths: list[str] = field(default_factory=list)
     ledger_root: str = ""  # NPAFLOW_LEDGER_ROOT: where runs without config.bucket keep ledgers
+    ledger_cache: LedgerCache = field(default_factory=LedgerCache)  # each run's ledger as last written
     _pollers: dict[BackendName, JobPoller] = field(default_factory=dict)
 
     @property

@@ -21,7 +21,7 @@ from activities.heartbeat import Heartbeater, heartbeating, resume_details
 from activities.poller import JobPoller
 from npaflow.errors import NpaflowError, TransportError
 from npaflow.runtime.contract import AWAIT_WAVE, CANCEL_WAVE, READ_JOB_LOGS
-from npaflow.runtime.ledger import CancellationState, Observation, TaskRow
+from npaflow.runtime.ledger import Observation, TaskRow
 from npaflow.runtime.messages import (
     AwaitEnd,
     AwaitResult,
@@ -32,6 +32,7 @@ from npaflow.runtime.messages import (
     ReadJobLogsInput,
 )
 from npaflow.runtime.status import FailureClass, JobStatus, aggregate_job_status
+from npaflow.runtime.vocabulary import CancellationState, HeartbeatPhase
 
 log = structlog.get_logger(__name__)
 
@@ -56,7 +57,7 @@ class JobActivities:
     async def await_wave(self, request: AwaitWaveInput) -> AwaitResult:
         """Poll until terminal, the deadline, or capacity never coming; retries resume the same job."""
         poller = self.context.poller(request.job.backend)
-        details = resume_details(job_id=request.job.job_id, phase="polling")
+        details = resume_details(job_id=request.job.job_id, phase=HeartbeatPhase.POLLING)
         if details.job_id != request.job.job_id:
             details = details.model_copy(
                 update={"job_id": request.job.job_id, "polls": 0, "started_at": time.time()}
@@ -70,7 +71,9 @@ class JobActivities:
         """Cancel by exact id, then poll until terminal (verified) or the bound passes (requested)."""
         backend = self.context.backend(request.job.backend)
         poller = self.context.poller(request.job.backend)
-        async with heartbeating(resume_details(job_id=request.job.job_id, phase="cancelling")) as hb:
+        async with heartbeating(
+            resume_details(job_id=request.job.job_id, phase=HeartbeatPhase.CANCELLING)
+        ) as hb:
             try:
                 await hb.recovering(
                     f"cancel job {request.job.job_id}",

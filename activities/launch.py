@@ -28,6 +28,7 @@ from npaflow.render import RenderedWave, RenderOptions, render_wave
 from npaflow.runtime.contract import LAUNCH_WAVE, LAUNCHES_DIR, ledger_file_uri, worker_task_queue
 from npaflow.runtime.ledger import LaunchReceipt
 from npaflow.runtime.messages import JobRef, LaunchResult, LaunchWaveInput
+from npaflow.runtime.vocabulary import HeartbeatPhase
 
 log = structlog.get_logger(__name__)
 T = TypeVar("T")
@@ -102,7 +103,7 @@ class LaunchTransaction:
         if not job_id:
             job_id, request_id = await self._launch()
         adopted = self.adopted
-        self.hb.update(job_id=job_id, phase="launched")
+        self.hb.update(job_id=job_id, phase=HeartbeatPhase.LAUNCHED)
         log.info(
             "wave.launched",
             wave_key=str(self.request.wave.key),
@@ -153,7 +154,7 @@ class LaunchTransaction:
             self.notes.append(f"adopted job {job_id} from recorded launch request {request_id}")
             self.adopted = True
             return job_id
-        started_before = details.phase in ("launching", "submitted") or activity.info().attempt > 1
+        started_before = details.phase.may_have_launched() or activity.info().attempt > 1
         if started_before or self.request.reconcile or self.backend.host_bound:
             return await self._recovering("look up the job by name", self._adopt_by_name)
         return ""
@@ -208,7 +209,7 @@ class LaunchTransaction:
                 if adopted:
                     return adopted, ""
             uncertain = True
-            self.hb.update(phase="launching")
+            self.hb.update(phase=HeartbeatPhase.LAUNCHING)
             submission = await self.backend.submit(
                 LaunchRequest(
                     job_name=self.rendered.job_name,
@@ -219,7 +220,7 @@ class LaunchTransaction:
                     secret_values=self.credentials,
                 )
             )
-            self.hb.update(phase="submitted", request_id=submission.request_id)
+            self.hb.update(phase=HeartbeatPhase.SUBMITTED, request_id=submission.request_id)
             return submission.job_id, submission.request_id
 
         job_id, request_id = await self._recovering("launch", attempt)

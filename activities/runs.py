@@ -1,67 +1,32 @@
-"""The run's own files: `load_spec` reads its spec and prior ledger; `export_ledger` writes it.
+"""`load_spec`: read a run's spec and what its ledger already holds (activities/ledger.py writes it).
 
-The ledger lives at `<run prefix>/npa-workflow/` (contract.LEDGER_DIR): the
-spec's `config.bucket`, else the worker's shared NPAFLOW_LEDGER_ROOT, else
-`$NPAFLOW_HOME/runs`.
+Only what the walk needs of earlier executions travels back: the newest attempt
+of each wave, without its observation history (the ledger keeps that), so a
+run of thousands of waves still continues-as-new within Temporal's payload limit.
 """
 
 from __future__ import annotations
 
-import json
-
 import yaml
-from pydantic import BaseModel, ValidationError
 from temporalio import activity
 
-from activities.clock import utc_now
 from activities.context import ActivityContext
 from activities.errors import mapped_errors
-from activities.storage import ArtifactMissingError, StorageRouter
+from activities.ledger import read_ledger
+from activities.storage import MAX_SPEC_READ_BYTES, ArtifactMissingError
 from npaflow.catalog import ToolCatalog, load_catalogs
 from npaflow.document.models import WorkflowSpec
 from npaflow.errors import NpaflowError, SpecError, SpecIssue
 from npaflow.plan import ExecutionPlan, build_plan, plan_fingerprint
 from npaflow.plan_diff import PlanDiff, diff_plans
-from npaflow.runtime.contract import (
-    EXPORT_LEDGER,
-    LOAD_SPEC,
-    MANIFEST_FILE,
-    RUNTIME_FILE,
-    STATUS_FILE,
-    ledger_file_uri,
-    spec_file_uri,
-)
-from npaflow.runtime.ledger import PlanChangeRecord, RuntimeLedger
+from npaflow.runtime.contract import LOAD_SPEC, spec_file_uri
+from npaflow.runtime.ledger import PlanChangeRecord, RuntimeLedger, WaveAttemptRecord
 from npaflow.runtime.locations import run_prefix_for
-from npaflow.runtime.messages import (
-    ExportLedgerInput,
-    ExportResult,
-    LoadedSpec,
-    LoadSpecInput,
-    PriorRun,
-)
-from npaflow.runtime.projection import derive_stages, manifest_document, status_document
+from npaflow.runtime.messages import LoadedSpec, LoadSpecInput, PriorRun
 from npaflow.spec import load_spec_from_str
 
 MAX_LOADED_SPEC_BYTES = 1_800_000
 """Below Temporal's 2 MB payload limit, with room for the rest of the activity result."""
-
-
-async def read_ledger(storage: StorageRouter, run_prefix_uri: str) -> RuntimeLedger | None:
-    """Load the stored ledger, or None when there is none or it is not a ledger.
-
-    Raises:
-        NpaflowError: the ledger exists but cannot be read (access, transport): fail closed.
-    """
-    uri = ledger_file_uri(run_prefix_uri, RUNTIME_FILE)
-    try:
-        text = await storage.for_uri(uri).read_text(uri)
-    except ArtifactMissingError:
-        return None
-    try:
-        return RuntimeLedger.model_validate_json(text)
-    except (ValidationError, ValueError):
-        return None
 
 
 def _check_payload_size(loaded: LoadedSpec, source: str) -> None:
@@ -96,7 +61,9 @@ class RunActivities:
         if request.spec_uri:
             source = request.spec_uri
             try:
-                text = await self.context.storage.for_uri(request.spec_uri).read_text(request.spec_uri)
+                text = await self.context.storage.for_uri(request.spec_uri).read_text(
+                    request.spec_uri, max_bytes=MAX_SPEC_READ_BYTES
+                )
             except ArtifactMissingError:
                 raise SpecError(
                     [
@@ -159,7 +126,7 @@ class RunActivities:
                     accepted_by=change.accepted_by,
                 )
         prior = (
-            PriorRun(waves=ledger.waves, decisions=ledger.decisions, watermarks=ledger.watermarks)
+            PriorRun(waves=_prior_waves(ledger), decisions=ledger.decisions, watermarks=ledger.watermarks)
             if ledger is not None and ledger.run_id == request.run_id
             else PriorRun()
         )
@@ -189,7 +156,9 @@ class RunActivities:
         """The change against the spec the ledger recorded (what ran); None if that is unreadable."""
         uri = spec_file_uri(ledger_uri)
         try:
-            old_text = await self.context.storage.for_uri(uri).read_text(uri)
+            old_text = await self.context.storage.for_ledger(uri).read_text(
+                uri, max_bytes=MAX_SPEC_READ_BYTES
+            )
             old_spec = load_spec_from_str(old_text, uri, catalog=catalog)
         except (NpaflowError, ValueError):
             return None
@@ -207,32 +176,18 @@ class RunActivities:
             new_fingerprint=fingerprint,
         )
 
-    @activity.defn(name=EXPORT_LEDGER.name)
-    @mapped_errors
-    async def export_ledger(self, request: ExportLedgerInput) -> ExportResult:
-        """Merge the delta (waves upserted by key and attempt) and rewrite every view."""
-        storage = self.context.storage
-        ledger = await read_ledger(storage, request.ledger_uri)
-        if ledger is None or ledger.run_id != request.run_id:
-            ledger = RuntimeLedger(
-                workflow=request.workflow, run_id=request.run_id, api_version=request.api_version
-            )
-        ledger.run_prefix_uri = request.ledger_uri
-        ledger.apply(request.delta, now=utc_now())
-        ledger.stages = derive_stages(ledger)
-        documents: dict[str, BaseModel] = {
-            RUNTIME_FILE: ledger,
-            MANIFEST_FILE: manifest_document(ledger, request.input_source),
-            STATUS_FILE: status_document(ledger),
-        }
-        for name, document in documents.items():
-            uri = ledger_file_uri(request.ledger_uri, name)
-            text = json.dumps(document.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
-            await storage.for_uri(uri).write_text(uri, text)
-        if request.workflow_yaml:
-            uri = spec_file_uri(request.ledger_uri)
-            await storage.for_uri(uri).write_text(uri, request.workflow_yaml, "application/yaml")
-        return ExportResult(runtime_state_uri=ledger_file_uri(request.ledger_uri, RUNTIME_FILE))
+
+def _prior_waves(ledger: RuntimeLedger) -> list[WaveAttemptRecord]:
+    """The newest attempt of each wave; finished ones without their polling history.
+
+    In-flight attempts travel whole: the run adopts them and rewrites their ledger records.
+    """
+    waves = []
+    for wave in ledger.latest_attempts().values():
+        if wave.status.is_final():
+            wave = wave.model_copy(update={"observations": wave.observations[-1:], "status_errors": []})
+        waves.append(wave)
+    return waves
 
 
 def _with_vars(text: str, overrides: dict[str, str]) -> str:

@@ -112,8 +112,16 @@ def build_context(config: WorkerConfig) -> ActivityContext:
 
 
 def workflow_runner() -> SandboxedWorkflowRunner:
-    """The sandbox, with npaflow's pure modules passed through (deterministic, import once)."""
-    restrictions = SandboxRestrictions.default.with_passthrough_modules("npaflow", "yaml", "structlog")
+    """The sandbox, with npaflow's pure modules and the workflow glue passed through.
+
+    Passed-through modules are imported once per process instead of once per workflow
+    instance (re-importing workflows_def cost most of a run's start). workflows_def
+    holds no module state and imports no clock, randomness, I/O or environment
+    (tests/unit/test_layering.py), so sharing it across instances is safe.
+    """
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(
+        "npaflow", "workflows_def", "yaml", "structlog"
+    )
     return SandboxedWorkflowRunner(restrictions=restrictions)
 
 

@@ -10,6 +10,7 @@ from activities.context import ActivityContext
 from activities.control import request_cancel
 from activities.jobs import JobActivities
 from activities.launch import LaunchActivities
+from activities.ledger import LedgerActivities
 from activities.runs import RunActivities
 from npaflow.runtime import contract
 from npaflow.runtime.contract import ACTIVITIES, WORKER_QUEUE_ACTIVITIES, QueueKind
@@ -30,7 +31,7 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
         contract.CHECK_OUTPUTS.name: artifacts.check_outputs,
         contract.READ_DECISION.name: artifacts.read_decision,
         contract.WAIT_TRIGGER.name: artifacts.wait_trigger,
-        contract.EXPORT_LEDGER.name: runs.export_ledger,
+        contract.EXPORT_LEDGER.name: LedgerActivities(context.storage, context.ledger_cache).export_ledger,
         contract.REQUEST_CANCEL.name: request_cancel,
     }
 

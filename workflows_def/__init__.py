@@ -1,13 +1,8 @@
 """Temporal workflow definitions: deterministic glue between the traversal and activities."""
 
 from workflows_def.logs_workflow import NpaflowJobLogs
-from workflows_def.run_workflow import (
-    PHASE_ATTRIBUTE,
-    SEARCH_ATTRIBUTE_KEYS,
-    STATE_ATTRIBUTE,
-    WORKFLOW_ATTRIBUTE,
-    NpaWorkflowRun,
-)
+from workflows_def.recorder import PHASE_ATTRIBUTE, SEARCH_ATTRIBUTE_KEYS, STATE_ATTRIBUTE, WORKFLOW_ATTRIBUTE
+from workflows_def.run_workflow import NpaWorkflowRun
 
 #: Every workflow a worker registers.
 WORKFLOWS = [NpaWorkflowRun, NpaflowJobLogs]

@@ -8,16 +8,14 @@ state and the URI, never read as "missing".
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from temporalio.exceptions import is_cancelled_exception
 
 from npaflow.errors import PayloadError
 from npaflow.runtime.contract import READ_DECISION, WAIT_TRIGGER
 from npaflow.runtime.ledger import DecisionRecord
-from npaflow.runtime.messages import LoadedSpec, ReadDecisionInput, WaitTriggerInput
-from npaflow.runtime.request import RunRequest
-from npaflow.runtime.run_state import RunState
+from npaflow.runtime.messages import ReadDecisionInput, WaitTriggerInput
+from npaflow.runtime.vocabulary import DecisionSource
 from npaflow.traversal import DecisionRequest, TriggerRequest
 from workflows_def.activity_calls import (
     ACTIVITY_FAILURES,
@@ -30,22 +28,18 @@ from workflows_def.activity_calls import (
     queue_for,
     wait_timeout,
 )
-
-if TYPE_CHECKING:
-    from workflows_def.run_workflow import RunRecorder
+from workflows_def.recorder import RunDeps
 
 
 class ArtifactReads:
     """`read_decision` and `wait_trigger` of the executor protocol, through activities."""
 
-    def __init__(
-        self, request: RunRequest, loaded: LoadedSpec, state: RunState, recorder: RunRecorder
-    ) -> None:
-        self.request = request
-        self.loaded = loaded
-        self.state = state
-        self.recorder = recorder
-        self.prior_decisions = list(loaded.prior.decisions)
+    def __init__(self, deps: RunDeps) -> None:
+        self.request = deps.request
+        self.loaded = deps.loaded
+        self.state = deps.state
+        self.recorder = deps.recorder
+        self.prior_decisions = list(deps.loaded.prior.decisions)
 
     async def read_decision(self, request: DecisionRequest) -> str:
         """Read a decision artifact; the explicit assumption is only a missing-artifact fallback.
@@ -84,7 +78,7 @@ class ArtifactReads:
                     state=request.state,
                     uri=request.uri,
                     read_at=now(),
-                    source="error",
+                    source=DecisionSource.ERROR,
                     decode_error=message[:200],
                 )
             )
@@ -101,7 +95,7 @@ class ArtifactReads:
         known = self.state.watermarks.get(request.state) or self.loaded.prior.watermarks.get(request.state)
         if known is not None and known.objects >= request.trigger.min_objects:
             return
-        self.state.current_states = [request.state]
+        self.state.states_entered([request.state])
         await self.recorder.flush()
         result = await call(
             WAIT_TRIGGER,

@@ -16,8 +16,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +24,6 @@ from pathlib import Path
 import structlog
 import yaml
 
-from activities.backends import local_supervisor
 from activities.backends.base import JobMatch, LaunchRequest, Submission
 from activities.backends.local_jobs import (
     CANCEL_MARKER,
@@ -34,6 +31,7 @@ from activities.backends.local_jobs import (
     JOB_MARKER_ENV,
     SUPERVISOR_FILE,
     WAVE_FILE,
+    JobNameIndex,
     LocalJobId,
     LocalJobRecord,
     LocalTask,
@@ -45,6 +43,7 @@ from activities.backends.local_jobs import (
     start_ticks,
     write_model,
 )
+from activities.backends.local_spawn import SUPERVISOR_COMMAND, SupervisorStarter
 from activities.backends.local_status import TaskRecord, TaskStatus, init_task, move_task, read_task
 from activities.clock import utc_now
 from npaflow.errors import ConfigurationError, ControllerError
@@ -54,6 +53,8 @@ from npaflow.runtime.status import JobStatus, aggregate_job_status
 from npaflow.traversal.models import WaveKind
 
 log = structlog.get_logger(__name__)
+#: libyaml's safe loader when PyYAML was built with it (several times faster), else PyYAML's own.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: How long a cancelled job's processes get to exit on SIGTERM before SIGKILL.
 CANCEL_GRACE_SECONDS = 5.0
@@ -78,8 +79,6 @@ BASE_ENV = (
     "TMPDIR",
     "TZ",
 )
-#: Standard library only (-S: no site-packages, -E: no PYTHON* variables): starts in milliseconds.
-SUPERVISOR_COMMAND = (sys.executable, "-S", "-E", local_supervisor.__file__)
 
 
 @dataclass
@@ -111,7 +110,8 @@ class LocalBackend:
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
         self.worker_id = worker_id
         self.job_env = tuple(job_env)
-        self.supervisor_command = tuple(supervisor_command)
+        self.supervisors = SupervisorStarter(home / "local", supervisor_command)
+        self.names = JobNameIndex(self.jobs_dir)
         self._seen: dict[str, _Seen] = {}
 
     def _job_dir(self, job_id: str) -> Path:
@@ -133,7 +133,7 @@ class LocalBackend:
 
     async def submit(self, request: LaunchRequest) -> Submission:
         """Record the job as launching and start its detached supervisor."""
-        documents = [d for d in yaml.safe_load_all(request.yaml) if d]
+        documents = [d for d in yaml.load_all(request.yaml, Loader=_SAFE_LOADER) if d]
         if len(documents) < 2 or not isinstance(documents[0], dict):
             raise ConfigurationError("wave YAML has no task documents")
         job_id = str(await asyncio.to_thread(allocate_job_id, self.jobs_dir, self.worker_id))
@@ -154,6 +154,7 @@ class LocalBackend:
             tasks=[LocalTask(name=d["name"], num_nodes=int(d.get("num_nodes", 1))) for d in documents[1:]],
         )
         write_model(job_dir / JOB_FILE, job)
+        self.names.add(request.job_name, job_id)
         for task in job.tasks:
             init_task(job_dir, task.name)
         pid = self._spawn(job_dir, job_id, request.secret_values)
@@ -165,17 +166,7 @@ class LocalBackend:
         env = {name: os.environ[name] for name in (*BASE_ENV, *self.job_env) if name in os.environ}
         env.update(secrets)
         env[JOB_MARKER_ENV] = job_id
-        with open(job_dir / "supervisor.log", "ab") as out:
-            process = subprocess.Popen(
-                [*self.supervisor_command, str(job_dir)],
-                cwd=job_dir,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        return process.pid
+        return self.supervisors.start(job_dir, env)
 
     async def resolve(self, request_id: str) -> str:
         """Local launches are synchronous: the request id is the job id."""
@@ -186,8 +177,8 @@ class LocalBackend:
     async def find_jobs(self, job_name: str) -> list[JobMatch]:
         """Jobs of this worker with exactly this name, newest first; ghosts cannot progress."""
         matches = []
-        for job_dir in self.jobs_dir.iterdir():
-            job = read_model(job_dir / JOB_FILE, LocalJobRecord) if job_dir.is_dir() else None
+        for job_id in self.names.ids(job_name):
+            job = read_model(self._job_dir(job_id) / JOB_FILE, LocalJobRecord)
             if job is None or job.job_name != job_name:
                 continue
             rows = self._rows(job.job_id, fresh=True)

@@ -29,6 +29,7 @@ __all__ = [
     "JOB_MARKER_ENV",
     "SUPERVISOR_FILE",
     "WAVE_FILE",
+    "JobNameIndex",
     "LocalJobId",
     "LocalJobRecord",
     "LocalTask",
@@ -132,6 +133,54 @@ def allocate_job_id(jobs_dir: Path, worker_id: str) -> LocalJobId:
         return job_id
 
 
+class JobNameIndex:
+    """`<home>/local/names/<job name>`: the ids of the jobs launched under each exact name.
+
+    A launch looks its name up before submitting; the index keeps that lookup to
+    the few jobs of that name instead of every job the home ever ran. Built once
+    from the job records when it does not exist yet (a home from an older version).
+    """
+
+    def __init__(self, jobs_dir: Path) -> None:
+        self.jobs_dir = jobs_dir
+        self.directory = jobs_dir.parent / "names"
+        if not self.directory.is_dir():
+            self._build()
+
+    def _build(self) -> None:
+        staging = self.directory.with_name(f".names.{os.getpid()}")
+        staging.mkdir(parents=True, exist_ok=True)
+        for job_dir in sorted(p for p in self.jobs_dir.iterdir() if p.is_dir()):
+            job = read_model(job_dir / JOB_FILE, LocalJobRecord)
+            if job is not None:
+                with open(staging / job.job_name, "a", encoding="utf-8") as ids:
+                    ids.write(job.job_id + "\n")
+        try:
+            os.rename(staging, self.directory)
+        except OSError:  # another process built it first
+            for leftover in staging.iterdir():
+                leftover.unlink()
+            staging.rmdir()
+
+    def _entry(self, job_name: str) -> Path:
+        if not job_name or "/" in job_name or job_name in (".", ".."):
+            raise ValueError(f"{job_name!r} is not a job name")
+        return self.directory / job_name
+
+    def add(self, job_name: str, job_id: str) -> None:
+        """Record a job under its name (before its supervisor starts)."""
+        with open(self._entry(job_name), "a", encoding="utf-8") as ids:
+            ids.write(job_id + "\n")
+
+    def ids(self, job_name: str) -> list[str]:
+        """The ids recorded under this exact name, oldest first."""
+        try:
+            text = self._entry(job_name).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        return [line for line in text.splitlines() if line]
+
+
 def start_ticks(pid: int) -> int | None:
     """The process's start time in clock ticks (field 22 of /proc/pid/stat); None if gone or a zombie."""
     try:
@@ -150,9 +199,14 @@ def is_supervisor_alive(identity: SupervisorIdentity | None) -> bool:
 
 
 def job_processes(job_id: str, pgid: int = 0) -> list[int]:
-    """Every live process of a job: its supervisor's process group, and anything carrying its marker."""
+    """Every live process of a job: its group, its marked processes, and their sessions.
+
+    A supervisor forked by the spawner does not carry the marker in its environment,
+    but it leads the session its marked task processes run in.
+    """
     marker = f"{JOB_MARKER_ENV}={job_id}".encode()
-    found = []
+    processes: dict[int, tuple[int, int]] = {}  # pid -> (pgid, session id)
+    marked: set[int] = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
@@ -161,8 +215,14 @@ def job_processes(job_id: str, pgid: int = 0) -> list[int]:
             fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
             if fields[0] == "Z":
                 continue
-            if (pgid and int(fields[2]) == pgid) or marker in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(pid)
+            processes[pid] = (int(fields[2]), int(fields[3]))
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                marked.add(pid)
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
-    return found
+    sessions = {processes[pid][1] for pid in marked} - {0, 1}
+    return sorted(
+        pid
+        for pid, (group, session) in processes.items()
+        if pid in marked or (pgid and group == pgid) or session in sessions or pid in sessions
+    )

@@ -1,31 +1,69 @@
-"""The storage interface activities use for artifacts, decisions, triggers and ledgers."""
+"""The storage interface activities use for artifacts, decisions, triggers and ledgers.
+
+Every read is bounded: it returns at most `max_bytes` (a larger object is an
+error, found by reading at most one byte past the cap), and local reads refuse
+anything that is not a regular file (devices, FIFOs, sockets) before reading.
+Listings stop at `limit` keys. The caps are documented in docs/spec-reference.md.
+"""
 
 from __future__ import annotations
 
 from typing import Protocol
+
+from npaflow.errors import ConfigurationError
+
+#: Decision artifacts are small JSON objects; a gigabyte one is a bug, not a decision.
+MAX_DECISION_BYTES = 1024 * 1024
+#: A spec read through spec_uri (npaflow/document/yaml_source.py caps the text it parses).
+MAX_SPEC_READ_BYTES = 32 * 1024 * 1024
+#: runtime.json of a very long run (thousands of waves) still fits well below this.
+MAX_LEDGER_BYTES = 512 * 1024 * 1024
+#: Launch receipts and other small records.
+MAX_RECORD_BYTES = 1024 * 1024
+#: Keys a trigger or an output check lists under one prefix before it stops counting.
+MAX_LISTED_KEYS = 100_000
+#: Default for reads that name no cap.
+DEFAULT_MAX_BYTES = MAX_RECORD_BYTES
 
 
 class ArtifactMissingError(FileNotFoundError):
     """The object (or file) does not exist."""
 
 
+class ArtifactTooLargeError(ConfigurationError):
+    """The object is larger than what this read may load (never retried)."""
+
+    def __init__(self, uri: str, limit: int) -> None:
+        super().__init__(f"{uri}: larger than {limit:,} bytes, the most this read loads")
+        self.uri = uri
+        self.limit = limit
+
+
+class NotARegularFileError(ConfigurationError):
+    """A local path names a device, FIFO, socket or directory: it is never opened for reading."""
+
+
 class Storage(Protocol):
     """Reads and writes objects addressed by URI."""
 
-    async def read_text(self, uri: str) -> str:
-        """Return the object's text, or raise ArtifactMissingError."""
+    async def read_text(self, uri: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+        """Return the object's text (at most `max_bytes`), or raise ArtifactMissingError."""
         ...
 
-    async def write_text(self, uri: str, text: str, content_type: str = "application/json") -> None:
-        """Create or replace the object."""
+    async def write_text(self, uri: str, text: str, content_type: str = "application/json") -> str:
+        """Create or replace the object; return its new version (see `version`)."""
+        ...
+
+    async def version(self, uri: str) -> str | None:
+        """A token that changes whenever the object changes; None when it does not exist."""
         ...
 
     async def size(self, uri: str) -> int | None:
         """Return the object's size in bytes, or None when it does not exist."""
         ...
 
-    async def list_keys(self, prefix_uri: str) -> list[str]:
-        """Return every key under the prefix (all pages)."""
+    async def list_keys(self, prefix_uri: str, *, limit: int = MAX_LISTED_KEYS) -> list[str]:
+        """Return the keys under the prefix (all pages), at most `limit` of them."""
         ...
 
 

@@ -1,22 +1,59 @@
 """Local files addressed as `file:///abs/path` or plain absolute paths, failing closed.
 
-Only "no such file" is missing: permission denied is `AccessDeniedError`, a
-directory where a file is expected is a configuration error, and other I/O
-errors are `TransportError` (retried within a deadline).
+Only "no such file" is missing: permission denied is `AccessDeniedError`, errors
+that say the path itself is wrong (a name too long, a loop, not a regular file)
+are configuration errors, and only errors a retry can fix (I/O, a full or stale
+file system) are `TransportError`. Every call runs on this storage's own small
+thread pool with a deadline, so a path that hangs (a stuck network mount) ties
+up that pool only, never the ledger's or the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
+import stat
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
 from activities.files import write_text_atomic
-from activities.storage.base import ArtifactMissingError
+from activities.storage.base import (
+    DEFAULT_MAX_BYTES,
+    MAX_LISTED_KEYS,
+    ArtifactMissingError,
+    ArtifactTooLargeError,
+    NotARegularFileError,
+)
 from npaflow.errors import AccessDeniedError, ConfigurationError, NpaflowError, TransportError
 
 T = TypeVar("T")
+
+#: OS errors a later try can get past; every other one describes the path or the request.
+TRANSIENT_ERRNOS = frozenset(
+    {
+        errno.EIO,
+        errno.EAGAIN,
+        errno.EBUSY,
+        errno.EINTR,
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.ETIMEDOUT,
+        errno.ESTALE,
+        errno.ENOMEM,
+        errno.EMFILE,
+        errno.ENFILE,
+        errno.ECONNRESET,
+        errno.ECONNREFUSED,
+        errno.EHOSTUNREACH,
+        errno.ENETUNREACH,
+        errno.ENOLCK,
+    }
+)
+#: A file-system call taking longer than this counts as a transport failure (retried).
+CALL_DEADLINE_SECONDS = 120.0
 
 
 def path_of(uri: str) -> Path:
@@ -37,53 +74,117 @@ def classify_file_error(exc: OSError, uri: str) -> NpaflowError:
         return AccessDeniedError(f"{uri}: permission denied: the worker cannot read or write it")
     if isinstance(exc, IsADirectoryError):
         return ConfigurationError(f"{uri}: is a directory, expected a file")
-    return TransportError(f"{uri}: {exc.strerror or exc}")
+    if exc.errno in TRANSIENT_ERRNOS:
+        return TransportError(f"{uri}: {exc.strerror or exc}")
+    return ConfigurationError(f"{uri}: {exc.strerror or exc} (errno {exc.errno})")
 
 
-async def _in_thread(uri: str, fn: Callable[[], T]) -> T:
+def read_bounded(path: Path, uri: str, max_bytes: int) -> str:
+    """Read a regular file's text, at most `max_bytes` (one byte more is read to tell).
+
+    Raises:
+        NotARegularFileError: a device, FIFO, socket or directory (checked before opening,
+            and again on the open descriptor).
+        ArtifactTooLargeError: the file holds more than `max_bytes`.
+    """
+    _require_regular(os.stat(path).st_mode, uri)
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    with os.fdopen(descriptor, "rb") as file:
+        _require_regular(os.fstat(descriptor).st_mode, uri)
+        data = file.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ArtifactTooLargeError(uri, max_bytes)
     try:
-        return await asyncio.to_thread(fn)
-    except (FileNotFoundError, NotADirectoryError):
-        raise ArtifactMissingError(uri) from None
-    except OSError as exc:
-        raise classify_file_error(exc, uri) from exc
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(f"{uri}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _require_regular(mode: int, uri: str) -> None:
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+        )
+        raise NotARegularFileError(f"{uri}: is {kind}; only regular files are read")
+
+
+def _walk(root: Path, limit: int) -> list[str]:
+    if not root.is_dir():
+        return []
+    keys: list[str] = []
+    for directory, _, files in os.walk(root):
+        for name in files:
+            path = Path(directory) / name
+            if path.is_file():
+                keys.append(str(path.relative_to(root)))
+                if len(keys) >= limit:
+                    return sorted(keys)
+    return sorted(keys)
+
+
+def _version(path: Path) -> str | None:
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return f"{info.st_ino}:{info.st_mtime_ns}:{info.st_size}"
 
 
 class FileStorage:
     """Storage on the worker's own file system (the embedded default)."""
 
-    async def read_text(self, uri: str) -> str:
+    def __init__(self, *, threads: int = 4, name: str = "files") -> None:
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"npaflow-{name}")
+
+    async def _call(self, uri: str, fn: Callable[[], T]) -> T:
+        loop = asyncio.get_running_loop()
+        try:
+            return await asyncio.wait_for(loop.run_in_executor(self._pool, fn), CALL_DEADLINE_SECONDS)
+        except TimeoutError:
+            raise TransportError(
+                f"{uri}: no answer from the file system in {CALL_DEADLINE_SECONDS:g}s"
+            ) from None
+        except (FileNotFoundError, NotADirectoryError):
+            raise ArtifactMissingError(uri) from None
+        except OSError as exc:
+            raise classify_file_error(exc, uri) from exc
+
+    async def read_text(self, uri: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
         """Return the file's text.
 
         Raises:
             ArtifactMissingError: there is no such file.
         """
         path = path_of(uri)
-        return await _in_thread(uri, lambda: path.read_text(encoding="utf-8"))
+        return await self._call(uri, lambda: read_bounded(path, uri, max_bytes))
 
-    async def write_text(self, uri: str, text: str, content_type: str = "application/json") -> None:
-        """Write atomically: a temp file renamed into place."""
+    async def write_text(self, uri: str, text: str, content_type: str = "application/json") -> str:
+        """Write atomically (a temp file renamed into place); return the new version."""
         path = path_of(uri)
+
+        def write() -> str:
+            write_text_atomic(path, text)
+            return _version(path) or ""
+
         try:
-            await asyncio.to_thread(write_text_atomic, path, text)
-        except OSError as exc:
-            raise classify_file_error(exc, uri) from exc
+            return await self._call(uri, write)
+        except ArtifactMissingError:
+            raise TransportError(f"{uri}: a directory on the way vanished while writing") from None
+
+    async def version(self, uri: str) -> str | None:
+        """Inode, modification time and size: any rewrite changes it."""
+        path = path_of(uri)
+        return await self._call(uri, lambda: _version(path))
 
     async def size(self, uri: str) -> int | None:
         """Return the file's size, or None when there is no such file."""
         path = path_of(uri)
         try:
-            return await _in_thread(uri, lambda: path.stat().st_size if path.is_file() else None)
+            return await self._call(uri, lambda: path.stat().st_size if path.is_file() else None)
         except ArtifactMissingError:
             return None
 
-    async def list_keys(self, prefix_uri: str) -> list[str]:
-        """Return every file below the prefix directory, relative to it, sorted."""
+    async def list_keys(self, prefix_uri: str, *, limit: int = MAX_LISTED_KEYS) -> list[str]:
+        """Return the files below the prefix directory (at most `limit`), relative to it, sorted."""
         root = path_of(prefix_uri)
-
-        def walk() -> list[str]:
-            if not root.is_dir():
-                return []
-            return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
-
-        return await _in_thread(prefix_uri, walk)
+        return await self._call(prefix_uri, lambda: _walk(root, limit))

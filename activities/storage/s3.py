@@ -24,7 +24,12 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from activities.storage.base import ArtifactMissingError
+from activities.storage.base import (
+    DEFAULT_MAX_BYTES,
+    MAX_LISTED_KEYS,
+    ArtifactMissingError,
+    ArtifactTooLargeError,
+)
 from npaflow.errors import (
     AccessDeniedError,
     ConfigurationError,
@@ -124,28 +129,53 @@ class S3Storage:
         except (ClientError, BotoCoreError, OSError) as exc:
             raise classify_s3_error(exc, uri) from exc
 
-    async def read_text(self, uri: str) -> str:
-        """Return the object's text.
+    async def read_text(self, uri: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+        """Return the object's text, fetching at most `max_bytes` + 1 bytes of it.
 
         Raises:
             ArtifactMissingError: there is definitely no such key.
+            ArtifactTooLargeError: the object is larger than `max_bytes`.
         """
         bucket, key = split_s3_uri(uri)
         async with self._client(uri) as s3:
             try:
-                response = await s3.get_object(Bucket=bucket, Key=key)
+                response = await s3.get_object(Bucket=bucket, Key=key, Range=f"bytes=0-{max_bytes}")
             except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") == "NoSuchKey":
+                code = exc.response.get("Error", {}).get("Code")
+                if code == "NoSuchKey":
                     raise ArtifactMissingError(uri) from None
+                if code == "InvalidRange":  # an empty object has no byte 0
+                    return ""
                 raise
             body = await response["Body"].read()
-        return bytes(body).decode("utf-8")
+        total = str(response.get("ContentRange") or "").rpartition("/")[2]
+        if len(body) > max_bytes or (total.isdigit() and int(total) > max_bytes):
+            raise ArtifactTooLargeError(uri, max_bytes)
+        try:
+            return bytes(body).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigurationError(f"{uri}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
-    async def write_text(self, uri: str, text: str, content_type: str = "application/json") -> None:
-        """Put the object."""
+    async def write_text(self, uri: str, text: str, content_type: str = "application/json") -> str:
+        """Put the object; return its ETag."""
         bucket, key = split_s3_uri(uri)
         async with self._client(uri) as s3:
-            await s3.put_object(Bucket=bucket, Key=key, Body=text.encode("utf-8"), ContentType=content_type)
+            response = await s3.put_object(
+                Bucket=bucket, Key=key, Body=text.encode("utf-8"), ContentType=content_type
+            )
+        return str(response.get("ETag") or "")
+
+    async def version(self, uri: str) -> str | None:
+        """The object's ETag (HEAD); None when the key does not exist."""
+        bucket, key = split_s3_uri(uri)
+        async with self._client(uri) as s3:
+            try:
+                head = await s3.head_object(Bucket=bucket, Key=key)
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchKey", "NotFound"):
+                    raise
+                return None
+        return str(head.get("ETag") or "")
 
     async def size(self, uri: str) -> int | None:
         """HEAD the object; None only when the bucket exists and the key does not."""
@@ -171,8 +201,8 @@ class S3Storage:
             raise
         self._buckets.add(bucket)
 
-    async def list_keys(self, prefix_uri: str) -> list[str]:
-        """List every key under the prefix, following continuation tokens."""
+    async def list_keys(self, prefix_uri: str, *, limit: int = MAX_LISTED_KEYS) -> list[str]:
+        """List the keys under the prefix, following continuation tokens, at most `limit`."""
         bucket, prefix = split_s3_uri(prefix_uri)
         keys: list[str] = []
         async with self._client(prefix_uri) as s3:
@@ -183,6 +213,6 @@ class S3Storage:
                     kwargs["ContinuationToken"] = token
                 page = await s3.list_objects_v2(**kwargs)
                 keys.extend(item["Key"][len(prefix) :] for item in page.get("Contents", []))
-                if not page.get("IsTruncated"):
-                    return keys
+                if not page.get("IsTruncated") or len(keys) >= limit:
+                    return keys[:limit]
                 token = page.get("NextContinuationToken")

@@ -14,9 +14,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
-from npaflow.runtime.ledger import WaveStatus
 from npaflow.runtime.summary import RunStatusView, WaveView
 from npaflow.runtime.timestamps import epoch_seconds
+from npaflow.runtime.vocabulary import WaveStatus
 
 
 def elapsed(started_at: str, now: float | None = None) -> str:

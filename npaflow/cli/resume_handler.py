@@ -29,9 +29,9 @@ from npaflow.errors import UsageError
 from npaflow.plan import build_plan, plan_fingerprint
 from npaflow.plan_diff import PlanDiff, diff_plans
 from npaflow.runtime.contract import STATUS_QUERY, WORKFLOW_TYPE, Signal
-from npaflow.runtime.ledger import WaveStatus
 from npaflow.runtime.request import AcceptedPlanChange, RunRequest
 from npaflow.runtime.summary import RunStatusView
+from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.spec import load_spec_from_str
 from npaflow.waves import WaveKey
 

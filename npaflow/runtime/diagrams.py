@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from npaflow.runtime.summary import RunPhase
-from npaflow.runtime.transitions import (
-    PHASE_TRANSITIONS,
-    WAVE_TRANSITIONS,
-    AttemptStage,
-    mermaid_diagram,
-)
+from npaflow.runtime.transitions import RunTransition, WaveTransition, mermaid_diagram
+from npaflow.runtime.vocabulary import AttemptStage, RunPhase
 
 
 def blocks() -> dict[str, str]:
     """Each generated block of docs/runtime-states.md, by its marker name."""
     return {
-        "run-phases": mermaid_diagram(PHASE_TRANSITIONS.values(), RunPhase.STARTING),
-        "wave-attempts": mermaid_diagram(WAVE_TRANSITIONS.values(), AttemptStage.NEW),
+        "run-phases": mermaid_diagram((t.value for t in RunTransition), RunPhase.STARTING),
+        "wave-attempts": mermaid_diagram((t.value for t in WaveTransition), AttemptStage.NEW),
     }
 
 

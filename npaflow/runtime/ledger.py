@@ -6,14 +6,22 @@ into the stored document, so history never carries the whole ledger twice.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, PlainSerializer
 
 from npaflow.document.models import Artifact
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.usage import RunUsage, TaskShape, Usage, attempt_hours
+from npaflow.runtime.vocabulary import (
+    CancellationState,
+    DecisionSource,
+    LedgerStatus,
+    RecoveryDecision,
+    WaveStatus,
+)
 from npaflow.traversal.models import WaveKind
 from npaflow.waves import WaveKey
 
@@ -27,6 +35,11 @@ def _blank_is_none(value: Any) -> Any:
     return None if value == "" else value
 
 
+def _blank_is_artifact(value: Any) -> Any:
+    """Decision records written before the source was recorded were artifact reads."""
+    return DecisionSource.ARTIFACT if value == "" else value
+
+
 def _enum_or_blank(value: StrEnum | None) -> str:
     return value.value if value is not None else ""
 
@@ -35,43 +48,21 @@ def _enum_or_blank(value: StrEnum | None) -> str:
 MaybeJobStatus = Annotated[
     JobStatus | None, BeforeValidator(_blank_is_none), PlainSerializer(_enum_or_blank, return_type=str)
 ]
+
+
+def _uri_is_artifact(items: Any) -> Any:
+    """Older ledgers (the reference's too) may hold outputs as plain URI strings."""
+    if isinstance(items, list):
+        return [{"uri": item} if isinstance(item, str) else item for item in items]
+    return items
+
+
+#: Declared outputs as the reference writes them: `{uri, schema}` records (dumped by alias).
+ArtifactList = Annotated[list[Artifact], BeforeValidator(_uri_is_artifact)]
 #: A failure class that the ledger writes as "" for attempts that did not fail.
 MaybeFailureClass = Annotated[
     FailureClass | None, BeforeValidator(_blank_is_none), PlainSerializer(_enum_or_blank, return_type=str)
 ]
-
-
-class WaveStatus(StrEnum):
-    """A wave attempt's status in the ledger; transitions: npaflow/runtime/run_state.py."""
-
-    PENDING = "pending"  # planned, not launched
-    RUNNING = "running"  # crossing the launch boundary or launched and not terminal
-    SUCCEEDED = "succeeded"  # terminal success with every declared output present
-    FAILED = "failed"  # terminal failure, timeout, missing outputs, or launch error
-    CANCELLED = "cancelled"  # the run was cancelled while this attempt was in flight
-
-    def is_final(self) -> bool:
-        """True once the attempt can no longer change."""
-        return self in (WaveStatus.SUCCEEDED, WaveStatus.FAILED, WaveStatus.CANCELLED)
-
-
-class LedgerStatus(StrEnum):
-    """The run's status in the ledger."""
-
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-    SUSPENDED = "suspended"
-
-
-class CancellationState(StrEnum):
-    """How far cancelling a wave's job got."""
-
-    NOT_APPLICABLE = "not_applicable"  # no job to cancel, or the job was kept on purpose
-    REQUESTED = "requested"  # cancel accepted, terminal status not yet observed
-    VERIFIED = "verified"  # the job was observed CANCELLED (or otherwise terminal)
-    FAILED = "failed"  # the cancel call failed; the job may still run
 
 
 class Cancellation(BaseModel):
@@ -127,6 +118,20 @@ class Observation(BaseModel):
     statuses: dict[str, JobStatus] = Field(default_factory=dict)
 
 
+class PlannedStep(BaseModel):
+    """One member of a wave as the plan made it: what `manifest.json` steps carry (reference §6.9)."""
+
+    model_config = _OPEN
+
+    state: str
+    iteration: int | None = None
+    tool_ref: str = ""
+    resources: str = "default"
+    resources_profile: dict[str, JsonValue] = Field(default_factory=dict)
+    inputs: list[Artifact] = Field(default_factory=list)
+    outputs: list[Artifact] = Field(default_factory=list)
+
+
 class WaveAttemptRecord(BaseModel):
     """One attempt of one wave; upserted by (key, attempt)."""
 
@@ -146,7 +151,7 @@ class WaveAttemptRecord(BaseModel):
     started_at: str = ""
     ended_at: str = ""
     tasks: list[TaskRow] = Field(default_factory=list)
-    outputs: list[Artifact] = Field(default_factory=list)
+    outputs: ArtifactList = Field(default_factory=list)
     error: str = ""
     max_concurrent_observed: int = 0
     observations: list[Observation] = Field(default_factory=list)
@@ -157,7 +162,7 @@ class WaveAttemptRecord(BaseModel):
     error_category: MaybeFailureClass = None
     readiness: list[str] = Field(default_factory=list)
     reconciliation: list[str] = Field(default_factory=list)
-    recovery_decision: str = ""
+    recovery_decision: RecoveryDecision = RecoveryDecision.NONE
     operator_remedy: str = ""
     primary_error: str = ""
     reconciliation_error: str = ""
@@ -167,6 +172,7 @@ class WaveAttemptRecord(BaseModel):
     worker_id: str = ""  # ours: the worker that holds a local-backend job
     worker_task_queue: str = ""  # ours: where that job's await/cancel/logs activities run
     task_shapes: list[TaskShape] = Field(default_factory=list)  # ours: nodes and GPUs per task
+    planned: list[PlannedStep] = Field(default_factory=list)  # ours: each member as planned
     gpu_hours: float = 0.0  # ours: accelerator-hours of this attempt (so far, while running)
     node_hours: float = 0.0  # ours: node-hours of this attempt (CPU-only tasks too)
 
@@ -197,7 +203,7 @@ class DecisionRecord(BaseModel):
     uri: str
     decision: str = ""
     read_at: str = ""
-    source: str = ""
+    source: Annotated[DecisionSource, BeforeValidator(_blank_is_artifact)] = DecisionSource.ARTIFACT
     body: str = ""
     decode_error: str = ""
 
@@ -247,9 +253,9 @@ class StageRecord(BaseModel):
     last_scheduler_state: str = ""
     last_heartbeat_at: str = ""
     heartbeat_source: str = ""
-    pending_reason: str = ""
+    pending_reason: dict[str, JsonValue] = Field(default_factory=dict)
     log_location: str = ""
-    artifact_locations: list[str] = Field(default_factory=list)
+    artifact_locations: ArtifactList = Field(default_factory=list)
     terminal_outcome: str = ""
     provenance: str = "runtime_wave_projection"
     attribution_ambiguous: bool = False
@@ -277,6 +283,8 @@ class LedgerDelta(BaseModel):
     plan_fingerprint: str = ""
     waves: list[WaveAttemptRecord] = Field(default_factory=list)
     decisions: list[DecisionRecord] = Field(default_factory=list)
+    #: Where `decisions` start in the run's list: a retried export rewrites them in place.
+    decision_offset: int | None = None
     watermarks: dict[str, Watermark] = Field(default_factory=dict)
     cancel_reason: str = ""
     plan_change: PlanChangeRecord | None = None
@@ -304,31 +312,6 @@ class RuntimeLedger(BaseModel):
     usage: RunUsage = Field(default_factory=RunUsage)  # ours: GPU- and node-hours (usage.py)
     plan_changes: list[PlanChangeRecord] = Field(default_factory=list)  # ours: accepted edits
 
-    def apply(self, delta: LedgerDelta, *, now: str) -> None:
-        """Merge a delta: waves upserted by (key, attempt), decisions appended."""
-        index = {(w.key, w.attempt): i for i, w in enumerate(self.waves)}
-        for wave in delta.waves:
-            position = index.get((wave.key, wave.attempt))
-            if position is None:
-                index[(wave.key, wave.attempt)] = len(self.waves)
-                self.waves.append(wave)
-            else:
-                self.waves[position] = wave
-        self.decisions.extend(delta.decisions)
-        self.watermarks.update(delta.watermarks)
-        if delta.status is not None:
-            self.status = delta.status
-        if delta.error is not None:
-            self.error = delta.error
-        if delta.plan_fingerprint:
-            self.plan_fingerprint = delta.plan_fingerprint
-        if delta.cancel_reason:
-            self.cancel_reason = delta.cancel_reason
-        if delta.plan_change is not None:
-            self.plan_changes.append(delta.plan_change.model_copy(update={"accepted_at": now}))
-        self.usage = run_usage(self.waves)
-        self.updated_at = now
-
     def latest_attempts(self) -> dict[WaveKey, WaveAttemptRecord]:
         """Return the newest attempt recorded for each wave key."""
         return latest_attempts(self.waves)
@@ -344,20 +327,34 @@ def latest_attempts(waves: list[WaveAttemptRecord]) -> dict[WaveKey, WaveAttempt
     return latest
 
 
+#: One state's share of one attempt: (state, GPU-hours, node-hours, spent on a failed attempt).
+UsagePart = tuple[str, float, float, bool]
+
+
+def attempt_usage(wave: WaveAttemptRecord) -> list[UsagePart]:
+    """Each state's hours in one attempt; a running one counts up to its newest observation."""
+    now = wave.ended_at or (wave.observations[-1].observed_at if wave.observations else "")
+    failed = not wave.succeeded() and wave.status is not WaveStatus.RUNNING
+    return [
+        (state, gpu, node, failed)
+        for state, (gpu, node) in attempt_hours(wave.tasks, wave.task_shapes, now).items()
+    ]
+
+
+def total_usage(parts: Iterable[list[UsagePart]]) -> RunUsage:
+    """Sum attempts' shares into run and per-state totals (failed attempts apart), rounded."""
+    usage = RunUsage()
+    for attempt in parts:
+        for state, gpu, node, failed in attempt:
+            usage.add(gpu, node, failed=failed)
+            usage.by_state.setdefault(state, Usage()).add(gpu, node, failed=failed)
+    return usage.rounded()
+
+
 def run_usage(waves: list[WaveAttemptRecord]) -> RunUsage:
     """GPU- and node-hours per state and per run, every attempt counted (failed ones apart).
 
     A replayed attempt is the earlier execution's record: counted once, by (key, attempt).
     """
-    usage = RunUsage()
-    seen: set[tuple[WaveKey, int]] = set()
-    for wave in waves:
-        if (wave.key, wave.attempt) in seen:
-            continue
-        seen.add((wave.key, wave.attempt))
-        now = wave.ended_at or (wave.observations[-1].observed_at if wave.observations else "")
-        failed = not wave.succeeded() and wave.status is not WaveStatus.RUNNING
-        for state, (gpu, node) in attempt_hours(wave.tasks, wave.task_shapes, now).items():
-            usage.add(gpu, node, failed=failed)
-            usage.by_state.setdefault(state, Usage()).add(gpu, node, failed=failed)
-    return usage.rounded()
+    unique = {(wave.key, wave.attempt): wave for wave in waves}
+    return total_usage(attempt_usage(wave) for wave in unique.values())

@@ -12,7 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from npaflow.catalog.models import ToolCatalog
 from npaflow.document.models import Trigger, WorkflowSpec
 from npaflow.runtime.ledger import (
-    CancellationState,
     DecisionRecord,
     LedgerDelta,
     Observation,
@@ -23,6 +22,7 @@ from npaflow.runtime.ledger import (
 )
 from npaflow.runtime.request import AcceptedPlanChange, BackendName
 from npaflow.runtime.status import FailureClass, JobStatus
+from npaflow.runtime.vocabulary import CancellationState, HeartbeatPhase
 from npaflow.traversal.models import Wave
 from npaflow.waves import WaveKey
 
@@ -297,7 +297,7 @@ class HeartbeatDetails(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    phase: str = ""  # launching, submitted, launched, polling, cancelling, waiting
+    phase: HeartbeatPhase = HeartbeatPhase.NONE
     worker_id: str = ""  # the worker that started a launch (host-bound jobs live there)
     job_id: str = ""
     request_id: str = ""

@@ -1,40 +1,63 @@
-"""Views derived from the ledger: per-stage records, the run manifest, status.json."""
+"""Views derived from the ledger: per-stage records, manifest steps, `manifest.json`, `status.json`.
+
+Shapes follow the reference's `run_state.py` (`RunManifest`, `RuntimeRunState`,
+its stage projection): npaflow's additions are additive fields only.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from enum import StrEnum
 
-from npaflow.runtime.ledger import (
-    RUN_SCHEMA,
-    RuntimeLedger,
-    StageRecord,
-    TaskRow,
-    WaveAttemptRecord,
-    WaveStatus,
-)
-from npaflow.runtime.status import JobStatus
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from npaflow.document.models import Artifact
+from npaflow.runtime.ledger import RUN_SCHEMA, PlannedStep, StageRecord, TaskRow, WaveAttemptRecord
 from npaflow.runtime.usage import RunUsage
+from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.waves import WaveKey
 
-_SUCCESS = {"OK", "SUCCESS", "COMPLETED", "SUCCEEDED"}
-_CANCELLED = {"CANCELED", "CANCELLED", "ABORTED"}
 _OPEN = ConfigDict(extra="forbid")
 
 
+class StageState(StrEnum):
+    """A stage's normalized state, the reference's `_normalized_stage_state` vocabulary."""
+
+    SUCCEEDED = "SUCCEEDED"
+    CANCELLED = "CANCELLED"
+    FAILED = "FAILED"
+    FAILED_SETUP = "FAILED_SETUP"
+    FAILED_STARTUP = "FAILED_STARTUP"
+    UNKNOWN = "UNKNOWN"
+
+
+#: Raw statuses (any source: task rows, SkyPilot, the ledger, the reference) and what they mean.
+_STAGE_ALIASES: dict[str, StageState] = {
+    "OK": StageState.SUCCEEDED,
+    "SUCCESS": StageState.SUCCEEDED,
+    "COMPLETED": StageState.SUCCEEDED,
+    "SUCCEEDED": StageState.SUCCEEDED,
+    "CANCELED": StageState.CANCELLED,
+    "CANCELLED": StageState.CANCELLED,
+    "ABORTED": StageState.CANCELLED,
+    "FAILED_STARTUP": StageState.FAILED_STARTUP,
+    "FAILED_SETUP": StageState.FAILED_SETUP,
+    "FAILURE": StageState.FAILED,
+    "ERROR": StageState.FAILED,
+    "BLOCKED": StageState.FAILED,
+    "": StageState.UNKNOWN,
+}
+
+
 def normalize_stage_state(raw: str) -> str:
-    """Normalize a task/sky/wave status the way the reference's stage view does."""
+    """Normalize a task/sky/wave status the way the reference's stage view does.
+
+    Statuses it does not know (RUNNING, PENDING, ...) are kept, upper-cased.
+    """
     text = (raw or "").strip().upper().replace("-", "_")
-    if not text:
-        return "UNKNOWN"
-    if text in _SUCCESS:
-        return "SUCCEEDED"
-    if text in _CANCELLED:
-        return "CANCELLED"
-    if text in ("FAILED_STARTUP", "FAILED_SETUP"):
-        return text
-    if text.startswith("FAILED") or text in ("FAILURE", "ERROR", "BLOCKED"):
-        return "FAILED"
-    return text
+    known = _STAGE_ALIASES.get(text)
+    if known is not None:
+        return known.value
+    return StageState.FAILED.value if text.startswith("FAILED") else text
 
 
 def member_row(wave: WaveAttemptRecord, index: int) -> TaskRow | None:
@@ -49,23 +72,18 @@ def member_row(wave: WaveAttemptRecord, index: int) -> TaskRow | None:
     return None
 
 
-def _terminal_outcome(wave: WaveAttemptRecord) -> str:
-    if wave.sky_status is JobStatus.CANCELLED or wave.status is WaveStatus.CANCELLED:
-        return "cancelled"
-    return wave.status.value if wave.status in (WaveStatus.SUCCEEDED, WaveStatus.FAILED) else ""
-
-
 def stage_records(wave: WaveAttemptRecord) -> list[StageRecord]:
-    """Project one wave attempt onto one record per member stage."""
+    """Project one wave attempt onto one record per member stage (reference stage projection)."""
     records = []
     newest = wave.observations[-1] if wave.observations else None
     sky_status = wave.sky_status.value if wave.sky_status else ""
+    final = wave.status.value if wave.status.is_final() else ""
     for index, member in enumerate(wave.key.members):
         row = member_row(wave, index)
         iteration = member.iteration
         records.append(
             StageRecord(
-                key=f"{member.state}#{iteration}" if iteration else member.state,
+                key=f"{member.state}#{iteration}" if iteration is not None else member.state,
                 stage=member.state,
                 iteration=iteration,
                 logical_state=normalize_stage_state(
@@ -77,32 +95,23 @@ def stage_records(wave: WaveAttemptRecord) -> list[StageRecord]:
                 job_name=wave.job_name,
                 wave_key=wave.key,
                 submitted_at=wave.started_at,
-                started_at=(row.start_at if row else "") or wave.ended_at,
+                started_at=row.start_at if row else "",
                 finished_at=(row.end_at if row else "") or wave.ended_at,
                 last_observed_at=newest.observed_at if newest else "",
-                last_scheduler_state=newest.scheduler_state.value if newest else sky_status,
+                last_scheduler_state=(row.status.value if row else "") or sky_status or "UNKNOWN",
                 last_heartbeat_at=row.last_progress_at if row else "",
                 heartbeat_source="scheduler_task_progress" if row and row.last_progress_at else "",
-                artifact_locations=[a.uri for a in wave.outputs],
-                terminal_outcome=_terminal_outcome(wave),
+                artifact_locations=list(wave.outputs),
+                terminal_outcome=final,
             )
         )
     return records
 
 
-def derive_stages(ledger: RuntimeLedger) -> list[StageRecord]:
-    """Upsert every wave attempt's stage records, keyed by (stage key, attempt)."""
-    stages: dict[tuple[str, int], StageRecord] = {}
-    for wave in ledger.waves:
-        for record in stage_records(wave):
-            stages[(record.key, wave.attempt)] = record
-    return list(stages.values())
-
-
 class ManifestStep(BaseModel):
-    """One step of `manifest.json`: the newest attempt of one member stage."""
+    """One step of `manifest.json`: the newest attempt of one member stage (reference §6.9)."""
 
-    model_config = _OPEN
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     state: str
     iteration: int | None = None
@@ -112,7 +121,49 @@ class ManifestStep(BaseModel):
     sky_status: str = ""
     wave_key: WaveKey
     group: str = ""
+    tool_ref: str = ""
+    resources: str = "default"
+    resources_profile: dict[str, JsonValue] = Field(default_factory=dict)
+    inputs: list[Artifact] = Field(default_factory=list)
+    outputs: list[Artifact] = Field(default_factory=list)
     error: str = ""
+    attempt: int = 1  # ours: which attempt this step's record comes from
+
+
+def manifest_steps(wave: WaveAttemptRecord) -> list[ManifestStep]:
+    """The manifest steps of one wave attempt, one per member, with what the plan made of each."""
+    status = "ok" if wave.status is WaveStatus.SUCCEEDED else wave.status.value
+    steps = []
+    for index, member in enumerate(wave.key.members):
+        planned = wave.planned[index] if index < len(wave.planned) else PlannedStep(state=member.state)
+        steps.append(
+            ManifestStep(
+                state=member.state,
+                iteration=member.iteration,
+                status=status,
+                job_id=wave.job_id,
+                job_name=wave.job_name,
+                sky_status=wave.sky_status.value if wave.sky_status else "",
+                wave_key=wave.key,
+                group=wave.group,
+                tool_ref=planned.tool_ref,
+                resources=planned.resources,
+                resources_profile=planned.resources_profile,
+                inputs=planned.inputs,
+                outputs=planned.outputs,
+                error=wave.error,
+                attempt=wave.attempt,
+            )
+        )
+    return steps
+
+
+class InputSource(BaseModel):
+    """`manifest.json` `input_source`: a mapping in the reference; npaflow names where the spec came from."""
+
+    model_config = _OPEN
+
+    spec: str = ""  # "inline" (the spec travelled in the run's input) or the spec's URI
 
 
 class ManifestDocument(BaseModel):
@@ -129,11 +180,11 @@ class ManifestDocument(BaseModel):
     sky_job_id: str = ""
     updated_at: str = ""
     steps: list[ManifestStep] = Field(default_factory=list)
-    input_source: str = ""
+    input_source: InputSource = Field(default_factory=InputSource)
 
 
 class StatusDocument(BaseModel):
-    """`status.json` (npa.workflow.run.v1)."""
+    """`status.json` (npa.workflow.run.v1): the manifest's status, as the reference writes it."""
 
     model_config = _OPEN
 
@@ -144,49 +195,3 @@ class StatusDocument(BaseModel):
     updated_at: str = ""
     step_count: int = 0
     usage: RunUsage = Field(default_factory=RunUsage)  # ours: GPU- and node-hours
-
-
-_MANIFEST_STATUS = {"succeeded": "completed", "failed": "failed", "cancelled": "failed"}
-
-
-def manifest_document(ledger: RuntimeLedger, input_source: str) -> ManifestDocument:
-    """Return `manifest.json` for the run."""
-    steps = []
-    for key, wave in ledger.latest_attempts().items():
-        status = "ok" if wave.status is WaveStatus.SUCCEEDED else wave.status.value
-        for member in key.members:
-            steps.append(
-                ManifestStep(
-                    state=member.state,
-                    iteration=member.iteration,
-                    status=status,
-                    job_id=wave.job_id,
-                    job_name=wave.job_name,
-                    sky_status=wave.sky_status.value if wave.sky_status else "",
-                    wave_key=key,
-                    group=wave.group,
-                    error=wave.error,
-                )
-            )
-    return ManifestDocument(
-        workflow=ledger.workflow,
-        run_id=ledger.run_id,
-        api_version=ledger.api_version,
-        run_prefix_uri=ledger.run_prefix_uri,
-        status=_MANIFEST_STATUS.get(ledger.status.value, ledger.status.value),
-        updated_at=ledger.updated_at,
-        steps=steps,
-        input_source=input_source,
-    )
-
-
-def status_document(ledger: RuntimeLedger) -> StatusDocument:
-    """Return `status.json` for the run."""
-    return StatusDocument(
-        run_id=ledger.run_id,
-        workflow=ledger.workflow,
-        status=ledger.status.value,
-        updated_at=ledger.updated_at,
-        step_count=sum(len(w.key.members) for w in ledger.latest_attempts().values()),
-        usage=ledger.usage,
-    )

@@ -1,8 +1,10 @@
-"""What a run is and remembers, changed only through guarded transitions (npaflow/runtime/transitions.py).
+"""What a run is and remembers, changed only through the transitions of npaflow/runtime/transitions.py.
 
-The workflow owns one `RunState`: it applies a transition after every activity
-and sends the ledger only what changed (`take_delta`). Deterministic and pure:
-timestamps come from the caller (`workflow.now()`), nothing here does I/O.
+The workflow owns one `RunState`. Every change to it is a method named after
+what happened (a table transition, a request from a signal, a reading); each
+one records the `Effect` it calls for, and `take_effect` tells the workflow's
+recorder what to publish or export. Deterministic and pure: timestamps come
+from the caller (`workflow.now()`), nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -10,43 +12,40 @@ from __future__ import annotations
 from typing import Any
 
 from npaflow.runtime.contract import RUNTIME_FILE, ledger_file_uri
+from npaflow.runtime.ids import RunId
 from npaflow.runtime.ledger import (
     Cancellation,
     Credentials,
     DecisionRecord,
     LedgerDelta,
-    LedgerStatus,
+    PlannedStep,
     Watermark,
     WaveAttemptRecord,
-    run_usage,
 )
+from npaflow.runtime.ledger_book import AttemptId, LedgerBook, Receipt
 from npaflow.runtime.messages import AwaitResult, LaunchResult
+from npaflow.runtime.progress import RunProgress
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.status import FailureClass, JobStatus
-from npaflow.runtime.summary import RunPhase, RunStatusView, RunSummary, StepRecord, WaveView
-from npaflow.runtime.transitions import (
-    PHASE_TRANSITIONS,
-    WAVE_TRANSITIONS,
-    AttemptStage,
-    TransitionError,
-)
+from npaflow.runtime.summary import ProgressView, RunStatusView, RunSummary, StepRecord, WaveView
+from npaflow.runtime.transitions import Effect, RunTransition, TransitionError, WaveTransition
 from npaflow.runtime.usage import task_shapes
+from npaflow.runtime.vocabulary import AttemptStage, RecoveryDecision, RunPhase
 from npaflow.traversal.models import Wave
 from npaflow.waves import WaveKey
 
-AttemptId = tuple[WaveKey, int]
 #: Status errors kept per attempt, so a long outage cannot grow history without bound.
 MAX_STATUS_ERRORS = 20
-
-
 #: Enough for a plan-diff refusal of a few dozen lines; the ledger keeps it, the UI shortens it.
 MAX_ERROR_CHARS = 4000
 
+__all__ = ["AttemptId", "RunState"]
+
 
 class RunState:
-    """A run's phase, wave attempts, decisions and watermarks, plus the ledger's pending delta."""
+    """A run's phase, wave attempts, decisions and watermarks, plus what its ledger still lacks."""
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_id: RunId) -> None:
         self.run_id = run_id
         self.workflow = ""
         self.ledger_uri = ""
@@ -60,63 +59,103 @@ class RunState:
         self.resume_requested = False  # set by the `resume` signal
         self.decisions: list[DecisionRecord] = []
         self.watermarks: dict[str, Watermark] = {}
+        self.ledger = LedgerBook()
+        self.progress = RunProgress()
         self._attempts: dict[AttemptId, WaveAttemptRecord] = {}
         self._stages: dict[AttemptId, AttemptStage] = {}
-        self._changed: list[AttemptId] = []
-        self._new_decisions: list[DecisionRecord] = []
-        self._new_watermarks: dict[str, Watermark] = {}
+        self._effect = Effect.NONE
 
-    # --- phases ----------------------------------------------------------------------------
+    def take_effect(self) -> Effect:
+        """The strongest effect the transitions since the last call asked for (then NONE)."""
+        effect, self._effect = self._effect, Effect.NONE
+        return effect
 
-    def _to_phase(self, name: str) -> None:
-        transition = PHASE_TRANSITIONS[name]
-        if self.phase not in transition.sources:
-            raise TransitionError(transition, f"run {self.run_id}", self.phase)
-        self.phase = transition.target
+    # --- requests (signals) and readings -----------------------------------------------------
+
+    def pause_requested_by_operator(self) -> None:
+        """`pause`: finish in-flight waves, launch no new one."""
+        self.pause_requested = True
+
+    def resume_requested_by_operator(self) -> None:
+        """`resume`: continue a paused run, or retry a suspended run's failed wave."""
+        self.pause_requested = False
+        self.resume_requested = True
+
+    def cancel_requested(self, reason: str) -> None:
+        """The `cancel` signal arrived; its reason lands in the ledger."""
+        self.cancel_reason = reason or "cancel signal"
+
+    def states_entered(self, states: list[str]) -> None:
+        """The walk moved on to these states (shown with the next publish)."""
+        self.current_states = list(states)
+
+    def add_decision(self, record: DecisionRecord) -> None:
+        """Append a decision read (or the assumption that stood in for one)."""
+        self.decisions.append(record)
+
+    def add_watermark(self, state: str, watermark: Watermark) -> None:
+        """Record what a trigger saw when it fired."""
+        self.watermarks[state] = watermark
+        self.ledger.watermark_changed(state)
+
+    # --- phases ------------------------------------------------------------------------------
+
+    def _to_phase(self, transition: RunTransition) -> None:
+        row = transition.value
+        if self.phase not in row.sources:
+            raise TransitionError(row, f"run {self.run_id}", self.phase)
+        self.phase = row.target
+        self._effect = max(self._effect, row.effect)
 
     def run_started(self, *, workflow: str, ledger_uri: str, backend: BackendName) -> None:
-        """The spec is loaded: walking begins."""
-        self._to_phase("run_started")
+        """The spec is loaded: walking begins; the spec goes with the first export."""
+        self._to_phase(RunTransition.STARTED)
         self.workflow, self.ledger_uri, self.backend = workflow, ledger_uri, backend
+        self.ledger.spec_pending = True
 
     def run_paused(self) -> None:
         """A pause request reached the launch gate: nothing new launches."""
-        self._to_phase("run_paused")
+        self._to_phase(RunTransition.PAUSED)
 
     def run_resumed(self) -> None:
         """Paused or suspended no more."""
-        self._to_phase("run_resumed")
+        self._to_phase(RunTransition.RESUMED)
         self.pause_requested = self.resume_requested = False
         self.error = ""
 
     def run_suspended(self, error: str) -> None:
         """A wave failed for good under on_failure=suspend: wait for resume or cancel."""
-        self._to_phase("run_suspended")
+        self._to_phase(RunTransition.SUSPENDED)
         self.error = error
         self.resume_requested = False
 
     def run_cancelling(self, reason: str) -> None:
         """Cancellation began: in-flight jobs are cancelled next."""
-        self._to_phase("run_cancelling")
+        self._to_phase(RunTransition.CANCELLING)
         self.cancel_reason = self.cancel_reason or reason or "no reason given"
         self.error = f"run cancelled: {self.cancel_reason}"
 
     def run_cancelled(self) -> None:
         """Every in-flight job was cancelled (or its cancellation recorded as failed)."""
-        self._to_phase("run_cancelled")
+        self._to_phase(RunTransition.CANCELLED)
 
     def run_succeeded(self) -> None:
         """The walk reached its end."""
-        self._to_phase("run_succeeded")
+        self._to_phase(RunTransition.SUCCEEDED)
 
     def run_failed(self, error: str, failure_class: FailureClass | None = None) -> None:
-        """The run failed for good; `failure_class` is the class of the wave that ended it."""
-        self._to_phase("run_failed")
+        """The run failed for good; without a class, the class of its last failed attempt."""
+        self._to_phase(RunTransition.FAILED)
         lines = (" ".join(line.split()) for line in error.splitlines())
         self.error = "\n".join(line for line in lines if line)[:MAX_ERROR_CHARS]
         self.failure_class = failure_class or self.failure_class
 
-    # --- wave attempts ---------------------------------------------------------------------
+    def ledger_export_failed(self, message: str) -> None:
+        """The last export failed for good: the run says its ledger is behind, and why."""
+        self.ledger.failed_export = message
+        self.error = f"{self.error} (the ledger could not be written: {message})"[:MAX_ERROR_CHARS]
+
+    # --- wave attempts -----------------------------------------------------------------------
 
     def stage(self, key: WaveKey, attempt: int) -> AttemptStage:
         """The stage of one attempt (NEW when this execution has not recorded it)."""
@@ -128,7 +167,7 @@ class RunState:
 
     def _move(
         self,
-        name: str,
+        transition: WaveTransition,
         key: WaveKey,
         attempt: int,
         *,
@@ -136,17 +175,20 @@ class RunState:
         record: WaveAttemptRecord | None = None,
         **changes: Any,
     ) -> WaveAttemptRecord:
-        transition = WAVE_TRANSITIONS[name]
+        row, identity = transition.value, (key, attempt)
         current = self.stage(key, attempt)
-        if current not in transition.sources:
-            raise TransitionError(transition, f"wave {key} attempt {attempt}", current)
-        base = record if record is not None else self._attempts[(key, attempt)]
-        changes["status"] = transition.target.ledger_status()
+        if current not in row.sources:
+            raise TransitionError(row, f"wave {key} attempt {attempt}", current)
+        old = self._attempts.get(identity)
+        base = record if record is not None else self._attempts[identity]
+        changes["status"] = row.target.ledger_status()
         updated = _changed(base, changes)
-        self._attempts[(key, attempt)] = updated
-        self._stages[(key, attempt)] = transition.target
-        if persist and (key, attempt) not in self._changed:
-            self._changed.append((key, attempt))
+        self._attempts[identity] = updated
+        self._stages[identity] = row.target
+        self.progress.record(identity, old, updated)
+        if persist:
+            self.ledger.wave_changed(identity)
+        self._effect = max(self._effect, row.effect)
         return updated
 
     def wave_launching(self, wave: Wave, attempt: int, *, now: str) -> WaveAttemptRecord:
@@ -161,8 +203,20 @@ class RunState:
             outputs=[a for step in wave.steps for a in step.outputs],
             scheduler_fence_sequence=wave.sequence,
             task_shapes=task_shapes(wave.steps),
+            planned=[
+                PlannedStep(
+                    state=step.state,
+                    iteration=step.iteration,
+                    tool_ref=step.tool_ref,
+                    resources=step.resources,
+                    resources_profile=step.resources_profile,
+                    inputs=list(step.inputs),
+                    outputs=list(step.outputs),
+                )
+                for step in wave.steps
+            ],
         )
-        return self._move("wave_launching", wave.key, attempt, record=record)
+        return self._move(WaveTransition.LAUNCHING, wave.key, attempt, record=record)
 
     def wave_launched(self, key: WaveKey, attempt: int, launch: LaunchResult) -> WaveAttemptRecord:
         """The launch returned the exact job (launched now, or adopted by the launch)."""
@@ -173,7 +227,7 @@ class RunState:
             source="worker_environment" if launch.credential_names else "",
         )
         return self._move(
-            "wave_launched",
+            WaveTransition.LAUNCHED,
             key,
             attempt,
             job_id=job.job_id,
@@ -183,7 +237,7 @@ class RunState:
             launch_sequence=1,
             adopted=launch.adopted,
             reconciliation=launch.reconciliation,
-            recovery_decision="submitted_and_reconciled",
+            recovery_decision=RecoveryDecision.SUBMITTED_AND_RECONCILED,
             credentials=credentials,
             request_id=launch.request_id,
             worker_id=job.worker_id,
@@ -193,12 +247,12 @@ class RunState:
     def wave_adopted(self, prior: WaveAttemptRecord) -> WaveAttemptRecord:
         """Take over a job an earlier execution left in flight (resume)."""
         return self._move(
-            "wave_adopted",
+            WaveTransition.ADOPTED,
             prior.key,
             prior.attempt,
             record=prior,
             adopted=True,
-            recovery_decision="adopted_in_flight",
+            recovery_decision=RecoveryDecision.ADOPTED_IN_FLIGHT,
         )
 
     def wave_observed(self, key: WaveKey, attempt: int, result: AwaitResult) -> WaveAttemptRecord:
@@ -212,28 +266,29 @@ class RunState:
         }
         if result.status not in (JobStatus.UNKNOWN, JobStatus.ABSENT):
             changes["sky_status"] = result.status
-        return self._move("wave_observed", key, attempt, **changes)
+        return self._move(WaveTransition.OBSERVED, key, attempt, **changes)
 
     def wave_left_running(self, key: WaveKey, attempt: int, *, error: str) -> WaveAttemptRecord:
         """Timed out with cancel_on_timeout off: the job is kept for a later resume to adopt."""
         record = self._attempts[(key, attempt)]
+        primary = record.primary_error or error
         return self._move(
-            "wave_left_running",
-            key,
-            attempt,
-            ended_at="",
-            error=error,
-            primary_error=record.primary_error or error,
+            WaveTransition.LEFT_RUNNING, key, attempt, ended_at="", error=error, primary_error=primary
         )
 
-    def wave_succeeded(self, key: WaveKey, attempt: int, *, now: str) -> WaveAttemptRecord:
-        """Terminal success with every declared output present."""
-        return self._move("wave_succeeded", key, attempt, ended_at=now)
+    def wave_succeeded(
+        self, key: WaveKey, attempt: int, *, now: str, cancellation: Cancellation | None = None
+    ) -> WaveAttemptRecord:
+        """Terminal success with every declared output present (a cancel that came late is noted)."""
+        changes: dict[str, Any] = {"ended_at": now}
+        if cancellation is not None:
+            changes["cancellation"] = cancellation
+        return self._move(WaveTransition.SUCCEEDED, key, attempt, **changes)
 
     def wave_replayed(self, prior: WaveAttemptRecord) -> WaveAttemptRecord:
         """Reuse an earlier execution's success (not re-recorded in the ledger)."""
         return self._move(
-            "wave_replayed", prior.key, prior.attempt, record=prior, persist=False, replayed=True
+            WaveTransition.REPLAYED, prior.key, prior.attempt, record=prior, persist=False, replayed=True
         )
 
     def wave_failed(
@@ -248,13 +303,10 @@ class RunState:
         final_status: JobStatus | None = None,
     ) -> WaveAttemptRecord:
         """The attempt failed (its job, if any, was cancelled by id first)."""
-        return self._move(
-            "wave_failed",
-            key,
-            attempt,
-            **self._ending(key, attempt, error, now, cancellation, final_status),
-            error_category=category,
-        )
+        ending = self._ending(key, attempt, error, now, cancellation, final_status)
+        record = self._move(WaveTransition.FAILED, key, attempt, **ending, error_category=category)
+        self.failure_class = category
+        return record
 
     def wave_cancelled(
         self,
@@ -267,12 +319,8 @@ class RunState:
         final_status: JobStatus | None = None,
     ) -> WaveAttemptRecord:
         """The run was cancelled while this attempt was in flight."""
-        return self._move(
-            "wave_cancelled",
-            key,
-            attempt,
-            **self._ending(key, attempt, error, now, cancellation, final_status),
-        )
+        ending = self._ending(key, attempt, error, now, cancellation, final_status)
+        return self._move(WaveTransition.CANCELLED, key, attempt, **ending)
 
     def _ending(
         self,
@@ -297,78 +345,64 @@ class RunState:
 
     def in_flight(self) -> list[WaveAttemptRecord]:
         """Attempts whose job every abort path must cancel by exact id."""
-        return [self._attempts[i] for i, stage in self._stages.items() if stage is AttemptStage.IN_FLIGHT]
+        return [r for i, r in self.progress.running.items() if self._stages[i] is AttemptStage.IN_FLIGHT]
 
     def launching(self) -> list[AttemptId]:
         """Attempts recorded before their launch reported a job (launch failed or in progress)."""
-        return [i for i, stage in self._stages.items() if stage is AttemptStage.LAUNCHING]
+        return [i for i in self.progress.running if self._stages[i] is AttemptStage.LAUNCHING]
 
-    # --- decisions, watermarks, the ledger delta ------------------------------------------
+    # --- the ledger delta ----------------------------------------------------------------------
 
-    def add_decision(self, record: DecisionRecord) -> None:
-        """Append a decision read."""
-        self.decisions.append(record)
-        self._new_decisions.append(record)
+    def ledger_is_behind(self) -> bool:
+        """True when an export would write something the ledger does not have."""
+        return self.ledger.is_behind(
+            status=self.phase.ledger_status(), error=self.error, decisions=len(self.decisions)
+        )
 
-    def add_watermark(self, state: str, watermark: Watermark) -> None:
-        """Record what a trigger saw when it fired."""
-        self.watermarks[state] = watermark
-        self._new_watermarks[state] = watermark
-
-    def has_changes(self) -> bool:
-        """True when the ledger is behind."""
-        return bool(self._changed or self._new_decisions or self._new_watermarks)
-
-    def take_delta(self, status: LedgerStatus | None = None, error: str | None = None) -> LedgerDelta:
-        """Return everything changed since the last delta, and forget it."""
-        delta = LedgerDelta(
-            status=status,
-            error=error,
-            waves=[self._attempts[i] for i in self._changed],
-            decisions=list(self._new_decisions),
-            watermarks=dict(self._new_watermarks),
+    def pending_delta(self) -> tuple[LedgerDelta, Receipt]:
+        """What the ledger lacks, with the receipt `ledger.written` takes once it is exported."""
+        return self.ledger.delta(
+            records=self._attempts,
+            decisions=self.decisions,
+            watermarks=self.watermarks,
+            status=self.phase.ledger_status(),
+            error=self.error,
             cancel_reason=self.cancel_reason,
         )
-        self._changed.clear()
-        self._new_decisions.clear()
-        self._new_watermarks.clear()
-        return delta
 
-    # --- reports ---------------------------------------------------------------------------
+    # --- reports -------------------------------------------------------------------------------
+
+    def progress_view(self) -> ProgressView:
+        """What the UI's current details show; costs the running attempts, not the run's length."""
+        progress = self.progress
+        return ProgressView(
+            phase=self.phase,
+            running=[_wave_view(r) for r in progress.running.values()],
+            done=progress.done,
+            total=progress.total,
+            retried=progress.retried,
+            last_decision=self.decisions[-1] if self.decisions else None,
+            usage=progress.usage(),
+            ledger_uri=self.ledger_uri,
+            ledger_behind=self.ledger.failed_export,
+            error=self.error,
+        )
 
     def view(self) -> RunStatusView:
         """The live status for the `status` query."""
-        waves = [
-            WaveView(
-                key=r.key,
-                attempt=r.attempt,
-                states=r.states,
-                job_id=r.job_id,
-                job_name=r.job_name,
-                status=r.status,
-                sky_status=r.sky_status,
-                error_category=r.error_category,
-                worker_id=r.worker_id,
-                worker_task_queue=r.worker_task_queue,
-                started_at=r.started_at,
-                ended_at=r.ended_at,
-                gpu_hours=r.gpu_hours,
-                node_hours=r.node_hours,
-            )
-            for r in self._attempts.values()
-        ]
         return RunStatusView(
             run_id=self.run_id,
             workflow=self.workflow,
             phase=self.phase,
             backend=self.backend,
             current_states=self.current_states,
-            waves=waves,
+            waves=[_wave_view(r) for r in self._attempts.values()],
             decisions=self.decisions,
             ledger_uri=self.ledger_uri,
+            ledger_behind=self.ledger.failed_export,
             error=self.error,
             cancel_reason=self.cancel_reason,
-            usage=run_usage(list(self._attempts.values())),
+            usage=self.progress.usage(),
         )
 
     def summary(self) -> RunSummary:
@@ -379,7 +413,7 @@ class RunState:
         return RunSummary(
             workflow=self.workflow,
             run_id=self.run_id,
-            status=self.phase.value,
+            status=self.phase,
             wave_count=len(waves),
             waves=waves,
             decisions=self.decisions,
@@ -389,7 +423,8 @@ class RunState:
             runtime_state_uri=runtime_uri,
             error=self.error,
             failure_class=self.failure_class,
-            usage=run_usage(waves),
+            usage=self.progress.usage(),
+            ledger_behind=self.ledger.failed_export,
         )
 
 
@@ -401,11 +436,29 @@ def _changed(record: WaveAttemptRecord, changes: dict[str, Any]) -> WaveAttemptR
     return WaveAttemptRecord.model_validate({**dict(record), **changes}).with_hours()
 
 
+def _wave_view(r: WaveAttemptRecord) -> WaveView:
+    return WaveView(
+        key=r.key,
+        attempt=r.attempt,
+        states=r.states,
+        job_id=r.job_id,
+        job_name=r.job_name,
+        status=r.status,
+        sky_status=r.sky_status,
+        error_category=r.error_category,
+        worker_id=r.worker_id,
+        worker_task_queue=r.worker_task_queue,
+        started_at=r.started_at,
+        ended_at=r.ended_at,
+        gpu_hours=r.gpu_hours,
+        node_hours=r.node_hours,
+    )
+
+
 def _step_record(record: WaveAttemptRecord, state: str) -> StepRecord:
-    ok = record.status.value == "succeeded"
     return StepRecord(
         state=state,
-        status="ok" if ok else record.status.value,
+        status=record.status.step_status(),
         job_id=record.job_id,
         job_name=record.job_name,
         sky_status=record.sky_status,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from npaflow.runtime.ledger import (
@@ -12,33 +10,13 @@ from npaflow.runtime.ledger import (
     MaybeJobStatus,
     Watermark,
     WaveAttemptRecord,
-    WaveStatus,
 )
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.usage import RunUsage
+from npaflow.runtime.vocabulary import RunPhase, StepStatus, WaveStatus
 from npaflow.waves import WaveKey
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
-
-
-class RunPhase(StrEnum):
-    """Where a run is; mirrored into the `NpaflowPhase` search attribute and memo.
-
-    Transitions: npaflow/runtime/run_state.py; diagram: docs/runtime-states.md.
-    """
-
-    STARTING = "starting"  # loading and validating the spec
-    RUNNING = "running"  # walking the graph, waves launching or in flight
-    PAUSED = "paused"  # no new launches; in-flight waves finish
-    SUSPENDED = "suspended"  # a wave failed with on_failure=suspend; waiting for resume/cancel
-    CANCELLING = "cancelling"  # cancelling in-flight jobs by exact id
-    SUCCEEDED = "succeeded"  # the walk reached its end
-    FAILED = "failed"  # a wave, decision, trigger or the ledger failed for good
-    CANCELLED = "cancelled"  # cancelled; every in-flight job was cancelled first
-
-    def is_final(self) -> bool:
-        """True once the run has ended."""
-        return self in (RunPhase.SUCCEEDED, RunPhase.FAILED, RunPhase.CANCELLED)
 
 
 class WaveView(BaseModel):
@@ -75,9 +53,27 @@ class RunStatusView(BaseModel):
     waves: list[WaveView] = Field(default_factory=list)
     decisions: list[DecisionRecord] = Field(default_factory=list)
     ledger_uri: str = ""
+    ledger_behind: str = ""  # why the last ledger export failed; "" while the ledger is current
     error: str = ""
     cancel_reason: str = ""
     usage: RunUsage = Field(default_factory=RunUsage)
+
+
+class ProgressView(BaseModel):
+    """What the Temporal UI's current details show, from the run's running totals."""
+
+    model_config = _FROZEN
+
+    phase: RunPhase
+    running: list[WaveView] = Field(default_factory=list)
+    done: int = 0
+    total: int = 0
+    retried: int = 0
+    last_decision: DecisionRecord | None = None
+    usage: RunUsage = Field(default_factory=RunUsage)
+    ledger_uri: str = ""
+    ledger_behind: str = ""
+    error: str = ""
 
 
 class StepRecord(BaseModel):
@@ -86,7 +82,7 @@ class StepRecord(BaseModel):
     model_config = _FROZEN
 
     state: str
-    status: str
+    status: StepStatus
     job_id: str = ""
     job_name: str = ""
     sky_status: MaybeJobStatus = None
@@ -103,7 +99,7 @@ class RunSummary(BaseModel):
 
     workflow: str
     run_id: str
-    status: str
+    status: RunPhase
     wave_count: int
     waves: list[WaveAttemptRecord] = Field(default_factory=list)
     decisions: list[DecisionRecord] = Field(default_factory=list)
@@ -114,10 +110,11 @@ class RunSummary(BaseModel):
     error: str = ""
     failure_class: MaybeFailureClass = None
     usage: RunUsage = Field(default_factory=RunUsage)
+    ledger_behind: str = ""  # why the last ledger export failed ("" when it was written)
 
     def text_lines(self) -> list[str]:
         """The reference's text form of a summary; decisions name the state that read them."""
-        lines = [f"status: {self.status}", f"run_id: {self.run_id}", f"waves: {self.wave_count}"]
+        lines = [f"status: {self.status.value}", f"run_id: {self.run_id}", f"waves: {self.wave_count}"]
         for wave in self.waves:
             lines.append(
                 f"{wave.key}: {wave.status.value} [{wave.kind.value}] states="
@@ -129,6 +126,10 @@ class RunSummary(BaseModel):
         )
         lines.extend(usage_lines(self.usage))
         lines.append(f"run_prefix_uri: {self.run_prefix_uri}")
+        if self.ledger_behind:
+            lines.append(
+                f"ledger: behind the run ({self.ledger_behind}); `npaflow status {self.run_id}` repairs it"
+            )
         if self.error:
             lines.append(f"error: {self.error}")
         return lines

@@ -1,112 +1,142 @@
 """The transition tables of a run: its phases and the stages of every wave attempt.
 
-Each transition is named after its target and declares the states it may start
-from (STYLE rules 11-13). `npaflow.runtime.run_state.RunState` applies them;
-docs/runtime-states.md embeds `mermaid_diagram` of both tables, and a test
-keeps the two in sync.
+Each transition is an enum member named after its target; it declares the
+states it may start from and what the run records outside itself once it
+happened (`Effect`): nothing yet, the UI and search attributes, or the ledger
+too. `npaflow.runtime.run_state.RunState` applies them; docs/runtime-states.md
+embeds `mermaid_diagram` of both tables, and a test keeps the two in sync.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import Enum, IntEnum, StrEnum
 from typing import Any, Generic, TypeVar
 
-from npaflow.runtime.ledger import WaveStatus
-from npaflow.runtime.summary import RunPhase
+from npaflow.runtime.vocabulary import AttemptStage, RunPhase
 
 S = TypeVar("S", bound=StrEnum)
 
 
-class AttemptStage(StrEnum):
-    """Where one wave attempt is; finer than the ledger's `WaveStatus` it maps onto."""
+class Effect(IntEnum):
+    """What the workflow records outside the run once a transition happened (strongest wins)."""
 
-    NEW = "new"  # not recorded by this execution yet
-    LAUNCHING = "launching"  # recorded as running before crossing the launch boundary
-    IN_FLIGHT = "in_flight"  # the exact job is known; every abort path cancels it
-    KEPT = "kept"  # timed out with cancel_on_timeout off: left running on purpose
-    SUCCEEDED = "succeeded"  # terminal success with every declared output present
-    FAILED = "failed"  # failed; the budgets decide whether another attempt follows
-    CANCELLED = "cancelled"  # the run was cancelled while the attempt was in flight
-
-    def ledger_status(self) -> WaveStatus:
-        """The `status` the ledger records for an attempt at this stage."""
-        return _LEDGER_STATUS[self]
-
-
-_LEDGER_STATUS = {
-    AttemptStage.NEW: WaveStatus.PENDING,
-    AttemptStage.LAUNCHING: WaveStatus.RUNNING,
-    AttemptStage.IN_FLIGHT: WaveStatus.RUNNING,
-    AttemptStage.KEPT: WaveStatus.RUNNING,
-    AttemptStage.SUCCEEDED: WaveStatus.SUCCEEDED,
-    AttemptStage.FAILED: WaveStatus.FAILED,
-    AttemptStage.CANCELLED: WaveStatus.CANCELLED,
-}
+    NONE = 0  # kept in the pending ledger delta, exported with the next flush
+    PUBLISH = 1  # search attributes, memo and the UI's current details follow at once
+    FLUSH = 2  # a wave's record matters now: the pending delta is exported, then published
+    ANNOUNCE = 3  # the run's phase changed: published at once, then the ledger gets its status
 
 
 @dataclass(frozen=True)
 class Transition(Generic[S]):
-    """A named move to `target`, allowed only from `sources`; `when` labels the diagram."""
+    """A move to `target`, allowed only from `sources`; `when` labels the diagram."""
 
     name: str
     sources: frozenset[S]
     target: S
     when: str
-
-
-def _table(*rows: Transition[S]) -> dict[str, Transition[S]]:
-    return {row.name: row for row in rows}
+    effect: Effect
 
 
 P, A = RunPhase, AttemptStage
 _LIVE = frozenset({P.STARTING, P.RUNNING, P.PAUSED, P.SUSPENDED})
 
-PHASE_TRANSITIONS: dict[str, Transition[RunPhase]] = _table(
-    Transition("run_started", frozenset({P.STARTING}), P.RUNNING, "spec loaded"),
-    Transition("run_paused", frozenset({P.RUNNING}), P.PAUSED, "signal pause, at the next launch"),
-    Transition("run_resumed", frozenset({P.PAUSED, P.SUSPENDED}), P.RUNNING, "signal resume"),
-    Transition(
-        "run_suspended", frozenset({P.RUNNING}), P.SUSPENDED, "wave failed for good, on_failure=suspend"
-    ),
-    Transition("run_cancelling", _LIVE, P.CANCELLING, "cancel: signal, UI, temporal CLI"),
-    Transition(
-        "run_cancelled", frozenset({P.CANCELLING}), P.CANCELLED, "in-flight jobs cancelled by exact id"
-    ),
-    Transition("run_succeeded", frozenset({P.RUNNING}), P.SUCCEEDED, "the walk reached its end"),
-    Transition(
-        "run_failed", _LIVE | {P.CANCELLING}, P.FAILED, "in-flight jobs cancelled, then failed for good"
-    ),
-)
 
-WAVE_TRANSITIONS: dict[str, Transition[AttemptStage]] = _table(
-    Transition("wave_launching", frozenset({A.NEW}), A.LAUNCHING, "recorded, launch_wave called"),
-    Transition("wave_launched", frozenset({A.LAUNCHING}), A.IN_FLIGHT, "exact job id known"),
-    Transition(
-        "wave_adopted", frozenset({A.NEW}), A.IN_FLIGHT, "resume: an earlier execution's job is polled again"
-    ),
-    Transition("wave_observed", frozenset({A.IN_FLIGHT}), A.IN_FLIGHT, "await_wave returned"),
-    Transition("wave_left_running", frozenset({A.IN_FLIGHT}), A.KEPT, "timeout with cancel_on_timeout off"),
-    Transition(
-        "wave_succeeded", frozenset({A.IN_FLIGHT}), A.SUCCEEDED, "SUCCEEDED and every declared output exists"
-    ),
-    Transition(
-        "wave_replayed", frozenset({A.NEW}), A.SUCCEEDED, "resume: succeeded earlier, outputs still there"
-    ),
-    Transition(
+class RunTransition(Enum):
+    """The run's phase changes."""
+
+    STARTED = Transition("run_started", frozenset({P.STARTING}), P.RUNNING, "spec loaded", Effect.PUBLISH)
+    PAUSED = Transition(
+        "run_paused", frozenset({P.RUNNING}), P.PAUSED, "signal pause, at the next launch", Effect.PUBLISH
+    )
+    RESUMED = Transition(
+        "run_resumed", frozenset({P.PAUSED, P.SUSPENDED}), P.RUNNING, "signal resume", Effect.ANNOUNCE
+    )
+    SUSPENDED = Transition(
+        "run_suspended",
+        frozenset({P.RUNNING}),
+        P.SUSPENDED,
+        "wave failed for good, on_failure=suspend",
+        Effect.ANNOUNCE,
+    )
+    CANCELLING = Transition(
+        "run_cancelling", _LIVE, P.CANCELLING, "cancel: signal, UI, temporal CLI", Effect.PUBLISH
+    )
+    CANCELLED = Transition(
+        "run_cancelled",
+        frozenset({P.CANCELLING}),
+        P.CANCELLED,
+        "in-flight jobs cancelled by exact id",
+        Effect.ANNOUNCE,
+    )
+    SUCCEEDED = Transition(
+        "run_succeeded", frozenset({P.RUNNING}), P.SUCCEEDED, "the walk reached its end", Effect.ANNOUNCE
+    )
+    FAILED = Transition(
+        "run_failed",
+        _LIVE | {P.CANCELLING},
+        P.FAILED,
+        "in-flight jobs cancelled, then failed for good",
+        Effect.ANNOUNCE,
+    )
+
+
+class WaveTransition(Enum):
+    """The stage changes of one wave attempt."""
+
+    LAUNCHING = Transition(
+        "wave_launching", frozenset({A.NEW}), A.LAUNCHING, "recorded, launch_wave called", Effect.NONE
+    )
+    LAUNCHED = Transition(
+        "wave_launched", frozenset({A.LAUNCHING}), A.IN_FLIGHT, "exact job id known", Effect.FLUSH
+    )
+    ADOPTED = Transition(
+        "wave_adopted",
+        frozenset({A.NEW}),
+        A.IN_FLIGHT,
+        "resume: an earlier execution's job is polled again",
+        Effect.NONE,
+    )
+    OBSERVED = Transition(
+        "wave_observed", frozenset({A.IN_FLIGHT}), A.IN_FLIGHT, "await_wave returned", Effect.NONE
+    )
+    LEFT_RUNNING = Transition(
+        "wave_left_running",
+        frozenset({A.IN_FLIGHT}),
+        A.KEPT,
+        "timeout with cancel_on_timeout off",
+        Effect.FLUSH,
+    )
+    # Success is exported with the next launch, wait or the run's end: one export per wave.
+    SUCCEEDED = Transition(
+        "wave_succeeded",
+        frozenset({A.IN_FLIGHT}),
+        A.SUCCEEDED,
+        "SUCCEEDED and every declared output exists",
+        Effect.NONE,
+    )
+    REPLAYED = Transition(
+        "wave_replayed",
+        frozenset({A.NEW}),
+        A.SUCCEEDED,
+        "resume: succeeded earlier, outputs still there",
+        Effect.NONE,
+    )
+    FAILED = Transition(
         "wave_failed",
         frozenset({A.LAUNCHING, A.IN_FLIGHT}),
         A.FAILED,
         "failed, timed out or no capacity (job cancelled by id first)",
-    ),
-    Transition(
+        Effect.FLUSH,
+    )
+    CANCELLED = Transition(
         "wave_cancelled",
         frozenset({A.LAUNCHING, A.IN_FLIGHT}),
         A.CANCELLED,
         "run cancelled (job cancelled by id)",
-    ),
-)
+        Effect.NONE,
+    )
 
 
 class TransitionError(RuntimeError):

@@ -6,8 +6,7 @@ otherwise, so each item is one short line.
 
 from __future__ import annotations
 
-from npaflow.runtime.ledger import WaveStatus
-from npaflow.runtime.summary import RunStatusView
+from npaflow.runtime.summary import ProgressView
 
 
 def static_summary(workflow: str, spec_file: str) -> str:
@@ -36,25 +35,23 @@ def static_details(
     return "  \n".join(lines)
 
 
-def current_details(view: RunStatusView) -> str:
+def current_details(view: ProgressView) -> str:
     """Phase, running states with their jobs, progress, the last decision, GPU-hours, ledger."""
-    running = [w for w in view.waves if w.status is WaveStatus.RUNNING]
-    done = sum(1 for w in view.waves if w.status is WaveStatus.SUCCEEDED)
-    retried = sum(1 for w in view.waves if w.attempt > 1)
     lines = [
         f"**phase** {view.phase.value}",
         "**running** "
         + (
             ", ".join(
                 f"{','.join(w.states)} (job {w.job_id or 'launching'}, since {w.started_at or '-'})"
-                for w in running
+                for w in view.running
             )
             or "-"
         ),
-        f"**waves** {done} done of {len(view.waves)} so far" + (f", {retried} retried" if retried else ""),
+        f"**waves** {view.done} done of {view.total} so far"
+        + (f", {view.retried} retried" if view.retried else ""),
     ]
-    if view.decisions:
-        last = view.decisions[-1]
+    last = view.last_decision
+    if last is not None:
         lines.append(
             f"**last decision** {last.decision or '(none)'} from "
             f"{last.state or '-'} ({last.source or 'artifact'}: {last.uri})"
@@ -65,7 +62,10 @@ def current_details(view: RunStatusView) -> str:
             f"**GPU-hours** {usage.gpu_hours:.3f} (node-hours {usage.node_hours:.3f}; "
             f"failed attempts {usage.failed_gpu_hours:.3f})"
         )
-    lines.append(f"**ledger** {view.ledger_uri or '-'}")
+    lines.append(
+        f"**ledger** {view.ledger_uri or '-'}"
+        + (" (behind: the last export failed)" if view.ledger_behind else "")
+    )
     if view.error:
         lines.append(f"**error** {view.error[:300]}")
     return "  \n".join(lines)

@@ -18,16 +18,23 @@ from tests.integration.fake_skypilot import FakeSkyPilotApi, statuses
 pytestmark = pytest.mark.e2e
 
 
-async def npaflow(env: WorkflowEnvironment, harness: Harness, *args: str) -> subprocess.CompletedProcess:
+async def npaflow_process(
+    env: WorkflowEnvironment, harness: Harness, *args: str
+) -> asyncio.subprocess.Process:
+    """The CLI running against the test's dev server and worker, its output piped."""
     environ = {
         **os.environ,
         "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
         "NPAFLOW_TASK_QUEUE": harness.task_queue,
         "NPAFLOW_HOME": str(harness.home),
     }
-    process = await asyncio.create_subprocess_exec(
+    return await asyncio.create_subprocess_exec(
         NPAFLOW, *args, cwd=ROOT, env=environ, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
+
+
+async def npaflow(env: WorkflowEnvironment, harness: Harness, *args: str) -> subprocess.CompletedProcess:
+    process = await npaflow_process(env, harness, *args)
     out, err = await process.communicate()
     return subprocess.CompletedProcess(args, process.returncode, out.decode(), err.decode())
 
@@ -189,7 +196,7 @@ async def test_a_duplicate_submit_shows_the_running_run_and_exits_3_and_attach_f
 ) -> None:
     submit = [
         "submit",
-        str(SPECS / "runtime/local-steps.yaml"),
+        str(SPECS / "runtime/gated-steps.yaml"),
         "--run-id",
         "e2e-dup",
         "--poll-seconds",
@@ -197,7 +204,7 @@ async def test_a_duplicate_submit_shows_the_running_run_and_exits_3_and_attach_f
         "--var",
         f"root={tmp_path}",
         "--var",
-        "sleep=3",
+        "label=a",
     ]
     async with local_harness.worker():
         first = await npaflow(env, local_harness, *submit)
@@ -205,16 +212,20 @@ async def test_a_duplicate_submit_shows_the_running_run_and_exits_3_and_attach_f
             lambda: (local_harness.home / "local" / "jobs" / "w1-1").exists(), what="the run started"
         )
         again = await npaflow(env, local_harness, *submit)
-        other = await npaflow(env, local_harness, *submit[:-1], "sleep=9")
-        attached = await npaflow(env, local_harness, *submit, "--attach", "--wait")
+        other = await npaflow(env, local_harness, *submit[:-1], "label=b")
+        attach = await npaflow_process(env, local_harness, *submit, "--attach", "--wait")
+        assert attach.stdout is not None
+        following = await asyncio.wait_for(attach.stdout.readline(), 60)  # it follows the run now
+        (tmp_path / "release").write_text("go")
+        out, err = await attach.communicate()
     assert first.returncode == 0, first.stderr
     assert again.returncode == 3
     assert "run e2e-dup is already running" in again.stdout and "--attach" in again.stdout
     assert "current: " in again.stdout and "ledger: " in again.stdout  # its status
     assert other.returncode == 2
-    assert "sleep: '3' -> '9'" in other.stderr and "Traceback" not in other.stderr
-    assert attached.returncode == 0, attached.stderr
-    assert "status: succeeded" in attached.stdout
+    assert "label: 'a' -> 'b'" in other.stderr and "Traceback" not in other.stderr
+    assert attach.returncode == 0, err.decode()
+    assert following and "status: succeeded" in out.decode()
     jobs = sorted(p.name for p in (local_harness.home / "local" / "jobs").iterdir() if p.is_dir())
     assert jobs == ["w1-1", "w1-2", "w1-3"]  # the duplicate started nothing
 

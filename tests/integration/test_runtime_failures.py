@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from npaflow.runtime.ledger import CancellationState, WaveStatus
 from npaflow.runtime.status import FailureClass, JobStatus
+from npaflow.runtime.vocabulary import CancellationState, WaveStatus
 from tests.harness import Harness
 from tests.integration.fake_backend import FakeBackend
 

@@ -18,8 +18,8 @@ from temporalio.testing import WorkflowEnvironment
 from activities.backends.skypilot import QUEUE_FIELDS
 from activities.backends.skypilot_sdk import SkyPilotSdk
 from npaflow.runtime.contract import LAUNCHES_DIR
-from npaflow.runtime.ledger import CancellationState, WaveStatus
 from npaflow.runtime.status import FailureClass, JobStatus
+from npaflow.runtime.vocabulary import CancellationState, WaveStatus
 from tests.e2e.test_cli_runs import npaflow
 from tests.harness import Harness, replaced_worker, start_worker_process
 from tests.helpers import eventually

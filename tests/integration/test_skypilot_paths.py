@@ -11,8 +11,8 @@ import asyncio
 import pytest
 from sky import exceptions as sky_exceptions
 
-from npaflow.runtime.ledger import CancellationState, WaveStatus
 from npaflow.runtime.status import FailureClass, JobStatus
+from npaflow.runtime.vocabulary import CancellationState, WaveStatus
 from tests.harness import Harness
 from tests.integration.fake_skypilot import FakeSkyPilotApi, statuses
 

@@ -7,6 +7,7 @@ policy that denies reads under `denied/`.
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
 from pathlib import Path
@@ -91,11 +92,10 @@ async def test_permission_denied_on_a_file_is_access_denied_not_missing(
     decision = tmp_path / "decision.json"
     decision.write_text("{}")
 
-    def refuse(*_: object, **__: object) -> str:
+    def refuse(*_: object, **__: object) -> int:
         raise PermissionError(13, "Permission denied", str(decision))
 
-    monkeypatch.setattr(Path, "read_text", refuse)
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    monkeypatch.setattr(os, "open", refuse)
     with pytest.raises(AccessDeniedError, match="permission denied"):
         await FileStorage().read_text(str(decision))
 

@@ -5,20 +5,21 @@ from __future__ import annotations
 import pytest
 
 from npaflow.runtime.diagrams import render_blocks
-from npaflow.runtime.ledger import Cancellation, CancellationState, LedgerStatus, WaveStatus
+from npaflow.runtime.ids import RunId
+from npaflow.runtime.ledger import Cancellation, DecisionRecord, LedgerDelta
 from npaflow.runtime.messages import AwaitResult, JobRef, LaunchResult
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.status import FailureClass, JobStatus
-from npaflow.runtime.summary import RunPhase
-from npaflow.runtime.transitions import AttemptStage, TransitionError
+from npaflow.runtime.transitions import Effect, TransitionError
+from npaflow.runtime.vocabulary import AttemptStage, CancellationState, LedgerStatus, RunPhase, WaveStatus
 from tests.helpers import ROOT, plan_of
 
 pytestmark = pytest.mark.unit
 
 
 def started() -> RunState:
-    state = RunState("run-1")
+    state = RunState(RunId("run-1"))
     state.run_started(workflow="w", ledger_uri="file:///l/run-1", backend=BackendName.LOCAL)
     return state
 
@@ -48,14 +49,14 @@ def test_a_run_walks_from_starting_to_succeeded() -> None:
 
 
 def test_a_phase_transition_from_a_state_it_does_not_allow_raises_naming_the_current_state() -> None:
-    state = RunState("run-1")
+    state = RunState(RunId("run-1"))
     with pytest.raises(TransitionError, match="run_succeeded: run run-1 is starting; allowed from: running"):
         state.run_succeeded()
 
 
 def test_pause_and_resume_clear_the_requests() -> None:
     state = started()
-    state.pause_requested = True
+    state.pause_requested_by_operator()
     state.run_paused()
     state.run_resumed()
     assert (state.phase, state.pause_requested, state.resume_requested) == (RunPhase.RUNNING, False, False)
@@ -131,18 +132,79 @@ def test_replayed_waves_are_not_sent_to_the_ledger_again() -> None:
     record = state.wave_succeeded(key, attempt, now="t")
     fresh = started()
     fresh.wave_replayed(record)
-    assert fresh.take_delta().waves == []
+    assert fresh.pending_delta()[0].waves == []
     assert fresh.summary().waves[0].replayed
 
 
-def test_deltas_carry_only_what_changed_since_the_last_one() -> None:
+def written(state: RunState) -> LedgerDelta:
+    """Take the pending delta and report it exported."""
+    delta, receipt = state.pending_delta()
+    state.ledger.written(receipt)
+    return delta
+
+
+def test_deltas_carry_only_what_changed_since_the_last_written_one() -> None:
     state = started()
     key, attempt = launched(state)
-    first = state.take_delta(status=LedgerStatus.RUNNING)
-    assert [w.job_id for w in first.waves] == ["7"]
-    assert state.take_delta().waves == []
+    first = written(state)
+    assert ([w.job_id for w in first.waves], first.status) == (["7"], LedgerStatus.RUNNING)
+    assert state.pending_delta()[0].waves == []
+    assert not state.ledger_is_behind()
     state.wave_succeeded(key, attempt, now="t")
-    assert [w.status for w in state.take_delta().waves] == [WaveStatus.SUCCEEDED]
+    assert [w.status for w in written(state).waves] == [WaveStatus.SUCCEEDED]
+
+
+def test_a_delta_whose_export_failed_stays_pending_whole() -> None:
+    state = started()
+    launched(state)
+    state.add_decision(DecisionRecord(state="gate", uri="file:///d", decision="promote_checkpoint"))
+    state.pending_delta()  # taken, but its export never reported success
+    again, _ = state.pending_delta()
+    assert [w.job_id for w in again.waves] == ["7"]
+    assert (len(again.decisions), again.decision_offset, again.status) == (1, 0, LedgerStatus.RUNNING)
+
+
+def test_a_change_made_while_its_earlier_version_was_being_exported_stays_pending() -> None:
+    state = started()
+    key, attempt = launched(state)
+    _, receipt = state.pending_delta()
+    state.wave_succeeded(key, attempt, now="t")  # lands while the export is in flight
+    state.ledger.written(receipt)
+    assert [w.status for w in state.pending_delta()[0].waves] == [WaveStatus.SUCCEEDED]
+
+
+def test_decisions_after_a_written_delta_carry_their_offset() -> None:
+    state = started()
+    state.add_decision(DecisionRecord(state="gate", uri="file:///d/1", decision="loop_back_to_inner_loop"))
+    written(state)
+    state.add_decision(DecisionRecord(state="gate", uri="file:///d/2", decision="promote_checkpoint"))
+    delta, _ = state.pending_delta()
+    assert (delta.decision_offset, [d.uri for d in delta.decisions]) == (1, ["file:///d/2"])
+
+
+def test_each_transition_declares_what_the_recorder_does_after_it() -> None:
+    state = RunState(RunId("run-1"))
+    state.run_started(workflow="w", ledger_uri="file:///l/run-1", backend=BackendName.LOCAL)
+    assert state.take_effect() is Effect.PUBLISH
+    key, attempt = launched(state)
+    assert state.take_effect() is Effect.FLUSH  # launching (none) then launched (flush)
+    state.wave_succeeded(key, attempt, now="t")
+    assert state.take_effect() is Effect.NONE  # exported with the next flush
+    state.run_succeeded()
+    assert state.take_effect() is Effect.ANNOUNCE
+
+
+def test_the_ledger_status_follows_the_run_phase() -> None:
+    assert [phase.ledger_status() for phase in RunPhase] == [
+        LedgerStatus.RUNNING,
+        LedgerStatus.RUNNING,
+        LedgerStatus.RUNNING,
+        LedgerStatus.SUSPENDED,
+        LedgerStatus.RUNNING,
+        LedgerStatus.SUCCEEDED,
+        LedgerStatus.FAILED,
+        LedgerStatus.CANCELLED,
+    ]
 
 
 def test_the_docs_diagrams_match_the_transition_tables() -> None:

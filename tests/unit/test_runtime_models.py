@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from npaflow.runtime.ledger import LedgerDelta, RuntimeLedger, WaveAttemptRecord, WaveStatus
-from npaflow.runtime.projection import derive_stages, normalize_stage_state
+from npaflow.runtime.ledger import LedgerDelta, RuntimeLedger, WaveAttemptRecord
+from npaflow.runtime.ledger_document import LedgerDocument
+from npaflow.runtime.projection import normalize_stage_state
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.status import FailureClass, JobStatus, RetryBudget, aggregate_job_status
+from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.waves import WaveKey
 
 pytestmark = pytest.mark.unit
@@ -89,19 +91,23 @@ def test_retry_backoff_doubles_and_is_capped() -> None:
 
 
 def test_ledger_upserts_waves_by_key_and_attempt() -> None:
-    ledger = RuntimeLedger(workflow="w", run_id="r", api_version="v")
-    ledger.apply(
-        LedgerDelta(waves=[WaveAttemptRecord(key="001|serial|:a:-", status=WaveStatus.RUNNING)]), now="t1"
+    document = LedgerDocument(RuntimeLedger(workflow="w", run_id="r", api_version="v"))
+    document.apply(
+        LedgerDelta(waves=[WaveAttemptRecord(key="001|serial|:a:-", status=WaveStatus.RUNNING)]),
+        run_prefix_uri="file:///l",
+        now="t1",
     )
-    ledger.apply(
+    document.apply(
         LedgerDelta(
             waves=[
                 WaveAttemptRecord(key="001|serial|:a:-", status=WaveStatus.FAILED),
                 WaveAttemptRecord(key="001|serial|:a:-", attempt=2),
             ]
         ),
+        run_prefix_uri="file:///l",
         now="t2",
     )
+    ledger = document.ledger
     assert [(w.attempt, w.status.value) for w in ledger.waves] == [(1, "failed"), (2, "pending")]
     assert ledger.updated_at == "t2"
     assert ledger.latest_attempts()[WaveKey.parse("001|serial|:a:-")].attempt == 2
@@ -129,7 +135,7 @@ def test_stage_projection_keeps_attempts_and_group_attribution_separate() -> Non
             WaveAttemptRecord(key="002|serial|:finalize:-", job_id="203", status=WaveStatus.SUCCEEDED),
         ],
     )
-    stages = {(s.stage, s.attempt): s for s in derive_stages(ledger)}
+    stages = {(s.stage, s.attempt): s for s in LedgerDocument(ledger).ledger.stages}
     assert stages[("shard-a", 1)].managed_job_id == "201"
     assert stages[("shard-b", 1)].managed_job_id == "201"
     assert stages[("shard-a", 2)].managed_job_id == "202"

@@ -1,0 +1,137 @@
+"""`export_ledger`: merge a run's delta into its `npa.workflow.runtime.v1` ledger and its views.
+
+The ledger lives at `<run prefix>/npa-workflow/` (contract.LEDGER_DIR): the
+spec's `config.bucket`, else the worker's shared NPAFLOW_LEDGER_ROOT, else
+`$NPAFLOW_HOME/runs`. A worker keeps each run's document in memory between
+exports (`LedgerCache`) and reuses it while the stored `runtime.json` is the one
+it wrote last, so an export costs what changed, not the length of the run.
+
+Storage errors on the ledger are retried until the ledger deadline
+(workflows_def/activity_calls.py), permission errors included: on shared file
+systems and S3 policies they are often transient, and a run must not fail,
+nor its ledger stop, because a directory was briefly unwritable.
+"""
+
+from __future__ import annotations
+
+import structlog
+from pydantic import ValidationError
+from temporalio import activity
+
+from activities.clock import utc_now
+from activities.errors import mapped_errors
+from activities.storage import MAX_LEDGER_BYTES, ArtifactMissingError, StorageRouter
+from npaflow.errors import AccessDeniedError, ConfigurationError, TransportError
+from npaflow.runtime.contract import (
+    EXPORT_LEDGER,
+    MANIFEST_FILE,
+    RUNTIME_FILE,
+    STATUS_FILE,
+    ledger_file_uri,
+    spec_file_uri,
+)
+from npaflow.runtime.ledger import RuntimeLedger
+from npaflow.runtime.ledger_document import LedgerDocument
+from npaflow.runtime.messages import ExportLedgerInput, ExportResult
+from npaflow.runtime.projection import InputSource
+
+log = structlog.get_logger(__name__)
+
+#: Runs whose documents a worker keeps between exports (least recently exported are dropped).
+MAX_CACHED_LEDGERS = 256
+
+
+async def read_ledger(storage: StorageRouter, run_prefix_uri: str) -> RuntimeLedger | None:
+    """Load the stored ledger, or None when there is none.
+
+    Raises:
+        ConfigurationError: a file is there but it is not a ledger npaflow can merge into
+            (never overwritten as if there were none).
+        NpaflowError: the ledger cannot be read (access, transport): fail closed.
+    """
+    uri = ledger_file_uri(run_prefix_uri, RUNTIME_FILE)
+    try:
+        text = await storage.for_ledger(uri).read_text(uri, max_bytes=MAX_LEDGER_BYTES)
+    except ArtifactMissingError:
+        return None
+    try:
+        return RuntimeLedger.model_validate_json(text)
+    except (ValidationError, ValueError) as exc:
+        raise ConfigurationError(
+            f"{uri} is not an npa.workflow.runtime.v1 ledger npaflow can read ({str(exc)[:300]}); "
+            "move it away or choose another config.prefix / run id"
+        ) from None
+
+
+class LedgerCache:
+    """Each run's ledger document as this worker last wrote it, with the stored version."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[str, LedgerDocument]] = {}
+
+    def get(self, uri: str, version: str | None) -> LedgerDocument | None:
+        """The cached document, if the stored file is still the one written from it."""
+        entry = self._entries.get(uri)
+        if entry is None or version is None or entry[0] != version:
+            return None
+        self._entries[uri] = self._entries.pop(uri)  # most recently used last
+        return entry[1]
+
+    def put(self, uri: str, version: str, document: LedgerDocument) -> None:
+        """Remember what was just written."""
+        self._entries.pop(uri, None)
+        self._entries[uri] = (version, document)
+        while len(self._entries) > MAX_CACHED_LEDGERS:
+            self._entries.pop(next(iter(self._entries)))
+
+    def forget(self, uri: str) -> None:
+        """Drop a run whose write failed: the next export reads the stored file afresh."""
+        self._entries.pop(uri, None)
+
+
+class LedgerActivities:
+    """The ledger export, with this worker's document cache."""
+
+    def __init__(self, storage: StorageRouter, cache: LedgerCache) -> None:
+        self.storage = storage
+        self.cache = cache
+
+    @activity.defn(name=EXPORT_LEDGER.name)
+    @mapped_errors
+    async def export_ledger(self, request: ExportLedgerInput) -> ExportResult:
+        """Merge the delta (waves upserted by key and attempt) and rewrite every view."""
+        runtime_uri = ledger_file_uri(request.ledger_uri, RUNTIME_FILE)
+        try:
+            document = await self._document(request, runtime_uri)
+            document.apply(request.delta, run_prefix_uri=request.ledger_uri, now=utc_now())
+            version = await self._write(request, document, runtime_uri)
+        except AccessDeniedError as exc:
+            self.cache.forget(runtime_uri)
+            raise TransportError(f"ledger {request.ledger_uri} not writable yet: {exc}") from exc
+        except BaseException:
+            self.cache.forget(runtime_uri)
+            raise
+        self.cache.put(runtime_uri, version, document)
+        return ExportResult(runtime_state_uri=runtime_uri)
+
+    async def _document(self, request: ExportLedgerInput, runtime_uri: str) -> LedgerDocument:
+        storage = self.storage.for_ledger(runtime_uri)
+        cached = self.cache.get(runtime_uri, await storage.version(runtime_uri))
+        if cached is not None:
+            return cached
+        ledger = await read_ledger(self.storage, request.ledger_uri)
+        if ledger is None or ledger.run_id != request.run_id:
+            ledger = RuntimeLedger(
+                workflow=request.workflow, run_id=request.run_id, api_version=request.api_version
+            )
+        return LedgerDocument(ledger, InputSource(spec=request.input_source))
+
+    async def _write(self, request: ExportLedgerInput, document: LedgerDocument, runtime_uri: str) -> str:
+        """Views first, runtime.json last: its version says the whole export landed."""
+        for name, text in ((MANIFEST_FILE, document.manifest_text()), (STATUS_FILE, document.status_text())):
+            uri = ledger_file_uri(request.ledger_uri, name)
+            await self.storage.for_ledger(uri).write_text(uri, text)
+        if request.workflow_yaml:
+            uri = spec_file_uri(request.ledger_uri)
+            await self.storage.for_ledger(uri).write_text(uri, request.workflow_yaml, "application/yaml")
+        return await self.storage.for_ledger(runtime_uri).write_text(runtime_uri, document.runtime_text())

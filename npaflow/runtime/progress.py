@@ -1,0 +1,53 @@
+"""A run's running totals, kept up to date at every attempt change in O(1).
+
+The UI's current details follow every transition; recomputing them from every
+attempt made each transition cost the run's length. These counters change by
+what one attempt's change changes.
+"""
+
+from __future__ import annotations
+
+from npaflow.runtime.ledger import UsagePart, WaveAttemptRecord, attempt_usage
+from npaflow.runtime.usage import RunUsage, Usage
+from npaflow.runtime.vocabulary import WaveStatus
+from npaflow.waves import WaveKey
+
+AttemptId = tuple[WaveKey, int]
+
+
+class RunProgress:
+    """Attempts done, retried and running, and the GPU-/node-hours of all attempts so far."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.done = 0
+        self.retried = 0
+        self.running: dict[AttemptId, WaveAttemptRecord] = {}
+        self._usage = RunUsage()
+        self._parts: dict[AttemptId, list[UsagePart]] = {}
+
+    def record(self, attempt: AttemptId, old: WaveAttemptRecord | None, new: WaveAttemptRecord) -> None:
+        """Account for one attempt's record changing from `old` (None: new) to `new`."""
+        if old is None:
+            self.total += 1
+            self.retried += new.attempt > 1
+        else:
+            self.done -= old.status is WaveStatus.SUCCEEDED
+        self.done += new.status is WaveStatus.SUCCEEDED
+        if new.status is WaveStatus.RUNNING:
+            self.running[attempt] = new
+        else:
+            self.running.pop(attempt, None)
+        self._add(self._parts.pop(attempt, []), -1)
+        parts = attempt_usage(new)
+        self._parts[attempt] = parts
+        self._add(parts, 1)
+
+    def _add(self, parts: list[UsagePart], sign: int) -> None:
+        for state, gpu, node, failed in parts:
+            self._usage.add(sign * gpu, sign * node, failed=failed)
+            self._usage.by_state.setdefault(state, Usage()).add(sign * gpu, sign * node, failed=failed)
+
+    def usage(self) -> RunUsage:
+        """The totals, rounded for documents."""
+        return self._usage.rounded()

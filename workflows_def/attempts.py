@@ -1,0 +1,343 @@
+"""One wave attempt: launch, await, settle; and cancelling jobs by exact id (DESIGN §3.4-§3.5).
+
+`AttemptRunner` only sequences activities and applies `RunState` transitions;
+the budgets that decide whether another attempt follows live in the executor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, is_cancelled_exception
+
+from npaflow.errors import NpaflowError
+from npaflow.runtime.contract import AWAIT_WAVE, CANCEL_WAVE, CHECK_OUTPUTS, LAUNCH_WAVE
+from npaflow.runtime.ledger import Cancellation
+from npaflow.runtime.messages import (
+    AwaitEnd,
+    AwaitResult,
+    AwaitWaveInput,
+    CancelWaveInput,
+    CheckOutputsInput,
+    LaunchResult,
+    LaunchWaveInput,
+)
+from npaflow.runtime.run_state import AttemptId
+from npaflow.runtime.status import FailureClass, JobStatus
+from npaflow.runtime.vocabulary import CancellationState
+from npaflow.traversal import Wave
+from npaflow.waves import WaveKey
+from workflows_def.activity_calls import (
+    ACTIVITY_FAILURES,
+    LAUNCH_HEARTBEAT_TIMEOUT,
+    LAUNCH_TIMEOUT,
+    PERSISTENT_RETRY,
+    POLL_HEARTBEAT_TIMEOUT,
+    SHORT_RETRY,
+    call,
+    call_local,
+    classify_activity_error,
+    job_of,
+    launch_moved_to,
+    now,
+    queue_for,
+    start,
+    wait_timeout,
+    worker_bound,
+)
+from workflows_def.recorder import RunDeps
+
+
+class OutputsUnreadableError(NpaflowError):
+    """Declared outputs could not be checked: never read as present or as missing."""
+
+    def __init__(self, message: str, failure_class: FailureClass) -> None:
+        super().__init__(message)
+        self.failure_class = failure_class
+
+
+#: How long a cancel is polled before it counts as only `requested`.
+CANCEL_VERIFY_SECONDS = (2.0, 60.0)
+
+
+@dataclass
+class CancelOutcome:
+    """How far cancelling a job got, and the terminal status it was last seen in."""
+
+    cancellation: Cancellation
+    status: JobStatus | None = None
+
+
+@dataclass
+class AttemptOutcome:
+    """How one attempt ended, and which budget a failure spends."""
+
+    ok: bool
+    error: str = ""
+    failure_class: FailureClass = FailureClass.PAYLOAD
+    kept: bool = False  # timed out and left running on purpose: never retried
+    fail_closed: bool = False  # the job may still run (lost, cancel unverified): never relaunched
+
+
+class AttemptRunner:
+    """Runs single wave attempts and cancels their jobs; owns launches still in progress."""
+
+    def __init__(self, deps: RunDeps) -> None:
+        self.request = deps.request
+        self.loaded = deps.loaded
+        self.state = deps.state
+        self.recorder = deps.recorder
+        self.pending_launches: dict[AttemptId, workflow.ActivityHandle[LaunchResult]] = {}
+
+    async def run(self, wave: Wave, attempt: int, *, reconcile: bool = False) -> AttemptOutcome:
+        """Launch (shielded: a cancel mid-launch still learns the job id), then await it.
+
+        A local-backend launch that began on a worker that died is reconciled on
+        that worker's own queue (its host holds any job it made), never relaunched.
+        """
+        self.state.wave_launching(wave, attempt, now=now())
+        queue: str | None = None
+        while True:
+            handle = self._start_launch(wave, attempt, reconcile=reconcile or queue is not None, queue=queue)
+            self.pending_launches[(wave.key, attempt)] = handle
+            try:
+                launch = await asyncio.shield(handle)
+            except ActivityError as error:
+                if is_cancelled_exception(error):
+                    raise
+                del self.pending_launches[(wave.key, attempt)]
+                moved = launch_moved_to(error)
+                if moved and queue is None:
+                    queue = moved
+                    continue
+                failure_class, message = classify_activity_error(error)
+                return await self._fail(wave.key, attempt, message, failure_class)
+            break
+        del self.pending_launches[(wave.key, attempt)]
+        self.state.wave_launched(wave.key, attempt, launch)
+        await self.recorder.sync()
+        return await self.await_job(wave.key, attempt)
+
+    def _start_launch(
+        self, wave: Wave, attempt: int, *, reconcile: bool, queue: str | None
+    ) -> workflow.ActivityHandle[LaunchResult]:
+        bound = {"schedule_to_start_timeout": timedelta(seconds=self.request.worker_lost_seconds)}
+        return start(
+            LAUNCH_WAVE,
+            LaunchWaveInput(
+                run_id=self.state.run_id,
+                workflow=self.state.workflow,
+                wave=wave,
+                attempt=attempt,
+                backend=self.request.backend,
+                catalog=self.loaded.catalog,
+                secret_env=self.request.secret_env,
+                infra=self.request.infra,
+                ledger_uri=self.loaded.ledger_uri,
+                reconcile=reconcile,
+                transport_recovery_seconds=self.request.transport_recovery_seconds,
+            ),
+            task_queue=queue,
+            **(bound if queue else {}),
+            start_to_close_timeout=LAUNCH_TIMEOUT,
+            heartbeat_timeout=LAUNCH_HEARTBEAT_TIMEOUT,
+            retry_policy=PERSISTENT_RETRY,
+            summary=f"launch wave {wave.key.sequence:03d}: {', '.join(wave.states)} (attempt {attempt})",
+        )
+
+    async def await_job(self, key: WaveKey, attempt: int) -> AttemptOutcome:
+        """Poll the attempt's exact job to the end, then settle the attempt."""
+        record = self.state.attempt(key, attempt)
+        job = job_of(record, self.request)
+        try:
+            result = await call(
+                AWAIT_WAVE,
+                AwaitWaveInput(
+                    job=job,
+                    wave_key=key,
+                    poll_seconds=self.request.poll_seconds,
+                    max_wait_seconds=self.request.max_wait_seconds,
+                    pending_timeout_seconds=self.request.pending_timeout_seconds,
+                    transport_recovery_seconds=self.request.transport_recovery_seconds,
+                ),
+                task_queue=queue_for(AWAIT_WAVE, job),
+                **worker_bound(job, self.request),
+                start_to_close_timeout=wait_timeout(self.request.max_wait_seconds),
+                heartbeat_timeout=POLL_HEARTBEAT_TIMEOUT,
+                retry_policy=PERSISTENT_RETRY,
+                summary=f"await job {record.job_id}: {', '.join(record.states)} (attempt {attempt})",
+            )
+        except ActivityError as error:
+            if is_cancelled_exception(error):
+                raise
+            failure_class, message = classify_activity_error(error, job)
+            result = AwaitResult(
+                status=record.sky_status or JobStatus.UNKNOWN,
+                end=AwaitEnd.UNREADABLE,
+                error=message,
+                failure_class=failure_class,
+            )
+        self.state.wave_observed(key, attempt, result)
+        return await self._settle(key, attempt, result)
+
+    async def _settle(self, key: WaveKey, attempt: int, result: AwaitResult) -> AttemptOutcome:
+        if result.end is AwaitEnd.TIMED_OUT and not self.request.cancel_on_timeout:
+            self.state.wave_left_running(key, attempt, error=result.error)
+            await self.recorder.sync()
+            return AttemptOutcome(ok=False, error=result.error, kept=True)
+        if result.end is not AwaitEnd.TERMINAL:
+            cancelled = await self.cancel_job(key, attempt)
+            unverified = cancelled.cancellation.state is not CancellationState.VERIFIED
+            if result.end is AwaitEnd.LOST and unverified:
+                error = (
+                    f"{result.error}; it may still run and cancelling it by id was not verified "
+                    f"({cancelled.cancellation.state.value}), so no second job is launched"
+                )
+                outcome = await self._fail(key, attempt, error, _class_of(result), cancelled)
+                return replace(outcome, fail_closed=True)
+            if result.end is AwaitEnd.LOST and not (cancelled.status and cancelled.status.is_terminal()):
+                cancelled = replace(cancelled, status=JobStatus.FAILED_CONTROLLER)  # reference §6.4.5
+            return await self._fail(key, attempt, result.error, _class_of(result), cancelled)
+        record = self.state.attempt(key, attempt)
+        if not result.status.is_success():
+            failure_class = result.failure_class or result.status.failure_class()
+            reason = result.error or next((t.failure_reason for t in result.tasks if t.failure_reason), "")
+            return await self._fail(
+                key,
+                attempt,
+                (
+                    f"wave {key} reached terminal status {result.status.value} (job_id={record.job_id}, "
+                    f"name={record.job_name})" + (f": {reason}" if reason else "")
+                ),
+                failure_class,
+            )
+        try:
+            missing = await self.missing_outputs(key, [a.uri for a in record.outputs])
+        except OutputsUnreadableError as exc:
+            return await self._fail(key, attempt, str(exc), exc.failure_class)
+        if missing:
+            return await self._fail(
+                key,
+                attempt,
+                f"wave {key} completed without declared durable output(s): {missing}",
+                FailureClass.PAYLOAD,
+            )
+        self.state.wave_succeeded(key, attempt, now=now())
+        return AttemptOutcome(ok=True)  # exported with the next launch, wait, or the run's end
+
+    async def _fail(
+        self,
+        key: WaveKey,
+        attempt: int,
+        error: str,
+        failure_class: FailureClass,
+        cancelled: CancelOutcome | None = None,
+    ) -> AttemptOutcome:
+        self.state.wave_failed(
+            key,
+            attempt,
+            error=error,
+            category=failure_class,
+            now=now(),
+            cancellation=cancelled.cancellation if cancelled else None,
+            final_status=cancelled.status if cancelled else None,
+        )
+        await self.recorder.sync()
+        return AttemptOutcome(ok=False, error=error, failure_class=failure_class)
+
+    async def missing_outputs(self, key: WaveKey, uris: list[str]) -> list[str]:
+        """The declared outputs that definitely do not exist.
+
+        Raises:
+            OutputsUnreadableError: they could not be checked (no access, storage down too long).
+        """
+        if not uris:
+            return []
+        deadline = timedelta(seconds=max(300.0, self.request.transport_recovery_seconds))
+        try:
+            result = await call_local(
+                CHECK_OUTPUTS,
+                CheckOutputsInput(wave_key=key, uris=uris),
+                schedule_to_close_timeout=deadline,
+                retry_policy=PERSISTENT_RETRY,
+                summary=f"check {len(uris)} declared output(s) of {', '.join(key.states)}",
+            )
+        except ACTIVITY_FAILURES as error:
+            if is_cancelled_exception(error):
+                raise
+            failure_class, message = classify_activity_error(error)
+            raise OutputsUnreadableError(
+                f"state {', '.join(key.states)}: cannot check the declared outputs of wave {key}: {message}",
+                failure_class,
+            ) from None
+        return result.missing
+
+    async def cancel_job(self, key: WaveKey, attempt: int) -> CancelOutcome:
+        """Cancel one attempt's job by exact id, poll it to terminal, and say how far that got."""
+        record = self.state.attempt(key, attempt)
+        if not record.job_id or (record.sky_status is not None and record.sky_status.is_terminal()):
+            return CancelOutcome(record.cancellation)
+        job = job_of(record, self.request)
+        low, high = CANCEL_VERIFY_SECONDS
+        try:
+            result = await call(
+                CANCEL_WAVE,
+                CancelWaveInput(job=job, verify_seconds=max(low, min(high, 4 * self.request.poll_seconds))),
+                task_queue=queue_for(CANCEL_WAVE, job),
+                **worker_bound(job, self.request),
+                start_to_close_timeout=timedelta(minutes=5),
+                heartbeat_timeout=timedelta(seconds=30),
+                retry_policy=SHORT_RETRY,
+                summary=f"cancel job {record.job_id} ({record.job_name})",
+            )
+        except ActivityError as error:
+            if is_cancelled_exception(error):
+                raise
+            _, message = classify_activity_error(error, job)
+            return CancelOutcome(Cancellation(state=CancellationState.FAILED, error=message))
+        return CancelOutcome(Cancellation(state=result.state, error=result.error), result.status)
+
+    async def settle_pending_launches(self) -> None:
+        """After a cancel or failure arrived mid-launch: learn each job id so it can be cancelled."""
+        for (key, attempt), handle in list(self.pending_launches.items()):
+            del self.pending_launches[(key, attempt)]
+            try:
+                launch = await handle
+            except ActivityError:
+                continue  # the launch failed: there is no job to cancel
+            self.state.wave_launched(key, attempt, launch)
+
+    async def cancel_in_flight(self, error: str) -> None:
+        """Every path that ends a run comes here first: cancel each in-flight job by exact id."""
+        await self.settle_pending_launches()
+        for record in self.state.in_flight():
+            cancelled = await self.cancel_job(record.key, record.attempt)
+            if cancelled.status is JobStatus.SUCCEEDED:  # it finished before the cancel took effect
+                late = Cancellation(
+                    state=CancellationState.VERIFIED, error=f"the job had already succeeded ({error})"
+                )
+                self.state.wave_succeeded(record.key, record.attempt, now=now(), cancellation=late)
+                continue
+            self.state.wave_cancelled(
+                record.key,
+                record.attempt,
+                error=error,
+                now=now(),
+                cancellation=cancelled.cancellation,
+                final_status=cancelled.status,
+            )
+        for key, attempt in self.state.launching():
+            self.state.wave_cancelled(key, attempt, error=error, now=now(), cancellation=Cancellation())
+
+
+def _class_of(result: AwaitResult) -> FailureClass:
+    if result.failure_class is not None:
+        return result.failure_class
+    if result.end is AwaitEnd.CAPACITY_TIMEOUT:
+        return FailureClass.CAPACITY
+    if result.end is AwaitEnd.UNREADABLE:
+        return FailureClass.TRANSPORT
+    return FailureClass.PAYLOAD  # a timeout: the job ran too long

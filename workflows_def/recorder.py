@@ -1,0 +1,141 @@
+"""What a run records outside itself: ledger deltas, search attributes, memo, UI details.
+
+`RunRecorder.sync` does what the transitions since the last call declared
+(`Effect` in npaflow/runtime/transitions.py): the call sites never decide what
+to export or publish, and the ledger status always follows the run's phase.
+A delta stays pending until its export succeeded (npaflow/runtime/ledger_book.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
+
+from npaflow.runtime.contract import EXPORT_LEDGER, SearchAttribute
+from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec
+from npaflow.runtime.request import RunRequest
+from npaflow.runtime.run_state import RunState
+from npaflow.runtime.transitions import Effect
+from npaflow.runtime.ui_text import current_details
+from workflows_def.activity_calls import LEDGER_EXPORT_DEADLINE, LEDGER_RETRY, call_local
+
+#: The run phase, so suspended or paused runs can be found with no worker up.
+PHASE_ATTRIBUTE = SearchAttributeKey.for_keyword(SearchAttribute.PHASE.value)
+#: The spec's name, to list every run of one workflow.
+WORKFLOW_ATTRIBUTE = SearchAttributeKey.for_keyword(SearchAttribute.WORKFLOW.value)
+#: The states running now, to find the runs sitting in one state.
+STATE_ATTRIBUTE = SearchAttributeKey.for_keyword_list(SearchAttribute.STATE.value)
+#: Every search attribute the run upserts (registered by the worker and `npaflow dev`).
+SEARCH_ATTRIBUTE_KEYS: tuple[SearchAttributeKey[Any], ...] = (
+    PHASE_ATTRIBUTE,
+    WORKFLOW_ATTRIBUTE,
+    STATE_ATTRIBUTE,
+)
+
+
+class RunRecorder:
+    """Exports the run's ledger deltas and mirrors its state into Temporal's views of it."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+        self.loaded: LoadedSpec | None = None
+        self._published: dict[str, object] = {}
+        self._memo: dict[str, str] = {}
+
+    def attach(self, loaded: LoadedSpec) -> None:
+        """Start exporting once the spec (and so the ledger location) is known."""
+        self.loaded = loaded
+
+    async def sync(self) -> None:
+        """Carry out the effect the latest transitions declared (nothing when none did)."""
+        effect = self.state.take_effect()
+        if effect is Effect.PUBLISH:
+            self.publish()
+        elif effect is Effect.FLUSH:
+            await self.flush()
+        elif effect is Effect.ANNOUNCE:
+            self.publish()
+            await self.export()
+
+    async def flush(self) -> None:
+        """Export what the ledger lacks, then publish (a wave's record matters now)."""
+        await self.export()
+        self.publish()
+
+    def publish(self) -> None:
+        """Mirror phase, spec name and current states into search attributes, memo and UI details.
+
+        Search attributes and memo are upserted only when they change (each upsert is a
+        history event); the current details are not history and follow every transition.
+        """
+        state = self.state
+        attributes: dict[str, object] = {
+            PHASE_ATTRIBUTE.name: state.phase.value,
+            WORKFLOW_ATTRIBUTE.name: state.workflow,
+            STATE_ATTRIBUTE.name: sorted(state.current_states),
+        }
+        updates: list[SearchAttributeUpdate[Any]] = []
+        if attributes[PHASE_ATTRIBUTE.name] != self._published.get(PHASE_ATTRIBUTE.name):
+            updates.append(PHASE_ATTRIBUTE.value_set(state.phase.value))
+        if state.workflow and attributes[WORKFLOW_ATTRIBUTE.name] != self._published.get(
+            WORKFLOW_ATTRIBUTE.name
+        ):
+            updates.append(WORKFLOW_ATTRIBUTE.value_set(state.workflow))
+        if attributes[STATE_ATTRIBUTE.name] != self._published.get(STATE_ATTRIBUTE.name):
+            updates.append(STATE_ATTRIBUTE.value_set(sorted(state.current_states)))
+        if updates:
+            workflow.upsert_search_attributes(updates)
+            self._published = attributes
+        memo = {"phase": state.phase.value, "ledger_uri": state.ledger_uri}
+        if state.ledger.failed_export:
+            memo["ledger_behind"] = state.ledger.failed_export[:300]
+        if memo != self._memo:
+            workflow.upsert_memo(memo)
+            self._memo = memo
+        workflow.set_current_details(current_details(state.progress_view()))
+
+    async def export(self) -> None:
+        """Send the pending delta to the ledger when it lacks something; waits out storage outages.
+
+        Raises:
+            ActivityError: the export failed past the ledger's deadline (the delta stays pending).
+        """
+        state, loaded = self.state, self.loaded
+        if loaded is None or not state.ledger_is_behind():
+            return
+        delta, receipt = state.pending_delta()
+        spec = loaded.spec
+        if receipt.spec:
+            delta = delta.model_copy(
+                update={"plan_fingerprint": loaded.plan_fingerprint, "plan_change": loaded.accepted_change}
+            )
+        status = delta.status.value if delta.status else "update"
+        await call_local(
+            EXPORT_LEDGER,
+            ExportLedgerInput(
+                run_id=state.run_id,
+                workflow=spec.name,
+                api_version=spec.api_version,
+                ledger_uri=loaded.ledger_uri,
+                input_source=loaded.input_source,
+                delta=delta,
+                workflow_yaml=loaded.workflow_yaml if receipt.spec else "",
+            ),
+            schedule_to_close_timeout=LEDGER_EXPORT_DEADLINE,
+            retry_policy=LEDGER_RETRY,
+            summary=f"export ledger ({status})",
+        )
+        state.ledger.written(receipt)
+
+
+@dataclass
+class RunDeps:
+    """What every part of the run's glue shares: its input, its spec, its state and its recorder."""
+
+    request: RunRequest
+    loaded: LoadedSpec
+    state: RunState
+    recorder: RunRecorder
