@@ -27,7 +27,7 @@ class TemporalExecutor(ArtifactReads):
     def __init__(self, deps: RunDeps) -> None:
         super().__init__(deps)
         self.attempts = AttemptRunner(deps)
-        self.prior = latest_attempts(deps.loaded.prior.waves)
+        self.prior = latest_attempts(deps.loaded.prior.latest())
 
     async def run_wave(self, wave: Wave) -> WaveOutcome:
         """Replay, adopt, or launch the wave; retry within budgets; suspend if asked to."""

@@ -180,7 +180,10 @@ class WaveAttemptRecord(BaseModel):
         """This record with gpu_hours/node_hours recomputed from its task rows.
 
         A task still running counts up to the newest observation (or the end of the attempt).
+        A record without rows (a summary of an earlier execution's attempt) keeps its hours.
         """
+        if not self.tasks:
+            return self
         now = self.ended_at or (self.observations[-1].observed_at if self.observations else "")
         hours = attempt_hours(self.tasks, self.task_shapes, now).values()
         gpu = round(sum(h[0] for h in hours), 6)
@@ -192,6 +195,36 @@ class WaveAttemptRecord(BaseModel):
     def succeeded(self) -> bool:
         """True for an attempt that succeeded (its hours are not spent on a failure)."""
         return self.status is WaveStatus.SUCCEEDED
+
+
+class FinishedWave(BaseModel):
+    """What a later execution needs of an earlier one's finished attempt: enough to replay it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: WaveKey
+    attempt: int = 1
+    status: WaveStatus
+    states: list[str] = Field(default_factory=list)
+    kind: WaveKind = WaveKind.SERIAL
+    group: str = ""
+    job_id: str = ""
+    job_name: str = ""
+    sky_status: MaybeJobStatus = None
+    outputs: ArtifactList = Field(default_factory=list)
+    started_at: str = ""
+    ended_at: str = ""
+    gpu_hours: float = 0.0
+    node_hours: float = 0.0
+
+    @classmethod
+    def of(cls, record: WaveAttemptRecord) -> FinishedWave:
+        """The summary of a ledger record."""
+        return cls(**{name: getattr(record, name) for name in cls.model_fields})
+
+    def record(self) -> WaveAttemptRecord:
+        """A ledger record holding what this summary knows (no rows, observations or notes)."""
+        return WaveAttemptRecord(**dict(self))
 
 
 class DecisionRecord(BaseModel):
@@ -335,6 +368,8 @@ def attempt_usage(wave: WaveAttemptRecord) -> list[UsagePart]:
     """Each state's hours in one attempt; a running one counts up to its newest observation."""
     now = wave.ended_at or (wave.observations[-1].observed_at if wave.observations else "")
     failed = not wave.succeeded() and wave.status is not WaveStatus.RUNNING
+    if not wave.tasks and wave.node_hours:  # a summary record: its hours, on its first state
+        return [(wave.states[0] if wave.states else "", wave.gpu_hours, wave.node_hours, failed)]
     return [
         (state, gpu, node, failed)
         for state, (gpu, node) in attempt_hours(wave.tasks, wave.task_shapes, now).items()

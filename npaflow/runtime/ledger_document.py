@@ -2,10 +2,10 @@
 
 `runtime.json`, `manifest.json` and `status.json` are rewritten after every wave
 transition. Re-serializing every wave each time made a run's cost grow with its
-length; here each wave attempt, stage and manifest step is serialized once when
-it changes, and a file is the concatenation of those fragments. The text is
-byte-for-byte what `json.dumps(document, indent=2, sort_keys=True)` would write
-(tests/unit/test_ledger_document.py pins it).
+length; here each wave attempt, stage, manifest step and per-state usage entry is
+rendered once when it changes (npaflow/runtime/json_text.py), and a file is the
+join of those pieces: byte-for-byte what `json.dumps(document, indent=2,
+sort_keys=True)` would write (tests/unit/test_ledger_document.py pins it).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from npaflow.runtime.json_text import Raw, item, list_text, object_text
 from npaflow.runtime.ledger import (
     LedgerDelta,
     PlanChangeRecord,
@@ -23,7 +24,6 @@ from npaflow.runtime.ledger import (
     UsagePart,
     WaveAttemptRecord,
     attempt_usage,
-    total_usage,
 )
 from npaflow.runtime.projection import (
     InputSource,
@@ -32,11 +32,10 @@ from npaflow.runtime.projection import (
     manifest_steps,
     stage_records,
 )
+from npaflow.runtime.usage import RunUsage, Usage
 from npaflow.waves import WaveKey
 
 AttemptKey = tuple[WaveKey, int]
-#: Arrays of the documents kept as fragments; everything else is small and dumped whole.
-_ARRAYS = ("waves", "stages", "decisions")
 
 
 def dump_json(value: Any) -> str:
@@ -44,30 +43,58 @@ def dump_json(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True)
 
 
-def dump_model(model: BaseModel) -> str:
-    """One model as ledger JSON (field aliases: declared outputs read `{uri, schema}`)."""
-    return dump_json(model.model_dump(mode="json", by_alias=True))
+def as_json(model: BaseModel) -> Any:
+    """A model as the ledger writes it (field aliases: declared outputs read `{uri, schema}`)."""
+    return model.model_dump(mode="json", by_alias=True)
 
 
-def compose(top: dict[str, Any], arrays: dict[str, list[str]]) -> str:
-    """A top-level object whose list fields are given as serialized items, as one JSON text."""
-    marks = {name: f"\x00{name}\x00" for name in arrays}
-    text = dump_json({**top, **marks})
-    for name, items in arrays.items():
-        body = "[\n" + ",\n".join(_indent(item) for item in items) + "\n  ]" if items else "[]"
-        text = text.replace(json.dumps(marks[name]), body, 1)
-    return text + "\n"
+class UsageBook:
+    """GPU- and node-hours per state and in all, kept as running sums with rendered entries."""
 
+    def __init__(self) -> None:
+        self.totals = Usage()
+        self.states: dict[str, Usage] = {}
+        self._counts: dict[str, int] = {}
+        self._parts: dict[AttemptKey, list[UsagePart]] = {}
+        self._entries: dict[str, str] = {}  # each state's entry, rendered for depth 3
 
-def _indent(fragment: str) -> str:
-    return "\n".join("    " + line for line in fragment.split("\n"))
+    def record(self, attempt: AttemptKey, parts: list[UsagePart]) -> None:
+        """An attempt's share changed: take its old parts out, put the new ones in."""
+        for part in self._parts.pop(attempt, []):
+            self._add(part, -1)
+        for part in parts:
+            self._add(part, 1)
+        self._parts[attempt] = parts
+
+    def _add(self, part: UsagePart, sign: int) -> None:
+        state, gpu, node, failed = part
+        self.totals.add(sign * gpu, sign * node, failed=failed)
+        self.states.setdefault(state, Usage()).add(sign * gpu, sign * node, failed=failed)
+        self._counts[state] = self._counts.get(state, 0) + sign
+        self._entries.pop(state, None)
+        if not self._counts[state]:
+            del self._counts[state], self.states[state]
+
+    def model(self) -> RunUsage:
+        """The rounded usage as a model (what `usage` in the ledger holds)."""
+        return RunUsage(
+            **as_json(self.totals.rounded()), by_state={k: v.rounded() for k, v in self.states.items()}
+        )
+
+    def text(self, depth: int) -> str:
+        """The rounded usage object as it sits at `depth` (only changed states are rendered again)."""
+        for state in self.states:
+            if state not in self._entries:
+                self._entries[state] = item(as_json(self.states[state].rounded()), depth + 2).lstrip()
+        by_state = Raw(object_text({k: Raw(self._entries[k]) for k in self.states}, depth + 1))
+        return object_text({**as_json(self.totals.rounded()), "by_state": by_state}, depth)
 
 
 class LedgerDocument:
-    """The stored ledger plus serialized fragments of its waves, stages and manifest steps."""
+    """The stored ledger plus rendered pieces of its waves, stages, decisions and manifest steps."""
 
     def __init__(self, ledger: RuntimeLedger, input_source: InputSource | None = None) -> None:
-        self.ledger = ledger
+        self._ledger = ledger
         self.input_source = input_source or InputSource()
         self._waves: dict[AttemptKey, int] = {}
         self._wave_text: list[str] = []
@@ -75,25 +102,27 @@ class LedgerDocument:
         self._stage_text: list[str] = []
         self._latest: dict[WaveKey, int] = {}  # key -> index of its newest attempt in waves
         self._step_text: dict[WaveKey, list[str]] = {}
-        self._step_count: dict[WaveKey, int] = {}
-        self._usage: dict[AttemptKey, list[UsagePart]] = {}
-        self._decision_text = [dump_model(d) for d in ledger.decisions]
+        self._usage = UsageBook()
+        self._decision_text = [item(as_json(d), 2) for d in ledger.decisions]
         waves, ledger.waves, ledger.stages = list(ledger.waves), [], []
         for wave in waves:
             self._upsert_wave(wave)
-        ledger.usage = total_usage(self._usage.values())
+
+    @property
+    def ledger(self) -> RuntimeLedger:
+        """The ledger model, its usage brought up to date."""
+        self._ledger.usage = self._usage.model()
+        return self._ledger
 
     def apply(self, delta: LedgerDelta, *, run_prefix_uri: str, now: str) -> None:
         """Merge a delta: waves upserted by (key, attempt), decisions placed at their offset.
 
         Applying the same delta twice (an export retried after a lost answer) changes nothing.
         """
-        ledger = self.ledger
+        ledger = self._ledger
         ledger.run_prefix_uri = run_prefix_uri
         for wave in delta.waves:
             self._upsert_wave(wave)
-        if delta.waves:
-            ledger.usage = total_usage(self._usage.values())
         self._place_decisions(delta)
         ledger.watermarks.update(delta.watermarks)
         if delta.status is not None:
@@ -109,73 +138,73 @@ class LedgerDocument:
         ledger.updated_at = now
 
     def _place_decisions(self, delta: LedgerDelta) -> None:
-        decisions = self.ledger.decisions
-        start = (
-            len(decisions) if delta.decision_offset is None else min(delta.decision_offset, len(decisions))
-        )
+        decisions = self._ledger.decisions
+        offset = delta.decision_offset
+        start = len(decisions) if offset is None else min(offset, len(decisions))
         end = start + len(delta.decisions)
         decisions[start:end] = delta.decisions
-        self._decision_text[start:end] = [dump_model(d) for d in delta.decisions]
+        self._decision_text[start:end] = [item(as_json(d), 2) for d in delta.decisions]
 
     def _add_plan_change(self, change: PlanChangeRecord, now: str) -> None:
-        recorded = self.ledger.plan_changes
+        recorded = self._ledger.plan_changes
         identity = (change.from_fingerprint, change.to_fingerprint)
         if recorded and (recorded[-1].from_fingerprint, recorded[-1].to_fingerprint) == identity:
             return
         recorded.append(change.model_copy(update={"accepted_at": now}))
 
     def _upsert_wave(self, wave: WaveAttemptRecord) -> None:
-        identity = (wave.key, wave.attempt)
+        identity, waves = (wave.key, wave.attempt), self._ledger.waves
         position = self._waves.get(identity)
         if position is None:
-            position = self._waves[identity] = len(self.ledger.waves)
-            self.ledger.waves.append(wave)
+            position = self._waves[identity] = len(waves)
+            waves.append(wave)
             self._wave_text.append("")
-        self.ledger.waves[position] = wave
-        self._wave_text[position] = dump_model(wave)
-        self._usage[identity] = attempt_usage(wave)
+        waves[position] = wave
+        self._wave_text[position] = item(as_json(wave), 2)
+        self._usage.record(identity, attempt_usage(wave))
         for stage in stage_records(wave):
             self._upsert_stage(stage)
         newest = self._latest.get(wave.key)
-        if newest is None or wave.attempt >= self.ledger.waves[newest].attempt:
+        if newest is None or wave.attempt >= waves[newest].attempt:
             self._latest[wave.key] = position
-            steps = manifest_steps(wave)
-            self._step_text[wave.key] = [dump_model(step) for step in steps]
-            self._step_count[wave.key] = len(steps)
+            self._step_text[wave.key] = [item(as_json(step), 2) for step in manifest_steps(wave)]
 
     def _upsert_stage(self, stage: StageRecord) -> None:
-        identity = (stage.key, stage.attempt)
+        identity, stages = (stage.key, stage.attempt), self._ledger.stages
         position = self._stages.get(identity)
-        stages = self.ledger.stages
         if position is None:
             position = self._stages[identity] = len(stages)
             stages.append(stage)
             self._stage_text.append("")
         elif not stage.last_heartbeat_at and stages[position].last_heartbeat_at:
             earlier = stages[position]  # keep the last real heartbeat (reference stage projection)
-            stage = stage.model_copy(
-                update={
-                    "last_heartbeat_at": earlier.last_heartbeat_at,
-                    "heartbeat_source": earlier.heartbeat_source,
-                }
-            )
+            kept = {
+                "last_heartbeat_at": earlier.last_heartbeat_at,
+                "heartbeat_source": earlier.heartbeat_source,
+            }
+            stage = stage.model_copy(update=kept)
         stages[position] = stage
-        self._stage_text[position] = dump_model(stage)
+        self._stage_text[position] = item(as_json(stage), 2)
 
     def manifest_status(self) -> str:
         """The manifest's status word for the run's ledger status."""
-        return self.ledger.status.manifest_status()
+        return self._ledger.status.manifest_status()
 
     def runtime_text(self) -> str:
         """`runtime.json`."""
-        top = self.ledger.model_dump(mode="json", by_alias=True, exclude=set(_ARRAYS))
-        return compose(
-            top, {"waves": self._wave_text, "stages": self._stage_text, "decisions": self._decision_text}
-        )
+        ledger = self._ledger
+        top = ledger.model_dump(mode="json", by_alias=True, exclude={"waves", "stages", "decisions", "usage"})
+        pieces = {
+            "waves": Raw(list_text(self._wave_text, 1)),
+            "stages": Raw(list_text(self._stage_text, 1)),
+            "decisions": Raw(list_text(self._decision_text, 1)),
+            "usage": Raw(self._usage.text(1)),
+        }
+        return object_text({**top, **pieces}, 0) + "\n"
 
     def manifest_text(self) -> str:
         """`manifest.json`: the newest attempt's steps of every wave, in first-seen order."""
-        ledger = self.ledger
+        ledger = self._ledger
         manifest = ManifestDocument(
             workflow=ledger.workflow,
             run_id=ledger.run_id,
@@ -186,17 +215,18 @@ class LedgerDocument:
             input_source=self.input_source,
         )
         top = manifest.model_dump(mode="json", by_alias=True, exclude={"steps"})
-        return compose(top, {"steps": [text for key in self._latest for text in self._step_text[key]]})
+        steps = [text for key in self._latest for text in self._step_text[key]]
+        return object_text({**top, "steps": Raw(list_text(steps, 1))}, 0) + "\n"
 
     def status_text(self) -> str:
         """`status.json`: the manifest's status, step count and usage."""
-        ledger = self.ledger
+        ledger = self._ledger
         document = StatusDocument(
             run_id=ledger.run_id,
             workflow=ledger.workflow,
             status=self.manifest_status(),
             updated_at=ledger.updated_at,
-            step_count=sum(self._step_count.values()),
-            usage=ledger.usage,
+            step_count=sum(len(self._step_text[key]) for key in self._latest),
         )
-        return dump_model(document) + "\n"
+        top = document.model_dump(mode="json", by_alias=True, exclude={"usage"})
+        return object_text({**top, "usage": Raw(self._usage.text(1))}, 0) + "\n"

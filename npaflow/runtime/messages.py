@@ -13,6 +13,7 @@ from npaflow.catalog.models import ToolCatalog
 from npaflow.document.models import Trigger, WorkflowSpec
 from npaflow.runtime.ledger import (
     DecisionRecord,
+    FinishedWave,
     LedgerDelta,
     Observation,
     PlanChangeRecord,
@@ -48,9 +49,14 @@ class PriorRun(BaseModel):
 
     model_config = _FROZEN
 
-    waves: list[WaveAttemptRecord] = Field(default_factory=list)
+    waves: list[WaveAttemptRecord] = Field(default_factory=list)  # attempts still in flight, whole
+    finished: list[FinishedWave] = Field(default_factory=list)  # the newest attempt of every other wave
     decisions: list[DecisionRecord] = Field(default_factory=list)
     watermarks: dict[str, Watermark] = Field(default_factory=dict)
+
+    def latest(self) -> list[WaveAttemptRecord]:
+        """The newest attempt of each wave an earlier execution recorded."""
+        return [*self.waves, *(wave.record() for wave in self.finished)]
 
 
 class LoadedSpec(BaseModel):

@@ -49,5 +49,9 @@ class RunProgress:
             self._usage.by_state.setdefault(state, Usage()).add(sign * gpu, sign * node, failed=failed)
 
     def usage(self) -> RunUsage:
-        """The totals, rounded for documents."""
+        """The totals and each state's share, rounded for documents (costs the number of states)."""
         return self._usage.rounded()
+
+    def totals(self) -> RunUsage:
+        """The run's totals only, rounded (what the UI shows after every transition)."""
+        return RunUsage(**Usage.rounded(self._usage).model_dump())

@@ -382,7 +382,7 @@ class RunState:
             total=progress.total,
             retried=progress.retried,
             last_decision=self.decisions[-1] if self.decisions else None,
-            usage=progress.usage(),
+            usage=progress.totals(),
             ledger_uri=self.ledger_uri,
             ledger_behind=self.ledger.failed_export,
             error=self.error,

@@ -65,7 +65,7 @@ class Usage(BaseModel):
 
     def rounded(self) -> Usage:
         """Rounded for documents (hours to 1/10,000: a third of a second)."""
-        return Usage(**{name: round(getattr(self, name), 4) for name in Usage.model_fields})
+        return Usage(**{name: round(getattr(self, name), 4) + 0.0 for name in Usage.model_fields})  # no -0.0
 
 
 class RunUsage(Usage):

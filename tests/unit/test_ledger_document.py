@@ -18,6 +18,7 @@ from npaflow.runtime.ledger import (
 from npaflow.runtime.ledger_document import LedgerDocument
 from npaflow.runtime.projection import InputSource
 from npaflow.runtime.status import JobStatus
+from npaflow.runtime.usage import TaskShape
 from npaflow.runtime.vocabulary import LedgerStatus, WaveStatus
 
 pytestmark = pytest.mark.unit
@@ -33,7 +34,28 @@ def wave(key: str, attempt: int = 1, status: WaveStatus = WaveStatus.RUNNING) ->
         job_id=f"{attempt}",
         group="shards",
         outputs=[Artifact(uri="s3://b/out.json", schema="report")],
-        tasks=[TaskRow(job_id=f"{attempt}", task_id=0, task_name="a", status=JobStatus.RUNNING)],
+        ended_at="2026-12-01T10:30:00Z" if status.is_final() else "",
+        tasks=[
+            TaskRow(
+                job_id=f"{attempt}",
+                task_id=0,
+                task_name="a",
+                status=JobStatus.RUNNING,
+                start_at="2026-12-01T10:00:00Z",
+            ),
+            TaskRow(
+                job_id=f"{attempt}",
+                task_id=1,
+                task_name="b",
+                status=JobStatus.SUCCEEDED,
+                start_at="2026-12-01T10:00:00Z",
+                end_at="2026-12-01T10:20:00Z",
+            ),
+        ],
+        task_shapes=[
+            TaskShape(task_name="a", state="a", nodes=2, accelerator="H100", accelerators_per_node=8),
+            TaskShape(task_name="b", state=key.rsplit(":", 2)[-2], nodes=1),
+        ],
         planned=[PlannedStep(state="a", resources_profile={"cpus": 2}), PlannedStep(state="b")],
     )
 
@@ -64,6 +86,7 @@ def document_after_two_deltas() -> LedgerDocument:
 
 def test_runtime_json_built_from_fragments_equals_a_plain_dump_of_the_ledger() -> None:
     document = document_after_two_deltas()
+    assert document.ledger.usage.gpu_hours > 0 and len(document.ledger.usage.by_state) == 3
     assert document.runtime_text() == plain(document.ledger)
     reread = RuntimeLedger.model_validate_json(document.runtime_text())
     assert [(w.key.sequence, w.attempt) for w in reread.waves] == [(1, 1), (1, 2), (2, 1)]
