@@ -17,7 +17,15 @@ from activities.clock import utc_now
 from activities.context import ActivityContext
 from activities.errors import mapped_errors
 from activities.heartbeat import heartbeating, resume_details
-from activities.storage import ArtifactMissingError, has_content, join_uri
+from activities.storage import (
+    MAX_DECISION_BYTES,
+    ArtifactMissingError,
+    ArtifactTooLargeError,
+    NotARegularFileError,
+    NotTextError,
+    has_content,
+    join_uri,
+)
 from npaflow.decisions import DECISION_KEYS, normalize_decision, parse_decision_payload
 from npaflow.errors import PayloadError
 from npaflow.runtime.contract import CHECK_OUTPUTS, READ_DECISION, WAIT_TRIGGER
@@ -48,7 +56,16 @@ class ArtifactActivities:
         """Read and normalize a decision; a missing artifact falls back only when asked to."""
         storage = self.context.storage.for_uri(request.uri)
         try:
-            body = await storage.read_text(request.uri)
+            body = await storage.read_text(request.uri, max_bytes=MAX_DECISION_BYTES)
+        except (ArtifactTooLargeError, NotARegularFileError, NotTextError) as exc:
+            record = DecisionRecord(
+                state=request.state,
+                uri=request.uri,
+                read_at=utc_now(),
+                source=DecisionSource.ARTIFACT,
+                decode_error=str(exc)[:200],
+            )
+            return DecisionResult(record=record, error=f"state {request.state}: malformed decision: {exc}")
         except ArtifactMissingError:
             if request.fallback:
                 decision = normalize_decision(request.fallback)
@@ -144,7 +161,7 @@ def _ledger_decision(body: str) -> str:
     """The ledger copy reads `decision` or `last_decision` only (reference §7.4)."""
     try:
         payload = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return ""
     if not isinstance(payload, dict):
         return ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable
 
@@ -14,6 +15,20 @@ LOOP_BACK = "loop_back_to_inner_loop"
 _ALIASES = {"promote": PROMOTE, PROMOTE: PROMOTE, "loop_back": LOOP_BACK, LOOP_BACK: LOOP_BACK}
 #: Keys read from a decision payload, first present wins (reference §7.3).
 DECISION_KEYS = ("decision", "last_decision", "action")
+
+
+#: What --assume-decision accepts (each normalizes to a decision the predicates know).
+KNOWN_ASSUMPTIONS = tuple(_ALIASES)
+
+
+def assumption_problem(raw: str) -> str:
+    """Why `raw` cannot be an assumed decision ("" when it can, or when it is empty)."""
+    text = raw.strip()
+    if not text or text in _ALIASES:
+        return ""
+    close = difflib.get_close_matches(text, KNOWN_ASSUMPTIONS, n=1)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    return f"unknown decision {text!r}: {hint}known decisions: {', '.join(KNOWN_ASSUMPTIONS)}"
 
 
 def normalize_decision(raw: str | None) -> str:
@@ -62,9 +77,11 @@ def parse_decision_payload(body: str, uri: str) -> str:
         payload = json.loads(body)
     except ValueError as exc:
         raise PayloadError(f"decision at {uri} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise PayloadError(f"decision at {uri} nests too deeply to be a decision object") from None
     if not isinstance(payload, dict):
         raise PayloadError(f"decision at {uri} must be a JSON object")
     for key in DECISION_KEYS:
         if key in payload:
             return normalize_decision(str(payload[key] or ""))
-    raise PayloadError(f"decision payload missing decision field: {json.dumps(payload)[:200]}")
+    raise PayloadError(f"decision payload missing decision field: {body.strip()[:200]}")

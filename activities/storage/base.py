@@ -39,6 +39,10 @@ class ArtifactTooLargeError(ConfigurationError):
         self.limit = limit
 
 
+class NotTextError(ConfigurationError):
+    """The object is not UTF-8 text (a deterministic property of its bytes: never retried)."""
+
+
 class NotARegularFileError(ConfigurationError):
     """A local path names a device, FIFO, socket or directory: it is never opened for reading."""
 

@@ -26,6 +26,7 @@ from activities.storage.base import (
     ArtifactMissingError,
     ArtifactTooLargeError,
     NotARegularFileError,
+    NotTextError,
 )
 from npaflow.errors import AccessDeniedError, ConfigurationError, NpaflowError, TransportError
 
@@ -97,7 +98,7 @@ def read_bounded(path: Path, uri: str, max_bytes: int) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigurationError(f"{uri}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise NotTextError(f"{uri}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def _require_regular(mode: int, uri: str) -> None:

@@ -29,6 +29,7 @@ from activities.storage.base import (
     MAX_LISTED_KEYS,
     ArtifactMissingError,
     ArtifactTooLargeError,
+    NotTextError,
 )
 from npaflow.errors import (
     AccessDeniedError,
@@ -154,7 +155,7 @@ class S3Storage:
         try:
             return bytes(body).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ConfigurationError(f"{uri}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            raise NotTextError(f"{uri}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
     async def write_text(self, uri: str, text: str, content_type: str = "application/json") -> str:
         """Put the object; return its ETag."""

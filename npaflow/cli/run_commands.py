@@ -13,7 +13,10 @@ import importlib
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from npaflow.cli.options import SubParsers, add_spec_arguments, catalog_paths, parse_vars
+from npaflow.errors import UsageError
 from npaflow.runtime.request import RunRequest
 
 
@@ -124,7 +127,28 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_request(args: argparse.Namespace, spec_text: str, run_id: str, *, spec_uri: str = "") -> RunRequest:
-    """Turn submit flags into the workflow input (the spec inline, or by reference when large)."""
+    """Turn submit flags into the workflow input (the spec inline, or by reference when large).
+
+    Raises:
+        UsageError: a flag is out of range (one line naming the flag).
+    """
+    try:
+        return _request(args, spec_text, run_id, spec_uri)
+    except ValidationError as exc:
+        raise UsageError(flag_problem(exc)) from None
+
+
+def flag_problem(exc: ValidationError) -> str:
+    """The first problem of a RunRequest, named by the flag that set it."""
+    error = exc.errors(include_url=False)[0]
+    field = str(error["loc"][0]) if error["loc"] else ""
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if not field:
+        return message
+    return f"--{field.replace('_', '-')}: {message} (got {error.get('input')!r})"
+
+
+def _request(args: argparse.Namespace, spec_text: str, run_id: str, spec_uri: str) -> RunRequest:
     return RunRequest(
         spec="" if spec_uri else spec_text,
         spec_uri=spec_uri,

@@ -7,10 +7,20 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from npaflow.decisions import assumption_problem
+
 #: Run ids become workflow ids, job names and ledger prefixes.
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 #: Longest retry backoff, so exponential growth cannot park a run for hours.
 MAX_RETRY_BACKOFF_SECONDS = 1800
+#: Longest duration any field may name (30 days): every duration becomes a Temporal timer
+#: or timeout, and `timedelta` overflows long before "forever" (0 means unbounded where allowed).
+MAX_DURATION_SECONDS = 30 * 24 * 3600
+#: Shortest poll interval: below it a wait is a busy loop, not a poll.
+MIN_POLL_SECONDS = 0.05
+#: Most attempts, recoveries and group width a request may ask for.
+MAX_RETRIES = 1000
+MAX_CONCURRENCY = 100_000
 
 
 class BackendName(StrEnum):
@@ -41,22 +51,23 @@ class AcceptedPlanChange(BaseModel):
 class RunRequest(BaseModel):
     """Everything needed to start (or restart) one run of a spec."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     spec: str = ""
     spec_uri: str = ""
     run_id: str = ""
     vars: dict[str, str] = Field(default_factory=dict)
     catalogs: list[str] = Field(default_factory=list)
-    poll_seconds: float = Field(default=30, gt=0)
-    max_wait_seconds: float = Field(default=3600, ge=0)
-    retries: int = Field(default=0, ge=0)
-    retry_backoff_seconds: float = Field(default=30, ge=0)
-    max_infrastructure_recoveries: int = Field(default=1, ge=0)
-    pending_timeout_seconds: float = Field(default=1800, ge=0)  # 0 = wait for capacity forever
-    transport_recovery_seconds: float = Field(default=600, ge=0)
-    worker_lost_seconds: float = Field(default=900, gt=0)
-    max_concurrency: int = Field(default=0, ge=0)
+    poll_seconds: float = Field(default=30, ge=MIN_POLL_SECONDS, le=MAX_DURATION_SECONDS)
+    max_wait_seconds: float = Field(default=3600, ge=0, le=MAX_DURATION_SECONDS)  # 0 = unbounded
+    retries: int = Field(default=0, ge=0, le=MAX_RETRIES)
+    retry_backoff_seconds: float = Field(default=30, ge=0, le=MAX_DURATION_SECONDS)
+    max_infrastructure_recoveries: int = Field(default=1, ge=0, le=MAX_RETRIES)
+    #: 0 = wait for capacity forever
+    pending_timeout_seconds: float = Field(default=1800, ge=0, le=MAX_DURATION_SECONDS)
+    transport_recovery_seconds: float = Field(default=600, ge=0, le=MAX_DURATION_SECONDS)
+    worker_lost_seconds: float = Field(default=900, gt=0, le=MAX_DURATION_SECONDS)
+    max_concurrency: int = Field(default=0, ge=0, le=MAX_CONCURRENCY)
     cancel_on_timeout: bool = True
     assume_decision: str = ""
     on_failure: OnFailure = OnFailure.FAIL
@@ -72,6 +83,8 @@ class RunRequest(BaseModel):
             raise ValueError("give exactly one of 'spec' (inline YAML) or 'spec_uri'")
         if self.run_id and not RUN_ID_PATTERN.match(self.run_id):
             raise ValueError(f"run_id {self.run_id!r} must match {RUN_ID_PATTERN.pattern}")
+        if problem := assumption_problem(self.assume_decision):
+            raise ValueError(problem)
         for name in self.secret_env:
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
                 raise ValueError(f"secret_env entries are variable names, got {name!r}")

@@ -12,6 +12,7 @@ from npaflow.document.models import SUPPORTED_API_VERSIONS, State, WorkflowSpec
 from npaflow.document.yaml_source import YamlSource
 from npaflow.errors import SpecIssue, TokenError
 from npaflow.graphs import deepest, find_cycle
+from npaflow.ledger_paths import bucket_problem, prefix_problem
 from npaflow.spec.issues import IssueCollector, did_you_mean
 from npaflow.spec.validate_contracts import (
     validate_executables,
@@ -50,6 +51,8 @@ def validate_spec(
             did_you_mean(spec.initial, spec.states, "states"),
         )
     context = _context_or_issue(spec, catalog, issues)
+    if context is not None:
+        _validate_ledger_location(context, issues)
     for state in spec.states.values():
         _validate_state(spec, state, catalog, context, issues)
     validate_profiles(spec, context, issues)
@@ -66,6 +69,24 @@ def validate_spec(
     if context is not None:
         validate_resolvable(spec, catalog, context, issues)
     issues.raise_if_any()
+
+
+def _validate_ledger_location(context: RunContext, issues: IssueCollector) -> None:
+    """`config.prefix` and `config.bucket` name the ledger: they must stay under its root."""
+    prefix = str(context.config.get("prefix") or "").strip()
+    if prefix and (problem := prefix_problem(prefix)):
+        issues.add(
+            ("config", "prefix"),
+            f"config.prefix {prefix[:120]!r} {problem}",
+            "use a relative path such as 'team/{{run.id}}' (no leading '/', no '..')",
+        )
+    bucket = str(context.config.get("bucket") or "").strip()
+    if bucket and (problem := bucket_problem(bucket)):
+        issues.add(
+            ("config", "bucket"),
+            f"config.bucket {bucket[:120]!r} {problem}",
+            "name the bucket only; put any path into config.prefix",
+        )
 
 
 def _context_or_issue(spec: WorkflowSpec, catalog: ToolCatalog, issues: IssueCollector) -> RunContext | None:

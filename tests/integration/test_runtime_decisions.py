@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,28 @@ async def test_corrupt_decision_artifact_fails_the_run(harness: Harness, tmp_pat
     )
     assert outcome.status == "failed"
     assert outcome.ledger.decisions[-1].decode_error
+
+
+@pytest.mark.parametrize("kind", ["nested-50000-deep", "fifo", "device", "2-mib"])
+async def test_a_decision_that_cannot_be_one_fails_the_run_at_once_and_is_recorded(
+    harness: Harness, fake: FakeBackend, tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / "rt-hostile/route/decision.json"
+    path.parent.mkdir(parents=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        path.symlink_to("/dev/zero")
+    elif kind == "2-mib":
+        path.write_text(json.dumps({"decision": "promote", "pad": "x" * 2 * 1024 * 1024}))
+    else:
+        path.write_text("[" * 50_000 + "]" * 50_000)
+    outcome = await asyncio.wait_for(
+        harness.run("runtime/branch.yaml", run_id="rt-hostile", vars={"root": str(tmp_path)}), 60
+    )
+    assert outcome.status == "failed"
+    assert outcome.ledger.decisions[-1].decode_error, outcome.error
+    assert fake.submissions == [["route"]]
 
 
 async def test_unmatched_decision_without_next_fails_naming_the_state(
@@ -140,3 +164,30 @@ async def test_runtime_execution_mode_rejects_an_assumption_for_runs(
     assert outcome.status != "succeeded"
     assert "executionMode is 'runtime'" in outcome.error
     assert fake.launches == []
+
+
+async def test_a_router_with_no_decision_source_fails_the_run_before_anything_launches(
+    harness: Harness, fake: FakeBackend
+) -> None:
+    outcome = await harness.run("runtime/unsourced-router.yaml", run_id="rt-unsourced")
+    assert outcome.status == "failed"
+    assert "state route" in outcome.error and "no decision source" in outcome.error
+    assert "--assume-decision" in outcome.error
+    assert fake.submissions == []
+
+
+async def test_an_explicit_assumption_decides_an_unsourced_router_and_is_recorded_as_one(
+    harness: Harness, fake: FakeBackend
+) -> None:
+    outcome = await harness.run(
+        "runtime/unsourced-router.yaml", run_id="rt-assumed", assume_decision="promote"
+    )
+    assert outcome.status == "succeeded", outcome.error
+    assert fake.submissions == [["gate"], ["route"], ["publish"]]
+    (record,) = outcome.ledger.decisions
+    assert (record.state, record.uri, record.source, record.decision) == (
+        "route",
+        "",
+        "assume_decision",
+        "promote_checkpoint",
+    )

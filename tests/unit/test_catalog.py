@@ -46,8 +46,8 @@ def test_builtin_catalog_ships_entries() -> None:
 
 def test_later_catalogs_win(tmp_path: Path) -> None:
     override = tmp_path / "c.yaml"
-    override.write_text(ENTRY.replace("my.tool", "npaflow.shell"))
-    assert load_catalogs([override]).tools["npaflow.shell"].argv[0] == "run-it"
+    override.write_text(ENTRY.replace("my.tool", "npaflow.write_decision"))
+    assert load_catalogs([override]).tools["npaflow.write_decision"].argv[0] == "run-it"
 
 
 def test_catalog_with_unknown_entry_field_is_rejected_with_location() -> None:

@@ -156,3 +156,22 @@ def test_stage_projection_keeps_attempts_and_group_attribution_separate() -> Non
 )
 def test_stage_states_normalize_like_the_reference(raw: str, expected: str) -> None:
     assert normalize_stage_state(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        {"max_wait_seconds": 1e300},
+        {"transport_recovery_seconds": 1e15},
+        {"worker_lost_seconds": 1e15},
+        {"pending_timeout_seconds": float("inf")},
+        {"poll_seconds": 1e-9},
+        {"poll_seconds": float("nan")},
+        {"retries": 10**9},
+        {"max_concurrency": 10**9},
+    ],
+    ids=lambda f: next(iter(f)),
+)
+def test_run_request_refuses_durations_and_counts_no_timer_can_hold(field: dict[str, float]) -> None:
+    with pytest.raises(ValidationError):
+        RunRequest(spec="x", **field)

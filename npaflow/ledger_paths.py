@@ -1,0 +1,42 @@
+"""Rules for the path components input chooses (`config.prefix`, `config.bucket`).
+
+Pure string checks, shared by validation (npaflow/spec) and the ledger location
+(npaflow/runtime/locations.py), so both refuse the same inputs.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Filesystem limits (Linux NAME_MAX / a conservative PATH_MAX share for the prefix).
+MAX_SEGMENT_BYTES = 255
+MAX_PREFIX_BYTES = 1024
+#: S3 bucket names (AWS rules; MinIO and SeaweedFS accept a superset).
+BUCKET_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
+
+
+def prefix_problem(prefix: str) -> str:
+    """Why `prefix` cannot name a ledger directory under a root ("" when it can)."""
+    if not prefix.strip("/"):
+        return "is empty"
+    if prefix.startswith("/"):
+        return "is absolute (it must be relative to the ledger root)"
+    if _CONTROL.search(prefix):
+        return "contains a control character or a backslash"
+    segments = prefix.strip("/").split("/")
+    if any(segment in ("", ".", "..") for segment in segments):
+        return "contains an empty, '.' or '..' segment (it must stay under the ledger root)"
+    if any(len(segment.encode()) > MAX_SEGMENT_BYTES for segment in segments):
+        return f"has a segment longer than {MAX_SEGMENT_BYTES} bytes"
+    if len(prefix.encode()) > MAX_PREFIX_BYTES:
+        return f"is longer than {MAX_PREFIX_BYTES} bytes"
+    return ""
+
+
+def bucket_problem(bucket: str) -> str:
+    """Why `bucket` is not an S3 bucket name ("" when it is)."""
+    name = bucket.removeprefix("s3://").strip("/")
+    if BUCKET_PATTERN.fullmatch(name) and ".." not in name:
+        return ""
+    return "is not an S3 bucket name (3-63 lowercase letters, digits, '.' or '-'; no path)"

@@ -1,0 +1,166 @@
+"""Whatever starts a run (the temporal CLI, the UI, an SDK client), hostile input fails it before launch.
+
+Runs here are started with the real `temporal workflow start`, the path that
+skips npaflow's own CLI checks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tests.harness import SPECS, TEMPORAL_BIN, Harness
+
+pytestmark = pytest.mark.integration
+
+SPEC = (SPECS / "runtime/local-steps.yaml").read_text()
+
+
+def temporal_start(
+    env: WorkflowEnvironment, harness: Harness, workflow_id: str, payload: dict, cwd: Path
+) -> None:
+    subprocess.run(
+        [
+            str(TEMPORAL_BIN),
+            "workflow",
+            "start",
+            "--type",
+            "NpaWorkflowRun",
+            "--task-queue",
+            harness.task_queue,
+            "--workflow-id",
+            workflow_id,
+            "--input",
+            json.dumps(payload),
+            "--address",
+            env.client.service_client.config.target_host,
+        ],
+        check=True,
+        capture_output=True,
+        cwd=cwd,
+    )
+
+
+async def failure_of(env: WorkflowEnvironment, harness: Harness, workflow_id: str) -> str:
+    outcome = await asyncio.wait_for(harness.finish(env.client.get_workflow_handle(workflow_id)), 60)
+    assert outcome.status != "succeeded"
+    return outcome.error
+
+
+def launched_jobs(harness: Harness) -> list[Path]:
+    return list((harness.home / "local" / "jobs").glob("*"))
+
+
+@pytest.mark.parametrize(
+    "workflow_id",
+    ["x$(touch MARKER)", "x`touch MARKER`", "../../../escaped-run", "x" * 300, "-leading-dash"],
+    ids=["command-substitution", "backticks", "traversal", "too-long", "leading-dash"],
+)
+async def test_a_workflow_id_that_is_not_a_run_id_fails_the_run_before_anything_launches(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path, workflow_id: str
+) -> None:
+    async with local_harness.worker():
+        temporal_start(
+            env, local_harness, workflow_id, {"spec": SPEC, "vars": {"root": str(tmp_path)}}, tmp_path
+        )
+        error = await failure_of(env, local_harness, workflow_id)
+    assert "is not a valid run id" in error
+    assert not (tmp_path / "MARKER").exists()
+    assert launched_jobs(local_harness) == []
+    assert not any(p.name == "escaped-run" for p in local_harness.home.parent.rglob("escaped-run"))
+
+
+async def test_a_run_id_that_differs_from_the_workflow_id_fails_the_run(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    payload = {"spec": SPEC, "run_id": "other-run", "vars": {"root": str(tmp_path)}}
+    async with local_harness.worker():
+        temporal_start(env, local_harness, "this-run", payload, tmp_path)
+        error = await failure_of(env, local_harness, "this-run")
+    assert "differs from the workflow id" in error
+    assert launched_jobs(local_harness) == []
+
+
+@pytest.mark.parametrize(
+    "field",
+    [{"max_wait_seconds": 1e300}, {"transport_recovery_seconds": 1e15}, {"poll_seconds": 1e-9}],
+    ids=lambda f: next(iter(f)),
+)
+async def test_an_overflowing_duration_fails_the_run_at_start(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path, field: dict[str, float]
+) -> None:
+    async with local_harness.worker():
+        temporal_start(env, local_harness, "rt-overflow", {"spec": SPEC, **field}, tmp_path)
+        await failure_of(env, local_harness, "rt-overflow")
+    assert launched_jobs(local_harness) == []
+
+
+async def test_a_prefix_var_that_leaves_the_ledger_root_fails_the_run_and_writes_nothing_outside(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    payload = {"spec": SPEC, "vars": {"root": str(tmp_path), "prefix": "../../../escaped-ledger"}}
+    async with local_harness.worker():
+        temporal_start(env, local_harness, "rt-prefix", payload, tmp_path)
+        error = await failure_of(env, local_harness, "rt-prefix")
+    assert "config.prefix" in error
+    assert launched_jobs(local_harness) == []
+    assert not list(local_harness.home.parent.rglob("escaped-ledger"))
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "huge"])
+async def test_a_spec_uri_naming_a_device_a_fifo_or_a_huge_file_fails_fast_while_another_run_keeps_pace(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path, kind: str
+) -> None:
+    if kind == "dev-zero":
+        target = Path("/dev/zero")
+    elif kind == "fifo":
+        target = tmp_path / "spec.fifo"
+        os.mkfifo(target)
+    else:
+        target = tmp_path / "huge.yaml"
+        with target.open("wb") as file:
+            file.truncate(200 * 1024 * 1024)
+    async with local_harness.worker():
+        for index in range(6):
+            temporal_start(
+                env, local_harness, f"rt-{kind}-{index}", {"spec_uri": f"file://{target}"}, tmp_path
+            )
+        started = time.monotonic()
+        good = await local_harness.finish(
+            await local_harness.start(
+                "runtime/local-steps.yaml", vars={"root": str(tmp_path), "sleep": "0"}, poll_seconds=0.1
+            )
+        )
+        took = time.monotonic() - started
+        errors = [await failure_of(env, local_harness, f"rt-{kind}-{index}") for index in range(6)]
+    assert good.status == "succeeded", good.error
+    assert took < 45
+    expected = {"dev-zero": "not a regular file", "fifo": "is a FIFO", "huge": "larger than"}[kind]
+    assert all(expected in error for error in errors), errors
+
+
+async def test_a_raw_start_of_a_router_with_no_decision_source_fails_before_launch(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    spec = (SPECS / "runtime/unsourced-router.yaml").read_text()
+    async with local_harness.worker():
+        temporal_start(env, local_harness, "rt-unsourced-raw", {"spec": spec}, tmp_path)
+        error = await failure_of(env, local_harness, "rt-unsourced-raw")
+    assert "state route" in error and "no decision source" in error
+    assert launched_jobs(local_harness) == []
+
+
+async def test_a_raw_start_with_an_unknown_assumption_fails_before_launch(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        temporal_start(env, local_harness, "rt-maybe", {"spec": SPEC, "assume_decision": "maybe"}, tmp_path)
+        await failure_of(env, local_harness, "rt-maybe")
+    assert launched_jobs(local_harness) == []
