@@ -15,15 +15,17 @@ from activities.errors import mapped_errors
 from activities.ledger import read_ledger
 from activities.storage import MAX_SPEC_READ_BYTES, ArtifactMissingError
 from npaflow.catalog import ToolCatalog, load_catalogs
+from npaflow.context import build_run_context
 from npaflow.document.models import WorkflowSpec
 from npaflow.errors import NpaflowError, SpecError, SpecIssue
 from npaflow.plan import ExecutionPlan, build_plan, plan_fingerprint
 from npaflow.plan_diff import PlanDiff, diff_plans
 from npaflow.runtime.contract import LOAD_SPEC, spec_file_uri
-from npaflow.runtime.ledger import PlanChangeRecord, RuntimeLedger, WaveAttemptRecord
+from npaflow.runtime.ledger import FinishedWave, PlanChangeRecord, RuntimeLedger
 from npaflow.runtime.locations import run_prefix_for
 from npaflow.runtime.messages import LoadedSpec, LoadSpecInput, PriorRun
 from npaflow.spec import load_spec_from_str
+from npaflow.spec.decision_sources import decision_source_issues
 
 MAX_LOADED_SPEC_BYTES = 1_800_000
 """Below Temporal's 2 MB payload limit, with room for the rest of the activity result."""
@@ -75,14 +77,18 @@ class RunActivities:
                     ]
                 ) from None
         catalog = load_catalogs([*self.context.catalog_paths, *request.catalogs])
-        spec = load_spec_from_str(
-            text, source if request.spec_uri else "<inline spec>", catalog=catalog, overrides=request.vars
-        )
+        label = source if request.spec_uri else "<inline spec>"
+        spec = load_spec_from_str(text, label, catalog=catalog, overrides=request.vars)
+        if not request.assume_decision:
+            config = build_run_context(spec, catalog, request.run_id).config
+            issues = decision_source_issues(spec, config, text, label)
+            if issues:
+                raise SpecError(issues)  # a branch nobody decided: refused before anything launches
         used = {ref: catalog.tools[ref] for ref in {s.tool_ref for s in spec.states.values()} if ref}
         tools = ToolCatalog(tools=used)
         ledger_uri = run_prefix_for(spec, tools, request.run_id, self.context.ledger_base())
         plan = build_plan(spec, tools, run_id=request.run_id, assume_decision=request.assume_decision)
-        fingerprint = plan_fingerprint(plan)
+        fingerprint = plan_fingerprint(plan, spec)
         ledger = await read_ledger(self.context.storage, ledger_uri)
         change = request.accepted_change
         accepted: PlanChangeRecord | None = None
@@ -95,29 +101,10 @@ class RunActivities:
                 diff = await self._diff_from_ledger(
                     ledger, ledger_uri, spec, plan, catalog, request, fingerprint
                 )
-                lines = (
-                    diff.text_lines()
-                    if diff is not None
-                    else [f"(the recorded spec {spec_file_uri(ledger_uri)} could not be read to compare)"]
-                )
-                acceptable = diff is not None and not diff.affected_completed_waves
-                raise SpecError(
-                    [
-                        SpecIssue(
-                            file=source,
-                            message=f"refusing to resume run '{request.run_id}': its plan "
-                            f"changed since it ran (fingerprint {ledger.plan_fingerprint} -> {fingerprint})"
-                            + "".join(f"\n  {line}" for line in lines),
-                            hint="resume with the spec and --var values the run started with"
-                            + (
-                                ", or accept the change: "
-                                "npaflow resume RUN_ID --spec NEW.yaml --accept-changes"
-                                if acceptable
-                                else "; the change touches completed waves, so run it under a new run id"
-                            ),
-                        )
-                    ]
-                )
+                if diff is None or not diff.is_empty():  # empty: only the fingerprint's form changed
+                    raise _changed_plan_error(
+                        request, source, ledger_uri, ledger.plan_fingerprint, fingerprint, diff
+                    )
             if matches and change is not None:
                 accepted = PlanChangeRecord(
                     from_fingerprint=change.from_fingerprint,
@@ -125,11 +112,7 @@ class RunActivities:
                     changes=change.changes,
                     accepted_by=change.accepted_by,
                 )
-        prior = (
-            PriorRun(waves=_prior_waves(ledger), decisions=ledger.decisions, watermarks=ledger.watermarks)
-            if ledger is not None and ledger.run_id == request.run_id
-            else PriorRun()
-        )
+        prior = _prior(ledger) if ledger is not None and ledger.run_id == request.run_id else PriorRun()
         loaded = LoadedSpec(
             spec=spec,
             catalog=tools,
@@ -177,17 +160,47 @@ class RunActivities:
         )
 
 
-def _prior_waves(ledger: RuntimeLedger) -> list[WaveAttemptRecord]:
-    """The newest attempt of each wave; finished ones without their polling history.
+def _prior(ledger: RuntimeLedger) -> PriorRun:
+    """The newest attempt of each wave, as much of it as a later execution needs.
 
-    In-flight attempts travel whole: the run adopts them and rewrites their ledger records.
+    In-flight attempts travel whole (the run adopts and rewrites them), finished ones
+    as short summaries (what replaying needs), so a run of thousands of waves
+    continues-as-new within Temporal's payload limit.
     """
-    waves = []
+    waves, finished = [], []
     for wave in ledger.latest_attempts().values():
         if wave.status.is_final():
-            wave = wave.model_copy(update={"observations": wave.observations[-1:], "status_errors": []})
-        waves.append(wave)
-    return waves
+            finished.append(FinishedWave.of(wave))
+        else:
+            waves.append(wave)
+    return PriorRun(waves=waves, finished=finished, decisions=ledger.decisions, watermarks=ledger.watermarks)
+
+
+def _changed_plan_error(
+    request: LoadSpecInput, source: str, ledger_uri: str, was: str, now: str, diff: PlanDiff | None
+) -> SpecError:
+    """The refusal to resume onto an edited spec, listing the change and how to accept it."""
+    lines = (
+        diff.text_lines()
+        if diff is not None
+        else [f"(the recorded spec {spec_file_uri(ledger_uri)} could not be read to compare)"]
+    )
+    acceptable = diff is not None and not diff.affected_completed_waves
+    return SpecError(
+        [
+            SpecIssue(
+                file=source,
+                message=f"refusing to resume run '{request.run_id}': its plan changed since it ran "
+                f"(fingerprint {was} -> {now})" + "".join(f"\n  {line}" for line in lines),
+                hint="resume with the spec and --var values the run started with"
+                + (
+                    ", or accept the change: npaflow resume RUN_ID --spec NEW.yaml --accept-changes"
+                    if acceptable
+                    else "; the change touches completed waves, so run it under a new run id"
+                ),
+            )
+        ]
+    )
 
 
 def _with_vars(text: str, overrides: dict[str, str]) -> str:

@@ -17,6 +17,7 @@ from npaflow.catalog.models import ToolCatalog
 from npaflow.context import build_run_context
 from npaflow.decisions import normalize_decision, resolve_assumption
 from npaflow.document.models import WorkflowSpec
+from npaflow.spec_content import spec_content
 from npaflow.steps import PlanStep
 from npaflow.traversal import (
     DecisionRequest,
@@ -45,6 +46,10 @@ class PlanExecutor:
     async def read_decision(self, request: DecisionRequest) -> str:
         """Answer from the scripted decisions; once they run out the walker assumes."""
         return normalize_decision(self.decisions.pop(0)) if self.decisions else ""
+
+    async def assume_decision(self, request: DecisionRequest) -> str:
+        """Plans take the planning assumption where no artifact is declared."""
+        return ""
 
     async def wait_trigger(self, request: TriggerRequest) -> None:
         """Plans ignore triggers (reference §6.7)."""
@@ -200,9 +205,13 @@ def build_plan(
     )
 
 
-def plan_fingerprint(plan: ExecutionPlan) -> str:
-    """16 hex chars identifying what a run of this plan would launch (reference §6.5)."""
-    document = {
+def plan_fingerprint(plan: ExecutionPlan, spec: WorkflowSpec | None = None) -> str:
+    """16 hex chars identifying what a run of this plan would launch (reference §6.5).
+
+    With `spec`, every state's definition (on every branch) and the config count
+    too, so an edit anywhere changes it; runs record this form.
+    """
+    document: dict[str, object] = {
         "workflow": plan.workflow,
         "api_version": plan.api_version,
         "steps": [
@@ -217,6 +226,8 @@ def plan_fingerprint(plan: ExecutionPlan) -> str:
             for s in plan.steps
         ],
     }
+    if spec is not None:
+        document["spec"] = spec_content(spec)
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 

@@ -5,16 +5,22 @@ the refusal lists the change, and `--accept-changes` resumes only when no wave
 that already completed would run differently. A completed wave is unaffected
 when the new plan has a wave with the same key whose steps run the same
 commands, on the same resources, with the same outputs.
+
+The diff covers the whole spec: every state's definition on every branch and
+loop path (not only the states one planning assumption reaches), the config,
+and the resolved steps of the plan. One line per changed state.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from npaflow.document.models import WorkflowSpec
 from npaflow.plan import ExecutionPlan
+from npaflow.spec_content import state_content
 from npaflow.steps import PlanStep
 from npaflow.traversal.models import Wave
 from npaflow.waves import WaveKey
@@ -23,7 +29,7 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 #: The parts of a step whose change makes it different work.
 STEP_FIELDS = ("argv", "shell", "tool_ref", "resources_profile", "outputs")
 _FIELD_NAMES = {"resources_profile": "resources", "tool_ref": "toolRef"}
-#: State fields that change the graph, not the work of the state itself.
+#: State fields that change the graph, not the work of the state itself (spec spelling).
 GRAPH_FIELDS = (
     "next",
     "transitions",
@@ -31,8 +37,8 @@ GRAPH_FIELDS = (
     "sequence",
     "parallel",
     "loop",
-    "max_concurrency",
-    "parallel_count",
+    "maxConcurrency",
+    "parallelCount",
     "trigger",
     "needs",
 )
@@ -54,8 +60,18 @@ class StepChange(BaseModel):
         return f"{self.state}#{self.iteration}" if self.iteration else self.state
 
 
+class StateChange(BaseModel):
+    """One state whose definition changed: the fields, old and new values as YAML text."""
+
+    model_config = _FROZEN
+
+    state: str
+    fields: list[str]
+    details: list[str] = Field(default_factory=list)
+
+
 class PlanDiff(BaseModel):
-    """States added or removed, steps changed, graph edits, and completed waves the change hits."""
+    """States added, removed or edited, steps changed, graph edits, and completed waves the change hits."""
 
     model_config = _FROZEN
 
@@ -63,21 +79,35 @@ class PlanDiff(BaseModel):
     new_fingerprint: str = ""
     added_states: list[str] = Field(default_factory=list)
     removed_states: list[str] = Field(default_factory=list)
+    changed_states: list[StateChange] = Field(default_factory=list)
+    spec_changes: list[str] = Field(default_factory=list)
     changed_steps: list[StepChange] = Field(default_factory=list)
     graph_changes: list[str] = Field(default_factory=list)
     affected_completed_waves: list[str] = Field(default_factory=list)
 
     def is_empty(self) -> bool:
-        """True when the plans do the same work."""
-        return not (self.added_states or self.removed_states or self.changed_steps or self.graph_changes)
+        """True when the specs define the same work and graph."""
+        return not (
+            self.added_states
+            or self.removed_states
+            or self.changed_states
+            or self.spec_changes
+            or self.changed_steps
+            or self.graph_changes
+        )
 
     def text_lines(self) -> list[str]:
-        """One line per change, for the refusal and for `resume`'s report."""
+        """One line per change (a state once, not per iteration), for the refusal and the ledger."""
         lines = [f"state added: {name}" for name in self.added_states]
         lines += [f"state removed: {name}" for name in self.removed_states]
-        for change in self.changed_steps:
-            lines.append(f"step changed: {change.label} ({', '.join(change.fields)})")
-            lines += [f"    {detail}" for detail in change.details]
+        lines += [f"spec changed: {text}" for text in self.spec_changes]
+        shown = set()
+        for change in self.changed_steps:  # resolved values first: what the step runs
+            shown.add(change.state)
+            lines.append(f"state changed: {change.state}: {'; '.join(change.details)}")
+        for state_change in self.changed_states:
+            if state_change.state not in shown:
+                lines.append(f"state changed: {state_change.state}: {'; '.join(state_change.details)}")
         lines += [f"graph changed: {text}" for text in self.graph_changes]
         lines += [f"completed wave affected: {key}" for key in self.affected_completed_waves]
         return lines
@@ -100,8 +130,41 @@ def _indexed(steps: Iterable[PlanStep]) -> dict[tuple[str, str, int | None, int]
 
 
 def _brief(value: object) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    """A value as one line of YAML flow text (never a Python repr), at most 200 characters."""
+    plain = _plain(value)
+    if isinstance(plain, str):
+        text = plain
+    else:
+        text = yaml.safe_dump(plain, default_flow_style=True, sort_keys=False, width=10**6).strip()
+        text = text.removesuffix("...").strip()
     return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    if isinstance(value, tuple | list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def _flat(content: dict[str, object]) -> dict[str, object]:
+    """Mappings one level down as `field.key` (run.shell, params.lr), so a line names what changed."""
+    flat: dict[str, object] = {}
+    for field, value in content.items():
+        if isinstance(value, dict) and value:
+            flat.update({f"{field}.{key}": item for key, item in value.items()})
+        else:
+            flat[field] = value
+    return flat
+
+
+def _change(field: str, before: object, after: object) -> str:
+    return f"{field}: {_brief(before) if before is not None else '(none)'} -> " + (
+        _brief(after) if after is not None else "(none)"
+    )
 
 
 def step_change(old: PlanStep, new: PlanStep) -> StepChange | None:
@@ -136,21 +199,38 @@ def diff_plans(
 ) -> PlanDiff:
     """Compare two plans of one run; `completed` are the wave keys the run already finished."""
     old_steps, new_steps = _indexed(old.steps), _indexed(new.steps)
-    changed = []
+    changed: list[StepChange] = []
     for index, step in new_steps.items():
         before = old_steps.get(index)
         change = step_change(before, step) if before is not None else None
-        if change is not None:
+        if change is not None and all(c.state != change.state for c in changed):
             changed.append(change)
-    graph = []
+    graph, edited_states = [], []
     for name in sorted(set(old_spec.states) & set(new_spec.states)):
-        was, now = old_spec.states[name], new_spec.states[name]
-        edited = [field for field in GRAPH_FIELDS if getattr(was, field) != getattr(now, field)]
+        was, now = state_content(old_spec.states[name]), state_content(new_spec.states[name])
+        edited = [field for field in GRAPH_FIELDS if was.get(field) != now.get(field)]
         if edited:
-            graph.append(f"{name} ({', '.join(edited)})")
+            graph.append(f"{name}: " + "; ".join(_change(f, was.get(f), now.get(f)) for f in edited))
+        work = _flat({k: v for k, v in was.items() if k not in GRAPH_FIELDS})
+        after = _flat({k: v for k, v in now.items() if k not in GRAPH_FIELDS})
+        fields = [field for field in sorted(set(work) | set(after)) if work.get(field) != after.get(field)]
+        if fields:
+            details = [_change(field, work.get(field), after.get(field)) for field in fields]
+            edited_states.append(StateChange(state=name, fields=fields, details=details))
+    was_spec = _flat({"config": old_spec.config, "resources": dict(old_spec.resources)})
+    now_spec = _flat({"config": new_spec.config, "resources": dict(new_spec.resources)})
+    config = [
+        _change(key, was_spec.get(key), now_spec.get(key))
+        for key in sorted(set(was_spec) | set(now_spec))
+        if was_spec.get(key) != now_spec.get(key)
+    ]
     old_waves = {wave.key: wave for wave in old.waves}
     new_waves = {wave.key: wave for wave in new.waves}
-    changed_states = {c.state for c in changed} | set(old_spec.states) ^ set(new_spec.states)
+    changed_states = (
+        {c.state for c in changed}
+        | {c.state for c in edited_states}
+        | set(old_spec.states) ^ set(new_spec.states)
+    )
     affected = []
     for key in completed:
         old_wave, new_wave = old_waves.get(key), new_waves.get(key)
@@ -165,6 +245,8 @@ def diff_plans(
         new_fingerprint=new_fingerprint,
         added_states=sorted(set(new_spec.states) - set(old_spec.states)),
         removed_states=sorted(set(old_spec.states) - set(new_spec.states)),
+        changed_states=edited_states,
+        spec_changes=config,
         changed_steps=changed,
         graph_changes=graph,
         affected_completed_waves=affected,

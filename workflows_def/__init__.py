@@ -1,11 +1,12 @@
 """Temporal workflow definitions: deterministic glue between the traversal and activities."""
 
+from workflows_def.ledger_repair_workflow import NpaflowLedgerRepair
 from workflows_def.logs_workflow import NpaflowJobLogs
 from workflows_def.recorder import PHASE_ATTRIBUTE, SEARCH_ATTRIBUTE_KEYS, STATE_ATTRIBUTE, WORKFLOW_ATTRIBUTE
 from workflows_def.run_workflow import NpaWorkflowRun
 
 #: Every workflow a worker registers.
-WORKFLOWS = [NpaWorkflowRun, NpaflowJobLogs]
+WORKFLOWS = [NpaWorkflowRun, NpaflowJobLogs, NpaflowLedgerRepair]
 
 __all__ = [
     "PHASE_ATTRIBUTE",
@@ -15,4 +16,5 @@ __all__ = [
     "WORKFLOW_ATTRIBUTE",
     "NpaWorkflowRun",
     "NpaflowJobLogs",
+    "NpaflowLedgerRepair",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any, TypeVar, cast
 
@@ -54,7 +55,34 @@ POLL_HEARTBEAT_TIMEOUT = timedelta(seconds=60)
 #: A poller that cannot wait forever still needs a bound; unbounded waits get this.
 UNBOUNDED_WAIT = timedelta(days=30)
 #: Ledger exports wait out a storage outage rather than fail a healthy run.
-LEDGER_EXPORT_DEADLINE = timedelta(hours=1)
+
+
+def retries_within(policy: RetryPolicy, deadline: timedelta) -> RetryPolicy:
+    """`policy` with as many attempts as its backoff fits in `deadline`.
+
+    Local activities retry inside the worker, where a schedule-to-close timeout
+    alone was not seen to end the retries: the attempt count bounds them for sure.
+    """
+    interval = policy.initial_interval.total_seconds()
+    ceiling = policy.maximum_interval.total_seconds() if policy.maximum_interval else float("inf")
+    waited, attempts = 0.0, 1
+    while waited + interval <= deadline.total_seconds():
+        waited += interval
+        attempts += 1
+        interval = min(interval * policy.backoff_coefficient, ceiling)
+    return replace(policy, maximum_attempts=attempts)
+
+
+def ledger_deadline(transport_recovery_seconds: float) -> timedelta:
+    """How long one ledger export retries storage errors: six transport budgets (1 h by default).
+
+    Permission errors count too (shared filesystems and S3 policies recover), so a
+    briefly unwritable ledger is waited out; past this the run fails and its delta
+    stays pending for `npaflow status` to write.
+    """
+    return timedelta(seconds=max(10.0, 6 * transport_recovery_seconds))
+
+
 LEDGER_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     backoff_coefficient=2.0,

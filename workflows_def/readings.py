@@ -11,6 +11,7 @@ from datetime import timedelta
 
 from temporalio.exceptions import is_cancelled_exception
 
+from npaflow.decisions import normalize_decision
 from npaflow.errors import PayloadError
 from npaflow.runtime.contract import READ_DECISION, WAIT_TRIGGER
 from npaflow.runtime.ledger import DecisionRecord
@@ -89,6 +90,27 @@ class ArtifactReads:
         if result.error:
             raise PayloadError(result.error)
         return result.decision
+
+    async def assume_decision(self, request: DecisionRequest) -> str:
+        """A state with no decision source: the explicit assumption decides, recorded as such.
+
+        Runs refuse such states at load unless --assume-decision was given, so "" (the
+        walker's planning default) is only seen replaying a run that predates the rule.
+        """
+        assumed = normalize_decision(self.request.assume_decision)
+        if not assumed:
+            return ""
+        if self.prior_decisions and (self.prior_decisions[0].state, self.prior_decisions[0].uri) == (
+            request.state,
+            "",
+        ):
+            self.prior_decisions.pop(0)
+        self.state.add_decision(
+            DecisionRecord(
+                state=request.state, uri="", decision=assumed, read_at=now(), source=DecisionSource.ASSUMED
+            )
+        )
+        return assumed
 
     async def wait_trigger(self, request: TriggerRequest) -> None:
         """Wait for the prefix unless this state's watermark already fired."""

@@ -15,12 +15,13 @@ from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
 
 from npaflow.runtime.contract import EXPORT_LEDGER, SearchAttribute
+from npaflow.runtime.ledger_book import Receipt
 from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.transitions import Effect
 from npaflow.runtime.ui_text import current_details
-from workflows_def.activity_calls import LEDGER_EXPORT_DEADLINE, LEDGER_RETRY, call_local
+from workflows_def.activity_calls import LEDGER_RETRY, call_local, ledger_deadline, retries_within
 
 #: The run phase, so suspended or paused runs can be found with no worker up.
 PHASE_ATTRIBUTE = SearchAttributeKey.for_keyword(SearchAttribute.PHASE.value)
@@ -44,10 +45,12 @@ class RunRecorder:
         self.loaded: LoadedSpec | None = None
         self._published: dict[str, object] = {}
         self._memo: dict[str, str] = {}
+        self._deadline = ledger_deadline(RunRequest.model_fields["transport_recovery_seconds"].default)
 
-    def attach(self, loaded: LoadedSpec) -> None:
+    def attach(self, loaded: LoadedSpec, request: RunRequest) -> None:
         """Start exporting once the spec (and so the ledger location) is known."""
         self.loaded = loaded
+        self._deadline = ledger_deadline(request.transport_recovery_seconds)
 
     async def sync(self) -> None:
         """Carry out the effect the latest transitions declared (nothing when none did)."""
@@ -103,32 +106,41 @@ class RunRecorder:
         Raises:
             ActivityError: the export failed past the ledger's deadline (the delta stays pending).
         """
+        pending = self.pending_export()
+        if pending is None:
+            return
+        request, receipt = pending
+        status = request.delta.status.value if request.delta.status else "update"
+        await call_local(
+            EXPORT_LEDGER,
+            request,
+            schedule_to_close_timeout=self._deadline,
+            retry_policy=retries_within(LEDGER_RETRY, self._deadline),
+            summary=f"export ledger ({status})",
+        )
+        self.state.ledger.written(receipt)
+
+    def pending_export(self) -> tuple[ExportLedgerInput, Receipt] | None:
+        """The export the ledger lacks (None when it is current): also what a repair writes."""
         state, loaded = self.state, self.loaded
         if loaded is None or not state.ledger_is_behind():
-            return
+            return None
         delta, receipt = state.pending_delta()
         spec = loaded.spec
         if receipt.spec:
             delta = delta.model_copy(
                 update={"plan_fingerprint": loaded.plan_fingerprint, "plan_change": loaded.accepted_change}
             )
-        status = delta.status.value if delta.status else "update"
-        await call_local(
-            EXPORT_LEDGER,
-            ExportLedgerInput(
-                run_id=state.run_id,
-                workflow=spec.name,
-                api_version=spec.api_version,
-                ledger_uri=loaded.ledger_uri,
-                input_source=loaded.input_source,
-                delta=delta,
-                workflow_yaml=loaded.workflow_yaml if receipt.spec else "",
-            ),
-            schedule_to_close_timeout=LEDGER_EXPORT_DEADLINE,
-            retry_policy=LEDGER_RETRY,
-            summary=f"export ledger ({status})",
+        request = ExportLedgerInput(
+            run_id=state.run_id,
+            workflow=spec.name,
+            api_version=spec.api_version,
+            ledger_uri=loaded.ledger_uri,
+            input_source=loaded.input_source,
+            delta=delta,
+            workflow_yaml=loaded.workflow_yaml if receipt.spec else "",
         )
-        state.ledger.written(receipt)
+        return request, receipt
 
 
 @dataclass

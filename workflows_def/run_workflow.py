@@ -13,9 +13,17 @@ from npaflow.context import build_run_context
 from npaflow.decisions import resolve_assumption
 from npaflow.document.models import ExecutionMode
 from npaflow.errors import NpaflowError
-from npaflow.runtime.contract import LOAD_SPEC, REQUEST_CANCEL, STATUS_QUERY, WORKFLOW_TYPE, ErrorType, Signal
+from npaflow.runtime.contract import (
+    LOAD_SPEC,
+    PENDING_LEDGER_QUERY,
+    REQUEST_CANCEL,
+    STATUS_QUERY,
+    WORKFLOW_TYPE,
+    ErrorType,
+    Signal,
+)
 from npaflow.runtime.ids import RunId
-from npaflow.runtime.messages import LoadedSpec, LoadSpecInput, RequestCancelInput
+from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec, LoadSpecInput, RequestCancelInput
 from npaflow.runtime.request import RUN_ID_PATTERN, RunRequest
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.status import FailureClass
@@ -81,7 +89,7 @@ class NpaWorkflowRun:
                 type=ErrorType.SPEC.value,
                 non_retryable=True,
             )
-        self.recorder.attach(loaded)
+        self.recorder.attach(loaded, request)
         self.state.run_started(workflow=spec.name, ledger_uri=loaded.ledger_uri, backend=request.backend)
         await self.recorder.sync()
         return loaded
@@ -174,6 +182,12 @@ class NpaWorkflowRun:
     def status(self) -> RunStatusView:
         """The live summary: phase, current states, waves with job ids, decisions, ledger."""
         return self.state.view()
+
+    @workflow.query(name=PENDING_LEDGER_QUERY)
+    def pending_ledger(self) -> ExportLedgerInput | None:
+        """What the ledger lacks (None when current): `npaflow status` writes it for a closed run."""
+        pending = self.recorder.pending_export()
+        return pending[0] if pending else None
 
 
 def _check_run_id(run_id: RunId, request: RunRequest) -> None:

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from npaflow.catalog import ToolCatalog, load_catalogs
-from npaflow.errors import UsageError
+from npaflow.context import build_run_context
+from npaflow.decisions import assumption_problem
+from npaflow.errors import SpecError, SpecIssue, UsageError
 from npaflow.runtime.environment import EnvVar
 from npaflow.spec import WorkflowSpec, load_spec_from_path
+from npaflow.spec.decision_sources import decision_source_issues
 
 if TYPE_CHECKING:
     #: What `add_subparsers()` returns; commands register themselves on it.
@@ -70,3 +75,39 @@ def load_spec_for(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCatalog]:
     catalog = load_catalog_for(args)
     spec = load_spec_from_path(args.spec, catalog=catalog, overrides=parse_vars(args.var))
     return spec, catalog
+
+
+def decision_gaps_for(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> list[SpecIssue]:
+    """The states of the spec on the command line that would decide with no artifact."""
+    config = build_run_context(spec, catalog, "validate-run").config
+    return decision_source_issues(spec, config, Path(args.spec).read_text(encoding="utf-8"), args.spec)
+
+
+def require_decision_sources(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> None:
+    """A run decides only from artifacts, unless --assume-decision makes the fallback explicit.
+
+    Raises:
+        UsageError: --assume-decision names no known decision.
+        SpecError: a state would branch or end a loop with no decision source.
+    """
+    check_assumption(args.assume_decision)
+    if not args.assume_decision:
+        issues = decision_gaps_for(args, spec, catalog)
+        if issues:
+            raise SpecError(issues)
+
+
+def warn_decision_sources(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> None:
+    """Previews accept such specs, but say that a run would refuse them."""
+    for issue in decision_gaps_for(args, spec, catalog):
+        print(
+            f"npaflow: warning: {issue.render()}; `npaflow submit` refuses this spec "
+            "unless --assume-decision is given",
+            file=sys.stderr,
+        )
+
+
+def check_assumption(value: str) -> None:
+    """Raises UsageError when --assume-decision names no known decision."""
+    if problem := assumption_problem(value or ""):
+        raise UsageError(f"--assume-decision: {problem}")

@@ -155,8 +155,8 @@ async def plan_change(
         new_spec,
         new_plan,
         completed=await completed_waves(handle),
-        old_fingerprint=plan_fingerprint(old_plan),
-        new_fingerprint=plan_fingerprint(new_plan),
+        old_fingerprint=plan_fingerprint(old_plan, old_spec),
+        new_fingerprint=plan_fingerprint(new_plan, new_spec),
     )
 
 

@@ -14,14 +14,22 @@ import json
 import sys
 import time
 import uuid
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
 from temporalio.common import SearchAttributeKey, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from npaflow.cli.exits import EXIT_ALREADY_RUNNING, EXIT_CANCELLED, EXIT_CAPACITY, EXIT_FAILED
-from npaflow.cli.options import load_spec_for
+from npaflow.cli.options import load_spec_for, require_decision_sources
 from npaflow.cli.progress import Progress, follow
 from npaflow.cli.run_commands import build_request
 from npaflow.cli.status_text import status_text
@@ -36,14 +44,23 @@ from npaflow.cli.temporal_client import (
 )
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import (
+    LEDGER_REPAIR_WORKFLOW_TYPE,
     LOGS_WORKFLOW_TYPE,
+    PENDING_LEDGER_QUERY,
     STATUS_QUERY,
     WORKFLOW_TYPE,
     SearchAttribute,
     Signal,
 )
 from npaflow.runtime.locations import run_prefix_for
-from npaflow.runtime.messages import JobLogsRequest, JobLogsResult, JobRef, ReadJobLogsInput
+from npaflow.runtime.messages import (
+    ExportLedgerInput,
+    ExportResult,
+    JobLogsRequest,
+    JobLogsResult,
+    JobRef,
+    ReadJobLogsInput,
+)
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.status import FailureClass
 from npaflow.runtime.summary import RunStatusView, RunSummary
@@ -56,6 +73,7 @@ INLINE_SPEC_LIMIT = 256 * 1024
 async def submit(args: argparse.Namespace) -> int:
     """Validate locally (nothing starts on an error), then start the run or refuse a duplicate."""
     spec, catalog = load_spec_for(args)
+    require_decision_sources(args, spec, catalog)
     run_id = args.run_id or f"{spec.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
     text = Path(args.spec).read_text(encoding="utf-8")
     spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
@@ -168,8 +186,11 @@ async def _wait_and_report(handle: WorkflowHandle[Any, RunSummary], *, as_json: 
     return code
 
 
-async def _view(handle: WorkflowHandle[Any, Any]) -> dict[str, Any]:
-    """The live status, from the `status` query, else the server-side memo (no worker up)."""
+async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = None) -> dict[str, Any]:
+    """The live status, from the `status` query, else the server-side memo (no worker up).
+
+    With `repair_with`, a closed run whose ledger is behind gets it written.
+    """
     description = await describe_or_fail(handle)
     try:
         view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 10)
@@ -186,7 +207,46 @@ async def _view(handle: WorkflowHandle[Any, Any]) -> dict[str, Any]:
             "ledger_uri": memo.get("ledger_uri", ""),
         }
     payload["execution_status"] = description.status.name if description.status else "UNKNOWN"
+    closed = description.status != WorkflowExecutionStatus.RUNNING
+    if repair_with is not None and closed and payload.get("ledger_behind"):
+        payload["ledger_repair"] = await _repair_ledger(repair_with, handle, description)
+        if payload["ledger_repair"].startswith("written"):
+            payload["ledger_behind"] = ""
     return payload
+
+
+async def _repair_ledger(
+    client: Client, handle: WorkflowHandle[Any, Any], description: WorkflowExecutionDescription
+) -> str:
+    """Write what a closed run's ledger lacks (its last export failed); say what happened.
+
+    The pending delta lives in the run's history; a worker answers the query by
+    replaying it, and a small workflow on the run's task queue exports it.
+    """
+    try:
+        pending = await asyncio.wait_for(
+            handle.query(PENDING_LEDGER_QUERY, result_type=ExportLedgerInput), 30
+        )
+    except Exception as exc:  # noqa: BLE001 - queries need a worker: say so
+        return f"not repaired: no worker answered ({type(exc).__name__}); start one and run status again"
+    if pending is None:
+        return "written: the ledger is current"
+    repair_id = f"{handle.id}-ledger-repair-{(description.run_id or '')[:8]}"
+    try:
+        await client.execute_workflow(
+            LEDGER_REPAIR_WORKFLOW_TYPE,
+            pending,
+            id=repair_id,
+            task_queue=description.task_queue,
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+            result_type=ExportResult,
+            execution_timeout=timedelta(minutes=6),
+        )
+    except WorkflowAlreadyStartedError:
+        return f"written: repaired earlier ({repair_id})"
+    except WorkflowFailureError as error:
+        return f"not repaired: {error.cause}"[:300]
+    return f"written now: the ledger holds the run's final state ({repair_id})"
 
 
 async def _status_once(handle: WorkflowHandle[Any, Any]) -> str:
@@ -194,8 +254,9 @@ async def _status_once(handle: WorkflowHandle[Any, Any]) -> str:
 
 
 async def status(args: argparse.Namespace) -> int:
-    """Print the run's status once, or until it ends with --watch."""
-    handle = (await connect_from(args)).get_workflow_handle(args.run_id)
+    """Print the run's status once, or until it ends with --watch; repair a ledger left behind."""
+    client = await connect_from(args)
+    handle = client.get_workflow_handle(args.run_id)
     if args.watch and not args.json:
 
         async def ended() -> bool:
@@ -203,10 +264,10 @@ async def status(args: argparse.Namespace) -> int:
 
         with Progress() as progress:
             await follow(lambda: _live_view(handle), ended, progress)
-        print(await _status_once(handle))
+        print(status_text(await _view(handle, repair_with=client)))
         return 0
     while True:
-        payload = await _view(handle)
+        payload = await _view(handle, repair_with=client)
         print(json.dumps(payload, indent=2) if args.json else status_text(payload), flush=True)
         if not args.watch or payload["execution_status"] != "RUNNING":
             return 0

@@ -6,7 +6,13 @@ import argparse
 import json
 import sys
 
-from npaflow.cli.options import SubParsers, add_spec_arguments, load_spec_for
+from npaflow.cli.options import (
+    SubParsers,
+    add_spec_arguments,
+    check_assumption,
+    load_spec_for,
+    warn_decision_sources,
+)
 from npaflow.cli.render_command import wave_file_name
 from npaflow.gc_pause import gc_paused
 from npaflow.plan import DEFAULT_PLAN_RUN_ID, ExecutionPlan, build_plan
@@ -43,7 +49,8 @@ def register(commands: SubParsers) -> None:
 def run_validate(args: argparse.Namespace) -> int:
     """Validate and report; errors propagate to the CLI's single handler."""
     with gc_paused():
-        spec, _ = load_spec_for(args)
+        spec, catalog = load_spec_for(args)
+    warn_decision_sources(args, spec, catalog)
     if args.json:
         print(json.dumps({"valid": True, "workflow": spec.name, "states": len(spec.states)}))
     else:
@@ -53,8 +60,11 @@ def run_validate(args: argparse.Namespace) -> int:
 
 def run_plan(args: argparse.Namespace) -> int:
     """Plan the spec and print steps or waves."""
+    check_assumption(args.assume_decision)
     with gc_paused():
         spec, catalog = load_spec_for(args)
+        if not args.assume_decision:
+            warn_decision_sources(args, spec, catalog)
         plan = build_plan(
             spec,
             catalog,

@@ -48,6 +48,8 @@ from npaflow.runtime.status import FailureClass
 WORKFLOW_TYPE = "NpaWorkflowRun"
 #: A small workflow that reads job logs where the jobs run (`npaflow logs`).
 LOGS_WORKFLOW_TYPE = "NpaflowJobLogs"
+#: A small workflow that writes what a closed run's ledger lacks (`npaflow status` starts it).
+LEDGER_REPAIR_WORKFLOW_TYPE = "NpaflowLedgerRepair"
 #: Pollers (await_wave, wait_trigger) live on `<queue>-poll` so they never starve launches.
 POLL_QUEUE_SUFFIX = "-poll"
 #: Each worker also serves `<queue>@<worker id>`: local-backend jobs' own activities.
@@ -64,6 +66,8 @@ class Signal(StrEnum):
 
 #: The run workflow's live-status query (`temporal workflow query --name status`).
 STATUS_QUERY = "status"
+#: The export the run's ledger lacks (null when current); answered for closed runs too.
+PENDING_LEDGER_QUERY = "pending_ledger"
 
 
 def poll_task_queue(main_queue: str) -> str:

@@ -83,6 +83,10 @@ class Executor(Protocol):
         """Return the normalized decision, or "" when there is none."""
         ...
 
+    async def assume_decision(self, request: DecisionRequest) -> str:
+        """The decision of a state with no decision source (`uri` is ""), or "" for the walk's default."""
+        ...
+
     async def wait_trigger(self, request: TriggerRequest) -> None:
         """Block until the trigger is satisfied, or raise."""
         ...

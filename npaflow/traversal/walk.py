@@ -155,7 +155,13 @@ class Walker:
             self.tokens.loops[state.name] = iteration
             step = await self._run_serial(state, StepPlacement(iteration=iteration, loop_label=loop_label))
             declares = any(a.is_decision() for a in state.outputs) or "decision_uri" in state.params
-            decision = ((await self._read_state_decision(state, step)) if declares else "") or self.assumption
+            decision = (
+                await self._read_state_decision(state, step)
+                if declares
+                else await self.executor.assume_decision(
+                    DecisionRequest(state=state.name, uri="", iteration=iteration)
+                )
+            ) or self.assumption
             if state.loop.until and evaluate_predicate(state.loop.until, decision):
                 break
         return decision
@@ -277,7 +283,9 @@ class Walker:
     async def _read_state_decision(self, state: State, step: PlanStep) -> str:
         uri = self._decision_uri(state, step)
         if not uri:
-            return ""
+            return await self.executor.assume_decision(
+                DecisionRequest(state=state.name, uri="", iteration=step.iteration)
+            )
         return await self.executor.read_decision(
             DecisionRequest(state=state.name, uri=uri, iteration=step.iteration)
         )
@@ -288,7 +296,7 @@ class Walker:
             if body.writes_decision:
                 step = self.latest.get(child)
                 return await self._read_state_decision(body, step) if step else ""
-        return ""
+        return await self.executor.assume_decision(DecisionRequest(state=sequence.name, uri=""))
 
     def _decision_uri(self, state: State, step: PlanStep) -> str:
         for artifact in step.outputs:

@@ -266,7 +266,7 @@ async def test_restarting_a_failed_run_with_a_different_plan_is_refused(
     assert second.returncode == 1
     output = second.stdout + second.stderr
     assert "its plan changed since it ran" in output
-    assert "step changed: first (shell)" in output  # the refusal says what changed
+    assert "state changed: first: shell: " in output  # the refusal says what changed
     assert "completed wave affected: 001|serial|:first:-" in output
     assert "run it under a new run id" in output  # --accept-changes cannot help here
     assert len(list((local_harness.home / "local" / "jobs").glob("w1-*"))) == 2
@@ -301,8 +301,7 @@ async def test_resume_onto_an_edited_spec_lists_the_change_and_reruns_only_the_c
     assert refused.returncode == 2 and "--accept-changes" in refused.stderr
     changes = [line.strip() for line in refused.stdout.splitlines()[1:]]
     assert changes == [
-        "step changed: last (shell)",
-        "shell: test -f {{root}}/allow && echo rank $SKYPILOT_NODE_RANK done -> "
+        "state changed: last: shell: test -f {{root}}/allow && echo rank $SKYPILOT_NODE_RANK done -> "
         "echo fixed rank $SKYPILOT_NODE_RANK done".replace("{{root}}", str(tmp_path)),
     ]
     assert accepted.returncode == 0, accepted.stderr
@@ -314,7 +313,7 @@ async def test_resume_onto_an_edited_spec_lists_the_change_and_reruns_only_the_c
         (local_harness.home / "runs" / "e2e-diff" / "npa-workflow" / "runtime.json").read_text()
     )
     (change,) = ledger["plan_changes"]
-    assert change["changes"][0] == "step changed: last (shell)"
+    assert change["changes"][0].startswith("state changed: last: shell: ")
 
 
 async def test_a_run_that_ends_for_lack_of_capacity_exits_75(

@@ -221,6 +221,7 @@ async def test_a_run_waits_out_a_two_minute_s3_outage_after_a_launch_and_writes_
                 run_id="rt-outage",
                 vars={"root": str(tmp_path), "sleep": "5"},
                 poll_seconds=0.5,
+                transport_recovery_seconds=30,  # the ledger waits out 180 s
             )
             jobs = home / "local" / "jobs"
             await eventually(

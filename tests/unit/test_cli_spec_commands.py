@@ -112,3 +112,34 @@ def test_unknown_flag_is_a_usage_error() -> None:
     )
     assert result.returncode == 2
     assert "unrecognized arguments: --bogus" in result.stderr
+
+
+UNSOURCED = str(SPECS / "runtime/unsourced-router.yaml")
+
+
+def test_validate_spec_accepts_a_router_with_no_decision_source_but_warns_submit_refuses_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run(["validate-spec", UNSOURCED]) == 0
+    err = capsys.readouterr().err
+    assert "warning:" in err and "state route" in err and "`npaflow submit` refuses this spec" in err
+
+
+def test_submit_refuses_a_router_with_no_decision_source_before_connecting(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run(["submit", UNSOURCED, "--address", "127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert "state route" in err and "no decision source" in err and "--assume-decision" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["plan-spec", GATE], ["submit", GATE, "--address", "127.0.0.1:1"]],
+    ids=["plan-spec", "submit"],
+)
+def test_an_unknown_assume_decision_is_exit_2_with_a_did_you_mean(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run([*argv, "--assume-decision", "promot"]) == 2
+    assert "did you mean 'promote'" in capsys.readouterr().err

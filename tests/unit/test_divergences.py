@@ -64,6 +64,9 @@ def test_inner_loop_assumption_does_not_mask_outer_decision_reads() -> None:
             record.append(request.state)
             return "promote_checkpoint"
 
+        async def assume_decision(self, request):
+            return ""
+
         async def wait_trigger(self, request):
             return None
 

@@ -35,8 +35,8 @@ def diff(old_text: str, new_text: str, completed_states: tuple[str, ...] = ()):
         new_spec,
         new,
         completed=completed,
-        old_fingerprint=plan_fingerprint(old),
-        new_fingerprint=plan_fingerprint(new),
+        old_fingerprint=plan_fingerprint(old, old_spec),
+        new_fingerprint=plan_fingerprint(new, new_spec),
     )
 
 
@@ -49,8 +49,7 @@ def test_the_same_spec_has_no_change() -> None:
 def test_an_argv_edit_is_one_changed_step_with_old_and_new_values() -> None:
     result = diff(SPEC, SPEC.replace('"0.1"', '"0.2"'), completed_states=("prep",))
     assert result.text_lines() == [
-        "step changed: train (argv)",
-        "    argv: ('train', '--lr', '0.1') -> ('train', '--lr', '0.2')",
+        "state changed: train: argv: [train, --lr, '0.1'] -> [train, --lr, '0.2']"
     ]
     assert result.affected_completed_waves == []
 
@@ -74,5 +73,54 @@ def test_added_and_removed_states_and_graph_edits_are_listed() -> None:
     )
     result = diff(SPEC, new, completed_states=("prep", "train"))
     assert result.added_states == ["publish"] and result.removed_states == ["report"]
-    assert result.graph_changes == ["train (next)"]
+    assert result.graph_changes == ["train: next: report -> publish"]
     assert result.affected_completed_waves == []  # prep and train do the same work as before
+
+
+BRANCHED = """
+apiVersion: npa.workflow/v0.0.1
+kind: Workflow
+metadata: {name: branched}
+config: {decision_uri: "file:///tmp/d.json"}
+states:
+  gate:
+    run: {shell: echo gate}
+    loop: {max: 3, until: promote_checkpoint}
+    params: {decision_uri: "file:///tmp/d.json"}
+    transitions: [{when: promote_checkpoint, goto: publish}, {when: loop_back, goto: escalate}]
+  publish: {terminal: true, run: {shell: echo publish}}
+  escalate: {terminal: true, run: {shell: echo escalate}}
+"""
+
+
+def test_an_edit_off_the_assumed_path_is_listed_once_and_changes_the_fingerprint() -> None:
+    result = diff(BRANCHED, BRANCHED.replace("echo publish", "echo publish v2"))
+    assert result.text_lines() == ["state changed: publish: run.shell: echo publish -> echo publish v2"]
+    assert result.old_fingerprint != result.new_fingerprint
+
+
+def test_a_loop_state_edit_is_one_line_not_one_per_iteration() -> None:
+    result = diff(BRANCHED, BRANCHED.replace("echo gate", "echo gate v2"))
+    assert result.text_lines() == ["state changed: gate: shell: echo gate -> echo gate v2"]
+
+
+def test_a_config_or_profile_edit_is_listed_even_when_no_planned_step_uses_it() -> None:
+    result = diff(
+        BRANCHED, BRANCHED.replace('config: {decision_uri: "file:///tmp/d.json"}', "config: {lr: 1}")
+    )
+    assert result.text_lines() == [
+        "spec changed: config.decision_uri: file:///tmp/d.json -> (none)",
+        "spec changed: config.lr: (none) -> 1",
+    ]
+
+
+def test_a_description_edit_is_no_change() -> None:
+    edited = BRANCHED.replace("  publish: {terminal: true,", "  publish: {description: docs, terminal: true,")
+    assert diff(BRANCHED, edited).is_empty()
+
+
+def test_the_diff_travels_as_json_with_the_same_content() -> None:
+    payload = diff(BRANCHED, BRANCHED.replace("echo publish", "echo p2")).model_dump(mode="json")
+    assert payload["changed_states"] == [
+        {"state": "publish", "fields": ["run.shell"], "details": ["run.shell: echo publish -> echo p2"]}
+    ]
