@@ -29,6 +29,7 @@ from npaflow.cli.temporal_client import summary_from_failure
 from npaflow.runtime.ledger import RuntimeLedger
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
+from tests.helpers import require_tool
 from tests.integration.fake_backend import FakeBackend
 from tests.integration.fake_skypilot import FakeSkyPilotApi
 from tests.s3_server import CREDENTIALS, S3Server
@@ -197,6 +198,7 @@ def local_harness(env: WorkflowEnvironment, home: Path) -> Harness:
 @pytest.fixture(scope="session")
 def sky_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SkyApiServer]:
     """A real SkyPilot API server (consolidation mode, no cloud) for the whole session."""
+    require_tool("rsync", package="rsync")
     server = SkyApiServer(tmp_path_factory.mktemp("skypilot-home"))
     server.start()
     yield server

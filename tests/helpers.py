@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
+import os
+import shutil
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 import yaml
 
 from npaflow.catalog import ToolCatalog, load_catalogs
@@ -90,3 +93,15 @@ async def eventually(
                 f"not true within {timeout:g}s{f' ({what})' if what else ''}; last value: {last!r}"
             )
         await asyncio.sleep(interval)
+
+
+def require_tool(*names: str, package: str) -> str:
+    """The path of the first of `names` on PATH; else skip (fail under .ci/run) naming the package."""
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    message = f"{names[0]} is missing: apt-get install {package} runs this test"
+    if os.environ.get("NPAFLOW_REQUIRE_ALL_TESTS") == "1":
+        pytest.fail(message)
+    pytest.skip(message)

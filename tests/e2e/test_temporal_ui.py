@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import socket
 import uuid
 from collections.abc import AsyncIterator
@@ -26,12 +25,11 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
 from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness
-from tests.helpers import NPAFLOW, ROOT
+from tests.helpers import NPAFLOW, ROOT, require_tool
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
 pytestmark = pytest.mark.e2e
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 #: The committed screenshot; refreshed only on request, so `pytest` leaves the tree clean.
 COMMITTED_SCREENSHOT = ROOT / "docs/img/temporal-ui-gate-loop.png"
 UPDATE_SCREENSHOT = os.environ.get("NPAFLOW_UPDATE_SCREENSHOTS") == "1"
@@ -61,9 +59,8 @@ async def ui_env() -> AsyncIterator[tuple[WorkflowEnvironment, int]]:
 
 async def chromium(*args: str) -> str:
     """Run headless Chromium (virtual time lets the single-page app settle) and return stdout."""
-    assert CHROMIUM, "chromium is missing: apt-get install chromium (.ci/run does)"
     process = await asyncio.create_subprocess_exec(
-        CHROMIUM,
+        require_tool("chromium", "chromium-browser", package="chromium"),
         "--headless",
         "--no-sandbox",
         "--disable-gpu",

@@ -48,9 +48,7 @@ def test_the_same_spec_has_no_change() -> None:
 
 def test_an_argv_edit_is_one_changed_step_with_old_and_new_values() -> None:
     result = diff(SPEC, SPEC.replace('"0.1"', '"0.2"'), completed_states=("prep",))
-    assert result.text_lines() == [
-        "state changed: train: argv: [train, --lr, '0.1'] -> [train, --lr, '0.2']"
-    ]
+    assert result.text_lines() == ["state changed: train: argv: [train, --lr, '0.1'] -> [train, --lr, '0.2']"]
     assert result.affected_completed_waves == []
 
 
