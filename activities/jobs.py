@@ -187,11 +187,13 @@ class JobWatch:
             if not rows:
                 rows = await self._confirm_absent()
         except (TransportError, OSError) as exc:
-            return self._query_failed(exc)
+            self._query_failed(exc)
+            return None
         except NpaflowError:
             raise
         except Exception as exc:  # noqa: BLE001 - unclassified query errors are retried, never read
-            return self._query_failed(exc)
+            self._query_failed(exc)
+            return None
         if not rows:
             self.hb.update(polls=details.polls + 1)
             return JobStatus.ABSENT

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import pytest_asyncio
@@ -30,8 +31,10 @@ from npaflow.runtime.ledger import RuntimeLedger
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 from tests.helpers import require_tool
+
+if TYPE_CHECKING:
+    from tests.integration.fake_skypilot import FakeSkyPilotApi
 from tests.integration.fake_backend import FakeBackend
-from tests.integration.fake_skypilot import FakeSkyPilotApi
 from tests.s3_server import CREDENTIALS, S3Server
 from tests.skypilot_server import SkyApiServer
 from worker.main import running_workers
@@ -215,6 +218,9 @@ def sky_harness(env: WorkflowEnvironment, home: Path, sky_server: SkyApiServer) 
 
 @pytest.fixture
 def fake_sky() -> FakeSkyPilotApi:
+    """A fake built from SkyPilot's own record models (imported here: the unit tier runs without sky)."""
+    from tests.integration.fake_skypilot import FakeSkyPilotApi
+
     return FakeSkyPilotApi()
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import MutableMapping
+from typing import Any
 
 import structlog
 from temporalio import activity
 
 
-def merge_temporal_context(_: object, __: str, event: dict) -> dict:
+def merge_temporal_context(_: object, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """Bind run id, activity type and attempt from the running activity, when there is one."""
     if activity.in_activity():
         info = activity.info()

@@ -15,6 +15,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 
 import structlog
+from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest, ListSearchAttributesRequest
 from temporalio.client import Client
 from temporalio.service import RPCError
@@ -50,7 +51,8 @@ async def register_search_attributes(client: Client) -> None:
     errors: dict[str, str] = {}
     for key in SEARCH_ATTRIBUTE_KEYS:
         request = AddSearchAttributesRequest(
-            namespace=client.namespace, search_attributes={key.name: key.indexed_value_type}
+            namespace=client.namespace,
+            search_attributes={key.name: IndexedValueType.ValueType(key.indexed_value_type.value)},
         )
         try:
             await client.operator_service.add_search_attributes(request)

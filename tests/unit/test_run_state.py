@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from npaflow.runtime.diagrams import render_blocks
@@ -11,7 +14,7 @@ from npaflow.runtime.messages import AwaitResult, JobRef, LaunchResult
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.status import FailureClass, JobStatus
-from npaflow.runtime.transitions import Effect, TransitionError
+from npaflow.runtime.transitions import Effect, RunTransition, TransitionError, WaveTransition
 from npaflow.runtime.vocabulary import AttemptStage, CancellationState, LedgerStatus, RunPhase, WaveStatus
 from tests.helpers import ROOT, plan_of
 
@@ -210,3 +213,48 @@ def test_the_ledger_status_follows_the_run_phase() -> None:
 def test_the_docs_diagrams_match_the_transition_tables() -> None:
     document = (ROOT / "docs" / "runtime-states.md").read_text(encoding="utf-8")
     assert render_blocks(document) == document, "run: python tests/regenerate_diagrams.py"
+
+
+def _glue_modules() -> list[Path]:
+    return sorted((ROOT / "workflows_def").glob("*.py"))
+
+
+def _writes_to_run_state(tree: ast.AST) -> list[int]:
+    """Lines that assign to `<...>.state.<field>` (or augment or delete it)."""
+    lines = []
+    for node in ast.walk(tree):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign | ast.Delete):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            while isinstance(target, ast.Subscript):
+                target = target.value
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Attribute | ast.Name)
+                and (getattr(target.value, "attr", None) or getattr(target.value, "id", None)) == "state"
+            ):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_the_workflow_layer_changes_run_state_only_through_its_transitions() -> None:
+    offenders = {
+        str(path.relative_to(ROOT)): lines
+        for path in _glue_modules()
+        if (lines := _writes_to_run_state(ast.parse(path.read_text())))
+    }
+    assert offenders == {}
+
+
+def test_the_workflow_layer_names_no_transition_by_string() -> None:
+    names = {t.value.name for t in (*RunTransition, *WaveTransition)}
+    offenders = [
+        f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
+        for path in _glue_modules()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
+    ]
+    assert offenders == []

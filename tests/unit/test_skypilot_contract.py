@@ -11,6 +11,9 @@ import json
 from typing import Any
 
 import pytest
+
+pytest.importorskip("sky", reason="install the 'skypilot' extra")
+
 from sky.jobs.state import ManagedJobStatus
 from sky.schemas.api.responses import ManagedJobRecord
 
