@@ -142,6 +142,8 @@ def start_worker_process(
         "NPAFLOW_TASK_QUEUE": task_queue,
         "NPAFLOW_HOME": str(home),
         "NPAFLOW_LOG_FORMAT": "console",
+        # Test worker processes are unversioned unless a test names a deployment.
+        "NPAFLOW_DEPLOYMENT": "none",
         **environment,
     }
     home.mkdir(parents=True, exist_ok=True)

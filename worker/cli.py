@@ -15,7 +15,7 @@ from npaflow.cli.run_commands import add_connection_arguments
 
 
 def register(commands: SubParsers) -> None:
-    """Add `worker` and `dev`."""
+    """Add `worker`, `dev`, `replay-check` and `deployment`."""
     work = commands.add_parser("worker", help="run a worker (config from flags or environment)")
     add_connection_arguments(work)
     work.add_argument("--backend", help="backends to offer, comma-separated (NPAFLOW_BACKEND)")
@@ -37,11 +37,41 @@ def register(commands: SubParsers) -> None:
     dev.add_argument("--ui-port", type=int, default=8233)
     dev.set_defaults(handler=lambda a: _run("run_dev", a))
 
+    replay_check = commands.add_parser(
+        "replay-check",
+        help="replay recorded histories against this code (exit 1 on nondeterminism)",
+        description="Replay the newest run histories from the server (and/or exported JSON "
+        "histories) with this code's workflows; any failure is a run this build could not continue.",
+    )
+    add_connection_arguments(replay_check)
+    replay_check.add_argument("--query", default="", help="visibility query (default: every npaflow run)")
+    replay_check.add_argument("--limit", type=int, default=100, help="newest N histories (default 100)")
+    replay_check.add_argument("--histories", metavar="DIR", help="also replay the JSON histories in DIR")
+    replay_check.set_defaults(handler=lambda a: _run("run_replay_check", a, "worker.rollout_commands"))
 
-def _run(name: str, args: argparse.Namespace) -> int:
-    from worker import commands
+    deployment = commands.add_parser("deployment", help="Worker Deployment versions: promote, status")
+    actions = deployment.add_subparsers(dest="action", required=True)
+    promote = actions.add_parser(
+        "promote",
+        help="replay-check recent runs on this code, then route new runs to BUILD_ID",
+        description="Run with the new build's code. Refuses (exit 2) when a recent history does "
+        "not replay; open runs stay on the build that started them.",
+    )
+    add_connection_arguments(promote)
+    promote.add_argument("build_id", metavar="BUILD_ID")
+    promote.add_argument("--ramp", type=float, metavar="PERCENT", help="send only PERCENT of new runs")
+    promote.add_argument("--limit", type=int, default=100, help="histories to replay first (default 100)")
+    promote.set_defaults(handler=lambda a: _run("run_promote", a, "worker.rollout_commands"))
+    status = actions.add_parser("status", help="versions, their open runs, and whether their workers poll")
+    add_connection_arguments(status)
+    status.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    status.set_defaults(handler=lambda a: _run("run_deployment_status", a, "worker.rollout_commands"))
 
-    return int(getattr(commands, name)(args))
+
+def _run(name: str, args: argparse.Namespace, module: str = "worker.commands") -> int:
+    import importlib
+
+    return int(getattr(importlib.import_module(module), name)(args))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

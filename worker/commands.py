@@ -128,7 +128,7 @@ def run_dev(args: argparse.Namespace) -> int:
             flush=True,
         )
     try:
-        asyncio.run(serve(config))
+        asyncio.run(serve(config, take_over=True))  # one machine: this build takes new runs
     except KeyboardInterrupt:
         pass
     finally:

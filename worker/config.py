@@ -77,6 +77,8 @@ class WorkerConfig(BaseModel):
     job_env: tuple[str, ...] = ()
     max_concurrent_pollers: int = 1000
     log_format: str = ENV_DEFAULTS[EnvVar.LOG_FORMAT]
+    deployment: str = ENV_DEFAULTS[EnvVar.DEPLOYMENT]  # "none": unversioned
+    build_id: str = ""  # "": the package version plus a hash of the workflow code
 
     @classmethod
     def from_env(cls, *, create_id: bool = True, **overrides: object) -> WorkerConfig:
@@ -108,6 +110,8 @@ class WorkerConfig(BaseModel):
             "ledger_root": env(EnvVar.LEDGER_ROOT),
             "job_env": tuple(n.strip() for n in env(EnvVar.JOB_ENV).split(",") if n.strip()),
             "log_format": env(EnvVar.LOG_FORMAT),
+            "deployment": os.environ.get(EnvVar.DEPLOYMENT.value, ENV_DEFAULTS[EnvVar.DEPLOYMENT]),
+            "build_id": env(EnvVar.BUILD_ID),
         }
         values.update({k: v for k, v in overrides.items() if v not in (None, "", ())})
         try:

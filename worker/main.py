@@ -32,6 +32,7 @@ from npaflow.errors import UsageError
 from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, QueueKind, poll_task_queue
 from npaflow.runtime.request import BackendName
 from worker.config import WorkerConfig
+from worker.deployment import Deployment, adopt_if_first, deployment_from
 from worker.logging import configure_logging
 from worker.registry import WORKFLOWS, activities_for
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
@@ -129,9 +130,14 @@ def workflow_runner() -> SandboxedWorkflowRunner:
 
 @asynccontextmanager
 async def running_workers(
-    client: Client, context: ActivityContext, max_pollers: int = 1000
+    client: Client, context: ActivityContext, max_pollers: int = 1000, deployment: Deployment | None = None
 ) -> AsyncIterator[None]:
-    """Run the main, poller and own-queue workers for the duration of the block."""
+    """Run the main, poller and own-queue workers for the duration of the block.
+
+    With a deployment, all three join its version: the activities of a run pinned to
+    a build run on that build's workers too.
+    """
+    versioned = deployment.config() if deployment else None
     main = Worker(
         client,
         task_queue=context.task_queue,
@@ -139,6 +145,7 @@ async def running_workers(
         activities=activities_for(context, QueueKind.MAIN),
         workflow_runner=workflow_runner(),
         graceful_shutdown_timeout=timedelta(seconds=10),
+        deployment_config=versioned,
     )
     pollers = Worker(
         client,
@@ -146,6 +153,7 @@ async def running_workers(
         activities=activities_for(context, QueueKind.POLL),
         max_concurrent_activities=max_pollers,
         graceful_shutdown_timeout=timedelta(seconds=2),
+        deployment_config=versioned,
     )
     own = Worker(
         client,
@@ -153,6 +161,7 @@ async def running_workers(
         activities=activities_for(context, QueueKind.WORKER),
         max_concurrent_activities=max_pollers,
         graceful_shutdown_timeout=timedelta(seconds=2),
+        deployment_config=versioned,
     )
     async with AsyncExitStack() as stack:
         for worker in (main, pollers, own):
@@ -160,8 +169,11 @@ async def running_workers(
         yield
 
 
-async def serve(config: WorkerConfig, stop: asyncio.Event | None = None) -> None:
-    """Serve until SIGINT/SIGTERM (or `stop`), then shut down gracefully."""
+async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take_over: bool = False) -> None:
+    """Serve until SIGINT/SIGTERM (or `stop`), then shut down gracefully.
+
+    `take_over` (`npaflow dev`) makes this build current even when another one is.
+    """
     config.check()
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -171,7 +183,10 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None) -> None
     client = await connect(target)
     await register_search_attributes(client)
     context = build_context(config)
-    async with running_workers(client, context, config.max_concurrent_pollers):
+    deployment = deployment_from(config.deployment, config.build_id)
+    async with running_workers(client, context, config.max_concurrent_pollers, deployment):
+        if deployment is not None:
+            await adopt_if_first(client, deployment, take_over=take_over)
         log.info(
             "worker.started",
             address=target.address,
@@ -184,6 +199,7 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None) -> None
             backends=[b.value for b in config.backends],
             home=str(config.home),
             ledger_root=context.ledger_base(),
+            deployment_version=deployment.version if deployment else "unversioned",
         )
         await stop.wait()
     log.info("worker.stopped")

@@ -25,7 +25,12 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
 )
-from temporalio.common import SearchAttributeKey, WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+from temporalio.common import (
+    SearchAttributeKey,
+    VersioningBehavior,
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from npaflow.cli.exits import EXIT_ALREADY_RUNNING, EXIT_CANCELLED, EXIT_CAPACITY, EXIT_FAILED
@@ -207,12 +212,23 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
             "ledger_uri": memo.get("ledger_uri", ""),
         }
     payload["execution_status"] = description.status.name if description.status else "UNKNOWN"
+    payload["worker_version"] = _worker_version(description)
     closed = description.status != WorkflowExecutionStatus.RUNNING
     if repair_with is not None and closed and payload.get("ledger_behind"):
         payload["ledger_repair"] = await _repair_ledger(repair_with, handle, description)
         if payload["ledger_repair"].startswith("written"):
             payload["ledger_behind"] = ""
     return payload
+
+
+def _worker_version(description: WorkflowExecutionDescription) -> str:
+    """The Worker Deployment version the run is pinned to ("unversioned" when none)."""
+    info = description.raw_description.workflow_execution_info.versioning_info
+    version = info.deployment_version
+    if version.build_id:
+        behavior = VersioningBehavior(info.behavior).name.lower().replace("_", "-")
+        return f"{version.deployment_name}:{version.build_id} ({behavior})"
+    return "unversioned"
 
 
 async def _repair_ledger(

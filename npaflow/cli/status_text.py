@@ -34,6 +34,8 @@ def status_text(payload: dict[str, Any]) -> str:
     if payload.get("error"):
         lines.append(f"error: {payload['error']}")
     lines.append(f"ledger: {payload.get('ledger_uri') or '-'}")
+    if payload.get("worker_version"):
+        lines.append(f"worker version: {payload['worker_version']}")
     if payload.get("ledger_behind"):
         lines.append(f"ledger behind the run: {payload['ledger_behind']}")
     if payload.get("ledger_repair"):

@@ -30,6 +30,8 @@ class EnvVar(StrEnum):
     SKYPILOT_ENDPOINT = "SKYPILOT_API_SERVER_ENDPOINT"  # SkyPilot API server (required for skypilot)
     SKYPILOT_POLL_SECONDS = "NPAFLOW_SKYPILOT_POLL_SECONDS"  # seconds between a worker's queue calls
     AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"  # S3 endpoint (MinIO, SeaweedFS); AWS when unset
+    DEPLOYMENT = "NPAFLOW_DEPLOYMENT"  # Temporal Worker Deployment name ("" or "none": unversioned)
+    BUILD_ID = "NPAFLOW_BUILD_ID"  # this worker's version (default: package version + code hash)
 
 
 #: Defaults for the variables that have one.
@@ -41,4 +43,5 @@ ENV_DEFAULTS: dict[EnvVar, str] = {
     EnvVar.HOME: "~/.npaflow",
     EnvVar.LOG_FORMAT: "json",
     EnvVar.SKYPILOT_POLL_SECONDS: "5",
+    EnvVar.DEPLOYMENT: "npaflow",
 }

@@ -1,0 +1,132 @@
+"""A rollout under running runs: b1 runs finish on b1, new runs go to b2 once promoted.
+
+Two worker processes on one task queue, builds b1 (this code) and b2 (this
+code plus one replay-incompatible change, tests/integration/b2_code.py), on a
+real dev server with Worker Deployments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+
+from npaflow.runtime.contract import WORKFLOW_TYPE
+from tests.harness import Harness, start_worker_process
+from tests.helpers import ROOT, eventually
+from worker.deployment import current_build, describe
+
+pytestmark = pytest.mark.e2e
+
+B2_CODE = "tests.integration.b2_code"
+
+
+def cli(
+    env: WorkflowEnvironment, code: str, deployment: str, build: str, *args: str
+) -> subprocess.CompletedProcess:
+    environ = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
+        "NPAFLOW_DEPLOYMENT": deployment,
+        "NPAFLOW_BUILD_ID": build,
+    }
+    command = (
+        [sys.executable, "-m", code, *args]
+        if code != "npaflow"
+        else [sys.executable, "-m", "worker.cli", *args]
+    )
+    return subprocess.run(command, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=120)
+
+
+async def version_of(handle: WorkflowHandle) -> str:
+    info = (await handle.describe()).raw_description.workflow_execution_info.versioning_info
+    return info.deployment_version.build_id
+
+
+def jobs_in(home: Path) -> list[str]:
+    return sorted(p.name for p in (home / "local" / "jobs").glob("*") if p.is_dir())
+
+
+async def test_promote_moves_new_runs_to_b2_while_b1_runs_finish_on_b1_with_each_job_launched_once(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    deployment, queue = f"dep-{uuid.uuid4().hex[:6]}", f"tq-{uuid.uuid4().hex[:8]}"
+    home_b1, home_b2 = tmp_path / "b1", tmp_path / "b2"
+    b1 = start_worker_process(env, home_b1, queue, NPAFLOW_DEPLOYMENT=deployment, NPAFLOW_BUILD_ID="b1")
+    b2 = None
+    try:
+        client = env.client
+
+        async def current() -> str:
+            return current_build(await describe(client, deployment))
+
+        await eventually(lambda: _equals(current(), "b1"), timeout=60, interval=1, what="b1 current by itself")
+        request = local_harness.request(
+            "runtime/local-steps.yaml", vars={"root": str(tmp_path), "sleep": "4"}, poll_seconds=0.2
+        )
+        old = [
+            await client.start_workflow(WORKFLOW_TYPE, request, id=f"rollout-old-{i}", task_queue=queue)
+            for i in range(3)
+        ]
+        await eventually(lambda: _launched(home_b1, 3), timeout=60, interval=0.5, what="the b1 runs launched")
+        b2 = start_worker_process(
+            env, home_b2, queue, module=B2_CODE, NPAFLOW_DEPLOYMENT=deployment, NPAFLOW_BUILD_ID="b2"
+        )
+        await eventually(lambda: _has_version(client, deployment, "b2"), timeout=60, interval=1, what="b2 polling")
+        promoted = cli(env, B2_CODE, deployment, "b2", "deployment", "promote", "b2")
+        assert promoted.returncode == 0, promoted.stderr
+        assert "stay on the build that started them" in promoted.stdout
+        new = await client.start_workflow(WORKFLOW_TYPE, request, id="rollout-new", task_queue=queue)
+        results = await asyncio.wait_for(asyncio.gather(*(h.result() for h in [*old, new])), 120)
+        assert [r["status"] for r in results] == ["succeeded"] * 4
+        assert [await version_of(h) for h in old] == ["b1"] * 3
+        assert await version_of(new) == "b2"
+        assert len(jobs_in(home_b1)) == 9 and len(jobs_in(home_b2)) == 3  # 3 waves a run, once each
+        status = cli(env, "npaflow", deployment, "b1", "deployment", "status", "--json")
+        assert status.returncode == 0, status.stderr
+        views = {v["build_id"]: v for v in json.loads(status.stdout)["versions"]}
+        assert views["b2"]["status"] == "current" and views["b1"]["status"] == "drained"
+        assert views["b1"]["open_runs"] == 0 and views["b1"]["polling"] is True
+        flagged = cli(
+            env, B2_CODE, deployment, "b2", "replay-check", "--query", "WorkflowId STARTS_WITH 'rollout-old'"
+        )
+        assert flagged.returncode == 1, flagged.stdout + flagged.stderr
+        assert "replayed 3 histories: 3 failed" in flagged.stdout
+        clean = cli(
+            env,
+            "npaflow",
+            deployment,
+            "b1",
+            "replay-check",
+            "--query",
+            "WorkflowId STARTS_WITH 'rollout-old'",
+        )
+        assert clean.returncode == 0, clean.stdout + clean.stderr
+    finally:
+        for process in (b1, b2):
+            if process is not None:
+                process.terminate()
+                process.wait(timeout=30)
+
+
+async def _equals(value, expected: str) -> bool:  # type: ignore[no-untyped-def]
+    return (await value) == expected
+
+
+def _launched(home: Path, count: int) -> bool:
+    return len(jobs_in(home)) >= count
+
+
+async def _has_version(client, deployment: str, build: str) -> bool:  # type: ignore[no-untyped-def]
+    described = await describe(client, deployment)
+    return described is not None and any(
+        s.deployment_version.build_id == build for s in described.worker_deployment_info.version_summaries
+    )

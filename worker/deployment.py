@@ -1,0 +1,173 @@
+"""Worker Deployment versions: every worker joins `NPAFLOW_DEPLOYMENT` as `NPAFLOW_BUILD_ID`.
+
+Runs are PINNED to the build that started them: a run lasts days, and pinning
+means a deploy never replays an open history on code that cannot reproduce
+it; old builds drain as their runs end. A new build takes new runs only once
+promoted (`npaflow deployment promote`, after a replay check); the very first
+version of a deployment becomes current by itself, so a fresh install works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import structlog
+from temporalio.api.workflowservice.v1 import (
+    DescribeWorkerDeploymentRequest,
+    DescribeWorkerDeploymentResponse,
+    SetWorkerDeploymentCurrentVersionRequest,
+    SetWorkerDeploymentRampingVersionRequest,
+)
+from temporalio.client import Client
+from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
+from temporalio.service import RPCError, RPCStatusCode
+from temporalio.worker import WorkerDeploymentConfig
+
+log = structlog.get_logger()
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The code whose change can change a run's command sequence: it names the build.
+WORKFLOW_CODE = ("npaflow", "workflows_def")
+#: The server's name for "no version" in a routing config.
+UNVERSIONED = "__unversioned__"
+#: Values of NPAFLOW_DEPLOYMENT that turn versioning off.
+OFF = ("", "none", "off")
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """This worker's deployment name and build id."""
+
+    name: str
+    build_id: str
+
+    @property
+    def version(self) -> str:
+        """`<deployment>:<build>`, as Temporal's visibility and CLI spell a version."""
+        return f"{self.name}:{self.build_id}"
+
+    def config(self) -> WorkerDeploymentConfig:
+        """The SDK's options: versioned, runs pinned by default."""
+        return WorkerDeploymentConfig(
+            version=WorkerDeploymentVersion(deployment_name=self.name, build_id=self.build_id),
+            use_worker_versioning=True,
+            default_versioning_behavior=VersioningBehavior.PINNED,
+        )
+
+
+def default_build_id() -> str:
+    """The package version plus a hash of the workflow code, so two codes never share an id."""
+    try:
+        version = metadata.version("npaflow")
+    except metadata.PackageNotFoundError:
+        version = "0"
+    digest = hashlib.sha256()
+    for package in WORKFLOW_CODE:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            digest.update(str(path.relative_to(ROOT)).encode())
+            digest.update(path.read_bytes())
+    return f"{version}-{digest.hexdigest()[:12]}"
+
+
+def deployment_from(name: str, build_id: str) -> Deployment | None:
+    """The deployment a worker joins; None when versioning is off (NPAFLOW_DEPLOYMENT=none)."""
+    if name.strip().lower() in OFF:
+        return None
+    return Deployment(name=name.strip(), build_id=build_id.strip() or default_build_id())
+
+
+async def describe(client: Client, name: str) -> DescribeWorkerDeploymentResponse | None:
+    """The deployment as the server sees it; None when no worker of it has polled yet.
+
+    The server rate-limits requests per deployment: a throttled call waits and retries.
+    """
+    for delay in (0.5, 1.0, 2.0, 4.0, 8.0, 0.0):
+        try:
+            return await client.workflow_service.describe_worker_deployment(
+                DescribeWorkerDeploymentRequest(namespace=client.namespace, deployment_name=name)
+            )
+        except RPCError as exc:
+            if exc.status == RPCStatusCode.NOT_FOUND:
+                return None
+            if exc.status != RPCStatusCode.RESOURCE_EXHAUSTED or not delay:
+                raise
+            await asyncio.sleep(delay)
+    return None
+
+
+def current_build(described: DescribeWorkerDeploymentResponse | None) -> str:
+    """The current version's build id ("" when none is current)."""
+    if described is None:
+        return ""
+    routing = described.worker_deployment_info.routing_config
+    if routing.current_deployment_version.build_id:
+        return routing.current_deployment_version.build_id
+    version = routing.current_version
+    return "" if not version or version == UNVERSIONED else version.split(":")[-1].split(".")[-1]
+
+
+async def adopt_if_first(
+    client: Client, deployment: Deployment, *, take_over: bool = False, wait_seconds: float = 30.0
+) -> bool:
+    """Make this version current when the deployment has none yet (a fresh install).
+
+    Later versions never become current here: that is `npaflow deployment promote`;
+    except with `take_over` (`npaflow dev`, one worker on one machine, where every
+    code edit is a new build). Returns True when this call made it current.
+    """
+    deadline = asyncio.get_running_loop().time() + wait_seconds
+    while True:
+        described = await describe(client, deployment.name)
+        current = current_build(described)
+        if current == deployment.build_id or (current and not take_over):
+            return False
+        known = described is not None and any(
+            s.deployment_version.build_id == deployment.build_id
+            for s in described.worker_deployment_info.version_summaries
+        )
+        if known and described is not None:
+            try:
+                await set_current(client, deployment.name, deployment.build_id, described.conflict_token)
+            except RPCError as exc:  # another worker won the race: fine
+                log.info("deployment.adopt_skipped", reason=exc.message[:200])
+                return False
+            log.info("deployment.first_version_current", version=deployment.version)
+            return True
+        if asyncio.get_running_loop().time() > deadline:
+            log.warning("deployment.not_registered", version=deployment.version)
+            return False
+        await asyncio.sleep(1.0)
+
+
+async def set_current(client: Client, name: str, build_id: str, conflict_token: bytes = b"") -> None:
+    """Route every new run of the deployment to `build_id`."""
+    await client.workflow_service.set_worker_deployment_current_version(
+        SetWorkerDeploymentCurrentVersionRequest(
+            namespace=client.namespace,
+            deployment_name=name,
+            build_id=build_id,
+            conflict_token=conflict_token,
+            identity="npaflow",
+            # Each worker also serves `<queue>@<worker id>`, its own: the new build's workers
+            # have other ones, and runs pinned to the old build keep using the old ones.
+            ignore_missing_task_queues=True,
+        )
+    )
+
+
+async def set_ramping(client: Client, name: str, build_id: str, percent: float) -> None:
+    """Route `percent` of new runs to `build_id` (the rest stay on the current version)."""
+    await client.workflow_service.set_worker_deployment_ramping_version(
+        SetWorkerDeploymentRampingVersionRequest(
+            namespace=client.namespace,
+            deployment_name=name,
+            build_id=build_id,
+            percentage=percent,
+            identity="npaflow",
+            ignore_missing_task_queues=True,
+        )
+    )

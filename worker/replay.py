@@ -1,0 +1,70 @@
+"""`npaflow replay-check`: replay recorded histories against this code before a rollout.
+
+A history that this code cannot replay (nondeterminism) is a run that would
+fail on its next workflow task if it moved to this build; `deployment promote`
+runs the same check and refuses on any failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
+
+from npaflow.runtime.contract import WORKFLOW_TYPE
+from workflows_def import WORKFLOWS
+
+#: The runs a replay check reads from the server by default: the newest runs of the run workflow.
+DEFAULT_QUERY = f"WorkflowType = '{WORKFLOW_TYPE}'"
+
+
+@dataclass
+class ReplayReport:
+    """How many histories replayed, and each one that did not, by run id."""
+
+    replayed: int = 0
+    failures: dict[str, str] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        """What `replay-check` prints."""
+        text = [f"replayed {self.replayed} histories: {len(self.failures)} failed"]
+        text += [f"  {run_id}: {message}" for run_id, message in sorted(self.failures.items())]
+        return text
+
+
+def histories_in(directory: Path) -> list[WorkflowHistory]:
+    """Exported JSON histories (`temporal workflow show --output json`), named by file stem."""
+    return [WorkflowHistory.from_json(p.stem, p.read_text()) for p in sorted(directory.glob("*.json"))]
+
+
+async def histories_from(client: Client, query: str, limit: int) -> AsyncIterator[WorkflowHistory]:
+    """The newest `limit` histories matching the visibility query."""
+    async for execution in client.list_workflows(query, limit=limit):
+        handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
+        yield await handle.fetch_history()
+
+
+async def each(histories: Iterable[WorkflowHistory]) -> AsyncIterator[WorkflowHistory]:
+    """Files and server histories through one async stream."""
+    for history in histories:
+        yield history
+
+
+async def replay(histories: AsyncIterator[WorkflowHistory]) -> ReplayReport:
+    """Replay each history on this code's workflows; collect the failures instead of raising."""
+    from worker.main import workflow_runner  # the worker's own sandbox settings
+
+    replayer = Replayer(
+        workflows=WORKFLOWS, data_converter=pydantic_data_converter, workflow_runner=workflow_runner()
+    )
+    report = ReplayReport()
+    async with replayer.workflow_replay_iterator(histories) as results:
+        async for result in results:
+            report.replayed += 1
+            if result.replay_failure is not None:
+                report.failures[result.history.workflow_id] = str(result.replay_failure)[:500]
+    return report
