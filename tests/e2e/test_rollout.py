@@ -68,7 +68,9 @@ async def test_promote_moves_new_runs_to_b2_while_b1_runs_finish_on_b1_with_each
         async def current() -> str:
             return current_build(await describe(client, deployment))
 
-        await eventually(lambda: _equals(current(), "b1"), timeout=60, interval=1, what="b1 current by itself")
+        await eventually(
+            lambda: _equals(current(), "b1"), timeout=60, interval=1, what="b1 current by itself"
+        )
         request = local_harness.request(
             "runtime/local-steps.yaml", vars={"root": str(tmp_path), "sleep": "4"}, poll_seconds=0.2
         )
@@ -80,7 +82,9 @@ async def test_promote_moves_new_runs_to_b2_while_b1_runs_finish_on_b1_with_each
         b2 = start_worker_process(
             env, home_b2, queue, module=B2_CODE, NPAFLOW_DEPLOYMENT=deployment, NPAFLOW_BUILD_ID="b2"
         )
-        await eventually(lambda: _has_version(client, deployment, "b2"), timeout=60, interval=1, what="b2 polling")
+        await eventually(
+            lambda: _has_version(client, deployment, "b2"), timeout=60, interval=1, what="b2 polling"
+        )
         promoted = cli(env, B2_CODE, deployment, "b2", "deployment", "promote", "b2")
         assert promoted.returncode == 0, promoted.stderr
         assert "stay on the build that started them" in promoted.stdout
