@@ -131,3 +131,10 @@ def test_the_image_runs_npaflow_worker_as_a_non_root_user_with_a_healthcheck() -
     assert 'CMD ["npaflow", "worker", "--health-check"]' in final
     assert 'ENTRYPOINT ["npaflow"]' in final and 'CMD ["worker"]' in final
     assert "--constraint /dist/constraints.txt" in final and "[skypilot]" in final
+
+
+def test_every_image_the_stack_pulls_is_one_the_deploy_guide_cites_as_published() -> None:
+    guide = (ROOT / "docs/deploy.md").read_text()
+    pulled = {service["image"] for service in SERVICES.values() if "build" not in service}
+    assert pulled and [image for image in sorted(pulled) if f"`{image}`" not in guide] == []
+    assert not any(image.startswith(("minio/", "docker.io/minio/")) for image in pulled)  # removed upstream
