@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from activities.jobs import JobPoller  # noqa: E402
+from activities.poller import JobPoller  # noqa: E402
 from npaflow.runtime.ledger import TaskRow  # noqa: E402
 from npaflow.runtime.request import BackendName  # noqa: E402
 from npaflow.runtime.status import JobStatus  # noqa: E402
