@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -28,6 +29,7 @@ from npaflow.render import RenderedWave, RenderOptions, render_wave
 from npaflow.runtime.contract import LAUNCH_WAVE, LAUNCHES_DIR, ledger_file_uri, worker_task_queue
 from npaflow.runtime.ledger import LaunchReceipt
 from npaflow.runtime.messages import JobRef, LaunchResult, LaunchWaveInput
+from npaflow.runtime.metrics import Metric, record
 from npaflow.runtime.vocabulary import HeartbeatPhase
 
 log = structlog.get_logger(__name__)
@@ -73,7 +75,10 @@ class LaunchActivities:
             )
         async with heartbeating(details.model_copy(update={"worker_id": self.context.worker_id})) as hb:
             transaction = LaunchTransaction(self.context, backend, request, rendered, hb)
-            return await transaction.run()
+            started = time.monotonic()
+            result = await transaction.run()
+            record(Metric.LAUNCH_SECONDS, time.monotonic() - started, backend=request.backend.value)
+            return result
 
 
 class LaunchTransaction:

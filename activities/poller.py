@@ -21,6 +21,7 @@ import structlog
 
 from activities.backends.base import Backend
 from npaflow.runtime.ledger import TaskRow
+from npaflow.runtime.metrics import Metric, record
 
 log = structlog.get_logger(__name__)
 
@@ -124,3 +125,5 @@ class JobPoller:
         stats.worst_latency = max(stats.worst_latency, latency)
         stats.latencies = [*stats.latencies[-99:], latency]
         log.debug("poller.tick", backend=self.backend.name.value, ids=ids, latency=round(latency, 3))
+        record(Metric.QUEUE_CALL_SECONDS, latency, backend=self.backend.name.value)
+        record(Metric.QUEUE_CALL_IDS, ids, backend=self.backend.name.value)

@@ -31,10 +31,20 @@ def register(commands: SubParsers) -> None:
         action="store_true",
         help="exit 0 when this host's worker polls all its task queues, else 1 (the container healthcheck)",
     )
+    work.add_argument(
+        "--metrics-address",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (NPAFLOW_METRICS_ADDRESS; off unless set)",
+    )
     work.set_defaults(handler=lambda a: _run("check_worker" if a.health_check else "run_worker", a))
     dev = commands.add_parser("dev", help="local Temporal dev server + UI + a local-backend worker")
     dev.add_argument("--port", type=int, default=7233)
     dev.add_argument("--ui-port", type=int, default=8233)
+    dev.add_argument(
+        "--metrics-address",
+        metavar="HOST:PORT",
+        help="the worker's Prometheus metrics (NPAFLOW_METRICS_ADDRESS)",
+    )
     dev.set_defaults(handler=lambda a: _run("run_dev", a))
 
     replay_check = commands.add_parser(

@@ -30,6 +30,7 @@ def _config_from(args: argparse.Namespace, *, create_id: bool = True) -> WorkerC
         backends=backends,
         ledger_root=args.ledger_root,
         job_env=tuple(args.job_env),
+        metrics_address=getattr(args, "metrics_address", None),
     )
 
 
@@ -87,7 +88,9 @@ def _listening(port: int) -> bool:
 
 def run_dev(args: argparse.Namespace) -> int:
     """Start (or reuse) a dev server with WAL pragmas, register attributes, serve a worker."""
-    config = WorkerConfig.from_env(address=f"127.0.0.1:{args.port}", log_format="console")
+    config = WorkerConfig.from_env(
+        address=f"127.0.0.1:{args.port}", log_format="console", metrics_address=args.metrics_address
+    )
     config.check()
     configure_logging(config.log_format)
     server = None

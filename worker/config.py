@@ -79,6 +79,7 @@ class WorkerConfig(BaseModel):
     log_format: str = ENV_DEFAULTS[EnvVar.LOG_FORMAT]
     deployment: str = ENV_DEFAULTS[EnvVar.DEPLOYMENT]  # "none": unversioned
     build_id: str = ""  # "": the package version plus a hash of the workflow code
+    metrics_address: str = ""  # HOST:PORT for Prometheus; "": no metrics endpoint
 
     @classmethod
     def from_env(cls, *, create_id: bool = True, **overrides: object) -> WorkerConfig:
@@ -112,6 +113,7 @@ class WorkerConfig(BaseModel):
             "log_format": env(EnvVar.LOG_FORMAT),
             "deployment": os.environ.get(EnvVar.DEPLOYMENT.value, ENV_DEFAULTS[EnvVar.DEPLOYMENT]),
             "build_id": env(EnvVar.BUILD_ID),
+            "metrics_address": env(EnvVar.METRICS_ADDRESS),
         }
         values.update({k: v for k, v in overrides.items() if v not in (None, "", ())})
         try:

@@ -30,10 +30,12 @@ from npaflow.cli.temporal_client import connect
 from npaflow.cli.temporal_target import temporal_target
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, QueueKind, poll_task_queue
+from npaflow.runtime.metrics import install as install_metrics
 from npaflow.runtime.request import BackendName
 from worker.config import WorkerConfig
 from worker.deployment import Deployment, adopt_if_first, deployment_from
 from worker.logging import configure_logging
+from worker.metrics import MetricsEndpoint
 from worker.registry import WORKFLOWS, activities_for
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
@@ -180,10 +182,14 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     target = temporal_target(config.address, config.namespace, config.profile)
-    client = await connect(target)
+    metrics = MetricsEndpoint(config.metrics_address) if config.metrics_address else None
+    client = await connect(target, runtime=metrics.runtime if metrics else None)
     await register_search_attributes(client)
     context = build_context(config)
     deployment = deployment_from(config.deployment, config.build_id)
+    if metrics is not None:
+        await metrics.start()
+        install_metrics(metrics.sink)
     async with running_workers(client, context, config.max_concurrent_pollers, deployment):
         if deployment is not None:
             await adopt_if_first(client, deployment, take_over=take_over)
@@ -202,6 +208,9 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
             deployment_version=deployment.version if deployment else "unversioned",
         )
         await stop.wait()
+    if metrics is not None:
+        install_metrics(None)
+        await metrics.stop()
     log.info("worker.stopped")
 
 

@@ -15,7 +15,7 @@ from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 from npaflow.errors import NpaflowError
 from npaflow.runtime.contract import AWAIT_WAVE, CANCEL_WAVE, CHECK_OUTPUTS, LAUNCH_WAVE
-from npaflow.runtime.ledger import Cancellation
+from npaflow.runtime.ledger import Cancellation, attempt_usage
 from npaflow.runtime.messages import (
     AwaitEnd,
     AwaitResult,
@@ -25,6 +25,7 @@ from npaflow.runtime.messages import (
     LaunchResult,
     LaunchWaveInput,
 )
+from npaflow.runtime.metrics import Metric
 from npaflow.runtime.run_state import AttemptId
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.vocabulary import CancellationState
@@ -48,6 +49,7 @@ from workflows_def.activity_calls import (
     wait_timeout,
     worker_bound,
 )
+from workflows_def.metrics import count
 from workflows_def.recorder import RunDeps
 
 
@@ -118,6 +120,7 @@ class AttemptRunner:
             break
         del self.pending_launches[(wave.key, attempt)]
         self.state.wave_launched(wave.key, attempt, launch)
+        count(Metric.WAVES_LAUNCHED, spec=self.state.workflow, backend=self.request.backend.value)
         await self.recorder.sync()
         return await self.await_job(wave.key, attempt)
 
@@ -226,6 +229,7 @@ class AttemptRunner:
                 FailureClass.PAYLOAD,
             )
         self.state.wave_succeeded(key, attempt, now=now())
+        self._count_hours(key, attempt)
         return AttemptOutcome(ok=True)  # exported with the next launch, wait, or the run's end
 
     async def _fail(
@@ -245,8 +249,16 @@ class AttemptRunner:
             cancellation=cancelled.cancellation if cancelled else None,
             final_status=cancelled.status if cancelled else None,
         )
+        count(Metric.WAVE_ATTEMPTS_FAILED, spec=self.state.workflow, failure_class=failure_class.value)
+        self._count_hours(key, attempt)
         await self.recorder.sync()
         return AttemptOutcome(ok=False, error=error, failure_class=failure_class)
+
+    def _count_hours(self, key: WaveKey, attempt: int) -> None:
+        """GPU- and node-hours of a finished attempt, by state."""
+        for state, gpu, node, _ in attempt_usage(self.state.attempt(key, attempt)):
+            count(Metric.GPU_HOURS, gpu, spec=self.state.workflow, state=state)
+            count(Metric.NODE_HOURS, node, spec=self.state.workflow, state=state)
 
     async def missing_outputs(self, key: WaveKey, uris: list[str]) -> list[str]:
         """The declared outputs that definitely do not exist.
@@ -298,6 +310,8 @@ class AttemptRunner:
                 raise
             _, message = classify_activity_error(error, job)
             return CancelOutcome(Cancellation(state=CancellationState.FAILED, error=message))
+        verified = result.state is CancellationState.VERIFIED
+        count(Metric.CANCELLATIONS, result="verified" if verified else "failed")
         return CancelOutcome(Cancellation(state=result.state, error=result.error), result.status)
 
     async def settle_pending_launches(self) -> None:

@@ -16,6 +16,7 @@ from npaflow.errors import PayloadError
 from npaflow.runtime.contract import READ_DECISION, WAIT_TRIGGER
 from npaflow.runtime.ledger import DecisionRecord
 from npaflow.runtime.messages import ReadDecisionInput, WaitTriggerInput
+from npaflow.runtime.metrics import Metric
 from npaflow.runtime.vocabulary import DecisionSource
 from npaflow.traversal import DecisionRequest, TriggerRequest
 from workflows_def.activity_calls import (
@@ -29,6 +30,7 @@ from workflows_def.activity_calls import (
     queue_for,
     wait_timeout,
 )
+from workflows_def.metrics import count
 from workflows_def.recorder import RunDeps
 
 
@@ -74,7 +76,7 @@ class ArtifactReads:
             if is_cancelled_exception(error):
                 raise
             _, message = classify_activity_error(error)
-            self.state.add_decision(
+            self._took(
                 DecisionRecord(
                     state=request.state,
                     uri=request.uri,
@@ -86,7 +88,7 @@ class ArtifactReads:
             raise PayloadError(
                 f"state {request.state}: cannot read decision artifact {request.uri}: {message}"
             ) from None
-        self.state.add_decision(result.record)
+        self._took(result.record)
         if result.error:
             raise PayloadError(result.error)
         return result.decision
@@ -105,12 +107,17 @@ class ArtifactReads:
             "",
         ):
             self.prior_decisions.pop(0)
-        self.state.add_decision(
+        self._took(
             DecisionRecord(
                 state=request.state, uri="", decision=assumed, read_at=now(), source=DecisionSource.ASSUMED
             )
         )
         return assumed
+
+    def _took(self, record: DecisionRecord) -> None:
+        """Record a decision the walk took (or failed to take), and count it by source."""
+        self.state.add_decision(record)
+        count(Metric.DECISION_READS, source=record.source.value)
 
     async def wait_trigger(self, request: TriggerRequest) -> None:
         """Wait for the prefix unless this state's watermark already fired."""

@@ -24,6 +24,7 @@ from npaflow.runtime.contract import (
 )
 from npaflow.runtime.ids import RunId
 from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec, LoadSpecInput, RequestCancelInput
+from npaflow.runtime.metrics import Metric
 from npaflow.runtime.request import RUN_ID_PATTERN, RunRequest
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.status import FailureClass
@@ -37,6 +38,7 @@ from workflows_def.activity_calls import (
     is_activity_failure,
 )
 from workflows_def.executor import TemporalExecutor
+from workflows_def.metrics import count
 from workflows_def.recorder import RunDeps, RunRecorder
 
 
@@ -62,6 +64,7 @@ class NpaWorkflowRun:
                 raise
             await self._finish_failed(exc)
         self.state.run_succeeded()
+        count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="succeeded")
         await self._sync_final()
         return self.state.summary()
 
@@ -91,6 +94,8 @@ class NpaWorkflowRun:
             )
         self.recorder.attach(loaded, request)
         self.state.run_started(workflow=spec.name, ledger_uri=loaded.ledger_uri, backend=request.backend)
+        if not request.continued:
+            count(Metric.RUNS_STARTED, spec=spec.name)
         await self.recorder.sync()
         return loaded
 
@@ -124,6 +129,8 @@ class NpaWorkflowRun:
         if self.executor is not None:
             await self.executor.attempts.cancel_in_flight(f"run failed: {message}"[:600])
         self.state.run_failed(message, self.state.failure_class or failure_class)
+        capacity = self.state.failure_class is FailureClass.CAPACITY
+        count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="capacity" if capacity else "failed")
         await self._sync_final()
         summary = self.state.summary()
         raise ApplicationError(
@@ -137,6 +144,7 @@ class NpaWorkflowRun:
         if self.executor is not None:
             await self.executor.attempts.cancel_in_flight(self.state.error)
         self.state.run_cancelled()
+        count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="cancelled")
         await self._sync_final()
 
     async def _sync_final(self) -> None:

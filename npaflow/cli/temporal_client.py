@@ -18,6 +18,7 @@ from temporalio.client import (
 )
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
+from temporalio.runtime import Runtime
 from temporalio.service import RPCError
 
 from npaflow.cli.temporal_target import TemporalTarget, temporal_target
@@ -43,7 +44,9 @@ def shared_ledger_root(flag: str | None) -> str:
     return _from_env(flag, EnvVar.LEDGER_ROOT)
 
 
-async def connect(target: TemporalTarget, patience: float = CONNECT_PATIENCE_SECONDS) -> Client:
+async def connect(
+    target: TemporalTarget, patience: float = CONNECT_PATIENCE_SECONDS, runtime: Runtime | None = None
+) -> Client:
     """Connect with the pydantic converter, retrying briefly while a dev server starts.
 
     Raises:
@@ -59,6 +62,7 @@ async def connect(target: TemporalTarget, patience: float = CONNECT_PATIENCE_SEC
                 tls=target.tls,
                 rpc_metadata=target.rpc_metadata,
                 data_converter=pydantic_data_converter,
+                runtime=runtime,
             )
         except RuntimeError as exc:
             if asyncio.get_running_loop().time() >= deadline:

@@ -32,6 +32,7 @@ class EnvVar(StrEnum):
     AWS_ENDPOINT_URL = "AWS_ENDPOINT_URL"  # S3 endpoint (MinIO, SeaweedFS); AWS when unset
     DEPLOYMENT = "NPAFLOW_DEPLOYMENT"  # Temporal Worker Deployment name ("" or "none": unversioned)
     BUILD_ID = "NPAFLOW_BUILD_ID"  # this worker's version (default: package version + code hash)
+    METRICS_ADDRESS = "NPAFLOW_METRICS_ADDRESS"  # HOST:PORT of the worker's /metrics (off when unset)
 
 
 #: Defaults for the variables that have one.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import subprocess
 import tomllib
 from typing import Any
 from urllib.parse import urlparse
@@ -20,7 +21,8 @@ import pytest
 import yaml
 
 from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, EnvVar
-from tests.helpers import ROOT
+from npaflow.runtime.metrics import Metric
+from tests.helpers import ROOT, require_tool
 from worker.config import WorkerConfig
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
@@ -138,3 +140,23 @@ def test_every_image_the_stack_pulls_is_one_the_deploy_guide_cites_as_published(
     pulled = {service["image"] for service in SERVICES.values() if "build" not in service}
     assert pulled and [image for image in sorted(pulled) if f"`{image}`" not in guide] == []
     assert not any(image.startswith(("minio/", "docker.io/minio/")) for image in pulled)  # removed upstream
+
+
+def test_the_shipped_alert_rules_are_valid_prometheus_rules() -> None:
+    promtool = require_tool("promtool", package="prometheus")
+    result = subprocess.run(
+        [promtool, "check", "rules", str(ROOT / "docs/monitoring/alerts.yml")], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_metric_an_alert_uses_is_one_npaflow_exports() -> None:
+    rules = yaml.safe_load((ROOT / "docs/monitoring/alerts.yml").read_text())
+    exported = {m.value for m in Metric}
+    used = {
+        name.removesuffix("_total").removesuffix("_bucket")
+        for group in rules["groups"]
+        for rule in group["rules"]
+        for name in re.findall(r"npaflow_[a-z_]+", rule["expr"])
+    }
+    assert used and used <= exported

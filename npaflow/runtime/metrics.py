@@ -1,0 +1,108 @@
+"""npaflow's metrics: one catalog of names and labels, and the sink the worker installs.
+
+Workflow code records through workflows_def/metrics.py (skipped while a history
+replays, so nothing counts twice), activities record directly. With no sink
+installed (metrics off, tests, the CLI) recording does nothing. Labels are low
+cardinality: spec, state, backend, outcome, failure class; never run or job ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+
+class Kind(StrEnum):
+    """How a metric aggregates."""
+
+    COUNTER = "counter"
+    GAUGE = "gauge"
+    SECONDS = "seconds"  # a histogram of durations
+
+
+class Metric(StrEnum):
+    """Every metric npaflow exports (`docs/monitoring.md`)."""
+
+    RUNS_STARTED = "npaflow_runs_started"
+    RUNS_FINISHED = "npaflow_runs_finished"
+    RUNS_SUSPENDED = "npaflow_runs_suspended"
+    WAVES_LAUNCHED = "npaflow_waves_launched"
+    WAVE_ATTEMPTS_FAILED = "npaflow_wave_attempts_failed"
+    WAVE_RETRIES = "npaflow_wave_retries"
+    JOBS_IN_FLIGHT = "npaflow_jobs_in_flight"
+    LAUNCH_SECONDS = "npaflow_launch_seconds"
+    QUEUE_CALL_SECONDS = "npaflow_queue_call_seconds"
+    QUEUE_CALL_IDS = "npaflow_queue_call_ids"
+    GPU_HOURS = "npaflow_gpu_hours"
+    NODE_HOURS = "npaflow_node_hours"
+    CANCELLATIONS = "npaflow_cancellations"
+    DECISION_READS = "npaflow_decision_reads"
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """A metric (its Prometheus name without `_total`), kind, labels and help text."""
+
+    metric: Metric
+    kind: Kind
+    labels: tuple[str, ...]
+    help: str
+
+
+CATALOG: dict[Metric, MetricDef] = {
+    m.metric: m
+    for m in (
+        MetricDef(Metric.RUNS_STARTED, Kind.COUNTER, ("spec",), "Runs started (continue-as-new not counted)"),
+        MetricDef(
+            Metric.RUNS_FINISHED,
+            Kind.COUNTER,
+            ("spec", "outcome"),
+            "Runs finished, by outcome: succeeded, failed, cancelled, capacity",
+        ),
+        MetricDef(Metric.RUNS_SUSPENDED, Kind.GAUGE, ("spec",), "Runs suspended now, waiting for resume"),
+        MetricDef(Metric.WAVES_LAUNCHED, Kind.COUNTER, ("spec", "backend"), "Wave attempts launched"),
+        MetricDef(
+            Metric.WAVE_ATTEMPTS_FAILED, Kind.COUNTER, ("spec", "failure_class"), "Wave attempts that failed"
+        ),
+        MetricDef(
+            Metric.WAVE_RETRIES,
+            Kind.COUNTER,
+            ("spec", "budget"),
+            "Wave retries, by budget",
+        ),
+        MetricDef(Metric.JOBS_IN_FLIGHT, Kind.GAUGE, ("backend",), "Jobs this worker is watching now"),
+        MetricDef(Metric.LAUNCH_SECONDS, Kind.SECONDS, ("backend",), "Seconds a launch activity took"),
+        MetricDef(Metric.QUEUE_CALL_SECONDS, Kind.SECONDS, ("backend",), "Seconds one queue call took"),
+        MetricDef(Metric.QUEUE_CALL_IDS, Kind.COUNTER, ("backend",), "Job ids asked for by queue calls"),
+        MetricDef(Metric.GPU_HOURS, Kind.COUNTER, ("spec", "state"), "GPU-hours of finished wave attempts"),
+        MetricDef(Metric.NODE_HOURS, Kind.COUNTER, ("spec", "state"), "Node-hours of finished wave attempts"),
+        MetricDef(Metric.CANCELLATIONS, Kind.COUNTER, ("result",), "Job cancellations, by result"),
+        MetricDef(Metric.DECISION_READS, Kind.COUNTER, ("source",), "Decisions the walk took, by source"),
+    )
+}
+
+
+class MetricsSink(Protocol):
+    """Where recorded values go (the worker's Prometheus registry)."""
+
+    def add(self, metric: Metric, value: float, labels: Mapping[str, str]) -> None:
+        """Add to a counter or gauge, or observe a duration."""
+        ...
+
+
+class _Sinks:
+    current: MetricsSink | None = None
+
+
+def install(sink: MetricsSink | None) -> None:
+    """Send every recording in this process to `sink` (None: recording does nothing)."""
+    _Sinks.current = sink
+
+
+def record(metric: Metric, value: float = 1.0, **labels: str) -> None:
+    """Record one value; does nothing when no sink is installed."""
+    sink = _Sinks.current
+    if sink is not None:
+        sink.add(metric, value, labels)

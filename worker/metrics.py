@@ -1,0 +1,130 @@
+"""The worker's `/metrics`: npaflow's metrics plus the Temporal SDK's, on one address.
+
+The SDK's Prometheus exporter (its `temporal_*` worker metrics) listens on a
+private loopback port; this endpoint serves npaflow's registry and appends the
+SDK's text, so Prometheus scrapes one target per worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import urllib.request
+from collections.abc import Mapping
+
+import structlog
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
+
+from npaflow.errors import UsageError
+from npaflow.runtime.metrics import CATALOG, Kind, Metric
+
+log = structlog.get_logger()
+
+#: Launches and queue calls take from milliseconds to minutes.
+SECONDS_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+
+
+class PrometheusSink:
+    """npaflow's metrics in a registry of their own (`npaflow.runtime.metrics.CATALOG`)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self._metrics: dict[Metric, Counter | Gauge | Histogram] = {}
+        for metric, definition in CATALOG.items():
+            name, labels, text = metric.value, list(definition.labels), definition.help
+            if definition.kind is Kind.COUNTER:
+                self._metrics[metric] = Counter(name, text, labels, registry=self.registry)
+            elif definition.kind is Kind.GAUGE:
+                self._metrics[metric] = Gauge(name, text, labels, registry=self.registry)
+            else:
+                self._metrics[metric] = Histogram(
+                    name, text, labels, registry=self.registry, buckets=SECONDS_BUCKETS
+                )
+
+    def add(self, metric: Metric, value: float, labels: Mapping[str, str]) -> None:
+        """Counters and gauges add `value` (gauges may go down); durations are observed."""
+        definition = CATALOG[metric]
+        child = self._metrics[metric].labels(**{k: str(labels.get(k, "")) for k in definition.labels})
+        if isinstance(child, Histogram):
+            child.observe(value)
+        elif isinstance(child, Gauge) or value > 0:
+            child.inc(value)
+
+    def text(self) -> bytes:
+        """The registry in Prometheus text format."""
+        return generate_latest(self.registry)
+
+
+def _free_loopback_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class MetricsEndpoint:
+    """`GET /metrics` on `address`: npaflow's registry, then the SDK's exporter."""
+
+    def __init__(self, address: str) -> None:
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise UsageError(f"--metrics-address {address!r}: expected HOST:PORT, e.g. 0.0.0.0:9464")
+        self.host, self.port = host.strip("[]"), int(port)
+        self.sdk_address = f"127.0.0.1:{_free_loopback_port()}"
+        self.sink = PrometheusSink()
+        self.runtime = Runtime(
+            telemetry=TelemetryConfig(
+                metrics=PrometheusConfig(
+                    bind_address=self.sdk_address, counters_total_suffix=True, durations_as_seconds=True
+                )
+            )
+        )
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> None:
+        """Listen (the SDK exporter starts with the runtime).
+
+        Raises:
+            UsageError: the address cannot be bound.
+        """
+        try:
+            self._server = await asyncio.start_server(self._serve, self.host, self.port)
+        except OSError as exc:
+            raise UsageError(f"metrics address {self.host}:{self.port}: {exc.strerror or exc}") from None
+        log.info("metrics.listening", address=f"{self.host}:{self.port}")
+
+    async def stop(self) -> None:
+        """Stop listening."""
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    def body(self) -> bytes:
+        """What one scrape returns."""
+        return self.sink.text() + self._sdk_text()
+
+    def _sdk_text(self) -> bytes:
+        try:
+            with urllib.request.urlopen(f"http://{self.sdk_address}/metrics", timeout=5) as response:
+                return bytes(response.read())
+        except OSError as exc:
+            return f"# the Temporal SDK exporter did not answer: {exc}\n".encode()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+            path = request.split(b" ", 2)[1] if request.count(b" ") >= 2 else b""
+            if path.split(b"?")[0] != b"/metrics":
+                writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            else:
+                body = await asyncio.to_thread(self.body)
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+                    + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                    + body
+                )
+            await writer.drain()
+        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
