@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 
 from temporalio.api.deployment.v1 import WorkerDeploymentVersion
-from temporalio.api.enums.v1 import WorkerDeploymentVersionStatus
+from temporalio.api.enums.v1 import TaskQueueType, WorkerDeploymentVersionStatus
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import (
     DescribeTaskQueueRequest,
@@ -53,14 +53,31 @@ def recent_query(deployment: Deployment, build_id: str, now: datetime) -> str:
 
 
 async def histories_that_would_move(
-    client: Client, build_id: str, limit: int, pinned: list[str]
+    client: Client, deployment_name: str, build_id: str, limit: int, pinned: list[str]
 ) -> AsyncIterator[WorkflowHistory]:
-    """Open runs whose next tasks the new current build would serve (unversioned or auto-upgrade).
+    """Open runs on the deployment's queues whose next tasks the new build would serve.
+
+    Those are unversioned runs (from before versioning) and auto-upgrade runs.
 
     Runs pinned to another build stay there: they are listed in `pinned`, not replayed.
     """
+    described = await describe(client, deployment_name)
+    builds = (
+        [v.deployment_version.build_id for v in described.worker_deployment_info.version_summaries]
+        if described
+        else []
+    )
+    queues = sorted({q for build in builds for q in await workflow_queues(client, deployment_name, build)})
+    if not queues:
+        return
     query = f"WorkflowType = '{WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'"
-    async for execution in client.list_workflows(query, limit=limit):
+    seen = 0
+    async for execution in client.list_workflows(query):
+        if execution.task_queue not in queues:
+            continue  # another deployment's or an unversioned queue's run: never served here
+        seen += 1
+        if seen > limit:
+            break
         handle = client.get_workflow_handle(execution.id, run_id=execution.run_id)
         info = (await handle.describe()).raw_description.workflow_execution_info.versioning_info
         version = info.deployment_version.build_id
@@ -89,7 +106,7 @@ async def promote(
             "check runs on the code that would take the runs"
         )
     pinned: list[str] = []
-    report = await replay(histories_that_would_move(client, build_id, limit, pinned))
+    report = await replay(histories_that_would_move(client, deployment.name, build_id, limit, pinned))
     recent = await replay(
         histories_from(client, recent_query(deployment, build_id, datetime.now(UTC)), limit)
     )
@@ -158,6 +175,21 @@ def status_text(name: str, views: list[VersionView], *, as_json: bool) -> str:
 def _status_name(value: int) -> str:
     name = WorkerDeploymentVersionStatus.Name(value)  # type: ignore[arg-type]
     return name.removeprefix("WORKER_DEPLOYMENT_VERSION_STATUS_").lower()
+
+
+async def workflow_queues(client: Client, name: str, build_id: str) -> list[str]:
+    """The task queues whose workflow tasks this version serves (runs elsewhere never move here)."""
+    version = await client.workflow_service.describe_worker_deployment_version(
+        DescribeWorkerDeploymentVersionRequest(
+            namespace=client.namespace,
+            deployment_version=WorkerDeploymentVersion(deployment_name=name, build_id=build_id),
+        )
+    )
+    return sorted(
+        queue.name
+        for queue in version.worker_deployment_version_info.task_queue_infos
+        if queue.type == TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
+    )
 
 
 async def _polling(client: Client, name: str, build_id: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from pathlib import Path
 
@@ -99,6 +100,13 @@ async def test_resumed_run_adopts_the_job_an_ended_execution_left_running(
             poll_seconds=0.2,
         )
         await wait_for(local_harness.home / "local" / "jobs", "*-2/supervisor.json")
+        # The ledger records wave 1's success with wave 2's launch: terminate after that export
+        # (terminated before it, wave 1 is adopted, not replayed: also no second launch).
+        runtime = local_harness.home / "runs" / "rt-adopt" / "npa-workflow" / "runtime.json"
+        await eventually(
+            lambda: runtime.exists() and len(json.loads(runtime.read_text())["waves"]) >= 2,
+            what="wave 2's launch exported",
+        )
         await handle.terminate(reason="operator terminated mid-wave")
         resumed = await local_harness.client.start_workflow(
             NpaWorkflowRun.run,

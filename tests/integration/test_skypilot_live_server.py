@@ -116,7 +116,7 @@ async def test_an_api_server_outage_before_launch_is_waited_out_with_one_job(
     try:
         async with sky_harness.worker():
             handle = await sky_harness.start(
-                "runtime/sky-one.yaml", run_id="sky-outage", transport_recovery_seconds=300, **SKY
+                "runtime/sky-one.yaml", run_id="sky-outage", **{**SKY, "transport_recovery_seconds": 300}
             )
             await asyncio.sleep(25)  # the outage the run must ride out, not a synchronisation
             assert not sky_server.healthy(), "a worker must never start an API server itself"
