@@ -29,9 +29,19 @@ class _Parser(argparse.ArgumentParser):
 Registrar = Callable[[SubParsers], None]
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("npaflow")
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
 def build_parser(extra: Sequence[Registrar] = ()) -> argparse.ArgumentParser:
     """Assemble the CLI; `extra` adds commands from outer layers (worker, dev, logs)."""
     parser = _Parser(prog="npaflow", description="Durable GPU pipelines on Temporal + SkyPilot")
+    parser.add_argument("--version", action="version", version=f"npaflow {_version()}")
     commands: SubParsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
     spec_commands.register(commands)

@@ -95,12 +95,22 @@ def register(commands: SubParsers) -> None:
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--poll-seconds", type=float, default=30)
+    parser.add_argument(
+        "--poll-seconds",
+        type=float,
+        default=30,
+        help="longest wait between status checks of a job (a cap: local jobs are watched; default 30)",
+    )
     parser.add_argument(
         "--max-wait-seconds", type=float, default=3600, help="per wave attempt; 0 = unbounded"
     )
     parser.add_argument("--retries", type=int, default=0, help="extra attempts for job failures")
-    parser.add_argument("--max-infrastructure-recoveries", type=int, default=1)
+    parser.add_argument(
+        "--max-infrastructure-recoveries",
+        type=int,
+        default=1,
+        help="extra attempts for infrastructure failures (controller, capacity, transport; default 1)",
+    )
     parser.add_argument(
         "--pending-timeout-seconds",
         type=float,
@@ -114,7 +124,12 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         help="keep a job that outlives --max-wait-seconds (never retried)",
     )
     parser.add_argument("--assume-decision", default="", help="fallback for a missing decision artifact")
-    parser.add_argument("--on-failure", choices=["fail", "suspend"], default="fail")
+    parser.add_argument(
+        "--on-failure",
+        choices=["fail", "suspend"],
+        default="fail",
+        help="when a wave fails for good: fail the run, or suspend it until `resume` (default fail)",
+    )
     parser.add_argument(
         "--secret-env",
         action="append",
@@ -122,7 +137,12 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="pass this worker environment variable to jobs as a secret (name only)",
     )
-    parser.add_argument("--backend", choices=["local", "skypilot"], default="local")
+    parser.add_argument(
+        "--backend",
+        choices=["local", "skypilot"],
+        default="local",
+        help="where jobs run: processes on the worker, or SkyPilot managed jobs (default local)",
+    )
     parser.add_argument("--infra", default="", help="SkyPilot infra for every task, e.g. k8s/my-context")
 
 
