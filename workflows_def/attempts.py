@@ -15,7 +15,7 @@ from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 from npaflow.errors import NpaflowError
 from npaflow.runtime.contract import AWAIT_WAVE, CANCEL_WAVE, CHECK_OUTPUTS, LAUNCH_WAVE
-from npaflow.runtime.ledger import Cancellation, attempt_usage
+from npaflow.runtime.ledger import Cancellation
 from npaflow.runtime.messages import (
     AwaitEnd,
     AwaitResult,
@@ -229,7 +229,6 @@ class AttemptRunner:
                 FailureClass.PAYLOAD,
             )
         self.state.wave_succeeded(key, attempt, now=now())
-        self._count_hours(key, attempt)
         return AttemptOutcome(ok=True)  # exported with the next launch, wait, or the run's end
 
     async def _fail(
@@ -250,15 +249,8 @@ class AttemptRunner:
             final_status=cancelled.status if cancelled else None,
         )
         count(Metric.WAVE_ATTEMPTS_FAILED, spec=self.state.workflow, failure_class=failure_class.value)
-        self._count_hours(key, attempt)
         await self.recorder.sync()
         return AttemptOutcome(ok=False, error=error, failure_class=failure_class)
-
-    def _count_hours(self, key: WaveKey, attempt: int) -> None:
-        """GPU- and node-hours of a finished attempt, by state."""
-        for state, gpu, node, _ in attempt_usage(self.state.attempt(key, attempt)):
-            count(Metric.GPU_HOURS, gpu, spec=self.state.workflow, state=state)
-            count(Metric.NODE_HOURS, node, spec=self.state.workflow, state=state)
 
     async def missing_outputs(self, key: WaveKey, uris: list[str]) -> list[str]:
         """The declared outputs that definitely do not exist.

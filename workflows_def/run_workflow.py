@@ -65,6 +65,7 @@ class NpaWorkflowRun:
             await self._finish_failed(exc)
         self.state.run_succeeded()
         count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="succeeded")
+        self._count_hours()
         await self._sync_final()
         return self.state.summary()
 
@@ -131,6 +132,7 @@ class NpaWorkflowRun:
         self.state.run_failed(message, self.state.failure_class or failure_class)
         capacity = self.state.failure_class is FailureClass.CAPACITY
         count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="capacity" if capacity else "failed")
+        self._count_hours()
         await self._sync_final()
         summary = self.state.summary()
         raise ApplicationError(
@@ -145,7 +147,14 @@ class NpaWorkflowRun:
             await self.executor.attempts.cancel_in_flight(self.state.error)
         self.state.run_cancelled()
         count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="cancelled")
+        self._count_hours()
         await self._sync_final()
+
+    def _count_hours(self) -> None:
+        """The run's GPU- and node-hours by state, once, when it ends (never at continue-as-new)."""
+        for state, usage in self.state.progress.hours_by_state().items():
+            count(Metric.GPU_HOURS, usage.gpu_hours, spec=self.state.workflow, state=state)
+            count(Metric.NODE_HOURS, usage.node_hours, spec=self.state.workflow, state=state)
 
     async def _sync_final(self) -> None:
         """The last export; if even that fails, the run says its ledger is behind (and keeps the delta).

@@ -52,6 +52,10 @@ class RunProgress:
         """The totals and each state's share, rounded for documents (costs the number of states)."""
         return self._usage.rounded()
 
+    def hours_by_state(self) -> dict[str, Usage]:
+        """Each state's exact hours (unrounded), for counters that add them once per run."""
+        return {state: usage.model_copy() for state, usage in self._usage.by_state.items()}
+
     def totals(self) -> RunUsage:
         """The run's totals only, rounded (what the UI shows after every transition)."""
         return RunUsage(**Usage.rounded(self._usage).model_dump())

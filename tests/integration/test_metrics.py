@@ -87,13 +87,13 @@ async def test_prometheus_scrapes_run_outcomes_hours_and_the_sdk_metrics_from_a_
         assert "temporal_workflow_completed_total" in text or "temporal_request_total" in text
         assert "metrics-ok" not in text and "w1-" not in text  # no run or job ids as labels
 
-        async def scraped() -> list[dict]:
-            return await asyncio.to_thread(
-                query, prometheus_port, 'npaflow_runs_finished_total{outcome="failed"}'
-            )
+        async def scraped() -> list[dict]:  # a scrape taken after both runs ended
+            finished = await asyncio.to_thread(query, prometheus_port, "npaflow_runs_finished_total")
+            return finished if len(finished) == 2 else []
 
-        (failed,) = await eventually(scraped, timeout=60, interval=1, what="Prometheus scraped the worker")
-        assert failed["metric"]["spec"] == "flaky-last" and float(failed["value"][1]) == 1.0
+        finished = await eventually(scraped, timeout=60, interval=1, what="Prometheus scraped both outcomes")
+        outcomes = {(f["metric"]["spec"], f["metric"]["outcome"]): float(f["value"][1]) for f in finished}
+        assert outcomes == {("local-steps", "succeeded"): 1.0, ("flaky-last", "failed"): 1.0}
         for run_id, (spec, _) in runs.items():
             gpu, node = ledger_hours(home, run_id)
             spec_name = Path(spec).stem
