@@ -14,6 +14,7 @@ which stops every local API server on the host.
 from __future__ import annotations
 
 import fcntl
+import http.client
 import os
 import shlex
 import shutil
@@ -87,10 +88,11 @@ class SkyApiServer:
         return environ
 
     def healthy(self) -> bool:
+        """True once the server answers its health check (a garbled answer while it starts is "not yet")."""
         try:
             with urllib.request.urlopen(f"{self.endpoint}/api/health", timeout=2) as response:
                 return bool(response.status == 200)
-        except (urllib.error.URLError, OSError):
+        except (urllib.error.URLError, OSError, http.client.HTTPException):
             return False
 
     def start(self) -> None:
