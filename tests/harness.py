@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -230,3 +231,29 @@ def fake_sky() -> FakeSkyPilotApi:
 def fake_sky_harness(env: WorkflowEnvironment, home: Path, fake_sky: FakeSkyPilotApi) -> Harness:
     """Runs through the real skypilot backend against a fake at the SDK boundary."""
     return Harness(env.client, home, SkyPilotBackend(fake_sky), f"tq-{uuid.uuid4().hex[:8]}")
+
+
+def temporal_start(
+    env: WorkflowEnvironment, harness: Harness, workflow_id: str, payload: dict, cwd: Path = ROOT
+) -> None:
+    """`temporal workflow start` of the run workflow: the entry point that skips npaflow's CLI."""
+    subprocess.run(
+        [
+            str(TEMPORAL_BIN),
+            "workflow",
+            "start",
+            "--type",
+            "NpaWorkflowRun",
+            "--task-queue",
+            harness.task_queue,
+            "--workflow-id",
+            workflow_id,
+            "--input",
+            json.dumps(payload),
+            "--address",
+            env.client.service_client.config.target_host,
+        ],
+        check=True,
+        capture_output=True,
+        cwd=cwd,
+    )

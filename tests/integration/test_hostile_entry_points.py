@@ -7,45 +7,18 @@ skips npaflow's own CLI checks.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from tests.harness import SPECS, TEMPORAL_BIN, Harness
+from tests.harness import SPECS, Harness, temporal_start
 
 pytestmark = pytest.mark.integration
 
 SPEC = (SPECS / "runtime/local-steps.yaml").read_text()
-
-
-def temporal_start(
-    env: WorkflowEnvironment, harness: Harness, workflow_id: str, payload: dict, cwd: Path
-) -> None:
-    subprocess.run(
-        [
-            str(TEMPORAL_BIN),
-            "workflow",
-            "start",
-            "--type",
-            "NpaWorkflowRun",
-            "--task-queue",
-            harness.task_queue,
-            "--workflow-id",
-            workflow_id,
-            "--input",
-            json.dumps(payload),
-            "--address",
-            env.client.service_client.config.target_host,
-        ],
-        check=True,
-        capture_output=True,
-        cwd=cwd,
-    )
 
 
 async def failure_of(env: WorkflowEnvironment, harness: Harness, workflow_id: str) -> str:

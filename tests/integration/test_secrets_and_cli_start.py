@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from npaflow.runtime.summary import RunSummary
-from tests.harness import SPECS, TEMPORAL_BIN, Harness
+from tests.harness import SPECS, Harness, temporal_start
 
 pytestmark = pytest.mark.integration
 
@@ -60,29 +58,9 @@ async def test_temporal_cli_starts_a_run_from_a_spec_uri(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
     spec_uri = f"file://{SPECS / 'runtime/local-steps.yaml'}"
-    payload = json.dumps(
-        {"spec_uri": spec_uri, "vars": {"root": str(tmp_path), "sleep": "0"}, "poll_seconds": 0.1}
-    )
+    payload = {"spec_uri": spec_uri, "vars": {"root": str(tmp_path), "sleep": "0"}, "poll_seconds": 0.1}
     async with local_harness.worker():
-        subprocess.run(
-            [
-                str(TEMPORAL_BIN),
-                "workflow",
-                "start",
-                "--type",
-                "NpaWorkflowRun",
-                "--task-queue",
-                local_harness.task_queue,
-                "--workflow-id",
-                "rt-cli-start",
-                "--input",
-                payload,
-                "--address",
-                env.client.service_client.config.target_host,
-            ],
-            check=True,
-            capture_output=True,
-        )
+        temporal_start(env, local_harness, "rt-cli-start", payload)
         handle = env.client.get_workflow_handle("rt-cli-start", result_type=RunSummary)
         summary = await handle.result()
     assert summary.status == "succeeded"
@@ -93,25 +71,7 @@ async def test_invalid_cli_input_fails_the_run_instead_of_hanging(
     env: WorkflowEnvironment, local_harness: Harness
 ) -> None:
     async with local_harness.worker():
-        subprocess.run(
-            [
-                str(TEMPORAL_BIN),
-                "workflow",
-                "start",
-                "--type",
-                "NpaWorkflowRun",
-                "--task-queue",
-                local_harness.task_queue,
-                "--workflow-id",
-                "rt-bad-input",
-                "--input",
-                '{"spec_uri": "", "spec": "", "bogus": 1}',
-                "--address",
-                env.client.service_client.config.target_host,
-            ],
-            check=True,
-            capture_output=True,
-        )
+        temporal_start(env, local_harness, "rt-bad-input", {"spec_uri": "", "spec": "", "bogus": 1})
         handle = env.client.get_workflow_handle("rt-bad-input")
         with pytest.raises(Exception, match="Workflow execution failed"):
             await handle.result()
