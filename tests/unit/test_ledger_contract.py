@@ -20,8 +20,8 @@ from npaflow.runtime.ledger import (
     Observation,
     RuntimeLedger,
     TaskRow,
-    WaveAttemptRecord,
     Watermark,
+    WaveAttemptRecord,
 )
 from npaflow.runtime.ledger_document import LedgerDocument
 from npaflow.runtime.projection import InputSource
@@ -50,7 +50,9 @@ WAVE_ATTEMPT = {
     "recovery_decision": STR, "operator_remedy": STR, "primary_error": STR,
     "reconciliation_error": STR, "cancellation": DICT, "credentials": DICT,
 }  # fmt: skip
-OBSERVATION = {"observed_at": STR, "scheduler_state": STR, "running": LIST, "running_count": INT, "statuses": DICT}
+OBSERVATION = {
+    "observed_at": STR, "scheduler_state": STR, "running": LIST, "running_count": INT, "statuses": DICT,
+}  # fmt: skip
 STAGE = {
     "key": STR, "stage": STR, "iteration": OPT_INT, "logical_state": STR, "attempt": INT,
     "managed_job_id": STR, "job_group_id": STR, "job_name": STR, "wave_key": STR,
@@ -71,14 +73,19 @@ MANIFEST_STEP = {
     "sky_status": STR, "wave_key": STR, "tool_ref": STR, "resources": STR,
     "resources_profile": DICT, "inputs": LIST, "outputs": LIST, "error": STR, "group": STR,
 }  # fmt: skip
-STATUS = {"schema_version": STR, "run_id": STR, "workflow": STR, "status": STR, "updated_at": STR, "step_count": INT}
+STATUS = {
+    "schema_version": STR, "run_id": STR, "workflow": STR, "status": STR, "updated_at": STR,
+    "step_count": INT,
+}  # fmt: skip
 
 GROUP_KEY = "002|shards|shards:a:-,shards:b:-"
 
 
 def group_wave(status: WaveStatus, attempt: int = 1) -> WaveAttemptRecord:
     rows = [
-        TaskRow(job_id="7", task_id=i, task_name=name, status=JobStatus.RUNNING, start_at="2026-12-01T10:00:00Z")
+        TaskRow(
+            job_id="7", task_id=i, task_name=name, status=JobStatus.RUNNING, start_at="2026-12-01T10:00:00Z"
+        )
         for i, name in enumerate(("a", "b"))
     ]
     observation = Observation(
@@ -109,8 +116,12 @@ def group_wave(status: WaveStatus, attempt: int = 1) -> WaveAttemptRecord:
 
 def ledger_files(final: LedgerStatus, group_status: WaveStatus) -> dict[str, Any]:
     """runtime.json, manifest.json and status.json of a run with a serial wave and a group wave."""
-    document = LedgerDocument(RuntimeLedger(workflow="w", run_id="r", api_version="v"), InputSource(spec="inline"))
-    serial = WaveAttemptRecord(key="001|serial|:prep:-", states=["prep"], job_id="6", status=WaveStatus.SUCCEEDED)
+    document = LedgerDocument(
+        RuntimeLedger(workflow="w", run_id="r", api_version="v"), InputSource(spec="inline")
+    )
+    serial = WaveAttemptRecord(
+        key="001|serial|:prep:-", states=["prep"], job_id="6", status=WaveStatus.SUCCEEDED
+    )
     document.apply(
         LedgerDelta(
             status=LedgerStatus.RUNNING,
@@ -118,10 +129,14 @@ def ledger_files(final: LedgerStatus, group_status: WaveStatus) -> dict[str, Any
             waves=[serial, group_wave(WaveStatus.RUNNING)],
             decisions=[
                 DecisionRecord(state="gate", uri="s3://b/d.json", decision="promote_checkpoint", body="{}"),
-                DecisionRecord(state="gate", uri="s3://b/e.json", decision="loop_back", source=DecisionSource.FALLBACK),
+                DecisionRecord(
+                    state="gate", uri="s3://b/e.json", decision="loop_back", source=DecisionSource.FALLBACK
+                ),
             ],
             decision_offset=0,
-            watermarks={"watch": Watermark(uri="s3://b/in/", objects=3, polls=2, observed_at="t", sample=["x"])},
+            watermarks={
+                "watch": Watermark(uri="s3://b/in/", objects=3, polls=2, observed_at="t", sample=["x"])
+            },
         ),
         run_prefix_uri="s3://b/r",
         now="2026-12-01T10:00:00Z",
@@ -209,7 +224,10 @@ def test_a_group_wave_projects_one_stage_per_member_with_its_group_and_evidence(
     assert (group["kind"], group["max_concurrent_observed"]) == ("parallel", 2)
     assert group["observations"][0]["running"] == ["a", "b"]
     members = [s for s in runtime["stages"] if s["wave_key"] == GROUP_KEY]
-    assert [(s["key"], s["stage"], s["managed_job_id"]) for s in members] == [("a", "a", "7"), ("b", "b", "7")]
+    assert [(s["key"], s["stage"], s["managed_job_id"]) for s in members] == [
+        ("a", "a", "7"),
+        ("b", "b", "7"),
+    ]
     assert {s["terminal_outcome"] for s in members} == {"succeeded"}
     assert {s["provenance"] for s in members} == {"runtime_wave_projection"}
 
@@ -239,7 +257,9 @@ def test_decision_reads_keep_their_order_and_name_their_source() -> None:
 
 
 def test_the_files_are_written_with_indent_2_sorted_keys_and_a_trailing_newline() -> None:
-    document = LedgerDocument(RuntimeLedger(workflow="w", run_id="r", api_version="v"), InputSource(spec="inline"))
+    document = LedgerDocument(
+        RuntimeLedger(workflow="w", run_id="r", api_version="v"), InputSource(spec="inline")
+    )
     document.apply(LedgerDelta(status=LedgerStatus.RUNNING), run_prefix_uri="s3://b/r", now="t")
     for text in (document.runtime_text(), document.manifest_text(), document.status_text()):
         assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
