@@ -1,9 +1,14 @@
 """One process-wide poller per backend: every await of a worker shares one queue call per tick.
 
-Each `observe(job_id, delay)` registers a waiter due after `delay`. The poller
-wakes at the earliest due time, takes the waiters that are due (or nearly due)
-at that moment as the tick's batch, makes ONE `backend.queue(ids of the batch)`
-call, and hands each waiter of the batch its job's rows, or the call's error.
+Each `observe(job_id, delay)` registers a waiter due at the next tick of its
+interval: ticks of an interval fall on one clock grid (multiples of `delay`), so
+every waiter of one interval is due at the same moment however long the last
+call took or when its wave started. The poller wakes at the earliest due time,
+takes the waiters that are due (or nearly due) at that moment as the tick's
+batch, makes ONE `backend.queue(ids of the batch)` call, and hands each waiter
+of the batch its job's rows, or the call's error. A job is asked about once per
+interval; a call slower than half the interval no longer splits the waiters
+into groups that each pay a call.
 
 A poll answers only what it asked (DESIGN §3.16): a waiter that registers while
 a call is in flight is never served that call's answer (it has no rows for its
@@ -14,6 +19,7 @@ asked about the job and did not list it.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -25,9 +31,16 @@ from npaflow.runtime.metrics import Metric, record
 
 log = structlog.get_logger(__name__)
 
-#: A waiter due within this share of its own interval joins the current tick, so waves
-#: that started at different times fall onto one shared tick after one interval.
-COALESCE_FRACTION = 0.5
+#: A waiter due within this share of its own interval joins the current tick (grids of
+#: different intervals that nearly coincide share a call).
+COALESCE_FRACTION = 0.1
+
+
+def next_tick(now: float, interval: float) -> float:
+    """The first point of the interval's clock grid after `now` (now itself when no interval)."""
+    if interval <= 0:
+        return now
+    return (math.floor(now / interval) + 1) * interval
 
 
 @dataclass
@@ -38,7 +51,7 @@ class _Waiter:
     future: asyncio.Future[list[TaskRow]]
 
     def joins_tick_at(self, now: float) -> bool:
-        """Due now, or early by at most half its own interval."""
+        """Due now, or early by at most a tenth of its own interval."""
         return self.due <= now + COALESCE_FRACTION * self.delay
 
 
@@ -64,13 +77,18 @@ class JobPoller:
         self._task: asyncio.Task[None] | None = None
 
     async def observe(self, job_id: str, delay: float) -> list[TaskRow]:
-        """The job's rows from the first tick at least `delay` seconds from now that asks for it.
+        """The job's rows from the next tick of a `delay`-second grid that asks for it.
+
+        The tick comes at most `delay` seconds from now (sooner when the grid's
+        next point is nearer) and its call starts after this call: never an
+        answer to a call already in flight.
 
         Raises:
             Exception: whatever the shared queue call raised on that tick.
         """
         delay = max(0.0, delay)
-        waiter = _Waiter(job_id, delay, time.monotonic() + delay, asyncio.get_running_loop().create_future())
+        due = next_tick(time.monotonic(), delay)
+        waiter = _Waiter(job_id, delay, due, asyncio.get_running_loop().create_future())
         self._waiters.append(waiter)
         self._ensure_running()
         self._wake.set()

@@ -4,6 +4,11 @@ Part 1: N concurrent waves await their jobs through one worker's shared poller
 (the real `JobPoller`) over a backend that takes `--latency` seconds per queue
 call; prints queue calls per tick (budget 1) against one call per wave per tick.
 
+Part 1b: the same N waves each end at a random moment, awaited at the SkyPilot
+backend's default tick over a `--latency` queue call; prints job end -> the
+await seeing it (median and p95; budget: median <= 10 s at 20 waves) and the
+queue calls per tick it took.
+
 Part 2 (`--live`): starts a SkyPilot 0.12.2 API server (consolidation mode,
 needs rsync), seeds its history with finished jobs through SkyPilot's own job
 state API, and times one tick (`queue_v2(job_ids=...)` through the backend)
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import statistics
 import subprocess
 import sys
@@ -46,20 +52,29 @@ for index in range(int(sys.argv[1])):
 
 
 class CountingBackend:
-    """A backend whose queue call takes `latency` seconds and counts the ids it was asked for."""
+    """A backend whose queue call takes `latency` seconds and counts the ids it was asked for.
+
+    A job listed in `ends` is SUCCEEDED in answers to calls that start after its end.
+    """
 
     name = BackendName.SKYPILOT
     host_bound = False
     poll_interval = 1.0
 
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, ends: dict[str, float] | None = None) -> None:
         self.latency = latency
+        self.ends = ends or {}
         self.calls: list[int] = []
 
     async def queue(self, job_ids: list[str]) -> dict[str, list[TaskRow]]:
         self.calls.append(len(job_ids))
+        asked_at = time.monotonic()
         await asyncio.sleep(self.latency)
-        return {job_id: [TaskRow(job_id=job_id, status=JobStatus.RUNNING)] for job_id in job_ids}
+        return {job_id: [TaskRow(job_id=job_id, status=self._status(job_id, asked_at))] for job_id in job_ids}
+
+    def _status(self, job_id: str, asked_at: float) -> JobStatus:
+        end = self.ends.get(job_id)
+        return JobStatus.SUCCEEDED if end is not None and asked_at >= end else JobStatus.RUNNING
 
 
 async def shared_poller(waves: int, seconds: float, poll: float, latency: float) -> None:
@@ -88,6 +103,37 @@ async def shared_poller(waves: int, seconds: float, poll: float, latency: float)
     print(
         f"  one call per wave per tick would be {per_wave_calls:.0f} calls ({waves} per tick): "
         f"ratio {len(backend.calls) / per_wave_calls:.3f}"
+    )
+
+
+async def barrier_latency(waves: int, latency: float) -> None:
+    """Job end -> the await that sees it, at the SkyPilot backend's default tick."""
+    from activities.backends.skypilot import SKYPILOT_POLL_SECONDS
+
+    rng = random.Random(15)
+    started = time.monotonic()
+    ends = {str(i): started + rng.uniform(1.0, 6 * SKYPILOT_POLL_SECONDS) for i in range(waves)}
+    backend = CountingBackend(latency, ends)
+    backend.poll_interval = SKYPILOT_POLL_SECONDS
+    poller = JobPoller(backend)  # type: ignore[arg-type]
+    seen: list[float] = []
+
+    async def wave(job_id: str) -> None:
+        await asyncio.sleep(rng.uniform(0, SKYPILOT_POLL_SECONDS))  # launched at different moments
+        while True:
+            rows = await poller.observe(job_id, SKYPILOT_POLL_SECONDS)
+            if rows[0].status.is_terminal():
+                seen.append(time.monotonic() - ends[job_id])
+                return
+
+    await asyncio.gather(*(wave(job_id) for job_id in ends))
+    ticks = (time.monotonic() - started) / SKYPILOT_POLL_SECONDS
+    p95 = sorted(seen)[int(0.95 * (len(seen) - 1))]
+    print(
+        f"{waves} waves ending at random over {6 * SKYPILOT_POLL_SECONDS:g}s, default tick "
+        f"{SKYPILOT_POLL_SECONDS:g}s, queue call {latency:g}s: job end -> await sees it median "
+        f"{statistics.median(seen):.2f}s, p95 {p95:.2f}s (budget: median <= 10s); "
+        f"{len(backend.calls) / ticks:.2f} queue calls per tick"
     )
 
 
@@ -142,6 +188,8 @@ async def main() -> None:
     parser.add_argument("--live", action="store_true", help="also time ticks on a real API server")
     args = parser.parse_args()
     await shared_poller(args.waves, args.seconds, args.poll_seconds, args.latency)
+    await barrier_latency(20, args.latency)
+    await barrier_latency(20, 2.5)  # what one queue_v2 call took on the cloud-less API server
     if args.live:
         await live_tick_latency()
 

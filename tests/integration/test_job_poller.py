@@ -65,3 +65,18 @@ async def test_many_waiters_arriving_during_calls_each_get_their_own_rows() -> N
     results = await asyncio.gather(*(waiter(i) for i in range(12)))
     assert [rows[0].job_id for rows in results] == [str(i) for i in range(12)]
     assert len(backend.calls) <= 12 // 3 + 2  # coalesced: far fewer calls than waiters
+
+
+async def test_waves_started_apart_share_one_call_per_tick_even_when_the_call_is_slow() -> None:
+    backend = SlowQueue(latency=0.3)  # more than half the interval: the old schedule split in two
+    poller = JobPoller(backend)  # type: ignore[arg-type]
+    interval = 0.4
+
+    async def wave(index: int) -> None:
+        await asyncio.sleep(index * 0.06)  # launched at different moments within one interval
+        for _ in range(5):
+            await poller.observe(str(index), interval)
+
+    await asyncio.gather(*(wave(i) for i in range(6)))
+    everyone = [str(i) for i in range(6)]
+    assert backend.calls[1:4] == [everyone] * 3  # after the first tick, one call asks for all
