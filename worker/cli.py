@@ -38,8 +38,8 @@ def register(commands: SubParsers) -> None:
     )
     work.set_defaults(handler=lambda a: _run("check_worker" if a.health_check else "run_worker", a))
     dev = commands.add_parser("dev", help="local Temporal dev server + UI + a local-backend worker")
-    dev.add_argument("--port", type=int, default=7233)
-    dev.add_argument("--ui-port", type=int, default=8233)
+    dev.add_argument("--port", type=int, default=7233, help="the Temporal server's gRPC port on 127.0.0.1")
+    dev.add_argument("--ui-port", type=int, default=8233, help="the Temporal UI's port on 127.0.0.1")
     dev.add_argument(
         "--metrics-address",
         metavar="HOST:PORT",
@@ -53,7 +53,7 @@ def register(commands: SubParsers) -> None:
         description="Replay the newest run histories from the server (and/or exported JSON "
         "histories) with this code's workflows; any failure is a run this build could not continue.",
     )
-    add_connection_arguments(replay_check)
+    add_connection_arguments(replay_check, ledger_root=False)
     replay_check.add_argument("--query", default="", help="visibility query (default: every npaflow run)")
     replay_check.add_argument("--limit", type=int, default=100, help="newest N histories (default 100)")
     replay_check.add_argument("--histories", metavar="DIR", help="also replay the JSON histories in DIR")
@@ -67,13 +67,13 @@ def register(commands: SubParsers) -> None:
         description="Run with the new build's code. Refuses (exit 2) when a recent history does "
         "not replay; open runs stay on the build that started them.",
     )
-    add_connection_arguments(promote)
-    promote.add_argument("build_id", metavar="BUILD_ID")
+    add_connection_arguments(promote, ledger_root=False)
+    promote.add_argument("build_id", metavar="BUILD_ID", help="the build id the new workers run as")
     promote.add_argument("--ramp", type=float, metavar="PERCENT", help="send only PERCENT of new runs")
     promote.add_argument("--limit", type=int, default=100, help="histories to replay first (default 100)")
     promote.set_defaults(handler=lambda a: _run("run_promote", a, "worker.rollout_commands"))
     status = actions.add_parser("status", help="versions, their open runs, and whether their workers poll")
-    add_connection_arguments(status)
+    add_connection_arguments(status, ledger_root=False)
     status.add_argument("--json", action="store_true", help="print machine-readable JSON")
     status.set_defaults(handler=lambda a: _run("run_deployment_status", a, "worker.rollout_commands"))
 

@@ -8,8 +8,11 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
+from npaflow.cli.dev_marker import DEV_START_PATIENCE_SECONDS, mark_dev_server_starting
 from npaflow.cli.temporal_client import connect, has_pollers
 from npaflow.cli.temporal_target import temporal_target
 from npaflow.errors import UsageError
@@ -86,6 +89,13 @@ def _listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
+def _unmark_when_listening(port: int, marker: Path, patience: float = DEV_START_PATIENCE_SECONDS) -> None:
+    deadline = time.monotonic() + patience
+    while not _listening(port) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    marker.unlink(missing_ok=True)
+
+
 def run_dev(args: argparse.Namespace) -> int:
     """Start (or reuse) a dev server with WAL pragmas, register attributes, serve a worker."""
     config = WorkerConfig.from_env(
@@ -121,6 +131,8 @@ def run_dev(args: argparse.Namespace) -> int:
         ]
         for name, kind in SEARCH_ATTRIBUTE_TYPES.items():
             command += ["--search-attribute", f"{name}={kind}"]
+        marker = mark_dev_server_starting(args.port)  # commands started meanwhile wait for it
+        threading.Thread(target=_unmark_when_listening, args=(args.port, marker), daemon=True).start()
         server = subprocess.Popen(
             command,
             stdout=open(data / "dev.log", "ab"),  # noqa: SIM115
@@ -136,6 +148,7 @@ def run_dev(args: argparse.Namespace) -> int:
         pass
     finally:
         if server is not None:
+            marker.unlink(missing_ok=True)
             server.terminate()
             server.wait(timeout=30)
     return 0

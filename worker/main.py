@@ -26,7 +26,7 @@ from activities.backends.base import Backend
 from activities.backends.local import LocalBackend
 from activities.context import ActivityContext
 from activities.storage import S3Storage, StorageRouter
-from npaflow.cli.temporal_client import connect
+from npaflow.cli.temporal_client import WORKER_CONNECT_PATIENCE_SECONDS, connect
 from npaflow.cli.temporal_target import temporal_target
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, QueueKind, poll_task_queue
@@ -183,7 +183,9 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
         loop.add_signal_handler(sig, stop.set)
     target = temporal_target(config.address, config.namespace, config.profile)
     metrics = MetricsEndpoint(config.metrics_address) if config.metrics_address else None
-    client = await connect(target, runtime=metrics.runtime if metrics else None)
+    client = await connect(
+        target, patience=WORKER_CONNECT_PATIENCE_SECONDS, runtime=metrics.runtime if metrics else None
+    )
     await register_search_attributes(client)
     context = build_context(config)
     deployment = deployment_from(config.deployment, config.build_id)

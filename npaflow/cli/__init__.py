@@ -10,15 +10,44 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from npaflow.cli import render_command, run_commands, spec_commands
-from npaflow.cli.exits import EXIT_CANCELLED, EXIT_USAGE
+from npaflow.cli.exits import EXIT_INTERRUPTED, EXIT_USAGE, StoppedFollowing
 from npaflow.cli.options import SubParsers
 from npaflow.errors import NpaflowError, SpecError
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Shows each option's default unless its help already names one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        shown = not (default is None or default is False or default in ("", [], argparse.SUPPRESS))
+        if action.option_strings and shown and "default" not in text and "%(default)" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
+class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """Subcommands whose `--help` opens with what the command does (its one-line help)."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        if "help" in kwargs and "description" not in kwargs:
+            text = kwargs["help"]
+            kwargs["description"] = text[:1].upper() + text[1:] + "."
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        return super().add_parser(name, **kwargs)  # type: ignore[no-any-return]
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors with exit code 2 and a hint."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+        self.register("action", "parsers", _Commands)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
@@ -40,9 +69,11 @@ def _version() -> str:
 
 def build_parser(extra: Sequence[Registrar] = ()) -> argparse.ArgumentParser:
     """Assemble the CLI; `extra` adds commands from outer layers (worker, dev, logs)."""
-    parser = _Parser(prog="npaflow", description="Durable GPU pipelines on Temporal + SkyPilot")
+    parser: argparse.ArgumentParser = _Parser(
+        prog="npaflow", description="Durable GPU pipelines on Temporal + SkyPilot"
+    )
     parser.add_argument("--version", action="version", version=f"npaflow {_version()}")
-    commands: SubParsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands: SubParsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
     spec_commands.register(commands)
     render_command.register(commands)
@@ -70,9 +101,12 @@ def run(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> i
     except NpaflowError as exc:
         sys.stderr.write(f"npaflow: error: {exc}\n")
         return EXIT_USAGE
+    except StoppedFollowing as stopped:
+        sys.stderr.write(f"\nnpaflow: {stopped}\n")
+        return EXIT_INTERRUPTED
     except KeyboardInterrupt:
-        sys.stderr.write("npaflow: interrupted\n")
-        return EXIT_CANCELLED
+        sys.stderr.write("\nnpaflow: interrupted (nothing was cancelled)\n")
+        return EXIT_INTERRUPTED
 
 
 def main(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> None:

@@ -104,6 +104,7 @@ class Progress:
         self.stream = stream or sys.stdout
         self.live = self.stream.isatty() if live is None else live
         self.last: RunStatusView | None = None
+        self.notice = ""
         self._display: Any = None
 
     def __enter__(self) -> Progress:
@@ -120,17 +121,36 @@ class Progress:
     def show(self, view: RunStatusView) -> None:
         """Draw the new view (or print what changed)."""
         if self._display is not None:
-            from rich.text import Text
-
-            self._display.update(Text("\n".join(progress_lines(view))), refresh=True)
+            self._redraw(view)
         else:
             for line in change_lines(self.last, view):
                 print(line, file=self.stream, flush=True)
         self.last = view
 
+    def note(self, text: str) -> None:
+        """Say why nothing moves (no worker polls the queue); "" clears it.
+
+        A stamped line in a pipe; a standing line under the view on a terminal.
+        """
+        self.notice = text
+        if self._display is not None:
+            self._redraw(self.last)
+        elif text:
+            print(f"{time.strftime('%H:%M:%S')} {text}", file=self.stream, flush=True)
+
+    def _redraw(self, view: RunStatusView | None) -> None:
+        from rich.text import Text
+
+        lines = progress_lines(view) if view is not None else []
+        self._display.update(Text("\n".join([*lines, *([self.notice] if self.notice else [])])), refresh=True)
+
     def __exit__(self, *exc: object) -> None:
         if self._display is not None:
             self._display.__exit__(None, None, None)
+
+
+#: How often a follower repeats that no worker polls the run's queue (plain output).
+NO_WORKER_REPEAT_SECONDS = 15.0
 
 
 async def follow(
@@ -138,16 +158,29 @@ async def follow(
     ended: Callable[[], Awaitable[bool]],
     progress: Progress,
     interval: float = 1.0,
+    no_worker: Callable[[], Awaitable[str]] | None = None,
 ) -> None:
     """Show a fresh view every `interval` until `ended()`, and once more after (the last changes).
 
-    A fetch that fails (no worker answers yet) is skipped; a closed run still answers
-    its status query while a worker is up.
+    `no_worker()` says why nothing moves ("" while a worker polls): it is said at
+    once and repeated until a worker polls again, and the status query (which only
+    a worker answers) is not sent meanwhile. A fetch that fails is skipped; a
+    closed run still answers its status query while a worker is up.
     """
+    said_at: float | None = None
     while True:
         finished = await ended()
-        with contextlib.suppress(Exception):
-            progress.show(await fetch())
+        missing = "" if finished or no_worker is None else await no_worker()
+        if missing:
+            if said_at is None or time.monotonic() - said_at >= NO_WORKER_REPEAT_SECONDS:
+                progress.note(missing)
+                said_at = time.monotonic()
+        else:
+            if said_at is not None:
+                progress.note("" if progress.live else "a worker polls the run's task queue again")
+                said_at = None
+            with contextlib.suppress(Exception):
+                progress.show(await fetch())
         if finished:
             return
         await asyncio.sleep(interval)

@@ -20,8 +20,8 @@ from npaflow.errors import UsageError
 from npaflow.runtime.request import RunRequest
 
 
-def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
-    """--address, --namespace, --profile, --task-queue, --ledger-root (defaults: environment)."""
+def add_connection_arguments(parser: argparse.ArgumentParser, *, ledger_root: bool = True) -> None:
+    """--address, --namespace, --profile, --task-queue, and --ledger-root where it matters."""
     parser.add_argument("--address", help="Temporal address (TEMPORAL_ADDRESS, default 127.0.0.1:7233)")
     parser.add_argument("--namespace", help="Temporal namespace (TEMPORAL_NAMESPACE, default default)")
     parser.add_argument(
@@ -30,11 +30,13 @@ def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
         "file TEMPORAL_CONFIG_FILE, API key and TLS as for the temporal CLI)",
     )
     parser.add_argument("--task-queue", help="task queue (NPAFLOW_TASK_QUEUE, default npaflow)")
-    parser.add_argument(
-        "--ledger-root",
-        help="shared ledger root of runs without config.bucket "
-        "(NPAFLOW_LEDGER_ROOT): where workers write it; submit names it in the UI",
-    )
+    if ledger_root:
+        parser.add_argument(
+            "--ledger-root",
+            help="shared ledger root of runs without config.bucket (NPAFLOW_LEDGER_ROOT): the "
+            "directory or s3:// prefix workers write ledgers under; give the workers' value so "
+            "the run's ledger location is shown right",
+        )
 
 
 def _handler(name: str, module: str = "npaflow.cli.run_handlers") -> Any:
@@ -47,11 +49,22 @@ def _handler(name: str, module: str = "npaflow.cli.run_handlers") -> Any:
 
 def register(commands: SubParsers) -> None:
     """Add the run subcommands."""
-    submit = commands.add_parser("submit", help="validate a spec and start a durable run")
+    submit = commands.add_parser(
+        "submit",
+        help="validate a spec and start a durable run",
+        epilog="exit codes: 0 started (with --wait: succeeded), 1 failed, 2 usage or validation "
+        "error (nothing started), 3 the run id is already running (see --attach), 4 stopped "
+        "following by Ctrl-C (the run continues), 75 failed for lack of capacity (try again "
+        "later), 130 cancelled",
+    )
     add_spec_arguments(submit)
     add_connection_arguments(submit)
     submit.add_argument("--run-id", help="run id = workflow id (default <spec name>-<UTC timestamp>)")
-    submit.add_argument("--wait", action="store_true", help="wait and print the final summary")
+    submit.add_argument(
+        "--wait",
+        action="store_true",
+        help="follow the run and print its summary; the exit code is its outcome (below)",
+    )
     submit.add_argument(
         "--attach",
         action="store_true",
@@ -67,11 +80,15 @@ def register(commands: SubParsers) -> None:
         ("logs", "print the logs of a run's jobs, read where they run"),
     ):
         sub = commands.add_parser(name, help=text)
-        sub.add_argument("run_id", metavar="RUN_ID")
-        add_connection_arguments(sub)
+        sub.add_argument("run_id", metavar="RUN_ID", help="the run id (= its Temporal workflow id)")
+        add_connection_arguments(sub, ledger_root=False)  # the run itself knows where its ledger is
         if name == "status":
-            sub.add_argument("--json", action="store_true")
-            sub.add_argument("--watch", action="store_true", help="refresh until the run ends")
+            sub.add_argument("--json", action="store_true", help="print machine-readable JSON")
+            sub.add_argument(
+                "--watch",
+                action="store_true",
+                help="follow until the run ends (Ctrl-C stops following: exit 4, the run continues)",
+            )
         if name == "cancel":
             sub.add_argument("--reason", default="", help="recorded in the ledger")
         if name == "logs":

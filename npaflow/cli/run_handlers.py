@@ -1,8 +1,8 @@
 """The run commands against a Temporal server: submit, status, cancel, pause, resume, logs.
 
 Exit codes (npaflow/cli/exits.py): 0 succeeded, 1 failed, 2 usage or validation,
-3 the run id is already running (without --attach), 75 failed for lack of
-capacity, 130 cancelled or interrupted.
+3 the run id is already running (without --attach), 4 stopped following by
+Ctrl-C (the run continues), 75 failed for lack of capacity, 130 cancelled.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import json
 import sys
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,13 @@ from temporalio.common import (
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from npaflow.cli.exits import EXIT_ALREADY_RUNNING, EXIT_CANCELLED, EXIT_CAPACITY, EXIT_FAILED
+from npaflow.cli.exits import (
+    EXIT_ALREADY_RUNNING,
+    EXIT_CANCELLED,
+    EXIT_CAPACITY,
+    EXIT_FAILED,
+    StoppedFollowing,
+)
 from npaflow.cli.options import load_spec_for, require_decision_sources
 from npaflow.cli.progress import Progress, follow
 from npaflow.cli.run_commands import build_request
@@ -110,11 +117,8 @@ async def submit(args: argparse.Namespace) -> int:
             ),
             memo={"spec": str(args.spec), "vars": request.vars, "submitted_by": getpass.getuser()},
         )
-    if not await has_pollers(client, queue):
-        sys.stderr.write(
-            f"npaflow: warning: no worker is polling task queue '{queue}'; the run "
-            "waits until one starts ('npaflow worker' or 'npaflow dev')\n"
-        )
+    if not args.wait and not await has_pollers(client, queue):
+        sys.stderr.write(f"npaflow: warning: {no_worker_text(queue)}\n")
     if not args.wait:
         print(
             json.dumps({"run_id": run_id})
@@ -122,7 +126,22 @@ async def submit(args: argparse.Namespace) -> int:
             else f"started run {run_id} (watch: npaflow status {run_id} --watch)"
         )
         return 0
-    return await _wait_and_report(handle, as_json=args.json)
+    return await _wait_and_report(client, handle, queue, as_json=args.json)
+
+
+def no_worker_text(queue: str) -> str:
+    """What to say while no worker polls the run's task queue."""
+    return (
+        f"no worker polls task queue '{queue}': the run waits until one starts "
+        "('npaflow worker' or 'npaflow dev' with the same --task-queue)"
+    )
+
+
+def _no_worker_check(client: Client, queue: str) -> Callable[[], Awaitable[str]]:
+    async def check() -> str:
+        return "" if await has_pollers(client, queue) else no_worker_text(queue)
+
+    return check
 
 
 async def _duplicate_of(handle: WorkflowHandle[Any, RunSummary], request: RunRequest) -> str | None:
@@ -161,16 +180,32 @@ async def _live_view(handle: WorkflowHandle[Any, Any]) -> RunStatusView:
     return await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 5)
 
 
-async def _wait_and_report(handle: WorkflowHandle[Any, RunSummary], *, as_json: bool) -> int:
-    """Wait for the run (showing live progress unless --json), then print its summary."""
+async def _wait_and_report(
+    client: Client, handle: WorkflowHandle[Any, RunSummary], queue: str, *, as_json: bool
+) -> int:
+    """Wait for the run (showing live progress unless --json), then print its summary.
+
+    Raises:
+        StoppedFollowing: Ctrl-C; the run goes on.
+    """
     result = asyncio.ensure_future(handle.result())
-    if not as_json:
+    try:
+        if not as_json:
 
-        async def ended() -> bool:
-            return result.done()
+            async def ended() -> bool:
+                return result.done()
 
-        with Progress() as progress:
-            await follow(lambda: _live_view(handle), ended, progress)
+            with Progress() as progress:
+                await follow(
+                    lambda: _live_view(handle), ended, progress, no_worker=_no_worker_check(client, queue)
+                )
+        else:
+            if not await has_pollers(client, queue):
+                sys.stderr.write(f"npaflow: warning: {no_worker_text(queue)}\n")
+        await asyncio.wait([result])
+    except asyncio.CancelledError:
+        result.cancel()
+        raise StoppedFollowing(handle.id) from None
     try:
         summary = await result
         code = 0
@@ -194,10 +229,17 @@ async def _wait_and_report(handle: WorkflowHandle[Any, RunSummary], *, as_json: 
 async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = None) -> dict[str, Any]:
     """The live status, from the `status` query, else the server-side memo (no worker up).
 
-    With `repair_with`, a closed run whose ledger is behind gets it written.
+    With `repair_with`, a closed run whose ledger is behind gets it written, and an
+    open run that no worker serves says so (without waiting on a query nobody answers).
     """
     description = await describe_or_fail(handle)
+    closed = description.status != WorkflowExecutionStatus.RUNNING
+    unserved = (
+        repair_with is not None and not closed and not await has_pollers(repair_with, description.task_queue)
+    )
     try:
+        if unserved:
+            raise LookupError("no worker polls the run's task queue")
         view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 10)
         payload: dict[str, Any] = view.model_dump(mode="json")
     except Exception:  # noqa: BLE001 - no worker to answer: fall back to server-side memo
@@ -213,7 +255,8 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
         }
     payload["execution_status"] = description.status.name if description.status else "UNKNOWN"
     payload["worker_version"] = _worker_version(description)
-    closed = description.status != WorkflowExecutionStatus.RUNNING
+    if unserved:
+        payload["no_worker"] = no_worker_text(description.task_queue)
     if repair_with is not None and closed and payload.get("ledger_behind"):
         payload["ledger_repair"] = await _repair_ledger(repair_with, handle, description)
         if payload["ledger_repair"].startswith("written"):
@@ -273,21 +316,29 @@ async def status(args: argparse.Namespace) -> int:
     """Print the run's status once, or until it ends with --watch; repair a ledger left behind."""
     client = await connect_from(args)
     handle = client.get_workflow_handle(args.run_id)
-    if args.watch and not args.json:
+    try:
+        if args.watch and not args.json:
+            queue = (await describe_or_fail(handle)).task_queue
 
-        async def ended() -> bool:
-            return (await describe_or_fail(handle)).status != WorkflowExecutionStatus.RUNNING
+            async def ended() -> bool:
+                return (await describe_or_fail(handle)).status != WorkflowExecutionStatus.RUNNING
 
-        with Progress() as progress:
-            await follow(lambda: _live_view(handle), ended, progress)
-        print(status_text(await _view(handle, repair_with=client)))
-        return 0
-    while True:
-        payload = await _view(handle, repair_with=client)
-        print(json.dumps(payload, indent=2) if args.json else status_text(payload), flush=True)
-        if not args.watch or payload["execution_status"] != "RUNNING":
+            with Progress() as progress:
+                await follow(
+                    lambda: _live_view(handle), ended, progress, no_worker=_no_worker_check(client, queue)
+                )
+            print(status_text(await _view(handle, repair_with=client)))
             return 0
-        await asyncio.sleep(2)
+        while True:
+            payload = await _view(handle, repair_with=client)
+            print(json.dumps(payload, indent=2) if args.json else status_text(payload), flush=True)
+            if not args.watch or payload["execution_status"] != "RUNNING":
+                return 0
+            await asyncio.sleep(2)
+    except asyncio.CancelledError:
+        if not args.watch:
+            raise
+        raise StoppedFollowing(handle.id) from None
 
 
 async def _signal(args: argparse.Namespace, name: Signal, *params: object) -> int:

@@ -11,6 +11,8 @@ def status_text(payload: dict[str, Any]) -> str:
         f"run {payload['run_id']}: {payload['phase']} ({payload['execution_status']})",
         f"current: {', '.join(payload.get('current_states') or []) or '-'}",
     ]
+    if payload.get("no_worker"):
+        lines.append(f"waiting: {payload['no_worker']}")
     for wave in payload.get("waves", []):
         where = f" on worker {wave['worker_id']}" if wave.get("worker_id") else ""
         category = f" [{wave['error_category']}]" if wave.get("error_category") else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 from typing import Any
 
 from temporalio.api.enums.v1 import TaskQueueType
@@ -21,13 +22,17 @@ from temporalio.exceptions import ApplicationError, CancelledError, TerminatedEr
 from temporalio.runtime import Runtime
 from temporalio.service import RPCError
 
+from npaflow.cli.dev_marker import DEV_START_PATIENCE_SECONDS, dev_server_is_starting
 from npaflow.cli.temporal_target import TemporalTarget, temporal_target
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
 from npaflow.runtime.summary import RunSummary
 
-#: How long a client keeps trying to reach a server that is still starting.
-CONNECT_PATIENCE_SECONDS = 20.0
+#: How long a command keeps trying to reach the server: an unreachable one is
+#: reported in under 3 s (a dev server that is still starting answers within it).
+CONNECT_PATIENCE_SECONDS = 1.5
+#: How long a worker keeps trying: it is often started beside its server.
+WORKER_CONNECT_PATIENCE_SECONDS = 30.0
 
 
 def _from_env(flag: str | None, name: EnvVar) -> str:
@@ -52,21 +57,37 @@ async def connect(
     Raises:
         UsageError: the server cannot be reached.
     """
-    deadline = asyncio.get_running_loop().time() + patience
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + patience
+    waited_for_dev = False
     while True:
         try:
-            return await Client.connect(
-                target.address,
-                namespace=target.namespace,
-                api_key=target.api_key,
-                tls=target.tls,
-                rpc_metadata=target.rpc_metadata,
-                data_converter=pydantic_data_converter,
-                runtime=runtime,
+            return await asyncio.wait_for(
+                Client.connect(
+                    target.address,
+                    namespace=target.namespace,
+                    api_key=target.api_key,
+                    tls=target.tls,
+                    rpc_metadata=target.rpc_metadata,
+                    data_converter=pydantic_data_converter,
+                    runtime=runtime,
+                ),
+                timeout=max(0.5, deadline - loop.time()),
             )
-        except RuntimeError as exc:
-            if asyncio.get_running_loop().time() >= deadline:
-                reason = "connection refused" if "refused" in str(exc) else str(exc).splitlines()[0][:200]
+        except (RuntimeError, TimeoutError) as exc:
+            if loop.time() >= deadline and not waited_for_dev and dev_server_is_starting(target.address):
+                waited_for_dev = True
+                deadline = loop.time() + DEV_START_PATIENCE_SECONDS
+                sys.stderr.write(
+                    f"npaflow: waiting for 'npaflow dev' to start the server at {target.address}\n"
+                )
+            if loop.time() >= deadline:
+                if isinstance(exc, TimeoutError):
+                    reason = "no answer"
+                elif "refused" in str(exc):
+                    reason = "connection refused"
+                else:
+                    reason = str(exc).splitlines()[0][:200]
                 security = "TLS" if target.secured else "plaintext"
                 raise UsageError(
                     f"cannot reach the Temporal server at {target.address} ({security}, "

@@ -156,17 +156,6 @@ async def test_resume_restarts_a_failed_run_and_replays_completed_waves(
     assert "rank 0 done" in logs.stdout
 
 
-async def test_submit_warns_when_no_worker_polls_the_task_queue(
-    env: WorkflowEnvironment, local_harness: Harness
-) -> None:
-    result = await npaflow(
-        env, local_harness, "submit", "specs/examples/fan-out-join.yaml", "--run-id", "e2e-no-worker"
-    )
-    await env.client.get_workflow_handle("e2e-no-worker").terminate(reason="test cleanup")
-    assert result.returncode == 0
-    assert "no worker is polling task queue" in result.stderr
-
-
 async def test_a_completed_run_id_is_never_rerun(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
