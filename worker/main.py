@@ -182,12 +182,12 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     target = temporal_target(config.address, config.namespace, config.profile)
+    context = build_context(config)  # a backend that cannot be built fails before connecting
     metrics = MetricsEndpoint(config.metrics_address) if config.metrics_address else None
     client = await connect(
         target, patience=WORKER_CONNECT_PATIENCE_SECONDS, runtime=metrics.runtime if metrics else None
     )
     await register_search_attributes(client)
-    context = build_context(config)
     deployment = deployment_from(config.deployment, config.build_id)
     if metrics is not None:
         await metrics.start()

@@ -16,6 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from npaflow.errors import UsageError
 from npaflow.runtime.contract import EnvVar
 
 if TYPE_CHECKING:
@@ -56,11 +57,17 @@ class SkyPilotSdk:
         # get_server_url is cached per process: the endpoint must be set before the first call.
         os.environ[EnvVar.SKYPILOT_ENDPOINT.value] = endpoint
         self.endpoint = endpoint
-        from sky.client import sdk_async
-        from sky.jobs.client import sdk as jobs_sdk
-        from sky.jobs.client import sdk_async as jobs_async
-        from sky.server import common as server_common
-        from sky.utils import dag_utils
+        try:
+            from sky.client import sdk_async
+            from sky.jobs.client import sdk as jobs_sdk
+            from sky.jobs.client import sdk_async as jobs_async
+            from sky.server import common as server_common
+            from sky.utils import dag_utils
+        except ImportError as exc:
+            raise UsageError(
+                f"the skypilot backend needs the SkyPilot client ({exc}); install it with: "
+                "pip install 'npaflow[skypilot]' (or offer only --backend local)"
+            ) from None
 
         self._sdk_async, self._jobs_sdk, self._jobs_async = sdk_async, jobs_sdk, jobs_async
         self._server, self._dag_utils = server_common, dag_utils

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from npaflow.cli import render_command, run_commands, spec_commands
-from npaflow.cli.exits import EXIT_INTERRUPTED, EXIT_USAGE, StoppedFollowing
+from npaflow.cli.exits import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, StoppedFollowing
 from npaflow.cli.options import SubParsers
 from npaflow.errors import NpaflowError, SpecError
 
@@ -101,6 +101,8 @@ def run(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> i
     except NpaflowError as exc:
         sys.stderr.write(f"npaflow: error: {exc}\n")
         return EXIT_USAGE
+    except BrokenPipeError:
+        return _closed_pipe()
     except StoppedFollowing as stopped:
         sys.stderr.write(f"\nnpaflow: {stopped}\n")
         return EXIT_INTERRUPTED
@@ -109,12 +111,22 @@ def run(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> i
         return EXIT_INTERRUPTED
 
 
+def _closed_pipe() -> int:
+    """The reader went away (`npaflow status X | head -1`): stop quietly, as git does."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # what is still buffered goes nowhere, silently
+    return EXIT_CLOSED_PIPE
+
+
 def main(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> None:
     """Console entry point; exits hard after flushing (temporalio exit crash, sdk-python #300)."""
     try:
         code = run(argv, extra)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = _closed_pipe()
     sys.stderr.flush()
     os._exit(code)

@@ -7,6 +7,7 @@ EXIT_ALREADY_RUNNING = 3  # submit: the run id is already running (use --attach 
 EXIT_INTERRUPTED = 4  # Ctrl-C stopped the command; nothing was cancelled (a followed run continues)
 EXIT_CAPACITY = 75  # the run failed for lack of capacity only (EX_TEMPFAIL: try again later)
 EXIT_CANCELLED = 130  # the run was cancelled
+EXIT_CLOSED_PIPE = 141  # the output's reader went away (128 + SIGPIPE, as a shell reports git's)
 
 
 class StoppedFollowing(Exception):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import getpass
 import json
 import sys
@@ -374,7 +375,16 @@ async def logs(args: argparse.Namespace) -> int:
             f"run {args.run_id}: no worker answered ({type(exc).__name__}); logs are "
             "read by workers (start one with 'npaflow worker')"
         ) from None
-    waves = [w for w in view.waves if w.job_id and (not args.state or args.state in w.states)]
+    launched = [w for w in view.waves if w.job_id]
+    waves = [w for w in launched if not args.state or args.state in w.states]
+    if args.state and not waves:
+        known = sorted({state for w in launched for state in w.states})
+        close = difflib.get_close_matches(args.state, known, n=1)
+        raise UsageError(
+            f"run {args.run_id} has no job of state '{args.state}'"
+            + (f" (did you mean '{close[0]}'?)" if close else "")
+            + f"; states with jobs: {', '.join(known) or 'none yet'}"
+        )
     jobs = [
         ReadJobLogsInput(
             job=JobRef(

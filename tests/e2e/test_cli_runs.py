@@ -385,6 +385,9 @@ async def test_logs_print_each_local_job_read_on_its_worker(
             )
         )
         result = await npaflow(env, local_harness, "logs", "e2e-logs", "--state", "slow")
+        unknown = await npaflow(env, local_harness, "logs", "e2e-logs", "--state", "slwo")
     assert result.returncode == 0, result.stderr
     assert "### 002|serial|:slow:- attempt 1 job w1-2" in result.stdout
     assert "first" not in result.stdout.split("###", 1)[1].splitlines()[0]
+    assert unknown.returncode == 2
+    assert "has no job of state 'slwo' (did you mean 'slow'?); states with jobs: " in unknown.stderr
