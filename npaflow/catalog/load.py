@@ -10,13 +10,7 @@ from pydantic import ValidationError
 from npaflow.catalog.models import CATALOG_API_VERSION, ToolCatalog, ToolEntry
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError, SpecIssue
-
-_PACKAGE_DIR = Path(__file__).resolve().parents[1]
-_SHIPPED_CATALOG_DIR = _PACKAGE_DIR / "specs" / "catalog"  # a wheel (pyproject maps specs/ there)
-#: Where the shipped catalog lives: in the wheel, else `specs/catalog` of the source checkout.
-BUILTIN_CATALOG_DIR = (
-    _SHIPPED_CATALOG_DIR if _SHIPPED_CATALOG_DIR.is_dir() else _PACKAGE_DIR.parent / "specs" / "catalog"
-)
+from npaflow.shipped import CATALOG_DIR
 
 
 def load_catalog_from_str(text: str, file: str = "<catalog>") -> ToolCatalog:
@@ -89,13 +83,13 @@ def load_catalog_from_path(path: str | Path) -> ToolCatalog:
 
 def load_builtin_catalog() -> ToolCatalog:
     """Return the catalog shipped under `specs/catalog/`."""
-    paths = sorted(BUILTIN_CATALOG_DIR.glob("*.yaml"))
+    paths = sorted(CATALOG_DIR.glob("*.yaml"))
     if not paths:
         # An install without its data would silently accept no toolRef at all.
         raise SpecError(
             [
                 SpecIssue(
-                    file=str(BUILTIN_CATALOG_DIR),
+                    file=str(CATALOG_DIR),
                     message="built-in tool catalog missing",
                     hint="reinstall npaflow: the wheel ships npaflow/specs/catalog/",
                 )

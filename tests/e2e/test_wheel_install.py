@@ -156,3 +156,25 @@ def test_the_installed_worker_imports_the_skypilot_sdk_it_was_built_with(install
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["0.12.2", "0.128.0"]
+
+
+def test_the_installed_npaflow_init_writes_a_starter_and_the_examples_that_validate(
+    installed: Path, tmp_path: Path
+) -> None:
+    def npaflow(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(installed / "npaflow"), *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=clean_environ(),
+        )
+
+    assert npaflow("init", "project").returncode == 0
+    written = sorted(
+        p.relative_to(tmp_path / "project").as_posix() for p in (tmp_path / "project").rglob("*.yaml")
+    )
+    assert written == ["pipeline.yaml", *(f"examples/{p.name}" for p in EXAMPLES)]
+    for spec in written:
+        result = npaflow("validate-spec", f"project/{spec}")
+        assert result.returncode == 0, result.stderr
