@@ -14,9 +14,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
+from npaflow.runtime.status import JobStatus
 from npaflow.runtime.summary import RunStatusView, WaveView
 from npaflow.runtime.timestamps import epoch_seconds
-from npaflow.runtime.vocabulary import WaveStatus
+from npaflow.runtime.vocabulary import RunPhase, WaveStatus
 
 
 def elapsed(started_at: str, now: float | None = None) -> str:
@@ -41,15 +42,16 @@ def progress_lines(view: RunStatusView, now: float | None = None) -> list[str]:
     done = sum(1 for w in view.waves if w.status is WaveStatus.SUCCEEDED)
     retries = sum(1 for w in view.waves if w.attempt > 1)
     lines = [
-        f"run {view.run_id} ({view.workflow or '-'}): {view.phase.value}",
+        f"run {view.run_id} ({view.workflow or '-'}): {_phase(view)}",
         f"waves: {done} done of {len(view.waves)} known so far" + (f", {retries} retried" if retries else ""),
     ]
     for wave in view.waves:
         if wave.status is WaveStatus.RUNNING:
             where = f" on worker {wave.worker_id}" if wave.worker_id else ""
+            said = _wave_status(wave).removeprefix("running")
             lines.append(
                 f"  running {_states(wave)} attempt {wave.attempt}: job "
-                f"{wave.job_id or '(launching)'}{where} for {elapsed(wave.started_at, now)}"
+                f"{wave.job_id or '(launching)'}{where} for {elapsed(wave.started_at, now)}{said}"
             )
     for wave in view.waves:
         if wave.status is WaveStatus.FAILED:
@@ -69,32 +71,59 @@ def progress_lines(view: RunStatusView, now: float | None = None) -> list[str]:
     return lines
 
 
+def _wave_status(wave: WaveView) -> str:
+    """`running` while a job runs (with the backend's word once it says more than SUBMITTED)."""
+    if wave.status is not WaveStatus.RUNNING:
+        return wave.status.value
+    if wave.sky_status is None or wave.sky_status in (JobStatus.SUBMITTED, JobStatus.RUNNING):
+        return "running"
+    return f"running ({wave.sky_status.value})"
+
+
+def _wave_line(wave: WaveView) -> str:
+    where = f"wave {wave.key.sequence:03d}" + (f", group {wave.key.group}" if wave.key.group else "")
+    return f"{_states(wave)} attempt {wave.attempt}: {_wave_status(wave)} job {wave.job_id or '-'} ({where})"
+
+
 def change_lines(before: RunStatusView | None, after: RunStatusView) -> list[str]:
-    """What changed between two views, one line each (the plain, non-terminal form)."""
+    """What changed between two views, one line each, in the order it happened.
+
+    A wave's end, the decision read after it, the next wave's launch: sorted by
+    their own timestamps (ties in that order); a phase that starts things comes
+    first, one that ends the run last.
+    """
     stamp = time.strftime("%H:%M:%S")
-    lines = []
-    if before is None or before.phase != after.phase:
-        lines.append(f"{stamp} run {after.run_id}: {after.phase.value}")
+    events: list[tuple[str, int, str]] = []
+    phase_changed = before is None or before.phase != after.phase
     seen = {(w.key, w.attempt): w for w in (before.waves if before else [])}
     for wave in after.waves:
         old = seen.get((wave.key, wave.attempt))
-        if old is None or (old.status, old.job_id, old.sky_status) != (
+        if old is None or (old.status, old.job_id, _wave_status(old)) != (
             wave.status,
             wave.job_id,
-            wave.sky_status,
+            _wave_status(wave),
         ):
-            status = (
-                wave.sky_status.value
-                if wave.sky_status and wave.status is WaveStatus.RUNNING
-                else wave.status.value
-            )
-            lines.append(f"{stamp} {_states(wave)} attempt {wave.attempt}: {status} job {wave.job_id or '-'}")
+            ended = wave.status.is_final() and wave.ended_at
+            events.append((wave.ended_at if ended else wave.started_at, 0 if ended else 2, _wave_line(wave)))
     for decision in after.decisions[len(before.decisions) if before else 0 :]:
-        lines.append(
-            f"{stamp} decision {decision.decision or '(none)'} from state "
-            f"{decision.state or '-'} <- {decision.uri}"
+        line = (
+            f"decision {decision.decision or '(none)'} from state {decision.state or '-'} <- {decision.uri}"
         )
+        events.append((decision.read_at, 1, line))
+    lines = [f"{stamp} {text}" for _, _, text in sorted(events, key=lambda e: (e[0], e[1]))]
+    if phase_changed:
+        phase = f"{stamp} run {after.run_id}: {_phase(after)}"
+        lines = [*lines, phase] if after.phase.is_final() else [phase, *lines]
+    elif before is not None and before.pause_requested != after.pause_requested:
+        lines.insert(0, f"{stamp} run {after.run_id}: {_phase(after)}")
     return lines
+
+
+def _phase(view: RunStatusView) -> str:
+    """The phase, saying so while a pause waits for in-flight waves."""
+    if view.pause_requested and view.phase is RunPhase.RUNNING:
+        return "running (pause requested: no new launches once in-flight waves finish)"
+    return view.phase.value
 
 
 class Progress:
@@ -177,7 +206,7 @@ async def follow(
                 said_at = time.monotonic()
         else:
             if said_at is not None:
-                progress.note("" if progress.live else "a worker polls the run's task queue again")
+                progress.note("" if progress.live else "a worker polls the run's task queue now")
                 said_at = None
             with contextlib.suppress(Exception):
                 progress.show(await fetch())

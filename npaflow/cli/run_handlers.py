@@ -34,6 +34,7 @@ from temporalio.common import (
     WorkflowIDReusePolicy,
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError
 
 from npaflow.cli.exits import (
     EXIT_ALREADY_RUNNING,
@@ -57,6 +58,7 @@ from npaflow.cli.temporal_client import (
 )
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import (
+    AWAIT_WAVE,
     LEDGER_REPAIR_WORKFLOW_TYPE,
     LOGS_WORKFLOW_TYPE,
     PENDING_LEDGER_QUERY,
@@ -69,15 +71,17 @@ from npaflow.runtime.locations import run_prefix_for
 from npaflow.runtime.messages import (
     ExportLedgerInput,
     ExportResult,
+    HeartbeatDetails,
     JobLogsRequest,
     JobLogsResult,
     JobRef,
     ReadJobLogsInput,
 )
 from npaflow.runtime.request import RunRequest
-from npaflow.runtime.status import FailureClass
+from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.summary import RunStatusView, RunSummary
 from npaflow.runtime.ui_text import static_details, static_summary
+from npaflow.runtime.vocabulary import WaveStatus
 
 #: Specs larger than this travel by reference (Temporal payloads are limited to 2 MB).
 INLINE_SPEC_LIMIT = 256 * 1024
@@ -177,8 +181,42 @@ async def _duplicate_of(handle: WorkflowHandle[Any, RunSummary], request: RunReq
     return f"run {handle.id} is already running (attach with --attach):\n" + await _status_once(handle)
 
 
-async def _live_view(handle: WorkflowHandle[Any, Any]) -> RunStatusView:
-    return await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 5)
+async def _live_view(client: Client, handle: WorkflowHandle[Any, Any]) -> RunStatusView:
+    """The status query's view, with each running job's status as its await last polled it.
+
+    The run learns a job's status only when its await ends; the await's heartbeat
+    (on the server, in the run's pending activities) has the backend's latest word.
+    """
+    view: RunStatusView = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 5)
+    polled = await _polled_job_statuses(client, handle)
+    waves = [
+        wave.model_copy(update={"sky_status": polled[wave.job_id]})
+        if wave.status is WaveStatus.RUNNING and wave.job_id in polled
+        else wave
+        for wave in view.waves
+    ]
+    return view.model_copy(update={"waves": waves})
+
+
+async def _polled_job_statuses(client: Client, handle: WorkflowHandle[Any, Any]) -> dict[str, JobStatus]:
+    """Each job's status as its await last saw it (awaits that have polled at least once)."""
+    try:
+        description = await handle.describe()
+    except RPCError:
+        return {}
+    found: dict[str, JobStatus] = {}
+    for pending in description.raw_description.pending_activities:
+        if pending.activity_type.name != AWAIT_WAVE.name or not pending.heartbeat_details.payloads:
+            continue
+        try:
+            (details,) = await client.data_converter.decode(
+                pending.heartbeat_details.payloads, [HeartbeatDetails]
+            )
+        except Exception:  # noqa: BLE001 - a detail this build cannot read: show the run's own view
+            continue
+        if isinstance(details, HeartbeatDetails) and details.job_id and details.polls:
+            found[details.job_id] = details.last_status
+    return found
 
 
 async def _wait_and_report(
@@ -198,7 +236,10 @@ async def _wait_and_report(
 
             with Progress() as progress:
                 await follow(
-                    lambda: _live_view(handle), ended, progress, no_worker=_no_worker_check(client, queue)
+                    lambda: _live_view(client, handle),
+                    ended,
+                    progress,
+                    no_worker=_no_worker_check(client, queue),
                 )
         else:
             if not await has_pollers(client, queue):
@@ -326,7 +367,10 @@ async def status(args: argparse.Namespace) -> int:
 
             with Progress() as progress:
                 await follow(
-                    lambda: _live_view(handle), ended, progress, no_worker=_no_worker_check(client, queue)
+                    lambda: _live_view(client, handle),
+                    ended,
+                    progress,
+                    no_worker=_no_worker_check(client, queue),
                 )
             print(status_text(await _view(handle, repair_with=client)))
             return 0

@@ -76,7 +76,7 @@ def run_plan(args: argparse.Namespace) -> int:
         payload = plan.waves_to_dict() if args.waves else plan.to_dict()
         print(json.dumps(payload, indent=2, sort_keys=True))
     else:
-        print("\n".join(format_waves(plan) if args.waves else format_steps(plan)))
+        print("\n".join(format_waves(plan, max(0, args.max_concurrency)) if args.waves else format_steps(plan)))
     return 0
 
 
@@ -105,15 +105,20 @@ def format_steps(plan: ExecutionPlan) -> list[str]:
     return lines
 
 
-def format_waves(plan: ExecutionPlan) -> list[str]:
-    """One line per occurrence: `NN. [kind] name: s1, s2[ maxConcurrency=K batches=B]`."""
+def format_waves(plan: ExecutionPlan, cap: int = 0) -> list[str]:
+    """One line per occurrence: `NN. [kind] name: s1, s2[ maxConcurrency=K batches=B]`.
+
+    K is the bound that applies: the spec's, or `--max-concurrency` where it is lower.
+    """
     lines = []
     for occurrence in plan.occurrences():
         text = f"{occurrence.index:02d}. [{occurrence.kind.value}] {occurrence.name}: " + ", ".join(
             step.task_name for step in occurrence.steps
         )
         if occurrence.group:
-            text += f" maxConcurrency={occurrence.max_concurrency} batches={len(occurrence.batches)}"
+            declared = occurrence.max_concurrency
+            bound = f"{cap} (spec {declared}, --max-concurrency)" if 0 < cap < declared else f"{declared}"
+            text += f" maxConcurrency={bound} batches={len(occurrence.batches)}"
         text += " -> " + ", ".join(wave_file_name(plan.run_id, w) for w in occurrence.batches)
         lines.append(text)
     return lines

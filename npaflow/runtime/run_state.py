@@ -394,6 +394,7 @@ class RunState:
             run_id=self.run_id,
             workflow=self.workflow,
             phase=self.phase,
+            pause_requested=self.pause_requested,
             backend=self.backend,
             current_states=self.current_states,
             waves=[_wave_view(r) for r in self._attempts.values()],

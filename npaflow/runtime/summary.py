@@ -48,6 +48,7 @@ class RunStatusView(BaseModel):
     run_id: str
     workflow: str
     phase: RunPhase
+    pause_requested: bool = False  # `pause` signalled; PAUSED once in-flight waves finish
     backend: BackendName = BackendName.LOCAL
     current_states: list[str] = Field(default_factory=list)
     waves: list[WaveView] = Field(default_factory=list)

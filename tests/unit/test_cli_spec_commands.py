@@ -73,6 +73,14 @@ def test_plan_spec_waves_text_form(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[1].startswith("01. [serial] join: join")
 
 
+def test_plan_spec_waves_shows_the_concurrency_that_applies_under_a_cli_cap(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run(["plan-spec", str(SPECS / "fanout-demo.yaml"), "--waves", "--max-concurrency", "1"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "maxConcurrency=1 (spec 2, --max-concurrency) batches=3" in first
+
+
 def test_plan_spec_run_id_reaches_tokens(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["plan-spec", GATE, "--run-id", "r-42", "--json"]) == 0
     assert "/r-42/" in json.loads(capsys.readouterr().out)["steps"][0]["shell"]

@@ -1,0 +1,94 @@
+"""Progress lines a person can follow: in the order things happened, state names first."""
+
+from __future__ import annotations
+
+import pytest
+
+from npaflow.cli.progress import change_lines, progress_lines
+from npaflow.runtime.ledger import DecisionRecord
+from npaflow.runtime.status import JobStatus
+from npaflow.runtime.summary import RunStatusView, WaveView
+from npaflow.runtime.vocabulary import RunPhase, WaveStatus
+from npaflow.waves import WaveKey
+
+pytestmark = pytest.mark.unit
+
+T1, T2 = "2026-12-01T10:00:01Z", "2026-12-01T10:00:02Z"
+
+
+def wave(seq: int, state: str, status: WaveStatus, *, started: str = T1, ended: str = "") -> WaveView:
+    return WaveView(
+        key=WaveKey.parse(f"{seq:03d}|serial|:{state}:-"),
+        attempt=1,
+        states=[state],
+        job_id=f"w1-{seq}",
+        job_name=state,
+        status=status,
+        sky_status=JobStatus.SUBMITTED if status is WaveStatus.RUNNING else JobStatus.SUCCEEDED,
+        started_at=started,
+        ended_at=ended,
+    )
+
+
+def view(
+    *waves: WaveView, phase: RunPhase = RunPhase.RUNNING, decisions: int = 0, **extra: object
+) -> RunStatusView:
+    read = [DecisionRecord(state="gate", uri="file:///d.json", decision="promote_checkpoint", read_at=T1)]
+    return RunStatusView(
+        run_id="r", workflow="w", phase=phase, waves=list(waves), decisions=read[:decisions], **extra
+    )
+
+
+def texts(lines: list[str]) -> list[str]:
+    return [line.split(" ", 1)[1] for line in lines]  # without the clock stamp
+
+
+def test_a_wave_end_its_decision_and_the_next_launch_come_out_in_that_order() -> None:
+    before = view(wave(1, "gate", WaveStatus.RUNNING))
+    after = view(
+        wave(1, "gate", WaveStatus.SUCCEEDED, ended=T1),
+        wave(2, "publish", WaveStatus.RUNNING, started=T1),
+        decisions=1,
+    )
+    assert texts(change_lines(before, after)) == [
+        "gate attempt 1: succeeded job w1-1 (wave 001)",
+        "decision promote_checkpoint from state gate <- file:///d.json",
+        "publish attempt 1: running job w1-2 (wave 002)",
+    ]
+
+
+def test_the_run_ending_is_the_last_line_after_its_last_wave() -> None:
+    before = view(wave(1, "only", WaveStatus.RUNNING))
+    after = view(wave(1, "only", WaveStatus.SUCCEEDED, ended=T2), phase=RunPhase.SUCCEEDED)
+    assert texts(change_lines(before, after)) == [
+        "only attempt 1: succeeded job w1-1 (wave 001)",
+        "run r: succeeded",
+    ]
+
+
+def test_the_first_view_starts_with_the_run_then_its_first_launch() -> None:
+    assert texts(change_lines(None, view(wave(1, "only", WaveStatus.RUNNING)))) == [
+        "run r: running",
+        "only attempt 1: running job w1-1 (wave 001)",
+    ]
+
+
+def test_a_running_job_says_running_and_the_backends_word_once_it_says_more() -> None:
+    pending = wave(1, "train", WaveStatus.RUNNING).model_copy(update={"sky_status": JobStatus.PENDING})
+    assert texts(change_lines(view(wave(1, "train", WaveStatus.RUNNING)), view(pending))) == [
+        "train attempt 1: running (PENDING) job w1-1 (wave 001)"
+    ]
+
+
+def test_a_requested_pause_is_shown_until_it_takes_effect() -> None:
+    running = wave(1, "train", WaveStatus.RUNNING)
+    requested = view(running, pause_requested=True)
+    assert texts(change_lines(view(running), requested)) == [
+        "run r: running (pause requested: no new launches once in-flight waves finish)"
+    ]
+    assert progress_lines(requested)[0].endswith(
+        "running (pause requested: no new launches once in-flight waves finish)"
+    )
+    assert texts(change_lines(requested, view(running, phase=RunPhase.PAUSED, pause_requested=True))) == [
+        "run r: paused"
+    ]
