@@ -76,7 +76,8 @@ def run_plan(args: argparse.Namespace) -> int:
         payload = plan.waves_to_dict() if args.waves else plan.to_dict()
         print(json.dumps(payload, indent=2, sort_keys=True))
     else:
-        print("\n".join(format_waves(plan, max(0, args.max_concurrency)) if args.waves else format_steps(plan)))
+        lines = format_waves(plan, max(0, args.max_concurrency)) if args.waves else format_steps(plan)
+        print("\n".join(lines))
     return 0
 
 
