@@ -31,6 +31,7 @@ from npaflow.runtime.messages import (
     JobLogs,
     ReadJobLogsInput,
 )
+from npaflow.runtime.metrics import Metric, record
 from npaflow.runtime.status import FailureClass, JobStatus, aggregate_job_status
 from npaflow.runtime.vocabulary import CancellationState, HeartbeatPhase
 
@@ -62,8 +63,13 @@ class JobActivities:
             details = details.model_copy(
                 update={"job_id": request.job.job_id, "polls": 0, "started_at": time.time()}
             )
-        async with heartbeating(details) as hb:
-            return await JobWatch(request, poller, hb).run()
+        backend = request.job.backend.value
+        record(Metric.JOBS_IN_FLIGHT, 1, backend=backend)
+        try:
+            async with heartbeating(details) as hb:
+                return await JobWatch(request, poller, hb).run()
+        finally:
+            record(Metric.JOBS_IN_FLIGHT, -1, backend=backend)
 
     @activity.defn(name=CANCEL_WAVE.name)
     @mapped_errors

@@ -35,7 +35,7 @@ from npaflow.runtime.request import BackendName
 from worker.config import WorkerConfig
 from worker.deployment import Deployment, adopt_if_first, deployment_from
 from worker.logging import configure_logging
-from worker.metrics import MetricsEndpoint
+from worker.metrics import MetricsEndpoint, watch_suspended_runs
 from worker.registry import WORKFLOWS, activities_for
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
@@ -189,9 +189,11 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
     )
     await register_search_attributes(client)
     deployment = deployment_from(config.deployment, config.build_id)
+    suspended: asyncio.Task[None] | None = None
     if metrics is not None:
         await metrics.start()
         install_metrics(metrics.sink)
+        suspended = asyncio.create_task(watch_suspended_runs(client, metrics.sink))
     async with running_workers(client, context, config.max_concurrent_pollers, deployment):
         if deployment is not None:
             await adopt_if_first(client, deployment, take_over=take_over)
@@ -210,6 +212,8 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
             deployment_version=deployment.version if deployment else "unversioned",
         )
         await stop.wait()
+    if suspended is not None:
+        suspended.cancel()
     if metrics is not None:
         install_metrics(None)
         await metrics.stop()

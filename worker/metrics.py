@@ -8,16 +8,21 @@ SDK's text, so Prometheus scrapes one target per worker.
 from __future__ import annotations
 
 import asyncio
+import collections
 import socket
 import urllib.request
 from collections.abc import Mapping
 
 import structlog
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from temporalio.client import Client
+from temporalio.common import SearchAttributeKey
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
 from npaflow.errors import UsageError
+from npaflow.runtime.contract import SearchAttribute
 from npaflow.runtime.metrics import CATALOG, Kind, Metric
+from npaflow.runtime.vocabulary import RunPhase
 
 log = structlog.get_logger()
 
@@ -31,6 +36,7 @@ class PrometheusSink:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         self._metrics: dict[Metric, Counter | Gauge | Histogram] = {}
+        self._gauge_labels: dict[Metric, set[tuple[str, ...]]] = {}
         for metric, definition in CATALOG.items():
             name, labels, text = metric.value, list(definition.labels), definition.help
             if definition.kind is Kind.COUNTER:
@@ -51,9 +57,48 @@ class PrometheusSink:
         elif isinstance(child, Gauge) or value > 0:
             child.inc(value)
 
+    def set(self, metric: Metric, values: Mapping[tuple[str, ...], float]) -> None:
+        """Set a gauge to these values by label values; label sets no longer listed read 0."""
+        gauge = self._metrics[metric]
+        assert isinstance(gauge, Gauge)
+        for labels in self._gauge_labels.get(metric, set()) - set(values):
+            gauge.labels(*labels).set(0)
+        for labels, value in values.items():
+            gauge.labels(*labels).set(value)
+        self._gauge_labels[metric] = self._gauge_labels.get(metric, set()) | set(values)
+
     def text(self) -> bytes:
         """The registry in Prometheus text format."""
         return generate_latest(self.registry)
+
+
+#: Open runs waiting for `resume`, as Temporal's visibility lists them.
+SUSPENDED_QUERY = (
+    f"{SearchAttribute.PHASE.value} = '{RunPhase.SUSPENDED.value}' AND ExecutionStatus = 'Running'"
+)
+#: How often a worker recounts suspended runs.
+SUSPENDED_REFRESH_SECONDS = 15.0
+
+
+async def count_suspended_runs(client: Client) -> dict[tuple[str, ...], float]:
+    """Open suspended runs by spec name (cluster-wide: every worker reports the same)."""
+    spec_key = SearchAttributeKey.for_keyword(SearchAttribute.WORKFLOW.value)
+    counts: collections.Counter[tuple[str, ...]] = collections.Counter()
+    async for run in client.list_workflows(SUSPENDED_QUERY):
+        counts[(run.typed_search_attributes.get(spec_key) or "",)] += 1
+    return dict(counts)
+
+
+async def watch_suspended_runs(
+    client: Client, sink: PrometheusSink, interval: float = SUSPENDED_REFRESH_SECONDS
+) -> None:
+    """Keep `npaflow_runs_suspended{spec}` current until cancelled (a failed listing keeps the last)."""
+    while True:
+        try:
+            sink.set(Metric.RUNS_SUSPENDED, await count_suspended_runs(client))
+        except Exception as exc:  # noqa: BLE001 - visibility may be briefly unavailable: try again
+            log.warning("metrics.suspended_count_failed", error=str(exc)[:200])
+        await asyncio.sleep(interval)
 
 
 def _free_loopback_port() -> int:

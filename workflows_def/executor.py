@@ -12,11 +12,13 @@ from datetime import timedelta
 from temporalio import workflow
 
 from npaflow.runtime.ledger import WaveAttemptRecord, latest_attempts
+from npaflow.runtime.metrics import Metric
 from npaflow.runtime.request import OnFailure
 from npaflow.runtime.status import RetryBudget
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.traversal import Wave, WaveOutcome
 from workflows_def.attempts import AttemptOutcome, AttemptRunner
+from workflows_def.metrics import count
 from workflows_def.readings import ArtifactReads
 from workflows_def.recorder import RunDeps
 
@@ -75,6 +77,11 @@ class TemporalExecutor(ArtifactReads):
             if not (outcome.kept or outcome.fail_closed) and budgets.get(budget, 0) > 0:
                 budgets[budget] -= 1
                 failures += 1
+                count(
+                    Metric.WAVE_RETRIES,
+                    spec=self.state.workflow,
+                    budget="payload" if budget is RetryBudget.RETRIES else "infrastructure",
+                )
                 await workflow.sleep(
                     timedelta(seconds=self.request.backoff_seconds(failures)),
                     summary=f"backoff before attempt {attempt + 1} of {wave.key}",

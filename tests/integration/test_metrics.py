@@ -1,16 +1,20 @@
 """A worker's /metrics, scraped by Debian's Prometheus: run outcomes and hours as the ledgers say.
 
-Runs a succeeding and a failing spec on a worker process with
+Runs a succeeding, a failing and a suspended spec on a worker process with
 NPAFLOW_METRICS_ADDRESS, then asks Prometheus' HTTP API for npaflow's counters
 and checks them against values computed from the ledgers; the Temporal SDK's
-own worker metrics are on the same endpoint.
+own worker metrics are on the same endpoint. Prometheus evaluates the shipped
+alert rules and Debian's Alertmanager delivers the failed run's alert to a
+local webhook receiver.
 """
 
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import subprocess
+import threading
 import urllib.parse
 import urllib.request
 import uuid
@@ -21,7 +25,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from npaflow.runtime.contract import LEDGER_DIR, RUNTIME_FILE, WORKFLOW_TYPE
 from tests.harness import Harness, start_worker_process
-from tests.helpers import eventually, require_tool
+from tests.helpers import ROOT, eventually, require_tool
 from tests.skypilot_server import free_port
 
 pytestmark = pytest.mark.integration
@@ -38,6 +42,51 @@ def query(port: int, expression: str) -> list[dict]:
         return json.loads(response.read())["data"]["result"]
 
 
+class Receiver(http.server.ThreadingHTTPServer):
+    """A webhook receiver on loopback: keeps every JSON body posted to it."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict] = []
+        received = self.bodies
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/alerts"
+
+
+def start_alertmanager(tmp_path: Path, port: int, receiver: Receiver) -> subprocess.Popen[bytes]:
+    """Debian's Alertmanager on loopback (no cluster port), routing everything to `receiver` at once."""
+    binary = require_tool("prometheus-alertmanager", package="prometheus-alertmanager")
+    config = tmp_path / "alertmanager.yml"
+    config.write_text(
+        "route: {receiver: hook, group_wait: 1s, group_interval: 1s, repeat_interval: 1h}\n"
+        f"receivers: [{{name: hook, webhook_configs: [{{url: '{receiver.url}'}}]}}]\n"
+    )
+    return subprocess.Popen(
+        [
+            binary,
+            f"--config.file={config}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--cluster.listen-address=",
+            f"--storage.path={tmp_path / 'alertmanager'}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 def ledger_hours(home: Path, run_id: str) -> tuple[float, float]:
     runtime = json.loads((home / "runs" / run_id / LEDGER_DIR / RUNTIME_FILE).read_text())
     waves = runtime["waves"]
@@ -48,12 +97,18 @@ async def test_prometheus_scrapes_run_outcomes_hours_and_the_sdk_metrics_from_a_
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
     prometheus_bin = require_tool("prometheus", package="prometheus")
-    metrics_port, prometheus_port = free_port(), free_port()
+    metrics_port, prometheus_port, alertmanager_port = free_port(), free_port(), free_port()
     home, queue = tmp_path / "home", f"tq-{uuid.uuid4().hex[:8]}"
     worker = start_worker_process(env, home, queue, NPAFLOW_METRICS_ADDRESS=f"127.0.0.1:{metrics_port}")
+    receiver = Receiver()
+    alertmanager = start_alertmanager(tmp_path, alertmanager_port, receiver)
     config = tmp_path / "prometheus.yml"
     config.write_text(
-        "global: {scrape_interval: 1s}\nscrape_configs:\n"
+        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        f"rule_files: ['{ROOT / 'docs/monitoring/alerts.yml'}']\n"
+        "alerting: {alertmanagers: [{static_configs: [{targets: "
+        f"['127.0.0.1:{alertmanager_port}']}}]}}]}}\n"
+        "scrape_configs:\n"
         f"  - job_name: npaflow\n    static_configs: [{{targets: ['127.0.0.1:{metrics_port}']}}]\n"
     )
     prometheus = subprocess.Popen(
@@ -80,6 +135,17 @@ async def test_prometheus_scrapes_run_outcomes_hours_and_the_sdk_metrics_from_a_
             )
             for run_id, (spec, variables) in runs.items()
         ]
+        suspended = await env.client.start_workflow(
+            WORKFLOW_TYPE,
+            local_harness.request(
+                "runtime/flaky-last.yaml",
+                vars={"root": str(tmp_path)},
+                poll_seconds=0.2,
+                on_failure="suspend",
+            ),
+            id="metrics-suspended",
+            task_queue=queue,
+        )
         await asyncio.gather(*(h.result() for h in handles), return_exceptions=True)
         text = await asyncio.to_thread(scrape, metrics_port)
         assert 'npaflow_runs_finished_total{outcome="succeeded",spec="local-steps"} 1.0' in text
@@ -106,8 +172,34 @@ async def test_prometheus_scrapes_run_outcomes_hours_and_the_sdk_metrics_from_a_
         assert query(prometheus_port, "temporal_request_total") or query(
             prometheus_port, "temporal_workflow_completed_total"
         )
+
+        async def suspended_counted() -> list[dict]:
+            return await asyncio.to_thread(query, prometheus_port, "npaflow_runs_suspended > 0")
+
+        (gauge,) = await eventually(
+            suspended_counted, timeout=60, interval=1, what="the suspended run counted"
+        )
+        assert (gauge["metric"]["spec"], gauge["value"][1]) == ("flaky-last", "1")
+        (in_flight,) = query(prometheus_port, 'npaflow_jobs_in_flight{backend="local"}')
+        assert in_flight["value"][1] == "0"  # every await has ended
+
+        def failed_alert() -> list[dict]:
+            return [
+                alert
+                for body in receiver.bodies
+                for alert in body.get("alerts", [])
+                if alert["labels"].get("alertname") == "NpaflowRunFailed"
+            ]
+
+        (alert,) = await eventually(
+            failed_alert, timeout=90, interval=1, what="the failed run's alert delivered"
+        )
+        assert alert["labels"]["spec"] == "flaky-last" and alert["status"] == "firing"
+        assert alert["annotations"]["summary"] == "a run of flaky-last failed"
+        await suspended.cancel()
     finally:
-        prometheus.terminate()
-        worker.terminate()
-        prometheus.wait(timeout=30)
-        worker.wait(timeout=30)
+        for process in (prometheus, alertmanager, worker):
+            process.terminate()
+        for process in (prometheus, alertmanager, worker):
+            process.wait(timeout=30)
+        receiver.shutdown()

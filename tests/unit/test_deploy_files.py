@@ -150,6 +150,14 @@ def test_the_shipped_alert_rules_are_valid_prometheus_rules() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_the_alerts_fire_as_their_promtool_unit_tests_expect() -> None:
+    promtool = require_tool("promtool", package="prometheus")
+    result = subprocess.run(
+        [promtool, "test", "rules", str(ROOT / "docs/monitoring/alerts.test.yml")], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_every_metric_an_alert_uses_is_one_npaflow_exports() -> None:
     rules = yaml.safe_load((ROOT / "docs/monitoring/alerts.yml").read_text())
     exported = {m.value for m in Metric}
