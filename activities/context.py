@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import SecretStr
+
 from activities.backends.base import Backend
 from activities.ledger import LedgerCache
 from activities.poller import JobPoller
@@ -28,6 +30,8 @@ class ActivityContext:
     catalog_paths: list[str] = field(default_factory=list)
     ledger_root: str = ""  # NPAFLOW_LEDGER_ROOT: where runs without config.bucket keep ledgers
     ledger_cache: LedgerCache = field(default_factory=LedgerCache)  # each run's ledger as last written
+    notify_webhooks: tuple[SecretStr, ...] = ()  # NPAFLOW_NOTIFY_URL (never logged or returned)
+    ui_url: str = ""  # NPAFLOW_UI_URL: links in notifications
     _pollers: dict[BackendName, JobPoller] = field(default_factory=dict)
 
     @property

@@ -11,7 +11,7 @@ import secrets
 import socket
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
@@ -24,6 +24,11 @@ _UNSAFE_ID = re.compile(r"[^a-z0-9-]")
 def env(name: EnvVar) -> str:
     """A variable's value, else its contract default, else ""."""
     return os.environ.get(name.value) or ENV_DEFAULTS.get(name, "")
+
+
+def parse_webhooks(text: str) -> tuple[SecretStr, ...]:
+    """NPAFLOW_NOTIFY_URL: one or more http(s) URLs, separated by commas or whitespace."""
+    return tuple(SecretStr(url) for url in text.replace(",", " ").split())
 
 
 def default_home() -> Path:
@@ -80,6 +85,8 @@ class WorkerConfig(BaseModel):
     deployment: str = ENV_DEFAULTS[EnvVar.DEPLOYMENT]  # "none": unversioned
     build_id: str = ""  # "": the package version plus a hash of the workflow code
     metrics_address: str = ""  # HOST:PORT for Prometheus; "": no metrics endpoint
+    notify_urls: tuple[SecretStr, ...] = ()  # run notification webhooks (secret: never logged)
+    ui_url: str = ""  # the Temporal UI's base URL, for links in notifications
 
     @classmethod
     def from_env(cls, *, create_id: bool = True, **overrides: object) -> WorkerConfig:
@@ -114,6 +121,8 @@ class WorkerConfig(BaseModel):
             "deployment": os.environ.get(EnvVar.DEPLOYMENT.value, ENV_DEFAULTS[EnvVar.DEPLOYMENT]),
             "build_id": env(EnvVar.BUILD_ID),
             "metrics_address": env(EnvVar.METRICS_ADDRESS),
+            "notify_urls": parse_webhooks(env(EnvVar.NOTIFY_URL)),
+            "ui_url": env(EnvVar.UI_URL),
         }
         values.update({k: v for k, v in overrides.items() if v not in (None, "", ())})
         try:
@@ -140,3 +149,10 @@ class WorkerConfig(BaseModel):
         for name in self.job_env:
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
                 raise UsageError(f"{EnvVar.JOB_ENV.value}: {name!r} is not a variable name")
+        for index, url in enumerate(self.notify_urls):
+            scheme = url.get_secret_value().partition("://")[0]
+            if scheme not in ("http", "https"):
+                raise UsageError(
+                    f"{EnvVar.NOTIFY_URL.value}: webhook {index + 1} is not an http(s) URL "
+                    "(separate several with commas or spaces)"
+                )

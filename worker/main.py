@@ -113,6 +113,8 @@ def build_context(config: WorkerConfig) -> ActivityContext:
         aws_endpoint_url=config.aws_endpoint_url,
         catalog_paths=list(config.catalog_paths),
         ledger_root=config.ledger_root,
+        notify_webhooks=config.notify_urls,
+        ui_url=config.ui_url,
     )
 
 

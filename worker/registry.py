@@ -11,6 +11,7 @@ from activities.control import request_cancel
 from activities.jobs import JobActivities
 from activities.launch import LaunchActivities
 from activities.ledger import LedgerActivities
+from activities.notify import Notifier
 from activities.runs import RunActivities
 from npaflow.runtime import contract
 from npaflow.runtime.contract import ACTIVITIES, WORKER_QUEUE_ACTIVITIES, QueueKind
@@ -33,6 +34,7 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
         contract.WAIT_TRIGGER.name: artifacts.wait_trigger,
         contract.EXPORT_LEDGER.name: LedgerActivities(context.storage, context.ledger_cache).export_ledger,
         contract.REQUEST_CANCEL.name: request_cancel,
+        contract.NOTIFY_RUN.name: Notifier(context.notify_webhooks, context.ui_url).notify_run,
     }
 
 

@@ -13,12 +13,14 @@ from temporalio import workflow
 
 from npaflow.runtime.ledger import WaveAttemptRecord, latest_attempts
 from npaflow.runtime.metrics import Metric
+from npaflow.runtime.notifications import RunEvent
 from npaflow.runtime.request import OnFailure
 from npaflow.runtime.status import RetryBudget
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.traversal import Wave, WaveOutcome
 from workflows_def.attempts import AttemptOutcome, AttemptRunner
 from workflows_def.metrics import count
+from workflows_def.notify import notify
 from workflows_def.readings import ArtifactReads
 from workflows_def.recorder import RunDeps
 
@@ -101,6 +103,8 @@ class TemporalExecutor(ArtifactReads):
         """Park a failed wave until `resume` (a new attempt) or cancel."""
         self.state.run_suspended(error)
         await self.recorder.sync()
+        if await notify(self.state, self.request, RunEvent.SUSPENDED):
+            await self.recorder.export()  # how the notification went, before the wait
         await workflow.wait_condition(lambda: self.state.resume_requested)
         self.state.run_resumed()
         await self.recorder.sync()

@@ -25,6 +25,7 @@ from npaflow.runtime.contract import (
 from npaflow.runtime.ids import RunId
 from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec, LoadSpecInput, RequestCancelInput
 from npaflow.runtime.metrics import Metric
+from npaflow.runtime.notifications import RunEvent
 from npaflow.runtime.request import RUN_ID_PATTERN, RunRequest
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.status import FailureClass
@@ -39,6 +40,7 @@ from workflows_def.activity_calls import (
 )
 from workflows_def.executor import TemporalExecutor
 from workflows_def.metrics import count
+from workflows_def.notify import notify
 from workflows_def.recorder import RunDeps, RunRecorder
 
 
@@ -50,11 +52,13 @@ class NpaWorkflowRun:
         self.state = RunState(run_id=RunId(workflow.info().workflow_id))
         self.recorder = RunRecorder(self.state)
         self.executor: TemporalExecutor | None = None
+        self.request: RunRequest | None = None
 
     @workflow.run
     async def run(self, request: RunRequest) -> RunSummary:
         """Check the run id, load, walk, and always leave a ledger that says what happened."""
         _check_run_id(self.state.run_id, request)
+        self.request = request
         try:
             loaded = await self._load(request)
             await self._walk(request, loaded)
@@ -66,6 +70,7 @@ class NpaWorkflowRun:
         self.state.run_succeeded()
         count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="succeeded")
         self._count_hours()
+        await notify(self.state, request, RunEvent.SUCCEEDED)
         await self._sync_final()
         return self.state.summary()
 
@@ -133,6 +138,8 @@ class NpaWorkflowRun:
         capacity = self.state.failure_class is FailureClass.CAPACITY
         count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="capacity" if capacity else "failed")
         self._count_hours()
+        if self.request is not None:
+            await notify(self.state, self.request, RunEvent.CAPACITY if capacity else RunEvent.FAILED)
         await self._sync_final()
         summary = self.state.summary()
         raise ApplicationError(

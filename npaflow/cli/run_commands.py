@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from npaflow.cli.options import SubParsers, add_spec_arguments, catalog_paths, parse_vars
 from npaflow.errors import UsageError
+from npaflow.runtime.notifications import NotifyWhen
 from npaflow.runtime.request import RunRequest
 
 
@@ -148,6 +149,13 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         help="when a wave fails for good: fail the run, or suspend it until `resume` (default fail)",
     )
     parser.add_argument(
+        "--notify",
+        choices=[w.value for w in NotifyWhen],
+        default=NotifyWhen.FAILURES.value,
+        help="which outcomes the workers post to their NPAFLOW_NOTIFY_URL webhooks: failures "
+        "(failed, suspended, out of capacity), always (success too), or never (default failures)",
+    )
+    parser.add_argument(
         "--secret-env",
         action="append",
         default=[],
@@ -201,6 +209,7 @@ def _request(args: argparse.Namespace, spec_text: str, run_id: str, spec_uri: st
         cancel_on_timeout=not args.no_cancel_on_timeout,
         assume_decision=args.assume_decision,
         on_failure=args.on_failure,
+        notify=args.notify,
         secret_env=args.secret_env,
         backend=args.backend,
         infra=args.infra,

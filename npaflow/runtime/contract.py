@@ -40,6 +40,7 @@ from npaflow.runtime.messages import (
     TriggerResult,
     WaitTriggerInput,
 )
+from npaflow.runtime.notifications import NotificationResult, RunNotification
 from npaflow.runtime.status import FailureClass
 
 # --- workflows and task queues ------------------------------------------------------------
@@ -133,6 +134,7 @@ WAIT_TRIGGER = ActivityRef("wait_trigger", WaitTriggerInput, TriggerResult, Queu
 EXPORT_LEDGER = ActivityRef("export_ledger", ExportLedgerInput, ExportResult)
 REQUEST_CANCEL = ActivityRef("request_cancel", RequestCancelInput, type(None))
 READ_JOB_LOGS = ActivityRef("read_job_logs", ReadJobLogsInput, JobLogs)
+NOTIFY_RUN = ActivityRef("notify_run", RunNotification, NotificationResult)
 
 #: Every activity; a worker registers an implementation for each (worker/registry.py).
 ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
@@ -146,6 +148,7 @@ ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
     EXPORT_LEDGER,
     REQUEST_CANCEL,
     READ_JOB_LOGS,
+    NOTIFY_RUN,
 )
 #: Served on each worker's own queue as well: a local job's activities run on its host, and a
 #: launch interrupted there is reconciled there.

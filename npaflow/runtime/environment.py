@@ -33,6 +33,8 @@ class EnvVar(StrEnum):
     DEPLOYMENT = "NPAFLOW_DEPLOYMENT"  # Temporal Worker Deployment name ("" or "none": unversioned)
     BUILD_ID = "NPAFLOW_BUILD_ID"  # this worker's version (default: package version + code hash)
     METRICS_ADDRESS = "NPAFLOW_METRICS_ADDRESS"  # HOST:PORT of the worker's /metrics (off when unset)
+    NOTIFY_URL = "NPAFLOW_NOTIFY_URL"  # webhook URLs for run notifications, whitespace/comma separated
+    UI_URL = "NPAFLOW_UI_URL"  # the Temporal UI's base URL, for links in notifications
 
 
 #: Defaults for the variables that have one.

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, PlainSerializer
 
 from npaflow.document.models import Artifact
+from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.usage import RunUsage, TaskShape, Usage, attempt_hours
 from npaflow.runtime.vocabulary import (
@@ -321,6 +322,7 @@ class LedgerDelta(BaseModel):
     watermarks: dict[str, Watermark] = Field(default_factory=dict)
     cancel_reason: str = ""
     plan_change: PlanChangeRecord | None = None
+    notifications: list[NotificationRecord] = Field(default_factory=list)  # upserted by id
 
 
 class RuntimeLedger(BaseModel):
@@ -344,6 +346,7 @@ class RuntimeLedger(BaseModel):
     cancel_reason: str = ""
     usage: RunUsage = Field(default_factory=RunUsage)  # ours: GPU- and node-hours (usage.py)
     plan_changes: list[PlanChangeRecord] = Field(default_factory=list)  # ours: accepted edits
+    notifications: list[NotificationRecord] = Field(default_factory=list)  # ours: webhook deliveries
 
     def latest_attempts(self) -> dict[WaveKey, WaveAttemptRecord]:
         """Return the newest attempt recorded for each wave key."""

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from npaflow.runtime.ledger import DecisionRecord, LedgerDelta, Watermark, WaveAttemptRecord
+from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.vocabulary import LedgerStatus
 from npaflow.waves import WaveKey
 
@@ -26,6 +27,7 @@ class Receipt:
 
     waves: tuple[tuple[AttemptId, int], ...]
     watermarks: tuple[tuple[str, int], ...]
+    notifications: tuple[tuple[str, int], ...]
     decisions: int
     status: LedgerStatus
     error: str
@@ -39,6 +41,7 @@ class LedgerBook:
         self._version = 0
         self._waves: dict[AttemptId, int] = {}
         self._watermarks: dict[str, int] = {}
+        self._notifications: dict[str, int] = {}
         self._decisions_written = 0
         self._status_written: LedgerStatus | None = None
         self._error_written: str | None = None
@@ -55,11 +58,17 @@ class LedgerBook:
         self._version += 1
         self._watermarks[state] = self._version
 
+    def notification_changed(self, note: str) -> None:
+        """A notification was sent (or its delivery failed)."""
+        self._version += 1
+        self._notifications[note] = self._version
+
     def is_behind(self, *, status: LedgerStatus, error: str, decisions: int) -> bool:
         """True when an export would write something new."""
         return bool(
             self._waves
             or self._watermarks
+            or self._notifications
             or self.spec_pending
             or decisions > self._decisions_written
             or status != self._status_written
@@ -72,6 +81,7 @@ class LedgerBook:
         records: Mapping[AttemptId, WaveAttemptRecord],
         decisions: list[DecisionRecord],
         watermarks: Mapping[str, Watermark],
+        notifications: Mapping[str, NotificationRecord],
         status: LedgerStatus,
         error: str,
         cancel_reason: str,
@@ -84,11 +94,13 @@ class LedgerBook:
             decisions=decisions[self._decisions_written :],
             decision_offset=self._decisions_written,
             watermarks={state: watermarks[state] for state in self._watermarks},
+            notifications=[notifications[note] for note in self._notifications],
             cancel_reason=cancel_reason,
         )
         receipt = Receipt(
             waves=tuple(self._waves.items()),
             watermarks=tuple(self._watermarks.items()),
+            notifications=tuple(self._notifications.items()),
             decisions=len(decisions),
             status=status,
             error=error,
@@ -104,6 +116,9 @@ class LedgerBook:
         for state, version in receipt.watermarks:
             if self._watermarks.get(state) == version:
                 del self._watermarks[state]
+        for note, version in receipt.notifications:
+            if self._notifications.get(note) == version:
+                del self._notifications[note]
         self._decisions_written = max(self._decisions_written, receipt.decisions)
         self._status_written, self._error_written = receipt.status, receipt.error
         if receipt.spec:

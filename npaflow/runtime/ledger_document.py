@@ -135,6 +135,12 @@ class LedgerDocument:
             ledger.cancel_reason = delta.cancel_reason
         if delta.plan_change is not None:
             self._add_plan_change(delta.plan_change, now)
+        for note in delta.notifications:
+            known = {n.id: i for i, n in enumerate(ledger.notifications)}
+            if note.id in known:
+                ledger.notifications[known[note.id]] = note
+            else:
+                ledger.notifications.append(note)
         ledger.updated_at = now
 
     def _place_decisions(self, delta: LedgerDelta) -> None:

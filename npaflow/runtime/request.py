@@ -8,6 +8,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from npaflow.decisions import assumption_problem
+from npaflow.runtime.notifications import NotifyWhen
 
 #: Run ids become workflow ids, job names and ledger prefixes.
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
@@ -71,6 +72,7 @@ class RunRequest(BaseModel):
     cancel_on_timeout: bool = True
     assume_decision: str = ""
     on_failure: OnFailure = OnFailure.FAIL
+    notify: NotifyWhen = NotifyWhen.FAILURES  # which outcomes go to the workers' webhooks
     secret_env: list[str] = Field(default_factory=list)
     backend: BackendName = BackendName.LOCAL
     infra: str = ""

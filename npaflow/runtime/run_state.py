@@ -24,13 +24,14 @@ from npaflow.runtime.ledger import (
 )
 from npaflow.runtime.ledger_book import AttemptId, LedgerBook, Receipt
 from npaflow.runtime.messages import AwaitResult, LaunchResult
+from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.progress import RunProgress
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.summary import ProgressView, RunStatusView, RunSummary, StepRecord, WaveView
 from npaflow.runtime.transitions import Effect, RunTransition, TransitionError, WaveTransition
 from npaflow.runtime.usage import task_shapes
-from npaflow.runtime.vocabulary import AttemptStage, RecoveryDecision, RunPhase
+from npaflow.runtime.vocabulary import AttemptStage, RecoveryDecision, RunPhase, WaveStatus
 from npaflow.traversal.models import Wave
 from npaflow.waves import WaveKey
 
@@ -59,6 +60,7 @@ class RunState:
         self.resume_requested = False  # set by the `resume` signal
         self.decisions: list[DecisionRecord] = []
         self.watermarks: dict[str, Watermark] = {}
+        self.notifications: dict[str, NotificationRecord] = {}
         self.ledger = LedgerBook()
         self.progress = RunProgress()
         self._attempts: dict[AttemptId, WaveAttemptRecord] = {}
@@ -97,6 +99,11 @@ class RunState:
         """Record what a trigger saw when it fired."""
         self.watermarks[state] = watermark
         self.ledger.watermark_changed(state)
+
+    def add_notification(self, record: NotificationRecord) -> None:
+        """Record how a notification's delivery went (exported with the next sync)."""
+        self.notifications[record.id] = record
+        self.ledger.notification_changed(record.id)
 
     # --- phases ------------------------------------------------------------------------------
 
@@ -347,6 +354,11 @@ class RunState:
         """Attempts whose job every abort path must cancel by exact id."""
         return [r for i, r in self.progress.running.items() if self._stages[i] is AttemptStage.IN_FLIGHT]
 
+    def last_failure(self) -> WaveAttemptRecord | None:
+        """The newest failed attempt (what a failure notification names), if any."""
+        failed = [r for r in self._attempts.values() if r.status is WaveStatus.FAILED]
+        return failed[-1] if failed else None
+
     def launching(self) -> list[AttemptId]:
         """Attempts recorded before their launch reported a job (launch failed or in progress)."""
         return [i for i in self.progress.running if self._stages[i] is AttemptStage.LAUNCHING]
@@ -365,6 +377,7 @@ class RunState:
             records=self._attempts,
             decisions=self.decisions,
             watermarks=self.watermarks,
+            notifications=self.notifications,
             status=self.phase.ledger_status(),
             error=self.error,
             cancel_reason=self.cancel_reason,

@@ -11,10 +11,8 @@ local webhook receiver.
 from __future__ import annotations
 
 import asyncio
-import http.server
 import json
 import subprocess
-import threading
 import urllib.parse
 import urllib.request
 import uuid
@@ -27,6 +25,7 @@ from npaflow.runtime.contract import LEDGER_DIR, RUNTIME_FILE, WORKFLOW_TYPE
 from tests.harness import Harness, start_worker_process
 from tests.helpers import ROOT, eventually, require_tool
 from tests.skypilot_server import free_port
+from tests.webhook_receiver import Receiver
 
 pytestmark = pytest.mark.integration
 
@@ -40,30 +39,6 @@ def query(port: int, expression: str) -> list[dict]:
     url = f"http://127.0.0.1:{port}/api/v1/query?query={urllib.parse.quote(expression)}"
     with urllib.request.urlopen(url, timeout=10) as response:
         return json.loads(response.read())["data"]["result"]
-
-
-class Receiver(http.server.ThreadingHTTPServer):
-    """A webhook receiver on loopback: keeps every JSON body posted to it."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict] = []
-        received = self.bodies
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        super().__init__(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/alerts"
 
 
 def start_alertmanager(tmp_path: Path, port: int, receiver: Receiver) -> subprocess.Popen[bytes]:

@@ -153,7 +153,9 @@ def test_the_shipped_alert_rules_are_valid_prometheus_rules() -> None:
 def test_the_alerts_fire_as_their_promtool_unit_tests_expect() -> None:
     promtool = require_tool("promtool", package="prometheus")
     result = subprocess.run(
-        [promtool, "test", "rules", str(ROOT / "docs/monitoring/alerts.test.yml")], capture_output=True, text=True
+        [promtool, "test", "rules", str(ROOT / "docs/monitoring/alerts.test.yml")],
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
