@@ -11,50 +11,27 @@ from typing import ParamSpec, TypeVar
 
 from temporalio.exceptions import ApplicationError
 
-from npaflow.errors import (
-    AccessDeniedError,
-    CapacityError,
-    ConfigurationError,
-    ControllerError,
-    InfraError,
-    LaunchMovedError,
-    LaunchUnidentifiedError,
-    NpaflowError,
-    PayloadError,
-    SpecError,
-    TransportError,
-)
+from npaflow.errors import LaunchMovedError, NpaflowError, TransportError
 from npaflow.runtime.contract import ErrorType
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-#: Most specific class first: the first match names the ApplicationError type.
-_TYPES: tuple[tuple[type[NpaflowError], ErrorType], ...] = (
-    (SpecError, ErrorType.SPEC),
-    (AccessDeniedError, ErrorType.ACCESS_DENIED),
-    (ConfigurationError, ErrorType.CONFIGURATION),
-    (PayloadError, ErrorType.PAYLOAD),
-    (LaunchUnidentifiedError, ErrorType.LAUNCH_UNIDENTIFIED),
-    (CapacityError, ErrorType.CAPACITY),
-    (ControllerError, ErrorType.CONTROLLER),
-    (TransportError, ErrorType.TRANSPORT),
-    (InfraError, ErrorType.INFRA),
-)
-
 
 def to_application_error(exc: BaseException) -> ApplicationError:
-    """Convert an error into an ApplicationError whose type says what may retry it."""
+    """Convert an error into an ApplicationError whose type says what may retry it.
+
+    An npaflow error travels as its class's `wire_type`; anything else is an
+    unclassified infrastructure failure (the activity retries it).
+    """
     if isinstance(exc, LaunchMovedError):
         return ApplicationError(
             str(exc), exc.worker_task_queue, type=ErrorType.LAUNCH_MOVED.value, non_retryable=True
         )
-    for cls, kind in _TYPES:
-        if isinstance(exc, cls):
-            final = isinstance(exc, TransportError) and exc.recovery_exhausted
-            return ApplicationError(str(exc), type=kind.value, non_retryable=final or not kind.is_retryable())
     if isinstance(exc, NpaflowError):
-        return ApplicationError(str(exc), type=ErrorType.CONFIGURATION.value, non_retryable=True)
+        kind = ErrorType(type(exc).wire_type)
+        final = isinstance(exc, TransportError) and exc.recovery_exhausted
+        return ApplicationError(str(exc), type=kind.value, non_retryable=final or not kind.is_retryable())
     return ApplicationError(f"{type(exc).__name__}: {exc}", type=ErrorType.INFRA.value)
 
 

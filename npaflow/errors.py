@@ -9,6 +9,8 @@ under `max_infrastructure_recoveries`; `ConfigurationError` (and
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -42,11 +44,21 @@ class SpecIssue(BaseModel):
 
 
 class NpaflowError(Exception):
-    """Base of every error npaflow raises on purpose."""
+    """Base of every error npaflow raises on purpose.
+
+    `wire_type` is the `ApplicationError.type` the class travels as between
+    activities and workflows; `npaflow.runtime.contract.ErrorType` says what may
+    retry it. A class and its wire type agree on retries (tests/unit/test_errors.py):
+    an `InfraError` is spent from the infrastructure budget, and nothing else is.
+    """
+
+    wire_type: ClassVar[str] = "ConfigurationError"  # unclassified: never retried (fail closed)
 
 
 class SpecError(NpaflowError):
     """A spec (or its overrides) is invalid; carries every issue found."""
+
+    wire_type = "SpecError"
 
     def __init__(self, issues: list[SpecIssue]) -> None:
         self.issues = list(issues)
@@ -60,17 +72,25 @@ class UsageError(NpaflowError):
 class PayloadError(NpaflowError):
     """The user's job failed (FAILED, FAILED_SETUP, missing outputs)."""
 
+    wire_type = "PayloadError"
+
 
 class InfraError(NpaflowError):
     """A failure outside the user's job that no finer class describes (controller budget)."""
+
+    wire_type = "InfraError"
 
 
 class CapacityError(InfraError):
     """No resources: the backend could not place the job (capacity budget, exit 75)."""
 
+    wire_type = "CapacityError"
+
 
 class ControllerError(InfraError):
     """The backend's controller (or the local supervisor) lost or failed the job."""
+
+    wire_type = "ControllerError"
 
 
 class TransportError(InfraError):
@@ -80,6 +100,8 @@ class TransportError(InfraError):
     it is final for the activity, and the workflow's infrastructure budget decides.
     """
 
+    wire_type = "TransportError"
+
     def __init__(self, message: str, *, recovery_exhausted: bool = False) -> None:
         super().__init__(message)
         self.recovery_exhausted = recovery_exhausted
@@ -88,21 +110,33 @@ class TransportError(InfraError):
 class LaunchMovedError(ControllerError):
     """A launch began on another worker, whose host holds any job it made: reconcile it there."""
 
+    wire_type = "LaunchMoved"
+
     def __init__(self, message: str, worker_task_queue: str) -> None:
         super().__init__(message)
         self.worker_task_queue = worker_task_queue
 
 
-class LaunchUnidentifiedError(InfraError):
-    """A launch returned no usable job id and no job carries its name: never relaunch blindly."""
+class LaunchUnidentifiedError(NpaflowError):
+    """A launch returned no usable job id and no job carries its name: never relaunch blindly.
+
+    Not an `InfraError`: the infrastructure budget would launch again beside a job
+    that may exist, so the wave fails closed instead.
+    """
+
+    wire_type = "LaunchUnidentifiedError"
 
 
 class ConfigurationError(NpaflowError):
     """A launch can never succeed as configured (prechecks, invalid YAML)."""
 
+    wire_type = "ConfigurationError"
+
 
 class AccessDeniedError(ConfigurationError):
     """Credentials are missing, invalid or not allowed to do this: no retry can fix it."""
+
+    wire_type = "AccessDeniedError"
 
 
 class RenderError(ConfigurationError):

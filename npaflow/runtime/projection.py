@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from npaflow.document.models import Artifact
 from npaflow.runtime.ledger import RUN_SCHEMA, PlannedStep, StageRecord, TaskRow, WaveAttemptRecord
 from npaflow.runtime.usage import RunUsage
-from npaflow.runtime.vocabulary import WaveStatus
+from npaflow.runtime.vocabulary import StepStatus
 from npaflow.waves import WaveKey
 
 _OPEN = ConfigDict(extra="forbid")
@@ -115,7 +115,7 @@ class ManifestStep(BaseModel):
 
     state: str
     iteration: int | None = None
-    status: str
+    status: StepStatus
     job_id: str = ""
     job_name: str = ""
     sky_status: str = ""
@@ -132,7 +132,7 @@ class ManifestStep(BaseModel):
 
 def manifest_steps(wave: WaveAttemptRecord) -> list[ManifestStep]:
     """The manifest steps of one wave attempt, one per member, with what the plan made of each."""
-    status = "ok" if wave.status is WaveStatus.SUCCEEDED else wave.status.value
+    status = wave.status.step_status()
     steps = []
     for index, member in enumerate(wave.key.members):
         planned = wave.planned[index] if index < len(wave.planned) else PlannedStep(state=member.state)
