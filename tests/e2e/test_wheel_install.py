@@ -174,7 +174,7 @@ def test_the_installed_npaflow_init_writes_a_starter_and_the_examples_that_valid
     written = sorted(
         p.relative_to(tmp_path / "project").as_posix() for p in (tmp_path / "project").rglob("*.yaml")
     )
-    assert written == ["pipeline.yaml", *(f"examples/{p.name}" for p in EXAMPLES)]
+    assert written == sorted(["pipeline.yaml", *(f"examples/{p.name}" for p in EXAMPLES)])
     for spec in written:
         result = npaflow("validate-spec", f"project/{spec}")
         assert result.returncode == 0, result.stderr
