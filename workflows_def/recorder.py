@@ -24,6 +24,8 @@ from npaflow.runtime.ui_text import current_details
 from workflows_def.activity_calls import LEDGER_RETRY, call_local, ledger_deadline, retries_within
 
 #: The run phase, so suspended or paused runs can be found with no worker up.
+#: Runs that ended before this recorded no hours in their memo; they replay without it.
+FINAL_USAGE_PATCH = "memo-final-usage-v1"
 PHASE_ATTRIBUTE = SearchAttributeKey.for_keyword(SearchAttribute.PHASE.value)
 #: The spec's name, to list every run of one workflow.
 WORKFLOW_ATTRIBUTE = SearchAttributeKey.for_keyword(SearchAttribute.WORKFLOW.value)
@@ -44,7 +46,7 @@ class RunRecorder:
         self.state = state
         self.loaded: LoadedSpec | None = None
         self._published: dict[str, object] = {}
-        self._memo: dict[str, str] = {}
+        self._memo: dict[str, object] = {}
         self._deadline = ledger_deadline(RunRequest.model_fields["transport_recovery_seconds"].default)
 
     def attach(self, loaded: LoadedSpec, request: RunRequest) -> None:
@@ -92,7 +94,10 @@ class RunRecorder:
         if updates:
             workflow.upsert_search_attributes(updates)
             self._published = attributes
-        memo = {"phase": state.phase.value, "ledger_uri": state.ledger_uri}
+        memo: dict[str, object] = {"phase": state.phase.value, "ledger_uri": state.ledger_uri}
+        if state.phase.is_final() and workflow.patched(FINAL_USAGE_PATCH):
+            usage = state.progress.usage()  # for `npaflow list`: the run's hours, once it ended
+            memo["gpu_hours"], memo["node_hours"] = usage.gpu_hours, usage.node_hours
         if state.ledger.failed_export:
             memo["ledger_behind"] = state.ledger.failed_export[:300]
         if memo != self._memo:

@@ -73,6 +73,18 @@ def register(commands: SubParsers) -> None:
     )
     _add_run_options(submit)
     submit.set_defaults(handler=_handler("submit"))
+    runs = commands.add_parser(
+        "list", help="list npaflow's runs, newest first, with spec, phase and GPU-hours"
+    )
+    add_connection_arguments(runs, ledger_root=False)
+    runs.add_argument("--phase", default="", help="only runs in this phase (running, suspended, failed, ...)")
+    runs.add_argument("--spec", default="", help="only runs of this spec (its metadata.name)")
+    runs.add_argument(
+        "--since", default="", metavar="DURATION", help="only runs started in the last 30m, 24h, 7d"
+    )
+    runs.add_argument("--limit", type=int, default=50, help="at most this many runs")
+    runs.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    runs.set_defaults(handler=_handler("list_runs", "npaflow.cli.list_handler"))
     for name, text in (
         ("status", "show a run's live status"),
         ("cancel", "cancel a run's jobs and end it"),

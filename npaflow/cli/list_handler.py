@@ -1,0 +1,118 @@
+"""`npaflow list`: npaflow's runs from Temporal visibility, with spec, phase and hours.
+
+Only runs of the run workflow are listed (the helper workflows that `logs` and
+ledger repairs start never appear). Phase, spec and current states come from
+npaflow's search attributes; GPU-hours from the memo a run writes when it ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from temporalio.client import Client, WorkflowExecution
+from temporalio.common import SearchAttributeKey
+
+from npaflow.cli.temporal_client import connect_from
+from npaflow.errors import UsageError
+from npaflow.runtime.contract import WORKFLOW_TYPE, SearchAttribute
+from npaflow.runtime.vocabulary import RunPhase
+
+_PHASE = SearchAttributeKey.for_keyword(SearchAttribute.PHASE.value)
+_SPEC = SearchAttributeKey.for_keyword(SearchAttribute.WORKFLOW.value)
+_STATES = SearchAttributeKey.for_keyword_list(SearchAttribute.STATE.value)
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_since(text: str) -> timedelta:
+    """`30m`, `24h`, `7d` (or seconds) as a duration.
+
+    Raises:
+        UsageError: not a duration.
+    """
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd]?)", text.strip())
+    if not match:
+        raise UsageError(f"--since {text!r}: expected a duration such as 30m, 24h or 7d")
+    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2) or "s"])
+
+
+def _quoted(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def visibility_query(phase: str, spec: str, since: str, now: datetime) -> str:
+    """The list filter: npaflow runs only, narrowed by phase, spec name and start time."""
+    parts = [f"WorkflowType = {_quoted(WORKFLOW_TYPE)}"]
+    if phase:
+        parts.append(f"{SearchAttribute.PHASE.value} = {_quoted(phase)}")
+    if spec:
+        parts.append(f"{SearchAttribute.WORKFLOW.value} = {_quoted(spec)}")
+    if since:
+        start = (now - parse_since(since)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        parts.append(f"StartTime > {_quoted(start)}")
+    return " AND ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m" if hours else (f"{minutes}m{secs:02d}s" if minutes else f"{secs}s")
+
+
+async def _row(run: WorkflowExecution, now: datetime) -> dict[str, Any]:
+    attributes = run.typed_search_attributes
+    memo = await run.memo()
+    end = run.close_time or now
+    return {
+        "run_id": run.id,
+        "spec": attributes.get(_SPEC) or "",
+        "phase": attributes.get(_PHASE) or str(memo.get("phase", "")),
+        "execution_status": run.status.name if run.status else "UNKNOWN",
+        "current_states": list(attributes.get(_STATES) or []),
+        "started_at": run.start_time.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "duration_seconds": round((end - run.start_time).total_seconds(), 1),
+        "gpu_hours": memo.get("gpu_hours"),
+    }
+
+
+def _text(rows: list[dict[str, Any]]) -> str:
+    header = ("RUN ID", "SPEC", "PHASE", "STATES", "STARTED", "DURATION", "GPU-H")
+    table = [header] + [
+        (
+            r["run_id"],
+            r["spec"] or "-",
+            r["phase"] or r["execution_status"].lower(),
+            "-" if r["execution_status"] != "RUNNING" else ",".join(r["current_states"]) or "-",
+            r["started_at"],
+            _duration(r["duration_seconds"]),
+            "-" if r["gpu_hours"] is None else f"{r['gpu_hours']:.4f}",
+        )
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table
+    )
+
+
+async def list_runs(args: argparse.Namespace) -> int:
+    """Print the newest runs first (at most --limit)."""
+    if args.limit < 1:
+        raise UsageError(f"--limit {args.limit}: give at least 1")
+    if args.phase and args.phase not in {p.value for p in RunPhase}:
+        raise UsageError(f"--phase {args.phase!r}: one of {', '.join(p.value for p in RunPhase)}")
+    now = datetime.now(UTC)
+    query = visibility_query(args.phase, args.spec, args.since, now)
+    client: Client = await connect_from(args)
+    rows = [await _row(run, now) async for run in client.list_workflows(query, limit=args.limit)]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    elif rows:
+        print(_text(rows))
+    else:
+        print(f"no runs match ({query})")
+    return 0
