@@ -32,6 +32,13 @@ def register(commands: SubParsers) -> None:
     )
     plan.add_argument("--waves", action="store_true", help="fold steps into launch waves")
     plan.add_argument(
+        "--format",
+        choices=["text", "json", "mermaid", "dot"],
+        default="text",
+        help="text or json: the plan under the assumption; mermaid or dot: the spec as a graph "
+        "(every state, branch, loop and group; no assumption needed)",
+    )
+    plan.add_argument(
         "--max-concurrency",
         type=int,
         default=0,
@@ -59,8 +66,16 @@ def run_validate(args: argparse.Namespace) -> int:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    """Plan the spec and print steps or waves."""
+    """Plan the spec and print steps or waves, or draw the spec as a graph."""
     check_assumption(args.assume_decision)
+    if args.format in ("mermaid", "dot"):
+        from npaflow.spec_graph import spec_graph, to_dot, to_mermaid
+
+        spec, _ = load_spec_for(args)
+        graph = spec_graph(spec)
+        sys.stdout.write(to_mermaid(graph) if args.format == "mermaid" else to_dot(graph))
+        return 0
+    args.json = args.json or args.format == "json"
     with gc_paused():
         spec, catalog = load_spec_for(args)
         if not args.assume_decision:
