@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from temporalio.client import Client, WorkflowExecution
 from temporalio.common import SearchAttributeKey
 
+from npaflow.cli.durations import parse_duration
 from npaflow.cli.temporal_client import connect_from
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import WORKFLOW_TYPE, SearchAttribute
@@ -24,19 +24,6 @@ from npaflow.runtime.vocabulary import RunPhase
 _PHASE = SearchAttributeKey.for_keyword(SearchAttribute.PHASE.value)
 _SPEC = SearchAttributeKey.for_keyword(SearchAttribute.WORKFLOW.value)
 _STATES = SearchAttributeKey.for_keyword_list(SearchAttribute.STATE.value)
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_since(text: str) -> timedelta:
-    """`30m`, `24h`, `7d` (or seconds) as a duration.
-
-    Raises:
-        UsageError: not a duration.
-    """
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd]?)", text.strip())
-    if not match:
-        raise UsageError(f"--since {text!r}: expected a duration such as 30m, 24h or 7d")
-    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2) or "s"])
 
 
 def _quoted(value: str) -> str:
@@ -51,7 +38,7 @@ def visibility_query(phase: str, spec: str, since: str, now: datetime) -> str:
     if spec:
         parts.append(f"{SearchAttribute.WORKFLOW.value} = {_quoted(spec)}")
     if since:
-        start = (now - parse_since(since)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        start = (now - parse_duration("--since", since)).strftime("%Y-%m-%dT%H:%M:%SZ")
         parts.append(f"StartTime > {_quoted(start)}")
     return " AND ".join(parts)
 

@@ -73,6 +73,7 @@ def register(commands: SubParsers) -> None:
     )
     _add_run_options(submit)
     submit.set_defaults(handler=_handler("submit"))
+    _register_schedule(commands)
     runs = commands.add_parser(
         "list", help="list npaflow's runs, newest first, with spec, phase and GPU-hours"
     )
@@ -122,6 +123,68 @@ def register(commands: SubParsers) -> None:
             sub.set_defaults(handler=_handler(name, "npaflow.cli.resume_handler"))
             continue
         sub.set_defaults(handler=_handler(name))
+
+
+def _register_schedule(commands: SubParsers) -> None:
+    """`schedule create|list|describe|pause|unpause|trigger|backfill|delete`."""
+    schedule = commands.add_parser("schedule", help="run a spec on a cron or interval (Temporal Schedules)")
+    actions = schedule.add_subparsers(dest="action", metavar="ACTION", required=True)
+    module = "npaflow.cli.schedule_handler"
+    create = actions.add_parser(
+        "create", help="validate a spec and run it on a schedule; runs are NAME-<time>"
+    )
+    create.add_argument("name", metavar="NAME", help="the schedule's name; it starts every run id it makes")
+    add_spec_arguments(create)
+    add_connection_arguments(create, ledger_root=False)
+    create.add_argument(
+        "--cron", default="", metavar="EXPR", help="a cron expression, e.g. '0 3 * * *' (UTC)"
+    )
+    create.add_argument("--every", default="", metavar="DURATION", help="an interval, e.g. 24h or 30m")
+    create.add_argument(
+        "--overlap",
+        choices=["skip", "buffer-one", "allow-all"],
+        default="skip",
+        help="when the previous run is still going: skip this one, run it after, or run both",
+    )
+    create.add_argument(
+        "--catchup-window", default="", metavar="DURATION", help="how late a missed run may still start"
+    )
+    create.add_argument(
+        "--jitter", default="", metavar="DURATION", help="start each run up to this much later"
+    )
+    _add_run_options(create)
+    create.set_defaults(handler=_handler("create", module))
+    for name, text in (
+        ("describe", "what a schedule does, its next and recent runs, and what it skipped"),
+        ("pause", "stop starting runs (started runs go on)"),
+        ("unpause", "start runs again at the next scheduled time"),
+        ("trigger", "start one run now (the overlap policy applies)"),
+        ("backfill", "run what the schedule would have started between two times"),
+        ("delete", "delete a schedule (its runs and their ledgers stay)"),
+    ):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("name", metavar="NAME", help="the schedule's name")
+        add_connection_arguments(action, ledger_root=False)
+        if name == "describe":
+            action.add_argument("--json", action="store_true", help="print machine-readable JSON")
+        if name in ("pause", "unpause"):
+            action.add_argument("--note", default="", help="why (shown in the Temporal UI)")
+        if name == "backfill":
+            action.add_argument(
+                "--start", required=True, metavar="TIME", help="ISO time, e.g. 2026-12-01T00:00:00Z"
+            )
+            action.add_argument("--end", required=True, metavar="TIME", help="ISO time, after --start")
+            action.add_argument(
+                "--overlap",
+                choices=["skip", "buffer-one", "allow-all"],
+                default="allow-all",
+                help="for these runs",
+            )
+        action.set_defaults(handler=_handler(name, module))
+    listing = actions.add_parser("list", help="npaflow's schedules, with when they run next")
+    add_connection_arguments(listing, ledger_root=False)
+    listing.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    listing.set_defaults(handler=_handler("list_schedules", module))
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,8 @@ from npaflow.decisions import assumption_problem
 from npaflow.runtime.notifications import NotifyWhen
 
 #: Run ids become workflow ids, job names and ledger prefixes.
-RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+#: A run id; a scheduled run's id ends in the time Temporal's schedule adds (`-2026-12-01T03:00:00Z`).
+RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(?:-\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?$")
 #: Longest retry backoff, so exponential growth cannot park a run for hours.
 MAX_RETRY_BACKOFF_SECONDS = 1800
 #: Longest duration any field may name (30 days): every duration becomes a Temporal timer

@@ -1,0 +1,255 @@
+"""`npaflow schedule ...`: a spec run on a cron or interval, over Temporal Schedules.
+
+Each scheduled run is an ordinary run (ledger, UI, signals, `status`, `cancel`)
+whose id is `<NAME>-<scheduled time>` (the schedule's own naming). The spec is
+validated at `create` (exit 2 on an error, nothing created) and travels in the
+schedule's action as `submit` would send it. Overlap defaults to skip: a nightly
+run never piles up behind a slow one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import (
+    Client,
+    Schedule,
+    ScheduleActionExecution,
+    ScheduleActionExecutionStartWorkflow,
+    ScheduleActionStartWorkflow,
+    ScheduleAlreadyRunningError,
+    ScheduleBackfill,
+    ScheduleDescription,
+    ScheduleHandle,
+    ScheduleIntervalSpec,
+    ScheduleListActionStartWorkflow,
+    ScheduleOverlapPolicy,
+    SchedulePolicy,
+    ScheduleSpec,
+    ScheduleState,
+)
+from temporalio.service import RPCError, RPCStatusCode
+
+from npaflow.cli.durations import parse_duration
+from npaflow.cli.options import load_spec_for, require_decision_sources
+from npaflow.cli.run_commands import build_request
+from npaflow.cli.run_handlers import INLINE_SPEC_LIMIT
+from npaflow.cli.temporal_client import connect_from, task_queue_from
+from npaflow.errors import UsageError
+from npaflow.runtime.contract import WORKFLOW_TYPE
+from npaflow.runtime.request import RUN_ID_PATTERN
+from npaflow.runtime.ui_text import static_summary
+
+OVERLAP = {
+    "skip": ScheduleOverlapPolicy.SKIP,
+    "buffer-one": ScheduleOverlapPolicy.BUFFER_ONE,
+    "allow-all": ScheduleOverlapPolicy.ALLOW_ALL,
+}
+#: A schedule's name starts every run id it makes, before the 21-character time suffix.
+MAX_NAME = 70
+
+
+def _check_name(name: str) -> None:
+    if len(name) > MAX_NAME or not RUN_ID_PATTERN.fullmatch(name) or ":" in name:
+        raise UsageError(
+            f"schedule name {name!r}: letters, digits, '.', '_', '-', starting with a letter or "
+            f"digit, at most {MAX_NAME} characters (it starts the id of every run it makes)"
+        )
+
+
+def _spec_of(args: argparse.Namespace) -> ScheduleSpec:
+    if bool(args.cron) == bool(args.every):
+        raise UsageError("give exactly one of --cron EXPR or --every DURATION (example: --every 24h)")
+    jitter = parse_duration("--jitter", args.jitter) if args.jitter else None
+    if args.cron:
+        return ScheduleSpec(cron_expressions=[args.cron], jitter=jitter)
+    return ScheduleSpec(
+        intervals=[ScheduleIntervalSpec(every=parse_duration("--every", args.every))], jitter=jitter
+    )
+
+
+async def create(args: argparse.Namespace) -> int:
+    """Validate the spec (nothing is created on an error), then create the schedule."""
+    _check_name(args.name)
+    spec, catalog = load_spec_for(args)
+    require_decision_sources(args, spec, catalog)
+    schedule_spec = _spec_of(args)
+    text = Path(args.spec).read_text(encoding="utf-8")
+    spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
+    request = build_request(args, text, "", spec_uri=spec_uri)
+    catchup = parse_duration("--catchup-window", args.catchup_window) if args.catchup_window else None
+    action = ScheduleActionStartWorkflow(
+        WORKFLOW_TYPE,
+        request,
+        id=args.name,
+        task_queue=task_queue_from(args.task_queue),
+        memo={"spec": str(args.spec), "vars": request.vars, "submitted_by": f"schedule {args.name}"},
+        static_summary=static_summary(spec.name, Path(args.spec).name),
+    )
+    schedule = Schedule(
+        action=action,
+        spec=schedule_spec,
+        policy=SchedulePolicy(overlap=OVERLAP[args.overlap], catchup_window=catchup),
+        state=ScheduleState(note=f"created by {getpass.getuser()} from {args.spec}"),
+    )
+    when = f"cron {args.cron}" if args.cron else _every(schedule_spec.intervals[0])
+    client = await connect_from(args)
+    try:
+        await client.create_schedule(
+            args.name, schedule, memo={"spec": spec.name, "spec_file": str(args.spec), "when": when}
+        )
+    except ScheduleAlreadyRunningError:
+        raise UsageError(
+            f"schedule {args.name!r} already exists (see: npaflow schedule describe {args.name}; "
+            f"replace it: npaflow schedule delete {args.name}, then create it again)"
+        ) from None
+    print(f"schedule {args.name} created: {spec.name}, {when}, overlap {args.overlap}")
+    print(f"its runs are {args.name}-<scheduled time> (see them: npaflow list --spec {spec.name})")
+    return 0
+
+
+async def _handle(args: argparse.Namespace) -> tuple[Client, ScheduleHandle, ScheduleDescription]:
+    client = await connect_from(args)
+    handle = client.get_schedule_handle(args.name)
+    try:
+        return client, handle, await handle.describe()
+    except RPCError as exc:
+        if exc.status is RPCStatusCode.NOT_FOUND:
+            raise UsageError(f"no schedule named {args.name!r} (list them: npaflow schedule list)") from None
+        raise
+
+
+def _every(interval: ScheduleIntervalSpec) -> str:
+    seconds = int(interval.every.total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"every {seconds // size}{unit}"
+    return f"every {seconds}s"
+
+
+def _run_ids(actions: Sequence[ScheduleActionExecution]) -> list[str]:
+    return [a.workflow_id for a in actions if isinstance(a, ScheduleActionExecutionStartWorkflow)]
+
+
+def _when(memo: Mapping[str, Any], spec: ScheduleSpec) -> list[str]:
+    """As created (`cron 0 3 * * *`, `every 24h`): the server keeps crons as calendars."""
+    if memo.get("when"):
+        return [str(memo["when"])]
+    return [f"cron {c}" for c in spec.cron_expressions] + [_every(i) for i in spec.intervals]
+
+
+async def _summary(name: str, description: ScheduleDescription) -> dict[str, Any]:
+    schedule, info = description.schedule, description.info
+    when = _when(await description.memo(), schedule.spec)
+    overlap = {v: k for k, v in OVERLAP.items()}.get(schedule.policy.overlap, str(schedule.policy.overlap))
+    return {
+        "name": name,
+        "when": when,
+        "overlap": overlap,
+        "paused": schedule.state.paused,
+        "note": schedule.state.note or "",
+        "next_runs": [t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in info.next_action_times[:3]],
+        "recent_runs": _run_ids([a.action for a in info.recent_actions[-5:]]),
+        "running": _run_ids(info.running_actions),
+        "skipped_for_overlap": info.num_actions_skipped_overlap,
+        "actions": info.num_actions,
+    }
+
+
+async def describe(args: argparse.Namespace) -> int:
+    """What the schedule does, its next and recent runs, and what it skipped."""
+    _, _, description = await _handle(args)
+    summary = await _summary(args.name, description)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    for key, value in summary.items():
+        shown = ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+        print(f"{key}: {shown or '-'}")
+    return 0
+
+
+async def list_schedules(args: argparse.Namespace) -> int:
+    """Every schedule of the namespace that starts npaflow runs."""
+    client = await connect_from(args)
+    rows: list[dict[str, Any]] = []
+    async for entry in await client.list_schedules():
+        listed = entry.schedule
+        if listed is None or not isinstance(listed.action, ScheduleListActionStartWorkflow):
+            continue
+        if listed.action.workflow != WORKFLOW_TYPE:
+            continue
+        rows.append(
+            {
+                "name": entry.id,
+                "when": _when(await entry.memo(), listed.spec),
+                "paused": listed.state.paused,
+                "next_run": entry.info.next_action_times[0].strftime("%Y-%m-%dT%H:%M:%SZ")
+                if entry.info and entry.info.next_action_times
+                else "",
+            }
+        )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    elif not rows:
+        print("no npaflow schedules (create one: npaflow schedule create NAME SPEC --every 24h)")
+    for row in [] if args.json else rows:
+        state = "paused" if row["paused"] else f"next {row['next_run'] or '-'}"
+        print(f"{row['name']}  {'; '.join(row['when'])}  {state}")
+    return 0
+
+
+async def pause(args: argparse.Namespace) -> int:
+    """Stop starting runs (runs already started go on)."""
+    _, handle, _ = await _handle(args)
+    await handle.pause(note=args.note or f"paused by {getpass.getuser()}")
+    print(f"schedule {args.name} paused")
+    return 0
+
+
+async def unpause(args: argparse.Namespace) -> int:
+    """Start runs again at the next scheduled time."""
+    _, handle, _ = await _handle(args)
+    await handle.unpause(note=args.note or f"unpaused by {getpass.getuser()}")
+    print(f"schedule {args.name} unpaused")
+    return 0
+
+
+async def trigger(args: argparse.Namespace) -> int:
+    """Start one run now (the overlap policy still applies)."""
+    _, handle, _ = await _handle(args)
+    await handle.trigger()
+    print(f"schedule {args.name} triggered")
+    return 0
+
+
+def _time(flag: str, text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"{flag} {text!r}: expected an ISO time, e.g. 2026-12-01T00:00:00Z") from None
+
+
+async def backfill(args: argparse.Namespace) -> int:
+    """Run what the schedule would have started between two times."""
+    start, end = _time("--start", args.start), _time("--end", args.end)
+    if end <= start:
+        raise UsageError("--end must be after --start")
+    _, handle, _ = await _handle(args)
+    await handle.backfill(ScheduleBackfill(start_at=start, end_at=end, overlap=OVERLAP[args.overlap]))
+    print(f"schedule {args.name}: backfill from {args.start} to {args.end} requested")
+    return 0
+
+
+async def delete(args: argparse.Namespace) -> int:
+    """Delete the schedule (its runs, and their ledgers, stay)."""
+    _, handle, _ = await _handle(args)
+    await handle.delete()
+    print(f"schedule {args.name} deleted (its runs and their ledgers stay)")
+    return 0

@@ -1,0 +1,112 @@
+"""`npaflow schedule`: a spec on an interval over Temporal Schedules; runs are ordinary runs."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e.test_cli_runs import npaflow
+from tests.harness import Harness
+from tests.helpers import eventually
+
+pytestmark = pytest.mark.e2e
+
+
+def slow_spec(tmp_path: Path, name: str) -> str:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(
+        f"apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {{name: {name}}}\n"
+        "states:\n  nap: {terminal: true, run: {shell: 'sleep 3'}}\n"
+    )
+    return str(path)
+
+
+async def test_an_interval_schedule_starts_runs_that_succeed_and_skips_while_one_is_running(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    name, spec = f"sched-{uuid.uuid4().hex[:6]}", f"slow-{uuid.uuid4().hex[:6]}"
+    async with local_harness.worker():
+        created = await npaflow(
+            env, local_harness, "schedule", "create", name, slow_spec(tmp_path, spec), "--every", "1s",
+            "--poll-seconds", "0.2",
+        )  # fmt: skip
+        assert created.returncode == 0, created.stderr
+        try:
+
+            async def two_succeeded() -> list[dict]:
+                result = await npaflow(
+                    env, local_harness, "list", "--spec", spec, "--phase", "succeeded", "--json"
+                )
+                rows = json.loads(result.stdout)
+                return rows if len(rows) >= 2 else []
+
+            runs = await eventually(
+                two_succeeded, timeout=60, interval=1, what="two scheduled runs succeeded"
+            )
+            described = await npaflow(env, local_harness, "schedule", "describe", name, "--json")
+        finally:
+            await npaflow(env, local_harness, "schedule", "delete", name)
+    assert all(run["run_id"].startswith(f"{name}-20") and run["run_id"].endswith("Z") for run in runs)
+    summary = json.loads(described.stdout)
+    assert (summary["when"], summary["overlap"]) == (["every 1s"], "skip")
+    assert summary["skipped_for_overlap"] > 0  # 3 s runs, one start a second: skipped, never piled up
+    starts = sorted((run["started_at"], run["duration_seconds"]) for run in runs)
+    assert len({start for start, _ in starts}) == len(starts)
+
+
+async def test_a_schedule_with_an_invalid_spec_is_refused_and_nothing_is_created(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: bad}\nstates: {}\n")
+    name = f"sched-{uuid.uuid4().hex[:6]}"
+    result = await npaflow(env, local_harness, "schedule", "create", name, str(bad), "--every", "1h")
+    assert result.returncode == 2 and "bad.yaml" in result.stderr
+    described = await npaflow(env, local_harness, "schedule", "describe", name)
+    assert described.returncode == 2 and f"no schedule named '{name}'" in described.stderr
+
+
+async def test_a_schedule_needs_exactly_one_of_cron_and_every(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    spec = slow_spec(tmp_path, "either")
+    both = await npaflow(
+        env, local_harness, "schedule", "create", "x", spec, "--every", "1h", "--cron", "0 3 * * *"
+    )
+    neither = await npaflow(env, local_harness, "schedule", "create", "x", spec)
+    assert (both.returncode, neither.returncode) == (2, 2)
+    assert "give exactly one of --cron EXPR or --every DURATION" in both.stderr
+
+
+async def test_pause_trigger_and_unpause_act_on_the_schedule(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    name = f"sched-{uuid.uuid4().hex[:6]}"
+    created = await npaflow(
+        env, local_harness, "schedule", "create", name, slow_spec(tmp_path, "p"), "--cron", "0 3 * * *"
+    )
+    assert created.returncode == 0, created.stderr
+    try:
+        assert (
+            await npaflow(env, local_harness, "schedule", "pause", name, "--note", "maintenance")
+        ).returncode == 0
+        paused = json.loads(
+            (await npaflow(env, local_harness, "schedule", "describe", name, "--json")).stdout
+        )
+        assert (paused["paused"], paused["note"]) == (True, "maintenance")
+        assert (await npaflow(env, local_harness, "schedule", "trigger", name)).returncode == 0
+        assert (await npaflow(env, local_harness, "schedule", "unpause", name)).returncode == 0
+
+        async def listed() -> bool:  # schedule listings are eventually consistent
+            result = await npaflow(env, local_harness, "schedule", "list")
+            return any(
+                line.startswith(f"{name}  cron 0 3 * * *  next ") for line in result.stdout.splitlines()
+            )
+
+        await eventually(listed, timeout=30, interval=1, what="the schedule listed, unpaused")
+    finally:
+        await npaflow(env, local_harness, "schedule", "delete", name)
