@@ -17,6 +17,7 @@ from activities.clock import utc_now
 from activities.context import ActivityContext
 from activities.errors import mapped_errors
 from activities.heartbeat import heartbeating, resume_details
+from activities.ledger import read_ledger
 from activities.storage import (
     MAX_DECISION_BYTES,
     ArtifactMissingError,
@@ -27,14 +28,17 @@ from activities.storage import (
     join_uri,
 )
 from npaflow.decisions import DECISION_KEYS, normalize_decision, parse_decision_payload
-from npaflow.errors import PayloadError
-from npaflow.runtime.contract import CHECK_OUTPUTS, READ_DECISION, WAIT_TRIGGER
-from npaflow.runtime.ledger import DecisionRecord, Watermark
+from npaflow.errors import ConfigurationError, PayloadError
+from npaflow.runtime.contract import CHECK_OUTPUTS, LIST_ARTIFACTS, READ_DECISION, WAIT_TRIGGER
+from npaflow.runtime.ledger import DecisionRecord, Watermark, latest_attempts
 from npaflow.runtime.messages import (
+    ArtifactRow,
     CheckOutputsInput,
     CheckOutputsResult,
     DecisionResult,
+    ListArtifactsInput,
     ReadDecisionInput,
+    RunArtifacts,
     TriggerResult,
     WaitTriggerInput,
 )
@@ -169,3 +173,59 @@ def _ledger_decision(body: str) -> str:
         if key in payload:
             return normalize_decision(str(payload[key] or ""))
     return ""
+
+
+class RunArtifactActivities:
+    """`list_artifacts`: what a run produced and read, from its ledger, checked where storage is."""
+
+    def __init__(self, context: ActivityContext) -> None:
+        self.context = context
+
+    @activity.defn(name=LIST_ARTIFACTS.name)
+    @mapped_errors
+    async def list_artifacts(self, request: ListArtifactsInput) -> RunArtifacts:
+        """Each wave's declared outputs (do they exist now?), the decisions read, the triggers' objects.
+
+        Raises:
+            ConfigurationError: the run has no ledger there.
+        """
+        ledger = await read_ledger(self.context.storage, request.ledger_uri)
+        if ledger is None:
+            raise ConfigurationError(f"no ledger at {request.ledger_uri} (the run wrote none yet)")
+        rows = []
+        for wave in latest_attempts(ledger.waves).values():
+            for index, member in enumerate(wave.key.members):
+                if request.state and member.state != request.state:
+                    continue
+                planned = wave.planned[index].outputs if index < len(wave.planned) else wave.outputs
+                for output in planned:
+                    storage = self.context.storage.for_uri(output.uri)
+                    rows.append(
+                        ArtifactRow(
+                            kind="output",
+                            state=member.state,
+                            uri=output.uri,
+                            wave_key=str(wave.key),
+                            attempt=wave.attempt,
+                            schema_label=output.schema_label,
+                            exists=await has_content(storage, output.uri),
+                        )
+                    )
+        for decision in ledger.decisions:
+            if request.state and decision.state != request.state:
+                continue
+            read = decision.source is DecisionSource.ARTIFACT
+            exists = (
+                await has_content(self.context.storage.for_uri(decision.uri), decision.uri) if read else None
+            )
+            detail = f"{decision.decision or '(none)'} ({decision.source.value})"
+            rows.append(
+                ArtifactRow(
+                    kind="decision", state=decision.state, uri=decision.uri, exists=exists, detail=detail
+                )
+            )
+        for state, mark in ledger.watermarks.items():
+            if not request.state or state == request.state:
+                detail = f"{mark.objects} objects after {mark.polls} polls; first: {', '.join(mark.sample)}"
+                rows.append(ArtifactRow(kind="trigger", state=state, uri=mark.uri, detail=detail))
+        return RunArtifacts(run_id=ledger.run_id, rows=rows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from activities.artifacts import ArtifactActivities
+from activities.artifacts import ArtifactActivities, RunArtifactActivities
 from activities.context import ActivityContext
 from activities.control import request_cancel
 from activities.jobs import JobActivities
@@ -35,6 +35,7 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
         contract.EXPORT_LEDGER.name: LedgerActivities(context.storage, context.ledger_cache).export_ledger,
         contract.REQUEST_CANCEL.name: request_cancel,
         contract.NOTIFY_RUN.name: Notifier(context.notify_webhooks, context.ui_url).notify_run,
+        contract.LIST_ARTIFACTS.name: RunArtifactActivities(context).list_artifacts,
     }
 
 

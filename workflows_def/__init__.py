@@ -1,12 +1,13 @@
 """Temporal workflow definitions: deterministic glue between the traversal and activities."""
 
+from workflows_def.artifacts_workflow import NpaflowArtifacts
 from workflows_def.ledger_repair_workflow import NpaflowLedgerRepair
 from workflows_def.logs_workflow import NpaflowJobLogs
 from workflows_def.recorder import PHASE_ATTRIBUTE, SEARCH_ATTRIBUTE_KEYS, STATE_ATTRIBUTE, WORKFLOW_ATTRIBUTE
 from workflows_def.run_workflow import NpaWorkflowRun
 
 #: Every workflow a worker registers.
-WORKFLOWS = [NpaWorkflowRun, NpaflowJobLogs, NpaflowLedgerRepair]
+WORKFLOWS = [NpaWorkflowRun, NpaflowJobLogs, NpaflowLedgerRepair, NpaflowArtifacts]
 
 __all__ = [
     "PHASE_ATTRIBUTE",
@@ -15,6 +16,7 @@ __all__ = [
     "WORKFLOWS",
     "WORKFLOW_ATTRIBUTE",
     "NpaWorkflowRun",
+    "NpaflowArtifacts",
     "NpaflowJobLogs",
     "NpaflowLedgerRepair",
 ]

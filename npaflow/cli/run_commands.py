@@ -74,6 +74,15 @@ def register(commands: SubParsers) -> None:
     _add_run_options(submit)
     submit.set_defaults(handler=_handler("submit"))
     _register_schedule(commands)
+    found = commands.add_parser(
+        "artifacts",
+        help="a run's declared outputs (present or missing now), decisions read and trigger objects",
+    )
+    found.add_argument("run_id", metavar="RUN_ID", help="the run id (= its Temporal workflow id)")
+    add_connection_arguments(found, ledger_root=False)
+    found.add_argument("--state", default="", help="only this state's artifacts")
+    found.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    found.set_defaults(handler=_handler("artifacts", "npaflow.cli.artifacts_handler"))
     runs = commands.add_parser(
         "list", help="list npaflow's runs, newest first, with spec, phase and GPU-hours"
     )

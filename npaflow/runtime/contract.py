@@ -32,11 +32,13 @@ from npaflow.runtime.messages import (
     JobLogs,
     LaunchResult,
     LaunchWaveInput,
+    ListArtifactsInput,
     LoadedSpec,
     LoadSpecInput,
     ReadDecisionInput,
     ReadJobLogsInput,
     RequestCancelInput,
+    RunArtifacts,
     TriggerResult,
     WaitTriggerInput,
 )
@@ -51,6 +53,8 @@ WORKFLOW_TYPE = "NpaWorkflowRun"
 LOGS_WORKFLOW_TYPE = "NpaflowJobLogs"
 #: A small workflow that writes what a closed run's ledger lacks (`npaflow status` starts it).
 LEDGER_REPAIR_WORKFLOW_TYPE = "NpaflowLedgerRepair"
+#: A small workflow that lists a run's artifacts where its storage is (`npaflow artifacts`).
+ARTIFACTS_WORKFLOW_TYPE = "NpaflowArtifacts"
 #: Pollers (await_wave, wait_trigger) live on `<queue>-poll` so they never starve launches.
 POLL_QUEUE_SUFFIX = "-poll"
 #: Each worker also serves `<queue>@<worker id>`: local-backend jobs' own activities.
@@ -135,6 +139,7 @@ EXPORT_LEDGER = ActivityRef("export_ledger", ExportLedgerInput, ExportResult)
 REQUEST_CANCEL = ActivityRef("request_cancel", RequestCancelInput, type(None))
 READ_JOB_LOGS = ActivityRef("read_job_logs", ReadJobLogsInput, JobLogs)
 NOTIFY_RUN = ActivityRef("notify_run", RunNotification, NotificationResult)
+LIST_ARTIFACTS = ActivityRef("list_artifacts", ListArtifactsInput, RunArtifacts)
 
 #: Every activity; a worker registers an implementation for each (worker/registry.py).
 ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
@@ -149,6 +154,7 @@ ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
     REQUEST_CANCEL,
     READ_JOB_LOGS,
     NOTIFY_RUN,
+    LIST_ARTIFACTS,
 )
 #: Served on each worker's own queue as well: a local job's activities run on its host, and a
 #: launch interrupted there is reconciled there.

@@ -38,6 +38,7 @@ CLI_CLIENT_MODULES = {
     "resume_handler.py",
     "list_handler.py",
     "schedule_handler.py",
+    "artifacts_handler.py",
     "temporal_client.py",
     "temporal_target.py",
 }

@@ -1,0 +1,62 @@
+"""`npaflow artifacts RUN_ID`: what a run produced and read, checked where its storage is.
+
+The run's ledger names every declared output, decision read and trigger; a
+worker (which holds the storage credentials) reads it and checks each output
+exists now, through the small `NpaflowArtifacts` workflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from datetime import timedelta
+
+from temporalio.client import WorkflowFailureError
+
+from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers
+from npaflow.errors import UsageError
+from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE
+from npaflow.runtime.messages import ArtifactRow, ListArtifactsInput, RunArtifacts
+
+
+def _mark(row: ArtifactRow) -> str:
+    return {True: "present", False: "MISSING", None: "-"}[row.exists]
+
+
+def artifacts_text(result: RunArtifacts) -> str:
+    """One line per artifact: kind, state, whether it exists, URI, and what it is."""
+    if not result.rows:
+        return f"run {result.run_id}: no artifacts recorded yet"
+    lines = [f"run {result.run_id}:"]
+    for row in result.rows:
+        what = row.schema_label or row.detail
+        where = f" ({row.wave_key} attempt {row.attempt})" if row.wave_key else ""
+        lines.append(f"  {row.kind:<8} {row.state:<20} {_mark(row):<7} {row.uri}  {what}{where}".rstrip())
+    return "\n".join(lines)
+
+
+async def artifacts(args: argparse.Namespace) -> int:
+    """Print the run's artifacts (exit 2 when it has no ledger location or no worker serves it)."""
+    client = await connect_from(args)
+    description = await describe_or_fail(client.get_workflow_handle(args.run_id))
+    ledger_uri = str((await description.memo()).get("ledger_uri") or "")
+    if not ledger_uri:
+        raise UsageError(f"run {args.run_id} has no ledger location yet (it has not loaded its spec)")
+    if not await has_pollers(client, description.task_queue, activities=True):
+        raise UsageError(
+            f"no worker polls task queue '{description.task_queue}': artifacts are read by workers "
+            "(start one with 'npaflow worker')"
+        )
+    try:
+        result = await client.execute_workflow(
+            ARTIFACTS_WORKFLOW_TYPE,
+            ListArtifactsInput(ledger_uri=ledger_uri, state=args.state),
+            id=f"{args.run_id}-artifacts-{uuid.uuid4().hex[:8]}",
+            task_queue=description.task_queue,
+            result_type=RunArtifacts,
+            execution_timeout=timedelta(minutes=6),
+        )
+    except WorkflowFailureError as error:
+        raise UsageError(f"run {args.run_id}: artifacts could not be read: {error.cause}") from None
+    print(result.model_dump_json(indent=2) if args.json else artifacts_text(result))
+    return 0
