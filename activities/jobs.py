@@ -174,6 +174,20 @@ class JobWatch:
                     ),
                     cls=FailureClass.CAPACITY,
                 )
+            if (
+                request.budget_seconds > 0
+                and time.time() >= self.hb.details.started_at + request.budget_seconds
+            ):
+                return self._result(
+                    self.hb.details.last_status,
+                    end=AwaitEnd.BUDGET,
+                    error=(
+                        f"wave {request.wave_key}: job {job_id} reached the run's GPU-hour budget "
+                        f"({request.budget_text}); it is cancelled and nothing more launches "
+                        "(resume with a higher --max-gpu-hours to continue)"
+                    ),
+                    cls=FailureClass.BUDGET,
+                )
             if deadline is not None and time.time() >= deadline:
                 return self._result(
                     self.hb.details.last_status,

@@ -173,7 +173,13 @@ def _prior(ledger: RuntimeLedger) -> PriorRun:
             finished.append(FinishedWave.of(wave))
         else:
             waves.append(wave)
-    return PriorRun(waves=waves, finished=finished, decisions=ledger.decisions, watermarks=ledger.watermarks)
+    return PriorRun(
+        waves=waves,
+        finished=finished,
+        decisions=ledger.decisions,
+        watermarks=ledger.watermarks,
+        gpu_hours=ledger.usage.gpu_hours,
+    )
 
 
 def _changed_plan_error(

@@ -127,6 +127,10 @@ class LaunchUnidentifiedError(NpaflowError):
     wire_type = "LaunchUnidentifiedError"
 
 
+class BudgetSpentError(NpaflowError):
+    """The run's GPU-hour budget is spent: nothing more launches (`resume --max-gpu-hours` raises it)."""
+
+
 class ConfigurationError(NpaflowError):
     """A launch can never succeed as configured (prechecks, invalid YAML)."""
 

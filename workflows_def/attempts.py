@@ -13,9 +13,9 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
-from npaflow.errors import NpaflowError
+from npaflow.errors import BudgetSpentError, NpaflowError
 from npaflow.runtime.contract import AWAIT_WAVE, CANCEL_WAVE, CHECK_OUTPUTS, LAUNCH_WAVE
-from npaflow.runtime.ledger import Cancellation
+from npaflow.runtime.ledger import Cancellation, WaveAttemptRecord
 from npaflow.runtime.messages import (
     AwaitEnd,
     AwaitResult,
@@ -28,6 +28,7 @@ from npaflow.runtime.messages import (
 from npaflow.runtime.metrics import Metric
 from npaflow.runtime.run_state import AttemptId
 from npaflow.runtime.status import FailureClass, JobStatus
+from npaflow.runtime.usage import gpus_held, seconds_of_budget
 from npaflow.runtime.vocabulary import CancellationState
 from npaflow.traversal import Wave
 from npaflow.waves import WaveKey
@@ -93,6 +94,8 @@ class AttemptRunner:
         self.state = deps.state
         self.recorder = deps.recorder
         self.pending_launches: dict[AttemptId, workflow.ActivityHandle[LaunchResult]] = {}
+        #: GPU-hours the run has spent: earlier executions' (from the ledger), then each attempt here.
+        self.spent_gpu_hours = deps.loaded.prior.gpu_hours
 
     async def run(self, wave: Wave, attempt: int, *, reconcile: bool = False) -> AttemptOutcome:
         """Launch (shielded: a cancel mid-launch still learns the job id), then await it.
@@ -100,6 +103,7 @@ class AttemptRunner:
         A local-backend launch that began on a worker that died is reconciled on
         that worker's own queue (its host holds any job it made), never relaunched.
         """
+        self._check_budget(wave)
         self.state.wave_launching(wave, attempt, now=now())
         queue: str | None = None
         while True:
@@ -151,10 +155,34 @@ class AttemptRunner:
             summary=f"launch wave {wave.key.sequence:03d}: {', '.join(wave.states)} (attempt {attempt})",
         )
 
+    def _check_budget(self, wave: Wave) -> None:
+        """Refuse a launch once the run's GPU-hour budget is spent.
+
+        Raises:
+            BudgetSpentError: the budget is spent; the run fails with class `budget`.
+        """
+        budget, spent = self.request.max_gpu_hours, self.spent_gpu_hours
+        if budget and spent >= budget:
+            raise BudgetSpentError(
+                f"state {', '.join(wave.states)}: the run's GPU-hour budget of {budget:g} is spent "
+                f"({spent:.4f} GPU-h); nothing more launches (resume with a higher --max-gpu-hours)"
+            )
+
+    def _budget_of(self, record: WaveAttemptRecord) -> tuple[float, str]:
+        """Seconds this attempt's job may hold its accelerators, and how that was reckoned."""
+        budget = self.request.max_gpu_hours
+        gpus = gpus_held(record.task_shapes)
+        if not budget or not gpus:
+            return 0.0, ""
+        spent = self.spent_gpu_hours
+        seconds = max(1.0, seconds_of_budget(budget, spent, gpus))
+        return seconds, f"{budget:g} GPU-h, {spent:.4f} spent before this wave, which holds {gpus:g} GPUs"
+
     async def await_job(self, key: WaveKey, attempt: int) -> AttemptOutcome:
         """Poll the attempt's exact job to the end, then settle the attempt."""
         record = self.state.attempt(key, attempt)
         job = job_of(record, self.request)
+        budget_seconds, budget_text = self._budget_of(record)
         try:
             result = await call(
                 AWAIT_WAVE,
@@ -165,6 +193,8 @@ class AttemptRunner:
                     max_wait_seconds=self.request.max_wait_seconds,
                     pending_timeout_seconds=self.request.pending_timeout_seconds,
                     transport_recovery_seconds=self.request.transport_recovery_seconds,
+                    budget_seconds=budget_seconds,
+                    budget_text=budget_text,
                 ),
                 task_queue=queue_for(AWAIT_WAVE, job),
                 **worker_bound(job, self.request),
@@ -184,7 +214,9 @@ class AttemptRunner:
                 failure_class=failure_class,
             )
         self.state.wave_observed(key, attempt, result)
-        return await self._settle(key, attempt, result)
+        outcome = await self._settle(key, attempt, result)
+        self.spent_gpu_hours += self.state.attempt(key, attempt).with_hours().gpu_hours
+        return outcome
 
     async def _settle(self, key: WaveKey, attempt: int, result: AwaitResult) -> AttemptOutcome:
         if result.end is AwaitEnd.TIMED_OUT and not self.request.cancel_on_timeout:

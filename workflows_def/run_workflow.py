@@ -12,7 +12,7 @@ from temporalio.exceptions import ApplicationError, is_cancelled_exception
 from npaflow.context import build_run_context
 from npaflow.decisions import resolve_assumption
 from npaflow.document.models import ExecutionMode
-from npaflow.errors import NpaflowError
+from npaflow.errors import BudgetSpentError, NpaflowError
 from npaflow.runtime.contract import (
     LOAD_SPEC,
     PENDING_LEDGER_QUERY,
@@ -128,6 +128,8 @@ class NpaWorkflowRun:
             failure_class, message = classify_activity_error(exc)
         elif isinstance(exc, ApplicationError):
             message = exc.message
+        elif isinstance(exc, BudgetSpentError):
+            failure_class, message = FailureClass.BUDGET, str(exc)
         elif isinstance(exc, NpaflowError | ValueError | KeyError):
             message = str(exc)
         else:

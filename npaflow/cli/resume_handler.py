@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDReusePolicy
 
@@ -49,10 +50,10 @@ async def resume(args: argparse.Namespace) -> int:
     handle = client.get_workflow_handle(args.run_id)
     description = await describe_or_fail(handle)
     if description.status == WorkflowExecutionStatus.RUNNING:
-        if args.spec:
+        if args.spec or args.max_gpu_hours is not None:
             raise UsageError(
-                f"run {args.run_id} is running; --spec applies only when restarting "
-                "a run that ended (cancel it first to change its spec)"
+                f"run {args.run_id} is running; --spec and --max-gpu-hours apply only when "
+                "restarting a run that ended (cancel it first to change them)"
             )
         await handle.signal(Signal.RESUME.value)
         print(f"{Signal.RESUME.value} sent to {args.run_id}")
@@ -63,6 +64,8 @@ async def resume(args: argparse.Namespace) -> int:
             f"run {args.run_id} {state}; only failed, cancelled or terminated runs can be resumed"
         )
     request = await _started_request(client, handle)
+    if args.max_gpu_hours is not None:
+        request = _with_budget(request, args.max_gpu_hours)
     if args.spec:
         request = await _onto_new_spec(handle, request, args)
     new = await client.start_workflow(
@@ -79,6 +82,18 @@ async def resume(args: argparse.Namespace) -> int:
             "from the ledger"
         )
     return 0
+
+
+def _with_budget(request: RunRequest, hours: float) -> RunRequest:
+    """The request with a new GPU-hour budget (bounded like submit's).
+
+    Raises:
+        UsageError: the budget is out of bounds.
+    """
+    try:
+        return RunRequest.model_validate({**request.model_dump(), "max_gpu_hours": hours})
+    except ValidationError as exc:
+        raise UsageError(f"--max-gpu-hours {hours:g}: {exc.errors()[0]['msg']}") from None
 
 
 async def _started_request(client: Client, handle: WorkflowHandle[Any, Any]) -> RunRequest:

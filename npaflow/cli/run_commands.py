@@ -129,6 +129,13 @@ def register(commands: SubParsers) -> None:
                 help="with --spec: re-run the changed steps that have not completed",
             )
             sub.add_argument("--json", action="store_true", help="print the change as JSON")
+            sub.add_argument(
+                "--max-gpu-hours",
+                type=float,
+                default=None,
+                metavar="H",
+                help="restart with this GPU-hour budget (a run that spent its budget continues)",
+            )
             sub.set_defaults(handler=_handler(name, "npaflow.cli.resume_handler"))
             continue
         sub.set_defaults(handler=_handler(name))
@@ -233,6 +240,14 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         help="when a wave fails for good: fail the run, or suspend it until `resume` (default fail)",
     )
     parser.add_argument(
+        "--max-gpu-hours",
+        type=float,
+        default=0,
+        metavar="H",
+        help="GPU-hour budget of the run: nothing launches once it is spent, and a job that would "
+        "overspend it is cancelled by id and the run fails (class budget); 0 = none",
+    )
+    parser.add_argument(
         "--notify",
         choices=[w.value for w in NotifyWhen],
         default=NotifyWhen.FAILURES.value,
@@ -294,6 +309,7 @@ def _request(args: argparse.Namespace, spec_text: str, run_id: str, spec_uri: st
         assume_decision=args.assume_decision,
         on_failure=args.on_failure,
         notify=args.notify,
+        max_gpu_hours=args.max_gpu_hours,
         secret_env=args.secret_env,
         backend=args.backend,
         infra=args.infra,

@@ -54,6 +54,7 @@ class PriorRun(BaseModel):
     finished: list[FinishedWave] = Field(default_factory=list)  # the newest attempt of every other wave
     decisions: list[DecisionRecord] = Field(default_factory=list)
     watermarks: dict[str, Watermark] = Field(default_factory=dict)
+    gpu_hours: float = 0.0  # every attempt's, as the ledger counts them: what a GPU-hour budget has spent
 
     def latest(self) -> list[WaveAttemptRecord]:
         """The newest attempt of each wave an earlier execution recorded."""
@@ -130,6 +131,9 @@ class AwaitWaveInput(BaseModel):
     max_wait_seconds: float
     pending_timeout_seconds: float = 0
     transport_recovery_seconds: float = 600
+    #: How long the job may hold its accelerators before the run's GPU-hour budget is spent (0: no budget).
+    budget_seconds: float = 0
+    budget_text: str = ""  # what the budget and its spending were, for the error
 
 
 class AwaitEnd(StrEnum):
@@ -140,6 +144,7 @@ class AwaitEnd(StrEnum):
     CAPACITY_TIMEOUT = "capacity_timeout"  # waited for resources past pending_timeout_seconds
     UNREADABLE = "unreadable"  # status queries kept failing past the recovery deadline
     LOST = "lost"  # absent from a tick that asked, its own query and a later tick
+    BUDGET = "budget"  # the run's GPU-hour budget would be overspent: the job is cancelled
 
 
 class AwaitResult(BaseModel):

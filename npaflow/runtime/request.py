@@ -11,6 +11,8 @@ from npaflow.decisions import assumption_problem
 from npaflow.runtime.notifications import NotifyWhen
 
 #: Run ids become workflow ids, job names and ledger prefixes.
+#: The largest GPU-hour budget a run may name.
+MAX_GPU_HOURS = 10_000_000
 #: A run id; a scheduled run's id ends in the time Temporal's schedule adds (`-2026-12-01T03:00:00Z`).
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(?:-\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?$")
 #: Longest retry backoff, so exponential growth cannot park a run for hours.
@@ -74,6 +76,7 @@ class RunRequest(BaseModel):
     assume_decision: str = ""
     on_failure: OnFailure = OnFailure.FAIL
     notify: NotifyWhen = NotifyWhen.FAILURES  # which outcomes go to the workers' webhooks
+    max_gpu_hours: float = Field(default=0, ge=0, le=MAX_GPU_HOURS)  # 0 = no budget
     secret_env: list[str] = Field(default_factory=list)
     backend: BackendName = BackendName.LOCAL
     infra: str = ""

@@ -27,6 +27,7 @@ class FailureClass(StrEnum):
     CONTROLLER = "controller"  # the controller (or local supervisor) lost or failed the job
     TRANSPORT = "transport"  # the backend or storage could not be reached within the deadline
     CANCELLED = "cancelled"  # the job was cancelled by someone else than this run
+    BUDGET = "budget"  # the run's GPU-hour budget was spent: its job was cancelled (never retried)
 
     def budget(self) -> RetryBudget:
         """The option that pays for another attempt after this failure."""

@@ -147,3 +147,13 @@ def attempt_hours(
         previous = hours.get(shape.state, (0.0, 0.0))
         hours[shape.state] = (previous[0] + gpu, previous[1] + node)
     return hours
+
+
+def gpus_held(shapes: Iterable[TaskShape]) -> float:
+    """Accelerators a wave holds while it runs (every node of every task): its GPU-hours per hour."""
+    return sum(shape.nodes * shape.accelerators_per_node for shape in shapes)
+
+
+def seconds_of_budget(budget: float, spent: float, gpus: float) -> float:
+    """How long `gpus` may run before `spent` reaches `budget` GPU-hours (0 when already there)."""
+    return max(0.0, (budget - spent) / gpus * 3600.0) if gpus > 0 else float("inf")

@@ -1,0 +1,78 @@
+"""`--max-gpu-hours`: a job that would overspend the run's budget is cancelled by id and the run fails
+with class `budget`; nothing launches while the budget is spent; a raised budget resumes it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowFailureError
+from temporalio.testing import WorkflowEnvironment
+
+from npaflow.cli.temporal_client import summary_from_failure
+from tests.e2e.test_cli_runs import npaflow
+from tests.harness import Harness
+
+pytestmark = pytest.mark.e2e
+
+BUDGET = 0.02  # 72 GPU-seconds: the warm-up spends 8-16 of them on 8 GPUs, training the rest in ~7 s
+
+
+async def result_of(env: WorkflowEnvironment, run_id: str) -> tuple[str, str, str]:
+    handle = env.client.get_workflow_handle(run_id)
+    try:
+        await handle.result()
+        return "succeeded", "", ""
+    except WorkflowFailureError as failure:
+        summary = summary_from_failure(failure)
+        assert summary is not None
+        return summary.status, summary.failure_class.value if summary.failure_class else "", summary.error
+
+
+async def test_a_run_stops_at_its_gpu_hour_budget_cancels_its_job_and_resumes_with_a_raised_one(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        started = time.monotonic()
+        outcome = await local_harness.finish(
+            await local_harness.start(
+                "runtime/gpu-budget.yaml",
+                run_id="budget-run",
+                vars={"root": str(tmp_path)},
+                max_gpu_hours=BUDGET,
+            )
+        )
+        took = time.monotonic() - started
+        assert outcome.status == "failed" and outcome.summary is not None and outcome.ledger is not None
+        assert outcome.summary.failure_class is not None and outcome.summary.failure_class.value == "budget"
+        assert "reached the run's GPU-hour budget (0.02 GPU-h" in outcome.error
+        train = outcome.ledger.waves[-1]
+        assert (train.states, train.status, train.error_category) == (["train"], "failed", "budget")
+        assert train.cancellation.state == "verified"  # its job was cancelled by id, and gone
+        assert took < 50  # stopped at the budget, long before training's 60 s
+        spent = outcome.ledger.usage.gpu_hours
+
+        refused = await npaflow(env, local_harness, "resume", "budget-run", "--max-gpu-hours", f"{spent:.6f}")
+        assert refused.returncode == 0, refused.stderr
+        status, failure_class, error = await result_of(env, "budget-run")
+        assert (status, failure_class) == ("failed", "budget")
+        assert "GPU-hour budget of" in error and "is spent" in error and "nothing more launches" in error
+
+        (tmp_path / "fast").touch()
+        resumed = await npaflow(env, local_harness, "resume", "budget-run", "--max-gpu-hours", "1")
+        assert resumed.returncode == 0, resumed.stderr
+        assert (await result_of(env, "budget-run"))[0] == "succeeded"
+
+
+async def test_resume_refuses_a_budget_for_a_running_run(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        handle = await local_harness.start(
+            "runtime/gpu-budget.yaml", run_id="budget-live", vars={"root": str(tmp_path)}
+        )
+        result = await npaflow(env, local_harness, "resume", "budget-live", "--max-gpu-hours", "5")
+        await handle.cancel()
+    assert result.returncode == 2
+    assert "--spec and --max-gpu-hours apply only when restarting a run that ended" in result.stderr
