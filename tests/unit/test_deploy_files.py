@@ -160,6 +160,27 @@ def test_the_alerts_fire_as_their_promtool_unit_tests_expect() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_the_stacks_prometheus_config_is_valid_and_scrapes_every_worker_where_it_serves_metrics() -> None:
+    promtool = require_tool("promtool", package="prometheus")
+    config = ROOT / "deploy/prometheus.yml"
+    result = subprocess.run([promtool, "check", "config", str(config)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (job,) = yaml.safe_load(config.read_text())["scrape_configs"]
+    targets = sorted(t for group in job["static_configs"] for t in group["targets"])
+    ports = {SERVICES[w]["environment"]["NPAFLOW_METRICS_ADDRESS"].rpartition(":")[2] for w in WORKERS}
+    assert targets == sorted(f"{w}:{port}" for w in WORKERS for port in ports)
+    mounts = SERVICES["prometheus"]["volumes"]
+    assert "./docs/monitoring/alerts.yml:/etc/prometheus/rules/npaflow.yml:ro" in mounts
+
+
+def test_the_stacks_alertmanager_config_is_valid() -> None:
+    amtool = require_tool("amtool", package="prometheus-alertmanager")
+    result = subprocess.run(
+        [amtool, "check-config", str(ROOT / "deploy/alertmanager.yml")], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_every_metric_an_alert_uses_is_one_npaflow_exports() -> None:
     rules = yaml.safe_load((ROOT / "docs/monitoring/alerts.yml").read_text())
     exported = {m.value for m in Metric}
