@@ -19,6 +19,7 @@ from activities.context import ActivityContext
 from activities.errors import mapped_errors
 from activities.heartbeat import Heartbeater, heartbeating, resume_details
 from activities.poller import JobPoller
+from activities.tracing import tag_span
 from npaflow.errors import NpaflowError, TransportError
 from npaflow.runtime.contract import AWAIT_WAVE, CANCEL_WAVE, READ_JOB_LOGS
 from npaflow.runtime.ledger import Observation, TaskRow
@@ -57,6 +58,7 @@ class JobActivities:
     @mapped_errors
     async def await_wave(self, request: AwaitWaveInput) -> AwaitResult:
         """Poll until terminal, the deadline, or capacity never coming; retries resume the same job."""
+        tag_span(wave_key=str(request.wave_key), job_id=request.job.job_id)
         poller = self.context.poller(request.job.backend)
         details = resume_details(job_id=request.job.job_id, phase=HeartbeatPhase.POLLING)
         if details.job_id != request.job.job_id:
@@ -75,6 +77,7 @@ class JobActivities:
     @mapped_errors
     async def cancel_wave(self, request: CancelWaveInput) -> CancelResult:
         """Cancel by exact id, then poll until terminal (verified) or the bound passes (requested)."""
+        tag_span(job_id=request.job.job_id)
         backend = self.context.backend(request.job.backend)
         poller = self.context.poller(request.job.backend)
         async with heartbeating(

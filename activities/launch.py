@@ -24,6 +24,7 @@ from activities.context import ActivityContext
 from activities.errors import mapped_errors
 from activities.heartbeat import Heartbeater, heartbeating, resume_details
 from activities.storage import ArtifactMissingError
+from activities.tracing import tag_span
 from npaflow.errors import ConfigurationError, LaunchMovedError, NpaflowError, TransportError
 from npaflow.render import RenderedWave, RenderOptions, render_wave
 from npaflow.runtime.contract import LAUNCH_WAVE, LAUNCHES_DIR, ledger_file_uri, worker_task_queue
@@ -52,6 +53,7 @@ class LaunchActivities:
     @mapped_errors
     async def launch_wave(self, request: LaunchWaveInput) -> LaunchResult:
         """Reconcile, then launch at most once; heartbeats carry the request and job ids."""
+        tag_span(run_id=request.run_id, wave_key=str(request.wave.key), attempt=str(request.attempt))
         backend = self.context.backend(request.backend)
         rendered = render_wave(
             request.wave,

@@ -187,7 +187,10 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
     context = build_context(config)  # a backend that cannot be built fails before connecting
     metrics = MetricsEndpoint(config.metrics_address) if config.metrics_address else None
     client = await connect(
-        target, patience=WORKER_CONNECT_PATIENCE_SECONDS, runtime=metrics.runtime if metrics else None
+        target,
+        patience=WORKER_CONNECT_PATIENCE_SECONDS,
+        runtime=metrics.runtime if metrics else None,
+        service="npaflow-worker",
     )
     await register_search_attributes(client)
     deployment = deployment_from(config.deployment, config.build_id)

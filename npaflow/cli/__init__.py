@@ -125,6 +125,8 @@ def main(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> 
         code = run(argv, extra)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
+    if "npaflow.cli.tracing" in sys.modules:
+        sys.modules["npaflow.cli.tracing"].flush_traces()
     try:
         sys.stdout.flush()
     except BrokenPipeError:

@@ -24,6 +24,7 @@ from temporalio.service import RPCError
 
 from npaflow.cli.dev_marker import DEV_START_PATIENCE_SECONDS, dev_server_is_starting
 from npaflow.cli.temporal_target import TemporalTarget, temporal_target
+from npaflow.cli.tracing import tracing_interceptors
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
 from npaflow.runtime.summary import RunSummary
@@ -50,7 +51,10 @@ def shared_ledger_root(flag: str | None) -> str:
 
 
 async def connect(
-    target: TemporalTarget, patience: float = CONNECT_PATIENCE_SECONDS, runtime: Runtime | None = None
+    target: TemporalTarget,
+    patience: float = CONNECT_PATIENCE_SECONDS,
+    runtime: Runtime | None = None,
+    service: str = "npaflow-cli",
 ) -> Client:
     """Connect with the pydantic converter, retrying briefly while a dev server starts.
 
@@ -71,6 +75,7 @@ async def connect(
                     rpc_metadata=target.rpc_metadata,
                     data_converter=pydantic_data_converter,
                     runtime=runtime,
+                    interceptors=tracing_interceptors(service),
                 ),
                 timeout=max(0.5, deadline - loop.time()),
             )
