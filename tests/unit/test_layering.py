@@ -39,6 +39,7 @@ CLI_CLIENT_MODULES = {
     "list_handler.py",
     "schedule_handler.py",
     "artifacts_handler.py",
+    "tracing.py",
     "temporal_client.py",
     "temporal_target.py",
 }
