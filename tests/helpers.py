@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import fcntl
 import inspect
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -95,12 +98,36 @@ async def eventually(
         await asyncio.sleep(interval)
 
 
+def _which(names: tuple[str, ...]) -> str | None:
+    return next((path for path in map(shutil.which, names) if path), None)
+
+
+def _apt_install(package: str, names: tuple[str, ...]) -> str | None:
+    """Install a Debian package for the tests (serialized across test processes)."""
+    with open(Path(tempfile.gettempdir()) / "npaflow-tests-apt.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _which(names) is None:
+            environ = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+            for command in (
+                ["apt-get", "update", "-qq"],
+                ["apt-get", "install", "-y", "-qq", "--no-install-recommends", package],
+            ):
+                subprocess.run(command, env=environ, capture_output=True, check=False, timeout=900)
+    return _which(names)
+
+
 def require_tool(*names: str, package: str) -> str:
-    """The path of the first of `names` on PATH; else skip (fail under .ci/run) naming the package."""
-    for name in names:
-        found = shutil.which(name)
-        if found:
-            return found
+    """The path of the first of `names` on PATH, installing `package` from Debian if need be.
+
+    As `.ci/run` does: as root with apt-get (a fresh Debian machine or container), the
+    package is installed once (one process at a time); otherwise the test is skipped
+    naming the package, and under `.ci/run` (NPAFLOW_REQUIRE_ALL_TESTS=1) it fails.
+    """
+    found = _which(names)
+    if found is None and os.geteuid() == 0 and shutil.which("apt-get"):
+        found = _apt_install(package, names)
+    if found:
+        return found
     message = f"{names[0]} is missing: apt-get install {package} runs this test"
     if os.environ.get("NPAFLOW_REQUIRE_ALL_TESTS") == "1":
         pytest.fail(message)
