@@ -15,7 +15,6 @@ import json
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,6 @@ from temporalio.common import (
     WorkflowIDReusePolicy,
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.service import RPCError
 
 from npaflow.cli.exits import (
     EXIT_ALREADY_RUNNING,
@@ -43,8 +41,8 @@ from npaflow.cli.exits import (
     EXIT_FAILED,
     StoppedFollowing,
 )
+from npaflow.cli.follow_run import follow_run, no_worker_text
 from npaflow.cli.options import load_spec_for, require_decision_sources
-from npaflow.cli.progress import Progress, follow
 from npaflow.cli.run_commands import build_request
 from npaflow.cli.status_text import status_text
 from npaflow.cli.temporal_client import (
@@ -58,7 +56,6 @@ from npaflow.cli.temporal_client import (
 )
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import (
-    AWAIT_WAVE,
     LEDGER_REPAIR_WORKFLOW_TYPE,
     LOGS_WORKFLOW_TYPE,
     PENDING_LEDGER_QUERY,
@@ -71,17 +68,15 @@ from npaflow.runtime.locations import run_prefix_for
 from npaflow.runtime.messages import (
     ExportLedgerInput,
     ExportResult,
-    HeartbeatDetails,
     JobLogsRequest,
     JobLogsResult,
     JobRef,
     ReadJobLogsInput,
 )
 from npaflow.runtime.request import RunRequest
-from npaflow.runtime.status import FailureClass, JobStatus
+from npaflow.runtime.status import FailureClass
 from npaflow.runtime.summary import RunStatusView, RunSummary
 from npaflow.runtime.ui_text import static_details, static_summary
-from npaflow.runtime.vocabulary import WaveStatus
 
 #: Specs larger than this travel by reference (Temporal payloads are limited to 2 MB).
 INLINE_SPEC_LIMIT = 256 * 1024
@@ -134,21 +129,6 @@ async def submit(args: argparse.Namespace) -> int:
     return await _wait_and_report(client, handle, queue, as_json=args.json)
 
 
-def no_worker_text(queue: str) -> str:
-    """What to say while no worker polls the run's task queue."""
-    return (
-        f"no worker polls task queue '{queue}': the run waits until one starts "
-        "('npaflow worker' or 'npaflow dev' with the same --task-queue)"
-    )
-
-
-def _no_worker_check(client: Client, queue: str) -> Callable[[], Awaitable[str]]:
-    async def check() -> str:
-        return "" if await has_pollers(client, queue) else no_worker_text(queue)
-
-    return check
-
-
 async def _duplicate_of(handle: WorkflowHandle[Any, RunSummary], request: RunRequest) -> str | None:
     """What to say when the run id is already running (None when it is not).
 
@@ -181,44 +161,6 @@ async def _duplicate_of(handle: WorkflowHandle[Any, RunSummary], request: RunReq
     return f"run {handle.id} is already running (attach with --attach):\n" + await _status_once(handle)
 
 
-async def _live_view(client: Client, handle: WorkflowHandle[Any, Any]) -> RunStatusView:
-    """The status query's view, with each running job's status as its await last polled it.
-
-    The run learns a job's status only when its await ends; the await's heartbeat
-    (on the server, in the run's pending activities) has the backend's latest word.
-    """
-    view: RunStatusView = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 5)
-    polled = await _polled_job_statuses(client, handle)
-    waves = [
-        wave.model_copy(update={"sky_status": polled[wave.job_id]})
-        if wave.status is WaveStatus.RUNNING and wave.job_id in polled
-        else wave
-        for wave in view.waves
-    ]
-    return view.model_copy(update={"waves": waves})
-
-
-async def _polled_job_statuses(client: Client, handle: WorkflowHandle[Any, Any]) -> dict[str, JobStatus]:
-    """Each job's status as its await last saw it (awaits that have polled at least once)."""
-    try:
-        description = await handle.describe()
-    except RPCError:
-        return {}
-    found: dict[str, JobStatus] = {}
-    for pending in description.raw_description.pending_activities:
-        if pending.activity_type.name != AWAIT_WAVE.name or not pending.heartbeat_details.payloads:
-            continue
-        try:
-            (details,) = await client.data_converter.decode(
-                pending.heartbeat_details.payloads, [HeartbeatDetails]
-            )
-        except Exception:  # noqa: BLE001 - a detail this build cannot read: show the run's own view
-            continue
-        if isinstance(details, HeartbeatDetails) and details.job_id and details.polls:
-            found[details.job_id] = details.last_status
-    return found
-
-
 async def _wait_and_report(
     client: Client, handle: WorkflowHandle[Any, RunSummary], queue: str, *, as_json: bool
 ) -> int:
@@ -234,13 +176,7 @@ async def _wait_and_report(
             async def ended() -> bool:
                 return result.done()
 
-            with Progress() as progress:
-                await follow(
-                    lambda: _live_view(client, handle),
-                    ended,
-                    progress,
-                    no_worker=_no_worker_check(client, queue),
-                )
+            await follow_run(client, handle, queue, ended)
         else:
             if not await has_pollers(client, queue):
                 sys.stderr.write(f"npaflow: warning: {no_worker_text(queue)}\n")
@@ -365,13 +301,7 @@ async def status(args: argparse.Namespace) -> int:
             async def ended() -> bool:
                 return (await describe_or_fail(handle)).status != WorkflowExecutionStatus.RUNNING
 
-            with Progress() as progress:
-                await follow(
-                    lambda: _live_view(client, handle),
-                    ended,
-                    progress,
-                    no_worker=_no_worker_check(client, queue),
-                )
+            await follow_run(client, handle, queue, ended)
             print(status_text(await _view(handle, repair_with=client)))
             return 0
         while True:

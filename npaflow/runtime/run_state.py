@@ -390,7 +390,7 @@ class RunState:
         progress = self.progress
         return ProgressView(
             phase=self.phase,
-            running=[_wave_view(r) for r in progress.running.values()],
+            running=[WaveView.of(r) for r in progress.running.values()],
             done=progress.done,
             total=progress.total,
             retried=progress.retried,
@@ -410,7 +410,7 @@ class RunState:
             pause_requested=self.pause_requested,
             backend=self.backend,
             current_states=self.current_states,
-            waves=[_wave_view(r) for r in self._attempts.values()],
+            waves=[WaveView.of(r) for r in self._attempts.values()],
             decisions=self.decisions,
             ledger_uri=self.ledger_uri,
             ledger_behind=self.ledger.failed_export,
@@ -422,7 +422,7 @@ class RunState:
     def summary(self) -> RunSummary:
         """The final summary (reference §6.10)."""
         waves = list(self._attempts.values())
-        steps = [_step_record(record, state) for record in waves for state in record.states]
+        steps = [StepRecord.of(record, state) for record in waves for state in record.states]
         runtime_uri = ledger_file_uri(self.ledger_uri, RUNTIME_FILE) if self.ledger_uri else ""
         return RunSummary(
             workflow=self.workflow,
@@ -448,36 +448,3 @@ def _changed(record: WaveAttemptRecord, changes: dict[str, Any]) -> WaveAttemptR
     if unknown:
         raise TypeError(f"WaveAttemptRecord has no field(s) {sorted(unknown)}")
     return WaveAttemptRecord.model_validate({**dict(record), **changes}).with_hours()
-
-
-def _wave_view(r: WaveAttemptRecord) -> WaveView:
-    return WaveView(
-        key=r.key,
-        attempt=r.attempt,
-        states=r.states,
-        job_id=r.job_id,
-        job_name=r.job_name,
-        status=r.status,
-        sky_status=r.sky_status,
-        error_category=r.error_category,
-        worker_id=r.worker_id,
-        worker_task_queue=r.worker_task_queue,
-        started_at=r.started_at,
-        ended_at=r.ended_at,
-        gpu_hours=r.gpu_hours,
-        node_hours=r.node_hours,
-    )
-
-
-def _step_record(record: WaveAttemptRecord, state: str) -> StepRecord:
-    return StepRecord(
-        state=state,
-        status=record.status.step_status(),
-        job_id=record.job_id,
-        job_name=record.job_name,
-        sky_status=record.sky_status,
-        wave_key=record.key,
-        group=record.group,
-        attempt=record.attempt,
-        error=record.error,
-    )

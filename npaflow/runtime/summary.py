@@ -39,6 +39,26 @@ class WaveView(BaseModel):
     gpu_hours: float = 0.0
     node_hours: float = 0.0
 
+    @classmethod
+    def of(cls, record: WaveAttemptRecord) -> WaveView:
+        """The view of one attempt's ledger record."""
+        return cls(
+            key=record.key,
+            attempt=record.attempt,
+            states=record.states,
+            job_id=record.job_id,
+            job_name=record.job_name,
+            status=record.status,
+            sky_status=record.sky_status,
+            error_category=record.error_category,
+            worker_id=record.worker_id,
+            worker_task_queue=record.worker_task_queue,
+            started_at=record.started_at,
+            ended_at=record.ended_at,
+            gpu_hours=record.gpu_hours,
+            node_hours=record.node_hours,
+        )
+
 
 class RunStatusView(BaseModel):
     """The live answer to the `status` query."""
@@ -91,6 +111,21 @@ class StepRecord(BaseModel):
     group: str = ""
     attempt: int = 1
     error: str = ""
+
+    @classmethod
+    def of(cls, record: WaveAttemptRecord, state: str) -> StepRecord:
+        """The step of member `state` in one attempt's ledger record."""
+        return cls(
+            state=state,
+            status=record.status.step_status(),
+            job_id=record.job_id,
+            job_name=record.job_name,
+            sky_status=record.sky_status,
+            wave_key=record.key,
+            group=record.group,
+            attempt=record.attempt,
+            error=record.error,
+        )
 
 
 class RunSummary(BaseModel):

@@ -40,6 +40,7 @@ CLI_CLIENT_MODULES = {
     "schedule_handler.py",
     "artifacts_handler.py",
     "tracing.py",
+    "follow_run.py",
     "temporal_client.py",
     "temporal_target.py",
 }
