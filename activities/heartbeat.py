@@ -38,10 +38,15 @@ def resume_details(**fresh: Any) -> HeartbeatDetails:
 
 
 class Heartbeater:
-    """Holds the current details and sends them; `update` sends at once (first beat unthrottled)."""
+    """Holds the current details and sends them; `update` sends at once (first beat unthrottled).
 
-    def __init__(self, details: HeartbeatDetails) -> None:
+    Within `quiet_seconds` of the start nothing is sent: the background beat sends the
+    details then, so an activity that ends sooner costs the server no heartbeat.
+    """
+
+    def __init__(self, details: HeartbeatDetails, quiet_seconds: float = 0.0) -> None:
         self.details = details
+        self._quiet_until = time.monotonic() + quiet_seconds
 
     def update(self, **changes: Any) -> None:
         """Change some fields and heartbeat them."""
@@ -49,8 +54,9 @@ class Heartbeater:
         self.beat()
 
     def beat(self) -> None:
-        """Send the current details."""
-        activity.heartbeat(self.details.model_dump(mode="json"))
+        """Send the current details (unless still quiet: the background beat sends them)."""
+        if time.monotonic() >= self._quiet_until:
+            activity.heartbeat(self.details.model_dump(mode="json"))
 
     async def recovering(self, what: str, call: Callable[[], Awaitable[T]], *, deadline_seconds: float) -> T:
         """Call until it stops raising TransportError, for at most `deadline_seconds` of errors.
@@ -84,9 +90,13 @@ class Heartbeater:
 
 
 @asynccontextmanager
-async def heartbeating(details: HeartbeatDetails) -> AsyncIterator[Heartbeater]:
-    """Heartbeat `details` (as they change) every few seconds for the duration of the block."""
-    beater = Heartbeater(details)
+async def heartbeating(details: HeartbeatDetails, *, quiet_start: bool = False) -> AsyncIterator[Heartbeater]:
+    """Heartbeat `details` (as they change) every few seconds for the duration of the block.
+
+    The first beat goes out at once, unless `quiet_start`: then only after HEARTBEAT_EVERY
+    (for activities whose input already holds what an early beat would say).
+    """
+    beater = Heartbeater(details, HEARTBEAT_EVERY if quiet_start else 0.0)
     beater.beat()
 
     async def loop() -> None:

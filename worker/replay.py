@@ -56,7 +56,7 @@ async def each(histories: Iterable[WorkflowHistory]) -> AsyncIterator[WorkflowHi
 
 async def replay(histories: AsyncIterator[WorkflowHistory]) -> ReplayReport:
     """Replay each history on this code's workflows; collect the failures instead of raising."""
-    from worker.main import workflow_runner  # the worker's own sandbox settings
+    from worker.main import workflow_runner  # the workers' own runner
 
     replayer = Replayer(
         workflows=WORKFLOWS, data_converter=pydantic_data_converter, workflow_runner=workflow_runner()

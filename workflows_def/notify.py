@@ -24,10 +24,9 @@ from npaflow.runtime.notifications import (
 )
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.run_state import RunState
+from workflows_def import patches
 from workflows_def.activity_calls import ACTIVITY_FAILURES, call, classify_activity_error
 
-#: Added to histories after their first recording: older runs replay without it.
-NOTIFY_PATCH = "run-notifications-v1"
 #: A webhook answers within seconds or not at all; a lost worker gets one more try.
 NOTIFY_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=2)
 
@@ -56,7 +55,7 @@ def notification(state: RunState, event: RunEvent) -> RunNotification:
 
 async def notify(state: RunState, request: RunRequest, event: RunEvent) -> bool:
     """Post `event` if the run asked for it; True when a delivery was recorded for the ledger."""
-    if not event.wanted(request.notify) or not workflow.patched(NOTIFY_PATCH):
+    if not event.wanted(request.notify) or not patches.has(patches.NOTIFICATIONS):
         return False
     note = notification(state, event)
     try:

@@ -21,11 +21,10 @@ from npaflow.runtime.request import RunRequest
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.transitions import Effect
 from npaflow.runtime.ui_text import current_details
+from workflows_def import patches
 from workflows_def.activity_calls import LEDGER_RETRY, call_local, ledger_deadline, retries_within
 
 #: The run phase, so suspended or paused runs can be found with no worker up.
-#: Runs that ended before this recorded no hours in their memo; they replay without it.
-FINAL_USAGE_PATCH = "memo-final-usage-v1"
 PHASE_ATTRIBUTE = SearchAttributeKey.for_keyword(SearchAttribute.PHASE.value)
 #: The spec's name, to list every run of one workflow.
 WORKFLOW_ATTRIBUTE = SearchAttributeKey.for_keyword(SearchAttribute.WORKFLOW.value)
@@ -95,7 +94,7 @@ class RunRecorder:
             workflow.upsert_search_attributes(updates)
             self._published = attributes
         memo: dict[str, object] = {"phase": state.phase.value, "ledger_uri": state.ledger_uri}
-        if state.phase.is_final() and workflow.patched(FINAL_USAGE_PATCH):
+        if state.phase.is_final() and patches.has(patches.FINAL_USAGE):
             usage = state.progress.usage()  # for `npaflow list`: the run's hours, once it ended
             memo["gpu_hours"], memo["node_hours"] = usage.gpu_hours, usage.node_hours
         if state.ledger.failed_export:

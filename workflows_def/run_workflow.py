@@ -31,10 +31,12 @@ from npaflow.runtime.run_state import RunState
 from npaflow.runtime.status import FailureClass
 from npaflow.runtime.summary import RunStatusView, RunSummary
 from npaflow.traversal import Walker
+from workflows_def import patches
 from workflows_def.activity_calls import (
     ACTIVITY_FAILURES,
     SHORT_RETRY,
     call,
+    call_local,
     classify_activity_error,
     is_activity_failure,
 )
@@ -75,7 +77,8 @@ class NpaWorkflowRun:
         return self.state.summary()
 
     async def _load(self, request: RunRequest) -> LoadedSpec:
-        loaded = await call(
+        load = call_local if patches.loads_locally() else call  # a local activity: no task of its own
+        loaded = await load(
             LOAD_SPEC,
             LoadSpecInput(
                 run_id=self.state.run_id,

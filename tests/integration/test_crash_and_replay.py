@@ -20,6 +20,7 @@ from tests.harness import SPECS, Harness, replaced_worker, start_worker_process
 from tests.helpers import ROOT, eventually
 from worker.main import workflow_runner
 from workflows_def import NpaWorkflowRun
+from workflows_def.patches import LOCAL_LOAD
 
 pytestmark = pytest.mark.integration
 
@@ -87,6 +88,36 @@ async def test_fresh_example_run_history_replays(local_harness: Harness, tmp_pat
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None
     assert isinstance(outcome.summary, RunSummary)
+
+
+def patches_and_activities(history: WorkflowHistory) -> tuple[list[str], list[str], list[str]]:
+    """The patch ids, local activity types and activity types a history recorded, in order."""
+    patches, local, scheduled = [], [], []
+    for event in history.events:
+        if event.HasField("marker_recorded_event_attributes"):
+            marker = event.marker_recorded_event_attributes
+            if marker.marker_name == "core_patch":
+                patches.append(json.loads(marker.details["patch-data"].payloads[0].data)["id"])
+            else:
+                local.append(json.loads(marker.details["data"].payloads[0].data)["activity_type"])
+        elif event.HasField("activity_task_scheduled_event_attributes"):
+            scheduled.append(event.activity_task_scheduled_event_attributes.activity_type.name)
+    return patches, local, scheduled
+
+
+async def test_a_new_run_loads_its_spec_in_a_local_activity_behind_one_patch(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    outcome = await local_harness.run(
+        (SPECS / "runtime/local-steps.yaml").read_text(), run_id="rt-patches", vars={"root": str(tmp_path)}
+    )
+    assert outcome.status == "succeeded"
+    history = await outcome.handle.fetch_history()
+    patches, local, scheduled = patches_and_activities(history)
+    assert patches == [LOCAL_LOAD]  # the earlier patches are implied, not recorded again
+    assert local[0] == "load_spec" and "load_spec" not in scheduled
+    memo = await (await outcome.handle.describe()).memo()
+    assert "gpu_hours" in memo  # what the implied final-usage patch adds
 
 
 async def test_resumed_run_adopts_the_job_an_ended_execution_left_running(

@@ -160,3 +160,31 @@ def test_workflow_code_imports_only_pure_modules_and_the_sdk(path: Path) -> None
 def test_activities_never_import_the_worker_or_workflows(path: Path) -> None:
     roots = {name.split(".")[0] for name in imported_modules(path)}
     assert not roots & {"worker", "workflows_def"}, path
+
+
+#: What workflow and pure code must never call: it differs between a run and its replay.
+NONDETERMINISTIC_METHODS = {"now", "utcnow", "today", "getenv"}
+NONDETERMINISTIC_BUILTINS = {"open", "input"}
+
+
+def nondeterministic_calls(path: Path) -> list[str]:
+    """`datetime.now()`-like calls and builtin I/O in a module, as `line: name`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Call):
+            continue
+        function = node.func
+        if isinstance(function, ast.Attribute) and function.attr in NONDETERMINISTIC_METHODS:
+            owner = function.value
+            if isinstance(owner, ast.Name) and owner.id == "workflow":
+                continue  # workflow.now(): the replayed clock
+            found.append(f"{node.lineno}: {ast.unparse(function)}")
+        elif isinstance(function, ast.Name) and function.id in NONDETERMINISTIC_BUILTINS:
+            found.append(f"{node.lineno}: {function.id}")
+    return found
+
+
+@pytest.mark.parametrize("path", [*pure_modules(), *sorted((ROOT / "workflows_def").glob("*.py"))], ids=_rel)
+def test_workflow_and_pure_code_never_read_the_wall_clock_or_do_io(path: Path) -> None:
+    # Workflows run unsandboxed (worker/main.py): this is what keeps them replayable.
+    assert nondeterministic_calls(path) == [], f"{_rel(path)} calls {nondeterministic_calls(path)}"

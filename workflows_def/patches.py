@@ -1,0 +1,30 @@
+"""Patches: what a run records differently from older runs, so their histories still replay.
+
+Loading its spec is the first thing every run does, and runs started by today's
+code load it with a local activity behind LOCAL_LOAD. Such a run was started by
+code that has every earlier patch too, so `has` answers yes for those without
+recording their markers (each one a marker event and a TemporalChangeVersion
+upsert per run); a history recorded before LOCAL_LOAD asks for each earlier
+patch as it always did. The SDK memoizes `workflow.patched` per run.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+#: The final memo carries the run's GPU- and node-hours (for `npaflow list`).
+FINAL_USAGE = "memo-final-usage-v1"
+#: Runs notify the workers' webhooks of how they ended.
+NOTIFICATIONS = "run-notifications-v1"
+#: The spec is loaded by a local activity (no activity task, no workflow task of its own).
+LOCAL_LOAD = "load-spec-local-v1"
+
+
+def loads_locally() -> bool:
+    """Whether this run loads its spec with a local activity (recorded at its first ask)."""
+    return workflow.patched(LOCAL_LOAD)
+
+
+def has(patch: str) -> bool:
+    """Whether this run's history was recorded by code with `patch` (earlier than LOCAL_LOAD)."""
+    return loads_locally() or workflow.patched(patch)
