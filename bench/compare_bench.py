@@ -4,7 +4,8 @@ Both run the same jobs (bash commands that stamp their start and end) through
 one worker process each, on the same machine, one system at a time:
   serial   50 instant waves in one run: history events per wave, job end -> next job start
   long     4 waves of `sleep 20` in one run: job end -> next job start
-  load     50 and 200 concurrent 3-wave runs: runs/min, worker CPU (children included) per wave
+  load     50 and 200 concurrent 3-wave runs, --rounds times alternating: runs/min, CPU per wave,
+           and the median ratio
   length   one run of 10 and one of 1,000 instant waves: worker CPU per wave
 Every figure is printed with npaflow/baseline (and 1,000 vs 10 waves) ratios.
 Run: python bench/compare_bench.py [--only serial,long,load,length] [--quick]
@@ -223,6 +224,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="serial,long,load,length")
     parser.add_argument("--quick", action="store_true", help="smaller loads (20 and 50 runs, 300 waves)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating load rounds per size (median)")
     args = parser.parse_args()
     only = set(args.only.split(","))
     env = await start_dev_server()
@@ -236,7 +238,7 @@ async def main() -> None:
         ]
         await asyncio.sleep(5)  # both workers polling
         try:
-            await run_scenarios(systems, env.client, scratch, only, quick=args.quick)
+            await run_scenarios(systems, env.client, scratch, only, quick=args.quick, rounds=args.rounds)
         finally:
             for system in systems:
                 system.worker.terminate()
@@ -245,7 +247,7 @@ async def main() -> None:
 
 
 async def run_scenarios(
-    systems: list[System], client: Client, scratch: Path, only: set[str], *, quick: bool
+    systems: list[System], client: Client, scratch: Path, only: set[str], *, quick: bool, rounds: int = 1
 ) -> None:
     npa, base = systems
     if "serial" in only:
@@ -266,18 +268,33 @@ async def run_scenarios(
         )
     if "load" in only:
         for runs in (20, 50) if quick else (50, 200):
-            ours = await measure(npa, client, scratch, runs=runs, waves=3)
-            floor = await measure(base, client, scratch, runs=runs, waves=3)
-            print(
-                f"load, {runs} concurrent 3-wave runs: runs/min npaflow {ours.runs_per_minute():.0f}, "
-                f"baseline {floor.runs_per_minute():.0f} "
-                f"({ratio(ours.runs_per_minute(), floor.runs_per_minute())}); machine CPU/wave npaflow "
-                f"{ours.machine_ms():.0f} ms (worker {ours.worker_ms():.0f}), baseline "
-                f"{floor.machine_ms():.0f} ms (worker {floor.worker_ms():.0f}) "
-                f"({ratio(ours.machine_ms(), floor.machine_ms())}); end -> start median npaflow "
-                f"{median(ours.gaps):.2f}s, baseline {median(floor.gaps):.2f}s; task timeouts npaflow "
-                f"{ours.timeouts}, baseline {floor.timeouts}"
-            )
+            pairs = []
+            for _ in range(rounds):  # alternating, so a slower stretch of the machine hits both
+                pairs.append(
+                    (
+                        await measure(npa, client, scratch, runs=runs, waves=3),
+                        await measure(base, client, scratch, runs=runs, waves=3),
+                    )
+                )
+            for ours, floor in pairs:
+                print(
+                    f"load, {runs} concurrent 3-wave runs: runs/min npaflow {ours.runs_per_minute():.0f}, "
+                    f"baseline {floor.runs_per_minute():.0f} "
+                    f"({ratio(ours.runs_per_minute(), floor.runs_per_minute())}); machine CPU/wave npaflow "
+                    f"{ours.machine_ms():.0f} ms (worker {ours.worker_ms():.0f}), baseline "
+                    f"{floor.machine_ms():.0f} ms (worker {floor.worker_ms():.0f}) "
+                    f"({ratio(ours.machine_ms(), floor.machine_ms())}); end -> start median npaflow "
+                    f"{median(ours.gaps):.2f}s, baseline {median(floor.gaps):.2f}s; task timeouts npaflow "
+                    f"{ours.timeouts}, baseline {floor.timeouts}"
+                )
+            if len(pairs) > 1:
+                ratios = [o.runs_per_minute() / f.runs_per_minute() for o, f in pairs if f.runs_per_minute()]
+                print(
+                    f"load, {runs} concurrent runs, median of {len(pairs)} rounds: runs/min ratio "
+                    f"{median(ratios):.2f}x (range {min(ratios):.2f}-{max(ratios):.2f}); machine CPU/wave "
+                    f"npaflow {median([o.machine_ms() for o, _ in pairs]):.0f} ms, baseline "
+                    f"{median([f.machine_ms() for _, f in pairs]):.0f} ms"
+                )
     if "length" in only:
         longest = 300 if quick else 1000
         for system in systems:

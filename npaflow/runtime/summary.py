@@ -153,7 +153,7 @@ class RunSummary(BaseModel):
         lines = [f"status: {self.status.value}", f"run_id: {self.run_id}", f"waves: {self.wave_count}"]
         for wave in self.waves:
             lines.append(
-                f"{wave.key}: {wave.status.value} [{wave.kind.value}] states="
+                f"{wave.key}: {wave.status.value} [{launched_as(wave)}] states="
                 f"{','.join(wave.states)} job_id={wave.job_id}"
             )
         lines.extend(
@@ -169,6 +169,17 @@ class RunSummary(BaseModel):
         if self.error:
             lines.append(f"error: {self.error}")
         return lines
+
+
+def launched_as(wave: WaveAttemptRecord) -> str:
+    """How a wave was launched and, for a group's batch, what it is: `serial, batch of 1 in sweep`.
+
+    The ledger's kind says only how it was launched: a 1-member batch goes out as a
+    serial pipeline (reference §11 note 27), which alone read as if it were no batch.
+    """
+    if not wave.key.group:
+        return wave.kind.value
+    return f"{wave.kind.value}, batch of {len(wave.states)} in {wave.key.group}"
 
 
 def usage_lines(usage: RunUsage) -> list[str]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from npaflow.cli.progress import change_lines, progress_lines
-from npaflow.runtime.ledger import DecisionRecord
+from npaflow.runtime.ledger import DecisionRecord, WaveAttemptRecord
 from npaflow.runtime.status import JobStatus
-from npaflow.runtime.summary import RunStatusView, WaveView
+from npaflow.runtime.summary import RunStatusView, RunSummary, WaveView
 from npaflow.runtime.vocabulary import RunPhase, WaveStatus
+from npaflow.traversal.models import WaveKind
 from npaflow.waves import WaveKey
 
 pytestmark = pytest.mark.unit
@@ -92,3 +93,16 @@ def test_a_requested_pause_is_shown_until_it_takes_effect() -> None:
     assert texts(change_lines(requested, view(running, phase=RunPhase.PAUSED, pause_requested=True))) == [
         "run r: paused"
     ]
+
+
+def test_the_summary_labels_a_one_member_batch_as_a_batch_of_its_group_launched_serial() -> None:
+    waves = [
+        WaveAttemptRecord(
+            key=WaveKey.parse("001|sweep|sweep:a:-,sweep:b:-"), states=["a", "b"], kind=WaveKind.PARALLEL
+        ),
+        WaveAttemptRecord(key=WaveKey.parse("002|sweep|sweep:c:-"), states=["c"], kind=WaveKind.SERIAL),
+        WaveAttemptRecord(key=WaveKey.parse("003|serial|:pick:-"), states=["pick"], kind=WaveKind.SERIAL),
+    ]
+    lines = RunSummary(workflow="w", run_id="r", status="succeeded", wave_count=3, waves=waves).text_lines()
+    labels = [line.split("[")[1].split("]")[0] for line in lines if "states=" in line]
+    assert labels == ["parallel, batch of 2 in sweep", "serial, batch of 1 in sweep", "serial"]
