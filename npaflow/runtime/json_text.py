@@ -12,41 +12,72 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-_STEP = "  "
+#: One level of indentation.
+STEP = "  "
 
 
 @dataclass(frozen=True)
 class Raw:
-    """A value already rendered for its position (its inner lines indented for its depth)."""
+    """A value already rendered for its position (its inner lines indented for its depth).
 
-    text: str
+    Held as pieces to be joined: a large value (a long run's waves) is copied once,
+    into the document, not again at every level it is nested in.
+    """
+
+    pieces: tuple[str, ...]
+
+    @classmethod
+    def of(cls, text: str) -> Raw:
+        """One rendered string."""
+        return cls((text,))
 
 
 def render(value: Any, depth: int) -> str:
     """`value` as it appears at `depth` inside a document (inner lines indented to match)."""
-    return json.dumps(value, indent=2, sort_keys=True).replace("\n", "\n" + _STEP * depth)
+    return json.dumps(value, indent=2, sort_keys=True).replace("\n", "\n" + STEP * depth)
 
 
 def item(value: Any, depth: int) -> str:
     """A list item or object field value at `depth`, with its own leading indentation."""
-    return _STEP * depth + render(value, depth)
+    return STEP * depth + render(value, depth)
 
 
-def list_text(items: Sequence[str], depth: int) -> str:
-    """A list whose items were rendered with `item(value, depth + 1)`, sitting at `depth`."""
+def list_raw(items: Sequence[str], depth: int, *, opening: str = "[", closing: str = "]") -> Raw:
+    """A list whose items were rendered with `item(value, depth + 1)`, sitting at `depth`.
+
+    With `{` and `}` the items are an object's `"key": value` lines instead.
+    """
     if not items:
-        return "[]"
-    return "[\n" + ",\n".join(items) + "\n" + _STEP * depth + "]"
+        return Raw.of(opening + closing)
+    pieces = [opening + "\n"] * (2 * len(items))
+    pieces[1::2] = items
+    pieces[2::2] = [",\n"] * (len(items) - 1)
+    return Raw((*pieces, "\n" + STEP * depth + closing))
+
+
+def object_raw(fields: Mapping[str, Any], depth: int) -> Raw:
+    """An object sitting at `depth`; `Raw` values are inserted as they are, others rendered."""
+    if not fields:
+        return Raw.of("{}")
+    inner = STEP * (depth + 1)
+    pieces = ["{\n"]
+    for index, key in enumerate(sorted(fields)):
+        value = fields[key]
+        separator = ",\n" if index else ""
+        pieces.append(f"{separator}{inner}{json.dumps(key)}: ")
+        if isinstance(value, Raw):
+            pieces.extend(value.pieces)
+        else:
+            pieces.append(render(value, depth + 1))
+    pieces.append("\n" + STEP * depth + "}")
+    return Raw(tuple(pieces))
 
 
 def object_text(fields: Mapping[str, Any], depth: int) -> str:
-    """An object sitting at `depth`; `Raw` values are inserted as they are, others rendered."""
-    if not fields:
-        return "{}"
-    inner = _STEP * (depth + 1)
-    lines = []
-    for key in sorted(fields):
-        value = fields[key]
-        text = value.text if isinstance(value, Raw) else render(value, depth + 1)
-        lines.append(f"{inner}{json.dumps(key)}: {text}")
-    return "{\n" + ",\n".join(lines) + "\n" + _STEP * depth + "}"
+    """`object_raw` joined: the object's text."""
+    return "".join(object_raw(fields, depth).pieces)
+
+
+def document_text(fields: Mapping[str, Any]) -> str:
+    """A whole file: the top-level object and a final newline, joined once."""
+    return "".join((*object_raw(fields, 0).pieces, "\n"))

@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from npaflow.runtime.json_text import Raw, item, list_text, object_text
+from npaflow.runtime.json_text import STEP as _STEP
+from npaflow.runtime.json_text import Raw, document_text, item, list_raw, object_raw
 from npaflow.runtime.ledger import (
     LedgerDelta,
     PlanChangeRecord,
@@ -56,7 +57,8 @@ class UsageBook:
         self.states: dict[str, Usage] = {}
         self._counts: dict[str, int] = {}
         self._parts: dict[AttemptKey, list[UsagePart]] = {}
-        self._entries: dict[str, str] = {}  # each state's entry, rendered for depth 3
+        self._entries: dict[str, str] = {}  # each state's `"name": {...}` line, rendered for depth 3
+        self._by_state: Raw | None = None  # the joined entries, until a state's usage changes
 
     def record(self, attempt: AttemptKey, parts: list[UsagePart]) -> None:
         """An attempt's share changed: take its old parts out, put the new ones in."""
@@ -72,6 +74,7 @@ class UsageBook:
         self.states.setdefault(state, Usage()).add(sign * gpu, sign * node, failed=failed)
         self._counts[state] = self._counts.get(state, 0) + sign
         self._entries.pop(state, None)
+        self._by_state = None
         if not self._counts[state]:
             del self._counts[state], self.states[state]
 
@@ -81,13 +84,16 @@ class UsageBook:
             **as_json(self.totals.rounded()), by_state={k: v.rounded() for k, v in self.states.items()}
         )
 
-    def text(self, depth: int) -> str:
-        """The rounded usage object as it sits at `depth` (only changed states are rendered again)."""
-        for state in self.states:
-            if state not in self._entries:
-                self._entries[state] = item(as_json(self.states[state].rounded()), depth + 2).lstrip()
-        by_state = Raw(object_text({k: Raw(self._entries[k]) for k in self.states}, depth + 1))
-        return object_text({**as_json(self.totals.rounded()), "by_state": by_state}, depth)
+    def raw(self) -> Raw:
+        """The rounded usage object as it sits at depth 1 (only changed states are rendered again)."""
+        if self._by_state is None:
+            for state in self.states:
+                if state not in self._entries:
+                    value = item(as_json(self.states[state].rounded()), 3).lstrip()
+                    self._entries[state] = f"{_STEP * 3}{json.dumps(state)}: {value}"
+            lines = [self._entries[state] for state in sorted(self.states)]
+            self._by_state = list_raw(lines, 2, opening="{", closing="}")
+        return object_raw({**as_json(self.totals.rounded()), "by_state": self._by_state}, 1)
 
 
 class LedgerDocument:
@@ -102,6 +108,7 @@ class LedgerDocument:
         self._stage_text: list[str] = []
         self._latest: dict[WaveKey, int] = {}  # key -> index of its newest attempt in waves
         self._step_text: dict[WaveKey, list[str]] = {}
+        self._step_count = 0  # sum of len(self._step_text[key]) for the newest attempts
         self._usage = UsageBook()
         self._decision_text = [item(as_json(d), 2) for d in ledger.decisions]
         waves, ledger.waves, ledger.stages = list(ledger.waves), [], []
@@ -173,7 +180,9 @@ class LedgerDocument:
         newest = self._latest.get(wave.key)
         if newest is None or wave.attempt >= waves[newest].attempt:
             self._latest[wave.key] = position
-            self._step_text[wave.key] = [item(as_json(step), 2) for step in manifest_steps(wave)]
+            steps = [item(as_json(step), 2) for step in manifest_steps(wave)]
+            self._step_count += len(steps) - len(self._step_text.get(wave.key, ()))
+            self._step_text[wave.key] = steps
 
     def _upsert_stage(self, stage: StageRecord) -> None:
         identity, stages = (stage.key, stage.attempt), self._ledger.stages
@@ -201,12 +210,12 @@ class LedgerDocument:
         ledger = self._ledger
         top = ledger.model_dump(mode="json", by_alias=True, exclude={"waves", "stages", "decisions", "usage"})
         pieces = {
-            "waves": Raw(list_text(self._wave_text, 1)),
-            "stages": Raw(list_text(self._stage_text, 1)),
-            "decisions": Raw(list_text(self._decision_text, 1)),
-            "usage": Raw(self._usage.text(1)),
+            "waves": list_raw(self._wave_text, 1),
+            "stages": list_raw(self._stage_text, 1),
+            "decisions": list_raw(self._decision_text, 1),
+            "usage": self._usage.raw(),
         }
-        return object_text({**top, **pieces}, 0) + "\n"
+        return document_text({**top, **pieces})
 
     def manifest_text(self) -> str:
         """`manifest.json`: the newest attempt's steps of every wave, in first-seen order."""
@@ -221,8 +230,8 @@ class LedgerDocument:
             input_source=self.input_source,
         )
         top = manifest.model_dump(mode="json", by_alias=True, exclude={"steps"})
-        steps = [text for key in self._latest for text in self._step_text[key]]
-        return object_text({**top, "steps": Raw(list_text(steps, 1))}, 0) + "\n"
+        steps = [text for texts in self._step_text.values() for text in texts]  # first-seen order
+        return document_text({**top, "steps": list_raw(steps, 1)})
 
     def status_text(self) -> str:
         """`status.json`: the manifest's status, step count and usage."""
@@ -232,7 +241,7 @@ class LedgerDocument:
             workflow=ledger.workflow,
             status=self.manifest_status(),
             updated_at=ledger.updated_at,
-            step_count=sum(len(self._step_text[key]) for key in self._latest),
+            step_count=self._step_count,
         )
         top = document.model_dump(mode="json", by_alias=True, exclude={"usage"})
-        return object_text({**top, "usage": Raw(self._usage.text(1))}, 0) + "\n"
+        return document_text({**top, "usage": self._usage.raw()})
