@@ -38,6 +38,7 @@ from activities.backends.local_jobs import (
     SupervisorIdentity,
     allocate_job_id,
     is_supervisor_alive,
+    job_marker,
     job_processes,
     read_model,
     start_ticks,
@@ -152,20 +153,21 @@ class LocalBackend:
             worker_id=self.worker_id,
             env_names=sorted({*BASE_ENV, *self.job_env, *request.secret_values}),
             tasks=[LocalTask(name=d["name"], num_nodes=int(d.get("num_nodes", 1))) for d in documents[1:]],
+            marker=job_marker(self.jobs_dir, job_id),
         )
         write_model(job_dir / JOB_FILE, job)
         self.names.add(request.job_name, job_id)
         for task in job.tasks:
             init_task(job_dir, task.name)
-        pid = self._spawn(job_dir, job_id, request.secret_values)
+        pid = self._spawn(job_dir, job.marker, request.secret_values)
         write_model(job_dir / JOB_FILE, job.model_copy(update={"supervisor_pid": pid}))
         log.info("local.launched", job_id=job_id, job_name=request.job_name, pid=pid)
         return Submission(request_id=job_id, job_id=job_id)
 
-    def _spawn(self, job_dir: Path, job_id: str, secrets: Mapping[str, str]) -> int:
+    def _spawn(self, job_dir: Path, marker: str, secrets: Mapping[str, str]) -> int:
         env = {name: os.environ[name] for name in (*BASE_ENV, *self.job_env) if name in os.environ}
         env.update(secrets)
-        env[JOB_MARKER_ENV] = job_id
+        env[JOB_MARKER_ENV] = marker
         return self.supervisors.start(job_dir, env)
 
     async def resolve(self, request_id: str) -> str:
@@ -236,7 +238,7 @@ class LocalBackend:
         unfinished = [t.name for t in job.tasks if not read_task(job_dir, t.name).status.is_terminal()]
         if not unfinished:
             return
-        _kill(job.job_id, _pgid(job_dir, job))
+        _kill(job.process_marker, _pgid(job_dir, job))
         cancelled = (job_dir / CANCEL_MARKER).exists()
         for task in unfinished:
             if cancelled:
@@ -268,16 +270,16 @@ class LocalBackend:
         if job is None:
             return
         (job_dir / CANCEL_MARKER).write_text(utc_now())
-        pgid = _pgid(job_dir, job)
-        if job_processes(job_id, pgid):
-            _kill(job_id, pgid, signal.SIGTERM)
+        pgid, marker = _pgid(job_dir, job), job.process_marker
+        if job_processes(marker, pgid):
+            _kill(marker, pgid, signal.SIGTERM)
             deadline = time.monotonic() + CANCEL_GRACE_SECONDS
-            while job_processes(job_id, pgid) and time.monotonic() < deadline:
+            while job_processes(marker, pgid) and time.monotonic() < deadline:
                 await asyncio.sleep(0.1)
                 _reap(job.supervisor_pid)
-            _kill(job_id, pgid)
+            _kill(marker, pgid)
         _reap(job.supervisor_pid)
-        left = job_processes(job_id, pgid)
+        left = job_processes(marker, pgid)
         if left:
             raise ControllerError(f"local job {job_id}: processes {left} survived SIGKILL")
         for task in job.tasks:
@@ -329,12 +331,12 @@ def _pgid(job_dir: Path, job: LocalJobRecord) -> int:
     return identity.pgid if identity else job.supervisor_pid  # a session leader's pgid is its pid
 
 
-def _kill(job_id: str, pgid: int, sig: signal.Signals = signal.SIGKILL) -> None:
+def _kill(marker: str, pgid: int, sig: signal.Signals = signal.SIGKILL) -> None:
     """Signal the job's process group and every process carrying its marker."""
     if pgid:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, sig)
-    for pid in job_processes(job_id, pgid):
+    for pid in job_processes(marker, pgid):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, sig)
 

@@ -36,6 +36,7 @@ __all__ = [
     "SupervisorIdentity",
     "allocate_job_id",
     "is_supervisor_alive",
+    "job_marker",
     "job_processes",
     "read_model",
     "start_ticks",
@@ -69,6 +70,12 @@ class LocalJobRecord(BaseModel):
     tasks: list[LocalTask] = Field(default_factory=list)
     env_names: list[str] = Field(default_factory=list)  # what the job may see of its environment
     supervisor_pid: int = 0
+    marker: str = ""  # NPAFLOW_LOCAL_JOB in its processes (job_marker); "" in jobs from before it
+
+    @property
+    def process_marker(self) -> str:
+        """What the job's processes carry in NPAFLOW_LOCAL_JOB (older jobs carry their id)."""
+        return self.marker or self.job_id
 
 
 class SupervisorIdentity(BaseModel):
@@ -198,13 +205,22 @@ def is_supervisor_alive(identity: SupervisorIdentity | None) -> bool:
     return identity is not None and start_ticks(identity.pid) == identity.start_ticks
 
 
-def job_processes(job_id: str, pgid: int = 0) -> list[int]:
+def job_marker(jobs_dir: Path, job_id: str) -> str:
+    """The marker a job's processes carry: its directory, which no other job on the host has.
+
+    Ids repeat across homes (two workers given one NPAFLOW_WORKER_ID, two test suites):
+    marked by id, cancelling one job killed the other home's job of that id.
+    """
+    return str(jobs_dir.resolve() / job_id)
+
+
+def job_processes(marker: str, pgid: int = 0) -> list[int]:
     """Every live process of a job: its group, its marked processes, and their sessions.
 
     A supervisor forked by the spawner does not carry the marker in its environment,
     but it leads the session its marked task processes run in.
     """
-    marker = f"{JOB_MARKER_ENV}={job_id}".encode()
+    marker_entry = f"{JOB_MARKER_ENV}={marker}".encode()
     processes: dict[int, tuple[int, int]] = {}  # pid -> (pgid, session id)
     marked: set[int] = set()
     for entry in Path("/proc").iterdir():
@@ -216,7 +232,7 @@ def job_processes(job_id: str, pgid: int = 0) -> list[int]:
             if fields[0] == "Z":
                 continue
             processes[pid] = (int(fields[2]), int(fields[3]))
-            if marker in (entry / "environ").read_bytes().split(b"\0"):
+            if marker_entry in (entry / "environ").read_bytes().split(b"\0"):
                 marked.add(pid)
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue

@@ -49,7 +49,7 @@ def _rank_env(task: Task, job: Job, rank: int, nodes: int) -> dict[str, str]:
             "SKYPILOT_MANAGED_JOB_ID": job["job_id"],
             "SKYPILOT_TASK_ID": f"local_{job['job_name']}_{task['name']}_{job['job_id']}",
             "SKYPILOT_SETUP_NODE_RANK": str(rank),
-            JOB_MARKER_ENV: job["job_id"],
+            JOB_MARKER_ENV: job.get("marker") or job["job_id"],
         }
     )
     if job.get("execution") == "parallel":

@@ -17,6 +17,7 @@ from activities.backends.local_jobs import (
     SUPERVISOR_FILE,
     LocalJobRecord,
     SupervisorIdentity,
+    job_marker,
     job_processes,
     read_model,
     write_model,
@@ -119,7 +120,7 @@ async def test_cancel_kills_the_whole_process_group_before_returning(tmp_path: P
     job = await launch(backend, wave("serial", task("a", "sleep 30 & sleep 30; wait")))
     await running(backend, job)
     await backend.cancel(job)
-    assert job_processes(job) == []
+    assert job_processes(job_marker(backend.jobs_dir, job)) == []
     assert await status_of(backend, job) is JobStatus.CANCELLED
 
 
@@ -131,9 +132,23 @@ async def test_cancel_finds_the_processes_of_a_record_that_lacks_a_pid(tmp_path:
     record = read_model(job_dir / JOB_FILE, LocalJobRecord)
     write_model(job_dir / JOB_FILE, record.model_copy(update={"supervisor_pid": 0}))
     (job_dir / SUPERVISOR_FILE).unlink()
-    assert job_processes(job)
+    assert job_processes(job_marker(backend.jobs_dir, job))
     await backend.cancel(job)
-    assert job_processes(job) == []
+    assert job_processes(job_marker(backend.jobs_dir, job)) == []
+
+
+async def test_cancelling_a_job_leaves_another_homes_job_of_the_same_id_running(tmp_path: Path) -> None:
+    ours, theirs = LocalBackend(tmp_path / "ours", "w1"), LocalBackend(tmp_path / "theirs", "w1")
+    mine = await launch(ours, wave("serial", task("a", "sleep 30")))
+    other = await launch(theirs, wave("serial", task("a", "sleep 30")))
+    assert mine == other  # one worker id in two homes: the ids repeat
+    await running(ours, mine)
+    await running(theirs, other)
+    await ours.cancel(mine)
+    assert await status_of(ours, mine) is JobStatus.CANCELLED
+    assert await status_of(theirs, other) is JobStatus.RUNNING
+    assert job_processes(job_marker(theirs.jobs_dir, other))
+    await theirs.cancel(other)
 
 
 async def test_a_supervisor_that_never_started_is_a_ghost_found_within_one_poll(tmp_path: Path) -> None:
@@ -153,7 +168,7 @@ async def test_a_dead_supervisor_has_its_processes_killed_and_fails_as_controlle
     identity = read_model(tmp_path / "local" / "jobs" / job / SUPERVISOR_FILE, SupervisorIdentity)
     os.kill(identity.pid, signal.SIGKILL)
     await eventually(lambda: _is(backend, job, JobStatus.FAILED_CONTROLLER), what="controller lost")
-    assert job_processes(job) == []
+    assert job_processes(job_marker(backend.jobs_dir, job)) == []
 
 
 async def test_a_new_backend_instance_reattaches_to_running_jobs(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from activities.backends.local_jobs import (
     SUPERVISOR_FILE,
     LocalJobRecord,
     SupervisorIdentity,
+    job_marker,
     job_processes,
     read_model,
     write_model,
@@ -128,7 +129,7 @@ async def test_a_killed_supervisor_has_its_job_killed_before_the_retry_starts(
     first, second = outcome.ledger.waves
     assert (first.attempt, first.error_category) == (1, "controller") and "died" in first.error
     assert (second.attempt, second.status) == (2, "succeeded")
-    assert job_processes(f"{WORKER_ID}-1") == []
+    assert job_processes(job_marker(local_harness.home / "local" / "jobs", f"{WORKER_ID}-1")) == []
 
 
 async def test_cancelling_a_job_whose_record_lacks_a_pid_verifies_only_once_its_processes_are_gone(
@@ -149,7 +150,8 @@ async def test_cancelling_a_job_whose_record_lacks_a_pid_verifies_only_once_its_
         assert record is not None
         write_model(job_dir / JOB_FILE, record.model_copy(update={"supervisor_pid": 0}))
         (job_dir / SUPERVISOR_FILE).unlink()
-        assert job_processes(job_id)
+        marker = job_marker(local_harness.home / "local" / "jobs", job_id)
+        assert job_processes(marker)
         await handle.cancel()
         with pytest.raises(WorkflowFailureError):
             await handle.result()
@@ -157,7 +159,7 @@ async def test_cancelling_a_job_whose_record_lacks_a_pid_verifies_only_once_its_
     assert ledger is not None and ledger.status == "cancelled"
     (wave,) = ledger.waves
     assert wave.cancellation.state == "verified"
-    assert job_processes(job_id) == [] and not alive(int(pid_file.read_text()))
+    assert job_processes(marker) == [] and not alive(int(pid_file.read_text()))
 
 
 async def test_a_job_cannot_read_a_worker_only_environment_variable(
