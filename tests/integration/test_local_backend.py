@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -93,12 +92,18 @@ async def test_a_gang_task_runs_every_rank_with_skypilot_variables(tmp_path: Pat
     assert (tmp_path / "setup.log").read_text().count("setup") == 2
 
 
+def meets(me: str, other: str, where: Path) -> str:
+    """A task that says it started, then succeeds only once `other` has started too (60 s at most)."""
+    wait = f"for i in $(seq 600); do [ -e {where}/{other} ] && exit 0; sleep 0.1; done"
+    return f"touch {where}/{me}; {wait}; exit 1"
+
+
 async def test_job_group_members_run_concurrently(tmp_path: Path) -> None:
     backend = LocalBackend(tmp_path, "w1")
-    started = time.monotonic()
-    job = await launch(backend, wave("parallel", task("a", "sleep 1"), task("b", "sleep 1")))
-    assert await finish(backend, job) is JobStatus.SUCCEEDED
-    assert time.monotonic() - started < 1.9
+    job = await launch(
+        backend, wave("parallel", task("a", meets("a", "b", tmp_path)), task("b", meets("b", "a", tmp_path)))
+    )
+    assert await finish(backend, job, timeout=90) is JobStatus.SUCCEEDED  # run one after the other, a fails
 
 
 async def test_pipeline_failure_cancels_the_remaining_tasks(tmp_path: Path) -> None:
