@@ -71,8 +71,9 @@ async def test_promote_moves_new_runs_to_b2_while_b1_runs_finish_on_b1_with_each
         await eventually(
             lambda: _equals(current(), "b1"), timeout=60, interval=1, what="b1 current by itself"
         )
+        # The b1 runs' first step holds until the release: they are still running at the promote.
         request = local_harness.request(
-            "runtime/local-steps.yaml", vars={"root": str(tmp_path), "sleep": "15"}, poll_seconds=0.2
+            "runtime/gated-steps.yaml", vars={"root": str(tmp_path)}, poll_seconds=0.2
         )
         old = [
             await client.start_workflow(WORKFLOW_TYPE, request, id=f"rollout-old-{i}", task_queue=queue)
@@ -88,6 +89,7 @@ async def test_promote_moves_new_runs_to_b2_while_b1_runs_finish_on_b1_with_each
         promoted = cli(env, B2_CODE, deployment, "b2", "deployment", "promote", "b2")
         assert promoted.returncode == 0, promoted.stderr
         assert "stay on the build that started them" in promoted.stdout, promoted.stderr
+        (tmp_path / "release").touch()
         new = await client.start_workflow(WORKFLOW_TYPE, request, id="rollout-new", task_queue=queue)
         results = await asyncio.wait_for(asyncio.gather(*(h.result() for h in [*old, new])), 120)
         assert [r["status"] for r in results] == ["succeeded"] * 4
