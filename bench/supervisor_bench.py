@@ -43,10 +43,8 @@ def start_seconds(starter: SupervisorStarter, job_dir: Path) -> float:
 
 
 def measure(home: Path, jobs: int, *, spawner: bool) -> list[float]:
-    # A command equal to SUPERVISOR_COMMAND uses the spawner; a copy of it (a list) does not.
-    command = SUPERVISOR_COMMAND if spawner else [*SUPERVISOR_COMMAND]
-    starter = SupervisorStarter(home, command)
-    starter.use_spawner = spawner
+    starter = SupervisorStarter(home, SUPERVISOR_COMMAND)
+    starter.use_spawner = spawner  # off: the fallback, a fresh interpreter per job
     start_seconds(starter, empty_job(home / "warm", 0))  # the spawner comes up once per home
     return [start_seconds(starter, empty_job(home / "jobs", n)) for n in range(jobs)]
 
