@@ -45,7 +45,14 @@ from activities.backends.local_jobs import (
     write_model,
 )
 from activities.backends.local_spawn import SUPERVISOR_COMMAND, SupervisorStarter
-from activities.backends.local_status import TaskRecord, TaskStatus, init_task, move_task, read_task
+from activities.backends.local_status import (
+    TaskRecord,
+    TaskStatus,
+    init_task,
+    move_task,
+    read_task,
+    read_tasks,
+)
 from activities.clock import utc_now
 from npaflow.errors import ConfigurationError, ControllerError
 from npaflow.runtime.ledger import TaskRow
@@ -65,6 +72,9 @@ GHOST_GRACE_SECONDS = 10.0
 LOCAL_POLL_SECONDS = 0.2
 #: Seconds between checks that a job's supervisor still lives (a /proc read per job).
 LIVENESS_SECONDS = 1.0
+#: File-system timestamps advance in kernel clock ticks (4-10 ms): an mtime this recent may
+#: share its tick with a move not yet seen, so rows read under it are read again next poll.
+RACY_STAMP_NS = 50_000_000
 #: What every job may see of the worker's environment (besides what it is given).
 BASE_ENV = (
     "PATH",
@@ -87,7 +97,7 @@ class _Seen:
     """What the last queue call read of one job: reused while its statuses did not change."""
 
     record: LocalJobRecord
-    status_mtime: int = -1
+    status_stamp: tuple[int, int] | None = None
     rows: tuple[TaskRow, ...] = ()
     alive_checked: float = 0.0
 
@@ -210,21 +220,25 @@ class LocalBackend:
             if record is None:
                 return []
             seen = self._seen[job_id] = _Seen(record)
-        mtime = _mtime(job_dir / "status") + _mtime(job_dir / CANCEL_MARKER)
+        stamp = _status_stamp(job_dir)
         now = time.monotonic()
         liveness_due = fresh or now - seen.alive_checked >= LIVENESS_SECONDS
-        if mtime == seen.status_mtime and not liveness_due:
+        if stamp == seen.status_stamp and not liveness_due:
             return list(seen.rows)
         if liveness_due:
             self._reap_if_dead(job_dir, seen.record)
             seen.alive_checked = now
-            mtime = _mtime(job_dir / "status") + _mtime(job_dir / CANCEL_MARKER)
+            stamp = _status_stamp(job_dir)
         cancelling = (job_dir / CANCEL_MARKER).exists()
+        names = [task.name for task in seen.record.tasks]
+        records = read_tasks(job_dir, names)
         seen.rows = tuple(
-            _task_row(seen.record, index, task.name, read_task(job_dir, task.name), cancelling)
-            for index, task in enumerate(seen.record.tasks)
+            _task_row(seen.record, index, name, record, cancelling)
+            for index, (name, record) in enumerate(zip(names, records, strict=True))
         )
-        seen.status_mtime = mtime
+        # A stamp within the file system's clock tick of now may hide a later move in the same
+        # tick (the "racily clean" case git knows): such a stamp is not trusted, the next poll re-reads.
+        seen.status_stamp = stamp if time.time_ns() - max(stamp) > RACY_STAMP_NS else None
         if all(row.status.is_terminal() for row in seen.rows):
             seen.alive_checked = float("inf")  # nothing left to reap
         return list(seen.rows)
@@ -303,6 +317,11 @@ def _mtime(path: Path) -> int:
         return path.stat().st_mtime_ns
     except FileNotFoundError:
         return 0
+
+
+def _status_stamp(job_dir: Path) -> tuple[int, int]:
+    """What changes whenever a task moves or a cancel is requested: the two paths' mtimes."""
+    return _mtime(job_dir / "status"), _mtime(job_dir / CANCEL_MARKER)
 
 
 def _task_row(job: LocalJobRecord, index: int, name: str, record: TaskRecord, cancelling: bool) -> TaskRow:

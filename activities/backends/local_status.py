@@ -115,17 +115,28 @@ def read_task(job_dir: JobDir, task: str) -> TaskRecord:
         return TaskRecord()
 
 
-class _Locked:
-    """The job's status lock (flock), held for one read-check-write."""
+def read_tasks(job_dir: JobDir, tasks: list[str]) -> list[TaskRecord]:
+    """The tasks' records as one snapshot: no move lands between two of the reads.
 
-    def __init__(self, job_dir: JobDir) -> None:
+    A pipeline's failing task and the later tasks it cancels change in one
+    locked step, so a reader never sees the failure with a later task still PENDING.
+    """
+    with _Locked(job_dir, shared=True):
+        return [read_task(job_dir, task) for task in tasks]
+
+
+class _Locked:
+    """The job's status lock (flock): exclusive for one read-check-write, shared for a snapshot."""
+
+    def __init__(self, job_dir: JobDir, *, shared: bool = False) -> None:
         directory = os.path.join(os.fspath(job_dir), "status")
         os.makedirs(directory, exist_ok=True)
         self.path = os.path.join(directory, ".lock")
+        self.mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
 
     def __enter__(self) -> None:
         self.file = open(self.path, "a")
-        fcntl.flock(self.file, fcntl.LOCK_EX)
+        fcntl.flock(self.file, self.mode)
 
     def __exit__(self, *exc: object) -> None:
         self.file.close()
@@ -145,26 +156,41 @@ def init_task(job_dir: JobDir, task: str) -> None:
         _write(job_dir, task, TaskRecord(last_updated_at=utc_now()))
 
 
-def move_task(job_dir: JobDir, task: str, target: TaskStatus, reason: str = "") -> bool:
+def move_task(
+    job_dir: JobDir, task: str, target: TaskStatus, reason: str = "", *, cancel_after: list[str] | None = None
+) -> bool:
     """Move a task to `target` if it is not terminal yet; False (nothing written) if it is.
+
+    `cancel_after` names the pipeline's later tasks that a failure skips: they
+    turn CANCELLED in the same locked step, so no snapshot shows the failed
+    task beside a later one still PENDING.
 
     Raises:
         TaskTransitionError: `target` is not reachable from the task's current status.
     """
     with _Locked(job_dir):
-        record = read_task(job_dir, task)
-        if record.status.is_terminal():
+        if not _move(job_dir, task, target, reason):
             return False
-        if target not in TASK_TRANSITIONS[record.status]:
-            raise TaskTransitionError(f"task {task}: {record.status.value} -> {target.value} is not allowed")
-        now = utc_now()
-        record.status, record.last_updated_at = target, now
-        if target is TaskStatus.STARTING:
-            record.submitted_at = record.submitted_at or now
-        if target is TaskStatus.RUNNING:
-            record.start_at = record.start_at or now
-        if target.is_terminal():
-            record.end_at = record.end_at or now
-        record.failure_reason = reason or record.failure_reason
-        _write(job_dir, task, record)
+        for later in cancel_after or []:
+            _move(job_dir, later, TaskStatus.CANCELLED, "an earlier task failed")
         return True
+
+
+def _move(job_dir: JobDir, task: str, target: TaskStatus, reason: str) -> bool:
+    """One guarded move; the caller holds the lock."""
+    record = read_task(job_dir, task)
+    if record.status.is_terminal():
+        return False
+    if target not in TASK_TRANSITIONS[record.status]:
+        raise TaskTransitionError(f"task {task}: {record.status.value} -> {target.value} is not allowed")
+    now = utc_now()
+    record.status, record.last_updated_at = target, now
+    if target is TaskStatus.STARTING:
+        record.submitted_at = record.submitted_at or now
+    if target is TaskStatus.RUNNING:
+        record.start_at = record.start_at or now
+    if target.is_terminal():
+        record.end_at = record.end_at or now
+    record.failure_reason = reason or record.failure_reason
+    _write(job_dir, task, record)
+    return True

@@ -80,21 +80,24 @@ def _run_on_all_ranks(script: str, task: Task, job: Job, job_dir: str, phase: st
     return all(code == 0 for code in codes)
 
 
-def run_task(task: Task, job: Job, job_dir: str) -> TaskStatus:
-    """Run one task on all its ranks; its terminal status (CANCELLED if cancelled meanwhile)."""
+def run_task(task: Task, job: Job, job_dir: str, later: list[str] | None = None) -> TaskStatus:
+    """Run one task on all its ranks; its terminal status (CANCELLED if cancelled meanwhile).
+
+    `later` names the pipeline tasks after this one: its failure cancels them in the same step.
+    """
     name = task["name"]
     if not move_task(job_dir, name, TaskStatus.STARTING):
         return TaskStatus.CANCELLED  # cancelled (or reaped) before it started
     move_task(job_dir, name, TaskStatus.RUNNING)
     setup = str(task.get("setup") or "")
     if setup.strip() and not _run_on_all_ranks(setup, task, job, job_dir, "setup"):
-        move_task(job_dir, name, TaskStatus.FAILED_SETUP, "setup exited non-zero")
-        return TaskStatus.FAILED_SETUP
-    if _run_on_all_ranks(str(task.get("run") or "true"), task, job, job_dir, "run"):
+        status, reason = TaskStatus.FAILED_SETUP, "setup exited non-zero"
+    elif _run_on_all_ranks(str(task.get("run") or "true"), task, job, job_dir, "run"):
         status, reason = TaskStatus.SUCCEEDED, ""
     else:
         status, reason = TaskStatus.FAILED, "run exited non-zero on some node"
-    return status if move_task(job_dir, name, status, reason) else TaskStatus.CANCELLED
+    skipped = later if status is not TaskStatus.SUCCEEDED else None
+    return status if move_task(job_dir, name, status, reason, cancel_after=skipped) else TaskStatus.CANCELLED
 
 
 def _read_json(path: str) -> Any:
@@ -132,9 +135,10 @@ def supervise(job_dir: str) -> int:
             thread.join()
         return 0
     for index, task in enumerate(tasks):
-        if run_task(task, job, job_dir) is not TaskStatus.SUCCEEDED:
-            for rest in tasks[index + 1 :]:
-                move_task(job_dir, rest["name"], TaskStatus.CANCELLED, "an earlier task failed")
+        later = [rest["name"] for rest in tasks[index + 1 :]]
+        if run_task(task, job, job_dir, later) is not TaskStatus.SUCCEEDED:
+            for rest in later:  # a no-op after a failure; ends the rest after a cancel or reap
+                move_task(job_dir, rest, TaskStatus.CANCELLED, "an earlier task failed")
             break
     return 0
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from activities.backends import local
 from activities.backends.base import LaunchRequest
 from activities.backends.local import LocalBackend
 from activities.backends.local_jobs import (
@@ -21,6 +22,7 @@ from activities.backends.local_jobs import (
     read_model,
     write_model,
 )
+from activities.backends.local_status import TaskStatus, move_task
 from npaflow.errors import ControllerError
 from npaflow.render import dump_wave_yaml
 from npaflow.runtime.status import JobStatus, aggregate_job_status
@@ -112,6 +114,23 @@ async def test_pipeline_failure_cancels_the_remaining_tasks(tmp_path: Path) -> N
     assert await finish(backend, job) is JobStatus.FAILED
     rows = (await backend.queue([job]))[job]
     assert [r.status for r in rows] == [JobStatus.FAILED, JobStatus.CANCELLED]
+
+
+async def test_a_move_in_the_same_clock_tick_as_the_last_read_is_still_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """File-system mtimes advance in ticks: a move that leaves the status stamp unchanged is not missed."""
+    monkeypatch.setattr(local, "RACY_STAMP_NS", 3_600 * 10**9)  # every stamp counts as this tick's
+    backend = LocalBackend(tmp_path, "w1")
+    job = await launch(backend, wave("serial", task("a", "sleep 30")))
+    await running(backend, job)
+    status_dir = tmp_path / "local" / "jobs" / job / "status"
+    stamp = status_dir.stat().st_mtime_ns
+    await backend.queue([job])
+    move_task(status_dir.parent, "a", TaskStatus.CANCELLED, "probe")
+    os.utime(status_dir, ns=(stamp, stamp))  # the move landed in the same tick
+    assert await status_of(backend, job) is JobStatus.CANCELLED
+    await backend.cancel(job)
 
 
 async def test_setup_failure_is_failed_setup(tmp_path: Path) -> None:
