@@ -140,9 +140,9 @@ async def barrier_latency(waves: int, latency: float) -> None:
 async def live_tick_latency() -> None:
     from activities.backends.skypilot import SkyPilotBackend
     from activities.backends.skypilot_sdk import SkyPilotSdk
-    from tests.skypilot_server import SkyApiServer
+    from tests.skypilot_server import SkyApiServer, host_turn
 
-    with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as scratch, host_turn():
         server = SkyApiServer(Path(scratch))
         server.start()
         try:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from tests.integration.fake_skypilot import FakeSkyPilotApi
 from tests.integration.fake_backend import FakeBackend
 from tests.s3_server import CREDENTIALS, S3Server
-from tests.skypilot_server import SkyApiServer
+from tests.skypilot_server import SkyApiServer, host_turn
 from worker.main import running_workers
 from workflows_def import SEARCH_ATTRIBUTE_KEYS, NpaWorkflowRun
 
@@ -206,9 +206,10 @@ def sky_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SkyApiServe
     """A real SkyPilot API server (consolidation mode, no cloud) for the whole session."""
     require_tool("rsync", package="rsync")
     server = SkyApiServer(tmp_path_factory.mktemp("skypilot-home"))
-    server.start()
-    yield server
-    server.stop()
+    with host_turn():
+        server.start()
+        yield server
+        server.stop()
 
 
 @pytest.fixture

@@ -26,6 +26,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -37,6 +39,25 @@ QUIET_SECONDS = 3.0
 BRIDGE = Path(__file__).resolve().parent / "socket_bridge.py"
 #: Without network namespaces, suites on one host take turns on the fixed port.
 HOST_LOCK = Path(tempfile.gettempdir()) / f"npaflow-skypilot-{SKYPILOT_PORT}.lock"
+#: Even in namespaces of their own, two cloud-less servers saturate a small host (each spawns a
+#: Python process per request) and keep each other's jobs PENDING for minutes: one at a time.
+TURN_LOCK = Path(tempfile.gettempdir()) / "npaflow-skypilot-live-server.lock"
+
+
+@contextmanager
+def host_turn(lock_path: Path = TURN_LOCK) -> Iterator[None]:
+    """Wait until no other suite or bench on this host runs a live server, and hold the turn.
+
+    Taken around a server's whole life, restarts included (a test that stops and
+    restarts the server must not lose its turn halfway). flock: a crashed holder frees it.
+    """
+    with open(lock_path, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for another suite's SkyPilot API server to stop ({lock_path})", file=sys.stderr)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def free_port() -> int:
