@@ -201,9 +201,13 @@ def local_harness(env: WorkflowEnvironment, home: Path) -> Harness:
     return Harness(env.client, home, LocalBackend(home, WORKER_ID), f"tq-{uuid.uuid4().hex[:8]}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def sky_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SkyApiServer]:
-    """A real SkyPilot API server (consolidation mode, no cloud) for the whole session."""
+    """A real SkyPilot API server (consolidation mode, no cloud) for one test module.
+
+    Module scope: the server and the host's turn end with the module, not with
+    the xdist worker's session, so another suite's server waits no longer than needed.
+    """
     require_tool("rsync", package="rsync")
     server = SkyApiServer(tmp_path_factory.mktemp("skypilot-home"))
     with host_turn():
