@@ -48,9 +48,8 @@ from activities.backends.local_spawn import SUPERVISOR_COMMAND, SupervisorStarte
 from activities.backends.local_status import (
     TaskRecord,
     TaskStatus,
+    end_tasks,
     init_task,
-    move_task,
-    read_task,
     read_tasks,
 )
 from activities.clock import utc_now
@@ -249,16 +248,14 @@ class LocalBackend:
         dead = self._dead_reason(job_dir, job)
         if not dead:
             return
-        unfinished = [t.name for t in job.tasks if not read_task(job_dir, t.name).status.is_terminal()]
-        if not unfinished:
+        names = [t.name for t in job.tasks]
+        if all(record.status.is_terminal() for record in read_tasks(job_dir, names)):
             return
         _kill(job.process_marker, _pgid(job_dir, job))
-        cancelled = (job_dir / CANCEL_MARKER).exists()
-        for task in unfinished:
-            if cancelled:
-                move_task(job_dir, task, TaskStatus.CANCELLED, "cancelled by request")
-            else:
-                move_task(job_dir, task, TaskStatus.FAILED_CONTROLLER, dead)
+        if (job_dir / CANCEL_MARKER).exists():
+            end_tasks(job_dir, names, TaskStatus.CANCELLED, "cancelled by request")
+        else:
+            end_tasks(job_dir, names, TaskStatus.FAILED_CONTROLLER, dead)
 
     def _dead_reason(self, job_dir: Path, job: LocalJobRecord) -> str:
         """Why the job can make no progress ("" while it can): no or a dead supervisor."""
@@ -296,8 +293,7 @@ class LocalBackend:
         left = job_processes(marker, pgid)
         if left:
             raise ControllerError(f"local job {job_id}: processes {left} survived SIGKILL")
-        for task in job.tasks:
-            move_task(job_dir, task.name, TaskStatus.CANCELLED, "cancelled by request")
+        end_tasks(job_dir, [task.name for task in job.tasks], TaskStatus.CANCELLED, "cancelled by request")
         log.info("local.cancelled", job_id=job_id)
 
     async def logs(self, job_id: str, task: str = "", tail_lines: int = 2000) -> str:

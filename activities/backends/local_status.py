@@ -176,6 +176,14 @@ def move_task(
         return True
 
 
+def end_tasks(job_dir: JobDir, tasks: list[str], ending: TaskStatus, reason: str) -> list[str]:
+    """End every task not yet terminal in one locked step (a cancel, a reap); the ones it ended."""
+    if ending not in _ENDINGS:
+        raise TaskTransitionError(f"{ending.value} is not an ending (CANCELLED or FAILED_CONTROLLER)")
+    with _Locked(job_dir):
+        return [task for task in tasks if _move(job_dir, task, ending, reason)]
+
+
 def _move(job_dir: JobDir, task: str, target: TaskStatus, reason: str) -> bool:
     """One guarded move; the caller holds the lock."""
     record = read_task(job_dir, task)

@@ -10,6 +10,7 @@ import pytest
 from activities.backends.local_status import (
     TaskStatus,
     TaskTransitionError,
+    end_tasks,
     init_task,
     move_task,
     read_task,
@@ -68,3 +69,19 @@ def test_no_snapshot_shows_a_failed_task_beside_a_later_task_still_pending(tmp_p
         done.set()
         reader.join()
     assert [s for s in seen if s[0] is TaskStatus.FAILED and TaskStatus.PENDING in s] == []
+
+
+def test_a_cancel_ends_every_unfinished_task_and_leaves_finished_ones_as_they_ended(tmp_path: Path) -> None:
+    for name in PIPELINE:
+        init_task(tmp_path, name)
+    started(tmp_path, "a", "b")
+    move_task(tmp_path, "a", TaskStatus.SUCCEEDED)
+    assert end_tasks(tmp_path, PIPELINE, TaskStatus.CANCELLED, "cancelled by request") == ["b", "c"]
+    statuses = [r.status for r in read_tasks(tmp_path, PIPELINE)]
+    assert statuses == [TaskStatus.SUCCEEDED, TaskStatus.CANCELLED, TaskStatus.CANCELLED]
+
+
+def test_only_a_cancel_or_a_dead_controller_ends_tasks_from_outside(tmp_path: Path) -> None:
+    init_task(tmp_path, "a")
+    with pytest.raises(TaskTransitionError, match="not an ending"):
+        end_tasks(tmp_path, ["a"], TaskStatus.SUCCEEDED, "")
