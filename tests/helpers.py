@@ -8,6 +8,7 @@ import fcntl
 import inspect
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -30,6 +31,17 @@ SPECS = ROOT / "tests" / "specs"
 EXAMPLES = ROOT / "specs" / "examples"
 CATALOG: ToolCatalog = load_catalogs([SPECS / "test-catalog.yaml"])
 T = TypeVar("T")
+
+
+def in_the_foreground() -> None:
+    """Run in a child before exec: Ctrl-C's signals as a foreground command gets them.
+
+    A suite started in the background (`nohup`, `cmd &` in a script) inherits
+    SIGINT and SIGQUIT ignored and hands that to every child; a user who types
+    Ctrl-C runs the CLI in the foreground, where they are not.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 def minimal_doc(**states: dict[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.e2e
 
 
 async def npaflow_process(
-    env: WorkflowEnvironment, harness: Harness, *args: str
+    env: WorkflowEnvironment, harness: Harness, *args: str, **popen: Any
 ) -> asyncio.subprocess.Process:
     """The CLI running against the test's dev server and worker, its output piped."""
     environ = {
@@ -29,7 +30,13 @@ async def npaflow_process(
         "NPAFLOW_HOME": str(harness.home),
     }
     return await asyncio.create_subprocess_exec(
-        NPAFLOW, *args, cwd=ROOT, env=environ, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        NPAFLOW,
+        *args,
+        cwd=ROOT,
+        env=environ,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        **popen,
     )
 
 

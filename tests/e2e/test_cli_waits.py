@@ -13,6 +13,7 @@ import pty
 import signal
 import subprocess
 import termios
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -23,7 +24,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.test_cli_runs import npaflow, npaflow_process
 from tests.harness import Harness
-from tests.helpers import NPAFLOW, ROOT, eventually
+from tests.helpers import NPAFLOW, ROOT, eventually, in_the_foreground
 from tests.skypilot_server import free_port
 
 pytestmark = pytest.mark.e2e
@@ -66,11 +67,18 @@ def test_a_command_waits_for_a_dev_server_that_npaflow_dev_is_starting(tmp_path:
     environ = {**os.environ, "NPAFLOW_HOME": str(tmp_path)}
     command = [NPAFLOW, "status", "some-run", "--address", f"127.0.0.1:{port}"]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=environ)
-    time.sleep(4)  # past the usual patience: still waiting
-    assert process.poll() is None
-    marker.unlink()
-    process.kill()
-    assert "waiting for 'npaflow dev' to start the server" in process.communicate()[1]
+    watchdog = threading.Timer(120, process.kill)  # a command that never says it: the test fails, not hangs
+    watchdog.start()
+    try:
+        assert process.stderr is not None
+        said = process.stderr.readline()  # said once the usual patience is spent
+        assert "waiting for 'npaflow dev' to start the server" in said
+        assert process.poll() is None  # and it goes on waiting
+    finally:
+        watchdog.cancel()
+        marker.unlink()
+        process.kill()
+        process.communicate()
 
 
 async def test_status_of_a_run_no_worker_serves_says_so(
@@ -96,7 +104,9 @@ async def test_ctrl_c_on_status_watch_stops_following_and_the_run_continues(
         await npaflow(env, local_harness, "submit", spec_file(tmp_path), "--run-id", run_id)
     ).returncode == 0
     try:
-        process = await npaflow_process(env, local_harness, "status", run_id, "--watch")
+        process = await npaflow_process(
+            env, local_harness, "status", run_id, "--watch", preexec_fn=in_the_foreground
+        )
         assert process.stdout is not None
         line = await asyncio.wait_for(process.stdout.readline(), 30)
         assert b"no worker polls task queue" in line  # said within one poll, in a pipe
@@ -108,6 +118,12 @@ async def test_ctrl_c_on_status_watch_stops_following_and_the_run_continues(
         assert description.status == WorkflowExecutionStatus.RUNNING
     finally:
         await env.client.get_workflow_handle(run_id).terminate("test over")
+
+
+def typed_into_a_terminal() -> None:
+    """In the child: the pty (its stdin) becomes its controlling terminal, Ctrl-C not ignored."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    in_the_foreground()
 
 
 async def test_ctrl_c_in_a_terminal_on_submit_wait_says_the_run_continues_and_how_to_cancel_it(
@@ -129,7 +145,7 @@ async def test_ctrl_c_in_a_terminal_on_submit_wait_says_the_run_continues_and_ho
         cwd=ROOT,
         env=environ,
         start_new_session=True,
-        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),  # the pty is its terminal
+        preexec_fn=typed_into_a_terminal,
     )
     os.close(secondary)
     screen = bytearray()
