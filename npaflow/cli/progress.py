@@ -88,15 +88,16 @@ def _wave_line(wave: WaveView) -> str:
 def change_lines(before: RunStatusView | None, after: RunStatusView) -> list[str]:
     """What changed between two views, one line each, in the order it happened.
 
-    A wave's end, the decision read after it, the next wave's launch: sorted by
-    their own timestamps (ties in that order); a phase that starts things comes
-    first, one that ends the run last.
+    A wave's launch, its end, the decision read after it: sorted by their own
+    timestamps. Those have second precision, so within one second the order is
+    the run's own: waves in sequence, each decision right after the wave of its
+    state. A phase that starts things comes first, one that ends the run last.
     """
     stamp = time.strftime("%H:%M:%S")
-    events: list[tuple[str, int, str]] = []
+    events: list[tuple[str, int, int, str]] = []  # (when, the wave it follows, launch/end/decision, line)
     phase_changed = before is None or before.phase != after.phase
     seen = {(w.key, w.attempt): w for w in (before.waves if before else [])}
-    for wave in after.waves:
+    for index, wave in enumerate(after.waves):
         old = seen.get((wave.key, wave.attempt))
         if old is None or (old.status, old.job_id, _wave_status(old)) != (
             wave.status,
@@ -104,19 +105,50 @@ def change_lines(before: RunStatusView | None, after: RunStatusView) -> list[str
             _wave_status(wave),
         ):
             ended = wave.status.is_final() and wave.ended_at
-            events.append((wave.ended_at if ended else wave.started_at, 0 if ended else 2, _wave_line(wave)))
-    for decision in after.decisions[len(before.decisions) if before else 0 :]:
+            events.append(
+                (wave.ended_at if ended else wave.started_at, index, 1 if ended else 0, _wave_line(wave))
+            )
+    new_from = len(before.decisions) if before else 0
+    for position, decision in list(zip(_decision_positions(after), after.decisions, strict=True))[new_from:]:
         line = (
             f"decision {decision.decision or '(none)'} from state {decision.state or '-'} <- {decision.uri}"
         )
-        events.append((decision.read_at, 1, line))
-    lines = [f"{stamp} {text}" for _, _, text in sorted(events, key=lambda e: (e[0], e[1]))]
+        events.append((decision.read_at, position, 2, line))
+    lines = [f"{stamp} {text}" for *_, text in sorted(events, key=lambda e: e[:3])]
     if phase_changed:
         phase = f"{stamp} run {after.run_id}: {_phase(after)}"
         lines = [*lines, phase] if after.phase.is_final() else [phase, *lines]
     elif before is not None and before.pause_requested != after.pause_requested:
         lines.insert(0, f"{stamp} run {after.run_id}: {_phase(after)}")
     return lines
+
+
+def _decision_positions(view: RunStatusView) -> list[int]:
+    """For each decision, the index of the wave it was read after: in order, one per run of its state.
+
+    Each run of a deciding state yields one read, so the decisions are matched,
+    in order, to the ended waves that ran their state (last attempts only), each wave used once.
+    """
+    latest = {wave.key: wave.attempt for wave in view.waves}  # waves come in attempt order
+    used: set[tuple[int, str]] = set()
+    positions, after = [], 0
+    for decision in view.decisions:
+        match = next(
+            (
+                index
+                for index, wave in enumerate(view.waves[after:], start=after)
+                if decision.state in wave.states
+                and wave.status.is_final()
+                and wave.attempt == latest[wave.key]  # a retried attempt yields no decision
+                and (index, decision.state) not in used
+            ),
+            None,
+        )
+        if match is not None:
+            used.add((match, decision.state))
+            after = match
+        positions.append(after)
+    return positions
 
 
 def _phase(view: RunStatusView) -> str:

@@ -58,6 +58,51 @@ def test_a_wave_end_its_decision_and_the_next_launch_come_out_in_that_order() ->
     ]
 
 
+def test_a_decision_comes_right_after_its_states_wave_when_later_waves_ended_in_the_same_second() -> None:
+    before = view(wave(1, "gate", WaveStatus.RUNNING))
+    after = view(
+        wave(1, "gate", WaveStatus.SUCCEEDED, ended=T1),
+        wave(2, "publish", WaveStatus.SUCCEEDED, started=T1, ended=T1),
+        decisions=1,
+    )
+    assert texts(change_lines(before, after)) == [
+        "gate attempt 1: succeeded job w1-1 (wave 001)",
+        "decision promote_checkpoint from state gate <- file:///d.json",
+        "publish attempt 1: succeeded job w1-2 (wave 002)",
+    ]
+
+
+def test_each_loop_iterations_decision_follows_its_own_gate_wave() -> None:
+    gates = [wave(seq, "gate", WaveStatus.SUCCEEDED, started=T1, ended=T1) for seq in (1, 3)]
+    train = wave(2, "train", WaveStatus.SUCCEEDED, started=T1, ended=T1)
+    read = [
+        DecisionRecord(state="gate", uri=f"file:///{n}.json", decision=d, read_at=T1)
+        for n, d in ((1, "loop_back"), (2, "promote_checkpoint"))
+    ]
+    after = RunStatusView(
+        run_id="r", workflow="w", phase=RunPhase.RUNNING, waves=[gates[0], train, gates[1]], decisions=read
+    )
+    assert texts(change_lines(view(), after)) == [
+        "gate attempt 1: succeeded job w1-1 (wave 001)",
+        "decision loop_back from state gate <- file:///1.json",
+        "train attempt 1: succeeded job w1-2 (wave 002)",
+        "gate attempt 1: succeeded job w1-3 (wave 003)",
+        "decision promote_checkpoint from state gate <- file:///2.json",
+    ]
+
+
+def test_a_decision_follows_the_attempt_that_succeeded_not_the_one_that_failed() -> None:
+    failed = wave(1, "gate", WaveStatus.FAILED, ended=T1)
+    retried = wave(1, "gate", WaveStatus.SUCCEEDED, ended=T1).model_copy(update={"attempt": 2})
+    after = view(failed, retried, wave(2, "publish", WaveStatus.SUCCEEDED, ended=T1), decisions=1)
+    assert texts(change_lines(view(), after)) == [
+        "gate attempt 1: failed job w1-1 (wave 001)",
+        "gate attempt 2: succeeded job w1-1 (wave 001)",
+        "decision promote_checkpoint from state gate <- file:///d.json",
+        "publish attempt 1: succeeded job w1-2 (wave 002)",
+    ]
+
+
 def test_the_run_ending_is_the_last_line_after_its_last_wave() -> None:
     before = view(wave(1, "only", WaveStatus.RUNNING))
     after = view(wave(1, "only", WaveStatus.SUCCEEDED, ended=T2), phase=RunPhase.SUCCEEDED)
