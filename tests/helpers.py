@@ -27,6 +27,9 @@ from npaflow.spec import WorkflowSpec, load_spec_from_path, load_spec_from_str
 ROOT = Path(__file__).resolve().parents[1]
 #: The `npaflow` console script of the running venv.
 NPAFLOW = str(Path(sys.executable).parent / "npaflow")
+#: How long a wait that includes a fresh worker process's start may take: a new interpreter
+#: importing temporalio, pydantic and boto took 28 s on a 2-core host running two suites.
+COLD_WORKER_SECONDS = 120.0
 SPECS = ROOT / "tests" / "specs"
 EXAMPLES = ROOT / "specs" / "examples"
 CATALOG: ToolCatalog = load_catalogs([SPECS / "test-catalog.yaml"])

@@ -17,7 +17,7 @@ from activities.backends.local_jobs import JOB_FILE, LocalJobRecord, read_model
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 from tests.harness import SPECS, Harness, replaced_worker, start_worker_process
-from tests.helpers import ROOT, eventually
+from tests.helpers import COLD_WORKER_SECONDS, ROOT, eventually
 from worker.main import workflow_runner
 from workflows_def import NpaWorkflowRun
 from workflows_def.patches import LOCAL_LOAD
@@ -54,7 +54,7 @@ async def test_killed_worker_mid_wave_resumes_without_a_second_launch(
     handle = await env.client.start_workflow(
         NpaWorkflowRun.run, request, id="rt-crash", task_queue=task_queue
     )
-    await wait_for(home / "local" / "jobs", "*-2/supervisor.json")
+    await wait_for(home / "local" / "jobs", "*-2/supervisor.json", timeout=COLD_WORKER_SECONDS)
     async with replaced_worker(first, env, home, task_queue):
         summary = await asyncio.wait_for(handle.result(), timeout=90)
     assert summary.status == "succeeded"

@@ -18,7 +18,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from npaflow.runtime.contract import LEDGER_DIR, RUNTIME_FILE, WORKFLOW_TYPE
 from tests.harness import Harness, start_worker_process
-from tests.helpers import eventually
+from tests.helpers import COLD_WORKER_SECONDS, eventually
 from tests.skypilot_server import free_port
 from tests.webhook_receiver import Receiver
 
@@ -142,7 +142,9 @@ async def test_a_suspended_run_says_so_and_its_ledger_records_the_delivery_while
         handle = await env.client.start_workflow(
             WORKFLOW_TYPE, request, id="note-suspended", task_queue=queue
         )
-        (note,) = await eventually(lambda: receiver.bodies, what="the suspension notification")
+        (note,) = await eventually(
+            lambda: receiver.bodies, timeout=COLD_WORKER_SECONDS, what="the suspension notification"
+        )
 
         def recorded() -> list[dict[str, Any]]:
             return json.loads(runtime.read_text()).get("notifications", []) if runtime.exists() else []
