@@ -29,7 +29,6 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
 
 CONFIG = "jobs:\n  controller:\n    consolidation_mode: true\n"
 #: The port SkyPilot's consolidated jobs controller launches through (sky/server/common.py).
@@ -37,10 +36,9 @@ SKYPILOT_PORT = 46580
 #: Seconds without any process of ours before a stop counts as complete.
 QUIET_SECONDS = 3.0
 BRIDGE = Path(__file__).resolve().parent / "socket_bridge.py"
-#: Without network namespaces, suites on one host take turns on the fixed port.
-HOST_LOCK = Path(tempfile.gettempdir()) / f"npaflow-skypilot-{SKYPILOT_PORT}.lock"
-#: Even in namespaces of their own, two cloud-less servers saturate a small host (each spawns a
-#: Python process per request) and keep each other's jobs PENDING for minutes: one at a time.
+#: One live server per host at a time: without network namespaces they would share the fixed
+#: port, and even in namespaces of their own two cloud-less servers saturate a small host (each
+#: spawns a Python process per request) and keep each other's jobs PENDING for minutes.
 TURN_LOCK = Path(tempfile.gettempdir()) / "npaflow-skypilot-live-server.lock"
 
 
@@ -83,7 +81,8 @@ class SkyApiServer:
     SkyPilot's consolidated controller talks to its own server on port 46580, so
     the server runs in a network namespace of its own (its own loopback and
     46580) and is reached from the host through a bridge on a free port. Where
-    namespaces are not allowed it runs on the host's 46580, one suite at a time.
+    namespaces are not allowed it runs on the host's 46580. Either way its user
+    holds `host_turn()` around the server's life.
     """
 
     def __init__(self, home: Path) -> None:
@@ -93,7 +92,6 @@ class SkyApiServer:
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.socket = Path(tempfile.mkdtemp(prefix="npa-sky-")) / "api.sock"
         self.processes: list[subprocess.Popen[bytes]] = []
-        self._lock: IO[str] | None = None
 
     def environ(self) -> dict[str, str]:
         """Its own HOME; this venv first on PATH (the controllers it spawns run `python -m sky`)."""
@@ -131,7 +129,6 @@ class SkyApiServer:
             )
             command = ["unshare", "-rn", "sh", "-c", f"ip link set lo up && {bridge} {server}"]
         else:
-            self._take_host_lock()
             command = ["sh", "-c", server]
         # cwd: SkyPilot 0.12.2's consolidated jobs controller creates '~/sky_logs/managed_jobs'
         # without expanding '~', i.e. under the server's working directory.
@@ -162,10 +159,6 @@ class SkyApiServer:
                 )
             )
 
-    def _take_host_lock(self) -> None:
-        self._lock = open(HOST_LOCK, "a")  # noqa: SIM115 - held until stop()
-        fcntl.flock(self._lock, fcntl.LOCK_EX)
-
     def stop(self) -> None:
         """Stop our process groups, then sweep what carries our HOME until none is left."""
         for process in self.processes:
@@ -183,9 +176,6 @@ class SkyApiServer:
             elif time.monotonic() - quiet_since >= QUIET_SECONDS:
                 break
             time.sleep(0.2)
-        if self._lock is not None:
-            self._lock.close()
-            self._lock = None
 
     def kill_leftovers(self) -> int:
         """SIGKILL every process that runs with our HOME (controllers, executors); how many."""

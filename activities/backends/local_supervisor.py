@@ -137,9 +137,7 @@ def supervise(job_dir: str) -> int:
     for index, task in enumerate(tasks):
         later = [rest["name"] for rest in tasks[index + 1 :]]
         if run_task(task, job, job_dir, later) is not TaskStatus.SUCCEEDED:
-            for rest in later:  # a no-op after a failure; ends the rest after a cancel or reap
-                move_task(job_dir, rest, TaskStatus.CANCELLED, "an earlier task failed")
-            break
+            break  # a failure cancelled the later tasks itself; a cancel or a reap ended them all
     return 0
 
 
