@@ -6,9 +6,9 @@ Needs skypilot==0.12.2 with fastapi 0.128.0 (the `skypilot` extra) and rsync.
 
 The server is started the way `sky api start` starts it (`python -m
 sky.server.server`), but on a port picked free, so two checkouts' suites run
-side by side; it is stopped by its own process group and by the processes that
-carry its HOME (controllers SkyPilot spawns later), never with `sky api stop`,
-which stops every local API server on the host.
+side by side; it is stopped by its own process groups and by the processes that
+carry its HOME or run in it (controllers SkyPilot spawns later), never with
+`sky api stop`, which stops every local API server on the host.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 CONFIG = "jobs:\n  controller:\n    consolidation_mode: true\n"
@@ -121,6 +121,7 @@ class SkyApiServer:
         (self.home / ".sky" / "config.yaml").write_text(CONFIG)
         self.processes = []
         self.socket.unlink(missing_ok=True)
+        self.jobs_daemon_log().unlink(missing_ok=True)  # a restart must not read the last server's line
         server = f"exec {shlex.quote(sys.executable)} -m sky.server.server --host 127.0.0.1"
         if self.isolated:
             bridge = (
@@ -139,11 +140,29 @@ class SkyApiServer:
                 self.home / "bridge.log",
             )
         deadline = time.monotonic() + 180
-        while not self.healthy():
+        while not (self.healthy() and self.runs_managed_jobs()):
             if self.processes[0].poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"SkyPilot API server did not come up; see {self.log_path()}")
+                raise RuntimeError(
+                    f"SkyPilot API server did not come up with its jobs controller; see {self.log_path()} "
+                    f"and {self.jobs_daemon_log()}"
+                )
             time.sleep(0.5)
+
+    def runs_managed_jobs(self) -> bool:
+        """True once the managed-job daemon holds the consolidated controller's lock.
+
+        Until then the server answers health checks but starts no jobs controller, and
+        every job it accepts stays PENDING (a leftover of an earlier server holding the
+        lock kept it so for good).
+        """
+        try:
+            return "Lock acquired!" in self.jobs_daemon_log().read_text(errors="replace")
+        except FileNotFoundError:
+            return False
+
+    def jobs_daemon_log(self) -> Path:
+        return self.home / ".sky" / "api_server" / "request_logs" / "managed-job-status-refresh-daemon.log"
 
     def _spawn(self, command: list[str], log_path: Path) -> None:
         with open(log_path, "ab") as log:
@@ -160,26 +179,36 @@ class SkyApiServer:
             )
 
     def stop(self) -> None:
-        """Stop our process groups, then sweep what carries our HOME until none is left."""
+        """Stop our process groups, then sweep what is ours until none is left.
+
+        Each group gets SIGKILL after SIGTERM even when its leader exited in time: the
+        server's request executors stay in its group, and one that outlives the server
+        keeps the consolidated controller's lock, so a restarted server never starts a
+        jobs controller and every later job stays PENDING.
+        """
         for process in self.processes:
             with_signal(process.pid, signal.SIGTERM, group=True)
         for process in self.processes:
-            try:
+            with suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                with_signal(process.pid, signal.SIGKILL, group=True)
-                process.wait(timeout=10)
+            with_signal(process.pid, signal.SIGKILL, group=True)
+            process.wait(timeout=10)
         quiet_since, deadline = time.monotonic(), time.monotonic() + 60
-        while time.monotonic() < deadline:
+        while time.monotonic() - quiet_since < QUIET_SECONDS:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"processes of the API server in {self.home} still start after 60 s")
             if self.kill_leftovers():
                 quiet_since = time.monotonic()
-            elif time.monotonic() - quiet_since >= QUIET_SECONDS:
-                break
             time.sleep(0.2)
 
     def kill_leftovers(self) -> int:
-        """SIGKILL every process that runs with our HOME (controllers, executors); how many."""
-        return kill_marked(f"HOME={self.home}".encode())
+        """SIGKILL every process of ours that left our groups (controllers, executors); how many.
+
+        Ours: our HOME in its environment, or our HOME as its working directory. The
+        executors rename themselves (setproctitle), which overwrites the environment
+        that /proc shows, so the directory they inherited is what still marks them.
+        """
+        return kill_matching(lambda pid: carries_home(pid, self.home))
 
     def log_path(self) -> Path:
         return self.home / ".sky" / "api_server" / "server.log"
@@ -196,14 +225,23 @@ def with_signal(pid: int, sig: signal.Signals, *, group: bool = False) -> None:
         pass
 
 
-def kill_marked(marker: bytes) -> int:
-    """SIGKILL every process whose environment holds `marker`; return how many were found."""
+def carries_home(pid: int, home: Path) -> bool:
+    """True when the process has `home` as its HOME or runs in `home` (or below it)."""
+    proc = Path("/proc") / str(pid)
+    if f"HOME={home}".encode() in (proc / "environ").read_bytes().split(b"\0"):
+        return True
+    cwd = Path(os.readlink(proc / "cwd").removesuffix(" (deleted)"))
+    return cwd == home or home in cwd.parents
+
+
+def kill_matching(is_ours: Callable[[int], bool]) -> int:
+    """SIGKILL every other process for which `is_ours(pid)` holds; return how many were found."""
     found = 0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            if marker in (entry / "environ").read_bytes().split(b"\0"):
+            if is_ours(int(entry.name)):
                 os.kill(int(entry.name), signal.SIGKILL)
                 found += 1
         except (FileNotFoundError, ProcessLookupError, PermissionError):
