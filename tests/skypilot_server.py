@@ -26,7 +26,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -208,7 +208,7 @@ class SkyApiServer:
         executors rename themselves (setproctitle), which overwrites the environment
         that /proc shows, so the directory they inherited is what still marks them.
         """
-        return kill_matching(lambda pid: carries_home(pid, self.home))
+        return kill_carrying_home(self.home)
 
     def log_path(self) -> Path:
         return self.home / ".sky" / "api_server" / "server.log"
@@ -234,14 +234,14 @@ def carries_home(pid: int, home: Path) -> bool:
     return cwd == home or home in cwd.parents
 
 
-def kill_matching(is_ours: Callable[[int], bool]) -> int:
-    """SIGKILL every other process for which `is_ours(pid)` holds; return how many were found."""
+def kill_carrying_home(home: Path) -> int:
+    """SIGKILL every other process that carries `home`; return how many were found."""
     found = 0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            if is_ours(int(entry.name)):
+            if carries_home(int(entry.name), home):
                 os.kill(int(entry.name), signal.SIGKILL)
                 found += 1
         except (FileNotFoundError, ProcessLookupError, PermissionError):
