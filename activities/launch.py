@@ -31,6 +31,7 @@ from npaflow.runtime.contract import LAUNCH_WAVE, LAUNCHES_DIR, ledger_file_uri,
 from npaflow.runtime.ledger import LaunchReceipt
 from npaflow.runtime.messages import JobRef, LaunchResult, LaunchWaveInput
 from npaflow.runtime.metrics import Metric, record
+from npaflow.runtime.reconcile.models import JobOwner
 from npaflow.runtime.vocabulary import HeartbeatPhase
 
 log = structlog.get_logger(__name__)
@@ -225,6 +226,7 @@ class LaunchTransaction:
                     infra=self.request.infra,
                     secret_names=list(self.rendered.secret_names),
                     secret_values=self.credentials,
+                    owner=self._owner(),
                 )
             )
             self.hb.update(phase=HeartbeatPhase.SUBMITTED, request_id=submission.request_id)
@@ -244,6 +246,18 @@ class LaunchTransaction:
             await self._cancel_leftovers()
             raise
         return job_id, request_id
+
+    def _owner(self) -> JobOwner:
+        """Who the job belongs to, stored with it: the reconciler finds its run by this."""
+        return JobOwner(
+            run_id=self.request.run_id,
+            namespace=activity.info().workflow_namespace,
+            task_queue=self.context.task_queue,
+            ledger_uri=self.request.ledger_uri,
+            workflow=self.request.workflow,
+            wave_key=str(self.request.wave.key),
+            attempt=self.request.attempt,
+        )
 
     def _secret_values(self) -> dict[str, str]:
         names = self.rendered.secret_names

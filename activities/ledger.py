@@ -14,6 +14,8 @@ nor its ledger stop, because a directory was briefly unwritable.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import structlog
 from pydantic import ValidationError
 from temporalio import activity
@@ -30,7 +32,7 @@ from npaflow.runtime.contract import (
     ledger_file_uri,
     spec_file_uri,
 )
-from npaflow.runtime.ledger import RuntimeLedger
+from npaflow.runtime.ledger import LedgerDelta, RuntimeLedger
 from npaflow.runtime.ledger_document import LedgerDocument
 from npaflow.runtime.messages import ExportLedgerInput, ExportResult
 from npaflow.runtime.projection import InputSource
@@ -100,10 +102,17 @@ class LedgerActivities:
     @mapped_errors
     async def export_ledger(self, request: ExportLedgerInput) -> ExportResult:
         """Merge the delta (waves upserted by key and attempt) and rewrite every view."""
+        return await self.merge(request)
+
+    async def merge(
+        self, request: ExportLedgerInput, amend: Callable[[RuntimeLedger], LedgerDelta] | None = None
+    ) -> ExportResult:
+        """Merge a delta into the stored ledger; `amend` derives one from what is stored (reconciler)."""
         runtime_uri = ledger_file_uri(request.ledger_uri, RUNTIME_FILE)
         try:
             document = await self._document(request, runtime_uri)
-            document.apply(request.delta, run_prefix_uri=request.ledger_uri, now=utc_now())
+            delta = amend(document.ledger) if amend is not None else request.delta
+            document.apply(delta, run_prefix_uri=request.ledger_uri, now=utc_now())
             version = await self._write(request, document, runtime_uri)
         except AccessDeniedError as exc:
             self.cache.forget(runtime_uri)

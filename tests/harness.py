@@ -81,6 +81,8 @@ class Harness:
     backend: Backend
     task_queue: str
     storage: StorageRouter | None = None
+    #: Seconds between the worker's orphan sweeps (worker/reconciler.py), as in production.
+    reconcile_seconds: float = 20.0
 
     def context(self) -> ActivityContext:
         return ActivityContext(
@@ -93,7 +95,7 @@ class Harness:
 
     @asynccontextmanager
     async def worker(self) -> AsyncIterator[None]:
-        async with running_workers(self.client, self.context()):
+        async with running_workers(self.client, self.context(), reconcile_seconds=self.reconcile_seconds):
             yield
 
     def request(self, spec: str, **options: object) -> RunRequest:

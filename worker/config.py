@@ -87,6 +87,8 @@ class WorkerConfig(BaseModel):
     metrics_address: str = ""  # HOST:PORT for Prometheus; "": no metrics endpoint
     notify_urls: tuple[SecretStr, ...] = ()  # run notification webhooks (secret: never logged)
     ui_url: str = ""  # the Temporal UI's base URL, for links in notifications
+    #: Seconds between orphan sweeps (worker/reconciler.py); 0 turns the sweep off.
+    reconcile_seconds: float = Field(default=float(ENV_DEFAULTS[EnvVar.RECONCILE_SECONDS]), ge=0, le=600)
 
     @classmethod
     def from_env(cls, *, create_id: bool = True, **overrides: object) -> WorkerConfig:
@@ -123,6 +125,7 @@ class WorkerConfig(BaseModel):
             "metrics_address": env(EnvVar.METRICS_ADDRESS),
             "notify_urls": parse_webhooks(env(EnvVar.NOTIFY_URL)),
             "ui_url": env(EnvVar.UI_URL),
+            "reconcile_seconds": env(EnvVar.RECONCILE_SECONDS),
         }
         values.update({k: v for k, v in overrides.items() if v not in (None, "", ())})
         try:

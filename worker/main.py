@@ -35,6 +35,7 @@ from worker.config import WorkerConfig
 from worker.deployment import Deployment, adopt_if_first, deployment_from
 from worker.logging import configure_logging
 from worker.metrics import MetricsEndpoint, watch_suspended_runs
+from worker.reconciler import RECONCILE_SECONDS, sweeping
 from worker.registry import WORKFLOWS, activities_for
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
@@ -134,9 +135,14 @@ def workflow_runner() -> WorkflowRunner:
 
 @asynccontextmanager
 async def running_workers(
-    client: Client, context: ActivityContext, max_pollers: int = 1000, deployment: Deployment | None = None
+    client: Client,
+    context: ActivityContext,
+    max_pollers: int = 1000,
+    deployment: Deployment | None = None,
+    *,
+    reconcile_seconds: float = RECONCILE_SECONDS,
 ) -> AsyncIterator[None]:
-    """Run the main, poller and own-queue workers for the duration of the block.
+    """Run the main, poller and own-queue workers, and the orphan sweep, for the block.
 
     With a deployment, all three join its version: the activities of a run pinned to
     a build run on that build's workers too.
@@ -170,6 +176,7 @@ async def running_workers(
     async with AsyncExitStack() as stack:
         for worker in (main, pollers, own):
             await stack.enter_async_context(worker)
+        await stack.enter_async_context(sweeping(client, context, reconcile_seconds))
         yield
 
 
@@ -199,7 +206,9 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
         await metrics.start()
         install_metrics(metrics.sink)
         suspended = asyncio.create_task(watch_suspended_runs(client, metrics.sink))
-    async with running_workers(client, context, config.max_concurrent_pollers, deployment):
+    async with running_workers(
+        client, context, config.max_concurrent_pollers, deployment, reconcile_seconds=config.reconcile_seconds
+    ):
         if deployment is not None:
             await adopt_if_first(client, deployment, take_over=take_over)
         log.info(

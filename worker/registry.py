@@ -12,6 +12,7 @@ from activities.jobs import JobActivities
 from activities.launch import LaunchActivities
 from activities.ledger import LedgerActivities
 from activities.notify import Notifier
+from activities.reconcile import ReconcileActivities
 from activities.runs import RunActivities
 from npaflow.runtime import contract
 from npaflow.runtime.contract import ACTIVITIES, WORKER_QUEUE_ACTIVITIES, QueueKind
@@ -23,6 +24,8 @@ __all__ = ["WORKFLOWS", "activities_for", "implementations"]
 def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
     """Every activity implementation, keyed by its contract name."""
     jobs, artifacts, runs = JobActivities(context), ArtifactActivities(context), RunActivities(context)
+    ledger = LedgerActivities(context.storage, context.ledger_cache)
+    reconcile = ReconcileActivities(ledger)
     return {
         contract.LOAD_SPEC.name: runs.load_spec,
         contract.LAUNCH_WAVE.name: LaunchActivities(context).launch_wave,
@@ -32,10 +35,12 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
         contract.CHECK_OUTPUTS.name: artifacts.check_outputs,
         contract.READ_DECISION.name: artifacts.read_decision,
         contract.WAIT_TRIGGER.name: artifacts.wait_trigger,
-        contract.EXPORT_LEDGER.name: LedgerActivities(context.storage, context.ledger_cache).export_ledger,
+        contract.EXPORT_LEDGER.name: ledger.export_ledger,
         contract.REQUEST_CANCEL.name: request_cancel,
         contract.NOTIFY_RUN.name: Notifier(context.notify_webhooks, context.ui_url).notify_run,
         contract.LIST_ARTIFACTS.name: RunArtifactActivities(context).list_artifacts,
+        contract.CHECK_RUN.name: reconcile.check_run,
+        contract.RECORD_RECONCILED.name: reconcile.record_reconciled,
     }
 
 

@@ -3,11 +3,12 @@
 from workflows_def.artifacts_workflow import NpaflowArtifacts
 from workflows_def.ledger_repair_workflow import NpaflowLedgerRepair
 from workflows_def.logs_workflow import NpaflowJobLogs
+from workflows_def.reconcile_workflow import NpaflowReconcileRun
 from workflows_def.recorder import PHASE_ATTRIBUTE, SEARCH_ATTRIBUTE_KEYS, STATE_ATTRIBUTE, WORKFLOW_ATTRIBUTE
 from workflows_def.run_workflow import NpaWorkflowRun
 
 #: Every workflow a worker registers.
-WORKFLOWS = [NpaWorkflowRun, NpaflowJobLogs, NpaflowLedgerRepair, NpaflowArtifacts]
+WORKFLOWS = [NpaWorkflowRun, NpaflowJobLogs, NpaflowLedgerRepair, NpaflowArtifacts, NpaflowReconcileRun]
 
 __all__ = [
     "PHASE_ATTRIBUTE",
@@ -19,4 +20,5 @@ __all__ = [
     "NpaflowArtifacts",
     "NpaflowJobLogs",
     "NpaflowLedgerRepair",
+    "NpaflowReconcileRun",
 ]

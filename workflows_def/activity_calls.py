@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any, TypeVar, cast
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, TimeoutType
@@ -131,22 +131,58 @@ def queue_for(ref: ActivityRef[Any, Any], job: JobRef | None = None) -> str | No
     return None
 
 
+def decode(ref: ActivityRef[Any, ResultT], raw: object) -> ResultT:
+    """An activity's result as its declared type, validated here in the run's own code.
+
+    Results arrive as plain JSON and are validated here rather than by the data
+    converter: a converter error would fail the whole execution (pydantic errors are
+    failure exceptions for the workflow's input) before any cleanup could run, so a
+    malformed result (`temporal activity complete --result ...`, a mismatched worker)
+    becomes that activity's failure instead, handled like any other.
+
+    Raises:
+        ActivityError: the result does not fit the declared type (non-retryable).
+    """
+    if ref.result_type is type(None):
+        nothing: Any = None
+        return nothing  # type: ignore[no-any-return]
+    try:
+        validated: ResultT = cast(Any, ref.result_type).model_validate(raw)
+        return validated
+    except ValidationError as exc:
+        error = ActivityError(
+            f"activity {ref.name} returned a malformed result",
+            scheduled_event_id=0,
+            started_event_id=0,
+            identity="",
+            activity_type=ref.name,
+            activity_id="",
+            retry_state=None,
+        )
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'result'}: {e['msg']}" for e in exc.errors()[:3]
+        )
+        error.__cause__ = ApplicationError(
+            f"activity {ref.name} returned a malformed {ref.result_type.__name__} ({problems})",
+            type=ErrorType.CONTROLLER.value,
+            non_retryable=True,
+        )
+        raise error from error.__cause__
+
+
 async def call(ref: ActivityRef[InputT, ResultT], arg: InputT, **options: Any) -> ResultT:
     """Execute an activity by its contract reference; the result has the declared type."""
-    result = await workflow.execute_activity(ref.name, arg, result_type=ref.result_type, **options)
-    return cast(ResultT, result)
+    return decode(ref, await workflow.execute_activity(ref.name, arg, **options))
 
 
-def start(ref: ActivityRef[InputT, ResultT], arg: InputT, **options: Any) -> workflow.ActivityHandle[ResultT]:
-    """Start an activity by its contract reference and return its handle."""
-    handle = workflow.start_activity(ref.name, arg, result_type=ref.result_type, **options)
-    return cast(workflow.ActivityHandle[ResultT], handle)
+def start(ref: ActivityRef[InputT, Any], arg: InputT, **options: Any) -> workflow.ActivityHandle[object]:
+    """Start an activity by its contract reference; `decode` its result once it is awaited."""
+    return workflow.start_activity(ref.name, arg, **options)
 
 
 async def call_local(ref: ActivityRef[InputT, ResultT], arg: InputT, **options: Any) -> ResultT:
     """Execute a local activity (no history events of its own beyond a marker)."""
-    result = await workflow.execute_local_activity(ref.name, arg, result_type=ref.result_type, **options)
-    return cast(ResultT, result)
+    return decode(ref, await workflow.execute_local_activity(ref.name, arg, **options))
 
 
 def launch_moved_to(error: ActivityError) -> str | None:

@@ -22,7 +22,6 @@ from npaflow.runtime.messages import (
     AwaitWaveInput,
     CancelWaveInput,
     CheckOutputsInput,
-    LaunchResult,
     LaunchWaveInput,
 )
 from npaflow.runtime.metrics import Metric
@@ -42,6 +41,7 @@ from workflows_def.activity_calls import (
     call,
     call_local,
     classify_activity_error,
+    decode,
     job_of,
     launch_moved_to,
     now,
@@ -93,7 +93,7 @@ class AttemptRunner:
         self.loaded = deps.loaded
         self.state = deps.state
         self.recorder = deps.recorder
-        self.pending_launches: dict[AttemptId, workflow.ActivityHandle[LaunchResult]] = {}
+        self.pending_launches: dict[AttemptId, workflow.ActivityHandle[object]] = {}
         #: GPU-hours the run has spent: earlier executions' (from the ledger), then each attempt here.
         self.spent_gpu_hours = deps.loaded.prior.gpu_hours
 
@@ -110,7 +110,7 @@ class AttemptRunner:
             handle = self._start_launch(wave, attempt, reconcile=reconcile or queue is not None, queue=queue)
             self.pending_launches[(wave.key, attempt)] = handle
             try:
-                launch = await asyncio.shield(handle)
+                launch = decode(LAUNCH_WAVE, await asyncio.shield(handle))
             except ActivityError as error:
                 if is_cancelled_exception(error):
                     raise
@@ -130,7 +130,7 @@ class AttemptRunner:
 
     def _start_launch(
         self, wave: Wave, attempt: int, *, reconcile: bool, queue: str | None
-    ) -> workflow.ActivityHandle[LaunchResult]:
+    ) -> workflow.ActivityHandle[object]:
         bound = {"schedule_to_start_timeout": timedelta(seconds=self.request.worker_lost_seconds)}
         return start(
             LAUNCH_WAVE,
@@ -343,7 +343,7 @@ class AttemptRunner:
         for (key, attempt), handle in list(self.pending_launches.items()):
             del self.pending_launches[(key, attempt)]
             try:
-                launch = await handle
+                launch = decode(LAUNCH_WAVE, await handle)
             except ActivityError:
                 continue  # the launch failed: there is no job to cancel
             self.state.wave_launched(key, attempt, launch)

@@ -68,6 +68,8 @@ class NpaWorkflowRun:
             if is_cancelled_exception(exc):
                 await asyncio.shield(asyncio.ensure_future(self._finish_cancelled()))
                 raise
+            if not isinstance(exc, Exception):
+                raise  # continue-as-new, or the worker evicting the run: not the run's end
             await self._finish_failed(exc)
         self.state.run_succeeded()
         count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="succeeded")
@@ -135,8 +137,9 @@ class NpaWorkflowRun:
             failure_class, message = FailureClass.BUDGET, str(exc)
         elif isinstance(exc, NpaflowError | ValueError | KeyError):
             message = str(exc)
-        else:
-            raise exc  # a bug: fail the workflow task so a fixed worker can carry on
+        else:  # a bug: cleanup still runs, so no job outlives the run (the ledger says what broke)
+            message = f"internal error in the run's workflow code: {type(exc).__name__}: {exc}"
+            workflow.logger.error("run.internal_error", exc_info=exc)
         if self.executor is not None:
             await self.executor.attempts.cancel_in_flight(f"run failed: {message}"[:600])
         self.state.run_failed(message, self.state.failure_class or failure_class)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from npaflow.errors import ControllerError
 from npaflow.runtime.ledger import TaskRow
+from npaflow.runtime.reconcile.models import JobOwner, LiveJob
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.status import JobStatus
 
@@ -34,6 +35,7 @@ class LaunchRequest(BaseModel):
     infra: str = ""
     secret_names: list[str] = Field(default_factory=list)
     secret_values: dict[str, str] = Field(default_factory=dict, repr=False, exclude=True)
+    owner: JobOwner | None = None  # stored with the job: the reconciler finds its run by it
 
 
 class Submission(BaseModel):
@@ -89,4 +91,8 @@ class Backend(Protocol):
 
     async def logs(self, job_id: str, task: str = "", tail_lines: int = 2000) -> str:
         """Return the end of the job's logs (one task's, when named)."""
+        ...
+
+    async def live_jobs(self) -> list[LiveJob]:
+        """Every job this backend (for a local one: this host) holds that is not terminal."""
         ...

@@ -55,6 +55,8 @@ from activities.backends.local_status import (
 from activities.clock import utc_now
 from npaflow.errors import ConfigurationError, ControllerError
 from npaflow.runtime.ledger import TaskRow
+from npaflow.runtime.messages import JobRef
+from npaflow.runtime.reconcile.models import LiveJob
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.status import JobStatus, aggregate_job_status
 from npaflow.traversal.models import WaveKind
@@ -123,6 +125,7 @@ class LocalBackend:
         self.supervisors = SupervisorStarter(home / "local", supervisor_command)
         self.names = JobNameIndex(self.jobs_dir)
         self._seen: dict[str, _Seen] = {}
+        self._ended: set[str] = set()  # job ids seen terminal: never listed again
 
     def _job_dir(self, job_id: str) -> Path:
         """The job's directory; a job id of another worker is never looked up here.
@@ -163,6 +166,7 @@ class LocalBackend:
             env_names=sorted({*BASE_ENV, *self.job_env, *request.secret_values}),
             tasks=[LocalTask(name=d["name"], num_nodes=int(d.get("num_nodes", 1))) for d in documents[1:]],
             marker=job_marker(self.jobs_dir, job_id),
+            owner=request.owner,
         )
         write_model(job_dir / JOB_FILE, job)
         self.names.add(request.job_name, job_id)
@@ -295,6 +299,30 @@ class LocalBackend:
             raise ControllerError(f"local job {job_id}: processes {left} survived SIGKILL")
         end_tasks(job_dir, [task.name for task in job.tasks], TaskStatus.CANCELLED, "cancelled by request")
         log.info("local.cancelled", job_id=job_id)
+
+    async def live_jobs(self) -> list[LiveJob]:
+        """This worker's jobs that are not terminal (dead ones are reaped on the way)."""
+        live = []
+        prefix = f"{self.worker_id}-"
+        for entry in os.scandir(self.jobs_dir):
+            job_id = entry.name
+            if not job_id.startswith(prefix) or job_id in self._ended:
+                continue
+            try:
+                rows = self._rows(job_id, fresh=True)
+            except ControllerError:
+                continue  # not a job id of this worker
+            seen = self._seen.get(job_id)
+            if not rows or seen is None:
+                continue
+            status = aggregate_job_status([row.status for row in rows])
+            if status.is_terminal():
+                self._ended.add(job_id)
+                continue
+            record = seen.record
+            job = JobRef(backend=self.name, job_id=job_id, job_name=record.job_name, worker_id=self.worker_id)
+            live.append(LiveJob(job=job, status=status, owner=record.owner))
+        return live
 
     async def logs(self, job_id: str, task: str = "", tail_lines: int = 2000) -> str:
         """The end of the job's per-rank logs (one task's when named)."""

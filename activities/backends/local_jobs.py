@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from activities.backends.local_status import JOB_FILE, JOB_MARKER_ENV, SUPERVISOR_FILE, WAVE_FILE
 from activities.files import write_text_atomic
+from npaflow.runtime.reconcile.models import JobOwner
 from npaflow.traversal.models import WaveKind
 
 CANCEL_MARKER = "cancel_requested"
@@ -71,6 +72,7 @@ class LocalJobRecord(BaseModel):
     env_names: list[str] = Field(default_factory=list)  # what the job may see of its environment
     supervisor_pid: int = 0
     marker: str = ""  # NPAFLOW_LOCAL_JOB in its processes (job_marker); "" in jobs from before it
+    owner: JobOwner | None = None  # the run that launched it; None in jobs from before owners
 
     @property
     def process_marker(self) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import structlog
 
 from activities.backends.base import JobMatch, LaunchRequest, RequestUnknownError, Submission
+from activities.backends.job_owner import owner_of, with_owner
 from activities.backends.skypilot_sdk import SkyPilotApi
 from activities.clock import utc_from_epoch
 from npaflow.errors import (
@@ -27,6 +28,8 @@ from npaflow.errors import (
 )
 from npaflow.render import LAUNCH_TOKEN_KEY
 from npaflow.runtime.ledger import TaskRow
+from npaflow.runtime.messages import JobRef
+from npaflow.runtime.reconcile.models import LiveJob
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.status import JobStatus, aggregate_job_status
 
@@ -49,6 +52,8 @@ QUEUE_FIELDS = [
     "current_cluster_name",
     "execution",
 ]
+#: What the reconciler's sweep reads of every live job: who launched it, and where it stands.
+LIVE_FIELDS = ["job_id", "task_id", "job_name", "status", "metadata"]
 #: Seconds between the shared queue calls of one worker: one queue_v2(job_ids=...) costs about
 #: 2.5 s on an API server whatever the ids (skypilot-live), so a job's end is seen within about
 #: 7.5 s, and half that on average, at one call per tick however many waves await.
@@ -186,7 +191,8 @@ class SkyPilotBackend:
             if name in request.secret_values
         }
         request_id = await self._call(
-            f"launch {request.job_name}", self.api.launch(request.yaml, request.job_name, secrets)
+            f"launch {request.job_name}",
+            self.api.launch(with_owner(request.yaml, request.owner), request.job_name, secrets),
         )
         log.info("skypilot.submitted", job_name=request.job_name, request_id=request_id)
         return Submission(request_id=request_id)
@@ -249,6 +255,23 @@ class SkyPilotBackend:
     async def cancel(self, job_id: str) -> None:
         """Cancel exactly this job id (SkyPilot skips unknown and terminal jobs)."""
         await self._call(f"cancel job {job_id}", self.api.cancel([int(job_id)]))
+
+    async def live_jobs(self) -> list[LiveJob]:
+        """Every managed job not yet terminal, of all users (one `queue_v2(skip_finished=True)`)."""
+        records = await self._call("list live jobs", self.api.live_jobs(fields=LIVE_FIELDS))
+        rows_by_job: dict[int, list[Any]] = {}
+        for record in records:
+            rows_by_job.setdefault(int(record.job_id), []).append(record)
+        live = []
+        for job_id, rows in sorted(rows_by_job.items()):
+            status = aggregate_job_status(
+                [JobStatus.parse(getattr(r.status, "value", r.status)) for r in rows]
+            )
+            if status.is_terminal():
+                continue
+            job = JobRef(backend=self.name, job_id=str(job_id), job_name=str(rows[0].job_name or ""))
+            live.append(LiveJob(job=job, status=status, owner=owner_of(rows[0].metadata)))
+        return live
 
     async def logs(self, job_id: str, task: str = "", tail_lines: int = 2000) -> str:
         """The last lines of the job's logs, colour codes removed."""

@@ -44,6 +44,10 @@ class SkyPilotApi(Protocol):
         """`jobs.cancel(job_ids=...)`: unknown and terminal jobs are skipped by SkyPilot."""
         ...
 
+    async def live_jobs(self, *, fields: list[str]) -> list[ManagedJobRecord]:
+        """One `jobs.queue_v2(skip_finished=True)` call across all users: every unfinished job."""
+        ...
+
     async def logs(self, job_id: int, tail: int) -> str:
         """The last `tail` lines of a job's logs, without following."""
         ...
@@ -129,6 +133,14 @@ class SkyPilotSdk:
         await self._healthy()
         records, _total, _counts, _unfiltered = await self._jobs_async.queue_v2(
             refresh=False, all_users=True, job_ids=job_ids, limit=limit, fields=fields, stream_logs=None
+        )
+        return list(records)
+
+    async def live_jobs(self, *, fields: list[str]) -> list[ManagedJobRecord]:
+        """Every unfinished managed job of all users (the reconciler's sweep)."""
+        await self._healthy()
+        records, _total, _counts, _unfiltered = await self._jobs_async.queue_v2(
+            refresh=False, skip_finished=True, all_users=True, fields=fields, stream_logs=None
         )
         return list(records)
 

@@ -44,6 +44,7 @@ from npaflow.cli.exits import (
 from npaflow.cli.follow_run import follow_run, no_worker_text
 from npaflow.cli.options import load_spec_for, require_decision_sources
 from npaflow.cli.run_commands import build_request
+from npaflow.cli.run_endings import add_ending
 from npaflow.cli.status_text import status_text
 from npaflow.cli.temporal_client import (
     connect_from,
@@ -232,6 +233,8 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
             "ledger_uri": memo.get("ledger_uri", ""),
         }
     payload["execution_status"] = description.status.name if description.status else "UNKNOWN"
+    if repair_with is not None:
+        await add_ending(repair_with, description.status, payload)
     payload["worker_version"] = _worker_version(description)
     if unserved:
         payload["no_worker"] = no_worker_text(description.task_queue)

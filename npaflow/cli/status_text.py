@@ -33,6 +33,7 @@ def status_text(payload: dict[str, Any]) -> str:
             f"  {state}: {part['gpu_hours']:.4f} GPU-h, {part['node_hours']:.4f} node-h"
             for state, part in usage.get("by_state", {}).items()
         )
+    lines.extend(ending_lines(payload))
     if payload.get("error"):
         lines.append(f"error: {payload['error']}")
     lines.append(f"ledger: {payload.get('ledger_uri') or '-'}")
@@ -43,3 +44,17 @@ def status_text(payload: dict[str, Any]) -> str:
     if payload.get("ledger_repair"):
         lines.append(f"ledger repair: {payload['ledger_repair']}")
     return "\n".join(lines)
+
+
+def ending_lines(payload: dict[str, Any]) -> list[str]:
+    """The reconciled jobs, one line each, for the text status."""
+    lines = [f"reconciled: {payload['reconciled_note']}"] if payload.get("reconciled_note") else []
+    for job in payload.get("reconciled", []):
+        cancellation = job.get("cancellation") or {}
+        lines.append(
+            f"reconciled: job {job['job_id']} ({job.get('wave_key') or job.get('job_name') or '-'}, attempt "
+            f"{job.get('attempt', 1)}) cancelled after the run ended {job.get('run_ending')}: "
+            f"{cancellation.get('state', '-')}"
+            + (f" ({job['final_status']})" if job.get("final_status") else "")
+        )
+    return lines

@@ -43,6 +43,7 @@ from npaflow.runtime.messages import (
     WaitTriggerInput,
 )
 from npaflow.runtime.notifications import NotificationResult, RunNotification
+from npaflow.runtime.reconcile.models import CheckRunInput, RecordReconciledInput, RunStanding
 from npaflow.runtime.status import FailureClass
 
 # --- workflows and task queues ------------------------------------------------------------
@@ -55,6 +56,12 @@ LOGS_WORKFLOW_TYPE = "NpaflowJobLogs"
 LEDGER_REPAIR_WORKFLOW_TYPE = "NpaflowLedgerRepair"
 #: A small workflow that lists a run's artifacts where its storage is (`npaflow artifacts`).
 ARTIFACTS_WORKFLOW_TYPE = "NpaflowArtifacts"
+#: Cancels, by exact id, the jobs of a run that ended without its cleanup (worker/reconciler.py).
+RECONCILE_WORKFLOW_TYPE = "NpaflowReconcileRun"
+#: The signal a worker's sweep sends it with the orphans it found (signal-with-start).
+RECONCILE_SIGNAL = "orphans"
+#: Its query: the jobs reconciled so far (`npaflow status` of a terminated run).
+RECONCILED_QUERY = "reconciled"
 #: Pollers (await_wave, wait_trigger) live on `<queue>-poll` so they never starve launches.
 POLL_QUEUE_SUFFIX = "-poll"
 #: Each worker also serves `<queue>@<worker id>`: local-backend jobs' own activities.
@@ -140,6 +147,8 @@ REQUEST_CANCEL = ActivityRef("request_cancel", RequestCancelInput, type(None))
 READ_JOB_LOGS = ActivityRef("read_job_logs", ReadJobLogsInput, JobLogs)
 NOTIFY_RUN = ActivityRef("notify_run", RunNotification, NotificationResult)
 LIST_ARTIFACTS = ActivityRef("list_artifacts", ListArtifactsInput, RunArtifacts)
+CHECK_RUN = ActivityRef("check_run", CheckRunInput, RunStanding)
+RECORD_RECONCILED = ActivityRef("record_reconciled", RecordReconciledInput, ExportResult)
 
 #: Every activity; a worker registers an implementation for each (worker/registry.py).
 ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
@@ -155,6 +164,8 @@ ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
     READ_JOB_LOGS,
     NOTIFY_RUN,
     LIST_ARTIFACTS,
+    CHECK_RUN,
+    RECORD_RECONCILED,
 )
 #: Served on each worker's own queue as well: a local job's activities run on its host, and a
 #: launch interrupted there is reconciled there.

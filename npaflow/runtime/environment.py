@@ -35,6 +35,7 @@ class EnvVar(StrEnum):
     METRICS_ADDRESS = "NPAFLOW_METRICS_ADDRESS"  # HOST:PORT of the worker's /metrics (off when unset)
     NOTIFY_URL = "NPAFLOW_NOTIFY_URL"  # webhook URLs for run notifications, whitespace/comma separated
     UI_URL = "NPAFLOW_UI_URL"  # the Temporal UI's base URL, for links in notifications
+    RECONCILE_SECONDS = "NPAFLOW_RECONCILE_SECONDS"  # seconds between orphan sweeps (0: none)
 
 
 #: Defaults for the variables that have one.
@@ -47,4 +48,5 @@ ENV_DEFAULTS: dict[EnvVar, str] = {
     EnvVar.LOG_FORMAT: "json",
     EnvVar.SKYPILOT_POLL_SECONDS: "5",
     EnvVar.DEPLOYMENT: "npaflow",
+    EnvVar.RECONCILE_SECONDS: "20",
 }

@@ -21,6 +21,7 @@ from npaflow.runtime.vocabulary import (
     DecisionSource,
     LedgerStatus,
     RecoveryDecision,
+    RunEnding,
     WaveStatus,
 )
 from npaflow.traversal.models import WaveKind
@@ -295,6 +296,23 @@ class StageRecord(BaseModel):
     attribution_ambiguous: bool = False
 
 
+class ReconciledJob(BaseModel):
+    """One orphaned job, cancelled by exact id: what the ledger and `npaflow status` show."""
+
+    model_config = _OPEN
+
+    job_id: str
+    job_name: str = ""
+    backend: str = ""
+    wave_key: str = ""
+    attempt: int = 1
+    run_ending: RunEnding = RunEnding.TERMINATED
+    cancellation: Cancellation = Field(default_factory=Cancellation)
+    final_status: JobStatus | None = None
+    at: str = ""
+    skipped: str = ""  # why it was left alone (a new execution owns it now)
+
+
 class PlanChangeRecord(BaseModel):
     """A restart onto an edited spec whose change the operator accepted (ours, additive)."""
 
@@ -323,6 +341,7 @@ class LedgerDelta(BaseModel):
     cancel_reason: str = ""
     plan_change: PlanChangeRecord | None = None
     notifications: list[NotificationRecord] = Field(default_factory=list)  # upserted by id
+    reconciled: list[ReconciledJob] = Field(default_factory=list)  # upserted by job id
 
 
 class RuntimeLedger(BaseModel):
@@ -347,6 +366,8 @@ class RuntimeLedger(BaseModel):
     usage: RunUsage = Field(default_factory=RunUsage)  # ours: GPU- and node-hours (usage.py)
     plan_changes: list[PlanChangeRecord] = Field(default_factory=list)  # ours: accepted edits
     notifications: list[NotificationRecord] = Field(default_factory=list)  # ours: webhook deliveries
+    #: ours: jobs cancelled after their run ended without its cleanup (terminate, timeout)
+    reconciled: list[ReconciledJob] = Field(default_factory=list)
 
     def latest_attempts(self) -> dict[WaveKey, WaveAttemptRecord]:
         """Return the newest attempt recorded for each wave key."""

@@ -148,6 +148,8 @@ class LedgerDocument:
                 ledger.notifications[known[note.id]] = note
             else:
                 ledger.notifications.append(note)
+        for job in delta.reconciled:
+            ledger.reconciled = [j for j in ledger.reconciled if j.job_id != job.job_id] + [job]
         ledger.updated_at = now
 
     def _place_decisions(self, delta: LedgerDelta) -> None:

@@ -39,6 +39,7 @@ class Metric(StrEnum):
     NODE_HOURS = "npaflow_node_hours"
     CANCELLATIONS = "npaflow_cancellations"
     DECISION_READS = "npaflow_decision_reads"
+    JOBS_RECONCILED = "npaflow_jobs_reconciled"
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,12 @@ CATALOG: dict[Metric, MetricDef] = {
         MetricDef(Metric.NODE_HOURS, Kind.COUNTER, ("spec", "state"), "Node-hours of finished wave attempts"),
         MetricDef(Metric.CANCELLATIONS, Kind.COUNTER, ("result",), "Job cancellations, by result"),
         MetricDef(Metric.DECISION_READS, Kind.COUNTER, ("source",), "Decisions the walk took, by source"),
+        MetricDef(
+            Metric.JOBS_RECONCILED,
+            Kind.COUNTER,
+            ("backend", "ending"),
+            "Jobs cancelled because their run ended without its cleanup (terminate, timeout, a bug)",
+        ),
     )
 }
 

@@ -39,6 +39,8 @@ class LedgerStatus(StrEnum):
     FAILED = "failed"
     CANCELLED = "cancelled"  # ours: the reference records a cancelled run as failed
     SUSPENDED = "suspended"  # ours: waiting for `resume` after a wave failed
+    TERMINATED = "terminated"  # ours: terminated outside npaflow; its jobs were reconciled
+    TIMED_OUT = "timed_out"  # ours: its execution timeout expired; its jobs were reconciled
 
     def manifest_status(self) -> str:
         """`manifest.json`/`status.json` `status` (the reference's planned|running|completed|failed)."""
@@ -61,6 +63,35 @@ _MANIFEST_STATUS = {
     LedgerStatus.FAILED: "failed",
     LedgerStatus.CANCELLED: "cancelled",
     LedgerStatus.SUSPENDED: "suspended",
+    LedgerStatus.TERMINATED: "terminated",
+    LedgerStatus.TIMED_OUT: "timed_out",
+}
+
+
+class RunEnding(StrEnum):
+    """How a run's newest execution stands, as Temporal says; only open runs own their jobs."""
+
+    OPEN = "open"  # running (or a new execution took over): it owns or adopts its jobs
+    SUCCEEDED = "succeeded"  # completed: only jobs left running on purpose may remain
+    FAILED = "failed"  # failed, maybe without its cleanup (a bug, a malformed input)
+    CANCELLED = "cancelled"  # cancelled; its cleanup may not have verified every cancel
+    TERMINATED = "terminated"  # terminated (the UI's Terminate button): no cleanup ran
+    TIMED_OUT = "timed_out"  # its execution timeout expired: no cleanup ran
+    GONE = "gone"  # Temporal has no such run (deleted, or past retention)
+
+    def ledger_status(self) -> LedgerStatus:
+        """The ledger status a run that ended this way gets, when its ledger still says running."""
+        return _ENDING_STATUS[self]
+
+
+_ENDING_STATUS = {
+    RunEnding.OPEN: LedgerStatus.RUNNING,
+    RunEnding.SUCCEEDED: LedgerStatus.SUCCEEDED,
+    RunEnding.FAILED: LedgerStatus.FAILED,
+    RunEnding.CANCELLED: LedgerStatus.CANCELLED,
+    RunEnding.TERMINATED: LedgerStatus.TERMINATED,
+    RunEnding.TIMED_OUT: LedgerStatus.TIMED_OUT,
+    RunEnding.GONE: LedgerStatus.TERMINATED,
 }
 
 

@@ -15,6 +15,8 @@ import yaml
 from activities.backends.base import JobMatch, LaunchRequest, Submission
 from npaflow.errors import NpaflowError, TransportError
 from npaflow.runtime.ledger import TaskRow
+from npaflow.runtime.messages import JobRef
+from npaflow.runtime.reconcile.models import JobOwner, LiveJob
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.status import JobStatus, aggregate_job_status
 
@@ -29,6 +31,7 @@ class Launch:
     header: dict
     tasks: list[dict]
     secret_names: list[str]
+    owner: JobOwner | None = None
 
     @property
     def task_names(self) -> list[str]:
@@ -71,7 +74,13 @@ class FakeBackend:
         documents = [d for d in yaml.safe_load_all(request.yaml) if d]
         job_id = str(len(self.launches) + 1)
         launch = Launch(
-            job_id, request.job_name, request.launch_token, documents[0], documents[1:], request.secret_names
+            job_id,
+            request.job_name,
+            request.launch_token,
+            documents[0],
+            documents[1:],
+            request.secret_names,
+            request.owner,
         )
         self.launches.append(launch)
         script = (
@@ -136,6 +145,15 @@ class FakeBackend:
 
     async def logs(self, job_id: str, task: str = "", tail_lines: int = 2000) -> str:
         return f"logs of {job_id}"
+
+    async def live_jobs(self) -> list[LiveJob]:
+        live = []
+        for launch in self.launches:
+            status = self._peek(launch.job_id)
+            if not status.is_terminal():
+                job = JobRef(backend=self.name, job_id=launch.job_id, job_name=launch.job_name)
+                live.append(LiveJob(job=job, status=status, owner=launch.owner))
+        return live
 
     @property
     def submissions(self) -> list[list[str]]:

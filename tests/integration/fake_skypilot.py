@@ -109,6 +109,7 @@ class FakeSkyPilotApi:
     launched: list[tuple[str, Mapping[str, str]]] = field(default_factory=list)
     queue_calls: list[list[int] | None] = field(default_factory=list)
     cancel_calls: list[list[int]] = field(default_factory=list)
+    live_calls: int = 0
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     def _reachable(self) -> None:
@@ -173,6 +174,16 @@ class FakeSkyPilotApi:
         for job in chosen:
             if job.schedule_state != "INACTIVE" and job_ids is not None:
                 job.advance()
+        return [job.record(index, fields) for job in chosen for index in range(len(job.tasks))]
+
+    async def live_jobs(self, *, fields: list[str]) -> list[ManagedJobRecord]:
+        self._reachable()
+        self.live_calls += 1
+        chosen = [
+            job
+            for _, job in sorted(self.jobs.items(), reverse=True)
+            if not job.lost and not all(s.is_terminal() for s in job.statuses)
+        ]
         return [job.record(index, fields) for job in chosen for index in range(len(job.tasks))]
 
     async def cancel(self, job_ids: list[int]) -> None:

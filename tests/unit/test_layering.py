@@ -41,6 +41,7 @@ CLI_CLIENT_MODULES = {
     "artifacts_handler.py",
     "tracing.py",
     "follow_run.py",
+    "run_endings.py",
     "temporal_client.py",
     "temporal_target.py",
 }

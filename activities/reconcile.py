@@ -1,0 +1,95 @@
+"""The reconciler's activities: how a run stands in Temporal, and its reconciled jobs in the ledger.
+
+A run that ends without its own cleanup (terminated, timed out, failed by a
+bug) leaves its jobs running; the workers' sweep (worker/reconciler.py) finds
+them and the reconcile workflow cancels them by exact id, then records them
+here. Fail closed: when Temporal cannot say whether a run is open, it is open.
+"""
+
+from __future__ import annotations
+
+import structlog
+from temporalio import activity
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities.clock import utc_now
+from activities.errors import mapped_errors
+from activities.ledger import LedgerActivities, read_ledger
+from npaflow.document.models import SUPPORTED_API_VERSIONS
+from npaflow.runtime.contract import CHECK_RUN, RECORD_RECONCILED
+from npaflow.runtime.ledger import LedgerDelta
+from npaflow.runtime.messages import ExportLedgerInput, ExportResult
+from npaflow.runtime.metrics import Metric, record
+from npaflow.runtime.reconcile.ledger_change import kept_on_purpose, reconciled_delta
+from npaflow.runtime.reconcile.models import CheckRunInput, RecordReconciledInput, RunStanding
+from npaflow.runtime.vocabulary import CancellationState, RunEnding
+
+log = structlog.get_logger(__name__)
+
+_ENDINGS = {
+    WorkflowExecutionStatus.RUNNING: RunEnding.OPEN,
+    WorkflowExecutionStatus.CONTINUED_AS_NEW: RunEnding.OPEN,  # its successor is the newest
+    WorkflowExecutionStatus.COMPLETED: RunEnding.SUCCEEDED,
+    WorkflowExecutionStatus.FAILED: RunEnding.FAILED,
+    WorkflowExecutionStatus.CANCELED: RunEnding.CANCELLED,
+    WorkflowExecutionStatus.TERMINATED: RunEnding.TERMINATED,
+    WorkflowExecutionStatus.TIMED_OUT: RunEnding.TIMED_OUT,
+}
+
+
+async def run_standing(client: Client, run_id: str) -> RunStanding:
+    """How the newest execution of a run stands; unknown (never "closed") when Temporal cannot say."""
+    try:
+        description = await client.get_workflow_handle(run_id).describe()
+    except RPCError as exc:
+        if exc.status is RPCStatusCode.NOT_FOUND:
+            return RunStanding(ending=RunEnding.GONE, detail="Temporal has no such run")
+        return RunStanding(ending=RunEnding.OPEN, known=False, detail=f"describe failed: {exc}"[:300])
+    ending = _ENDINGS.get(description.status) if description.status else None
+    if ending is None:
+        return RunStanding(ending=RunEnding.OPEN, known=False, detail=f"status {description.status}")
+    return RunStanding(ending=ending)
+
+
+class ReconcileActivities:
+    """Activities of the reconcile workflow, sharing the worker's ledger writer."""
+
+    def __init__(self, ledger: LedgerActivities) -> None:
+        self.ledger = ledger
+
+    @activity.defn(name=CHECK_RUN.name)
+    @mapped_errors
+    async def check_run(self, request: CheckRunInput) -> RunStanding:
+        """How the run stands now, and which of the given jobs its cleanup kept on purpose."""
+        standing = await run_standing(activity.client(), request.run_id)
+        if not request.ledger_uri or not request.job_ids or standing.ending is RunEnding.OPEN:
+            return standing
+        stored = await read_ledger(self.ledger.storage, request.ledger_uri)
+        kept = [job_id for job_id in request.job_ids if kept_on_purpose(stored, job_id)]
+        done = [
+            job.job_id
+            for job in (stored.reconciled if stored else [])
+            if job.cancellation.state is CancellationState.VERIFIED
+        ]
+        return standing.model_copy(update={"kept_job_ids": kept, "reconciled_job_ids": done})
+
+    @activity.defn(name=RECORD_RECONCILED.name)
+    @mapped_errors
+    async def record_reconciled(self, request: RecordReconciledInput) -> ExportResult:
+        """Write each reconciled job into its run's ledger: its attempt cancelled, the run ended."""
+        export = ExportLedgerInput(
+            run_id=request.run_id,
+            workflow=request.workflow,
+            api_version=SUPPORTED_API_VERSIONS[0],
+            ledger_uri=request.ledger_uri,
+            delta=LedgerDelta(),
+        )
+        result = await self.ledger.merge(
+            export, lambda stored: reconciled_delta(stored, request, now=utc_now())
+        )
+        for job in request.jobs:
+            if not job.skipped:
+                record(Metric.JOBS_RECONCILED, backend=job.backend, ending=request.ending.value)
+        log.warning("run.jobs_reconciled", run_id=request.run_id, jobs=[j.job_id for j in request.jobs])
+        return result

@@ -1,0 +1,103 @@
+"""What the orphan reconciler reads and writes: job owners, orphans, how a run ended.
+
+A job launched by npaflow carries its owner (run id, namespace, task queue,
+ledger) in the backend's own record, so a worker can tell, without the run's
+workflow code, which run a live job belongs to and whether that run is still
+open (DESIGN §3.5: no job outlives its run).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from npaflow.runtime.ledger import ReconciledJob
+from npaflow.runtime.messages import JobRef
+from npaflow.runtime.status import JobStatus
+from npaflow.runtime.vocabulary import RunEnding
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+#: The reconcile workflow's id prefix: ':' is never in a run id, so no run can take its id.
+RECONCILE_ID_PREFIX = "npaflow:reconcile:"
+
+
+def reconcile_workflow_id(run_id: str) -> str:
+    """The one reconcile workflow of a run (signal-with-start: every worker joins the same one)."""
+    return RECONCILE_ID_PREFIX + run_id
+
+
+class JobOwner(BaseModel):
+    """The run a job belongs to, stored with the job by the backend at launch."""
+
+    model_config = _FROZEN
+
+    run_id: str
+    namespace: str
+    task_queue: str
+    ledger_uri: str = ""
+    workflow: str = ""
+    wave_key: str = ""
+    attempt: int = 1
+
+
+class LiveJob(BaseModel):
+    """A job a backend reports as not terminal, with its owner when npaflow launched it."""
+
+    model_config = _FROZEN
+
+    job: JobRef
+    status: JobStatus
+    owner: JobOwner | None = None
+
+
+class OrphanBatch(BaseModel):
+    """Jobs one sweep found whose run is closed (the reconcile workflow's input and signal)."""
+
+    model_config = _FROZEN
+
+    run_id: str
+    ending: RunEnding
+    jobs: list[LiveJob] = Field(default_factory=list)
+
+
+class ReconcileResult(BaseModel):
+    """What one reconcile workflow did."""
+
+    model_config = _FROZEN
+
+    run_id: str
+    jobs: list[ReconciledJob] = Field(default_factory=list)
+
+
+class CheckRunInput(BaseModel):
+    """Ask Temporal how a run's newest execution stands, and its ledger which jobs were kept."""
+
+    model_config = _FROZEN
+
+    run_id: str
+    ledger_uri: str = ""
+    job_ids: list[str] = Field(default_factory=list)
+
+
+class RunStanding(BaseModel):
+    """How a run stands; `known` False when Temporal could not say (then nothing is cancelled)."""
+
+    model_config = _FROZEN
+
+    ending: RunEnding
+    known: bool = True
+    detail: str = ""
+    kept_job_ids: list[str] = Field(default_factory=list)  # left running on purpose by the run
+    reconciled_job_ids: list[str] = Field(default_factory=list)  # cancelled and verified before
+
+
+class RecordReconciledInput(BaseModel):
+    """Write reconciled jobs into their run's ledger (and its status when it still says running)."""
+
+    model_config = _FROZEN
+
+    run_id: str
+    ledger_uri: str
+    workflow: str = ""
+    ending: RunEnding
+    jobs: list[ReconciledJob] = Field(default_factory=list)

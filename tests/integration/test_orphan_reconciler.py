@@ -1,0 +1,228 @@
+"""No job outlives its run: runs that end without their own cleanup have their jobs reconciled.
+
+Terminate (the UI's button), an execution timeout and a worker that died before
+the terminate all skip the run's workflow code; the workers' sweep finds the
+live job, the run's reconcile workflow cancels it by exact id and writes it
+into the ledger. Each test checks the job's own mark: it never ran to its end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowFailureError
+from temporalio.testing import WorkflowEnvironment
+
+from activities.backends.local_jobs import job_marker, job_processes
+from npaflow.runtime.request import RunRequest
+from tests.harness import ROOT, SPECS, TEMPORAL_BIN, Harness, start_worker_process
+from tests.helpers import eventually
+from workflows_def import NpaWorkflowRun
+
+pytestmark = pytest.mark.integration
+
+SPEC = "runtime/marker-steps.yaml"
+#: The issue's bound: a job whose run ended behind npaflow's back is cancelled within this.
+BOUND_SECONDS = 60.0
+
+
+def ledger_of(home: Path, run_id: str) -> dict:
+    path = home / "runs" / run_id / "npa-workflow" / "runtime.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+async def reconciled_ledger(home: Path, run_id: str, status: str) -> dict:
+    """The run's ledger once it says `status` and lists a reconciled job."""
+
+    def ready() -> dict | None:
+        ledger = ledger_of(home, run_id)
+        return ledger if ledger.get("status") == status and ledger.get("reconciled") else None
+
+    return await eventually(ready, timeout=BOUND_SECONDS, interval=0.2, what=f"ledger {status} + reconciled")
+
+
+async def slow_job_started(root: Path, run_id: str) -> None:
+    await eventually(lambda: (root / run_id / "slow.started").exists(), timeout=60, what="slow job started")
+
+
+def assert_cancelled_in_ledger(ledger: dict, job_id: str) -> None:
+    (job,) = ledger["reconciled"]
+    assert job["job_id"] == job_id and job["cancellation"]["state"] == "verified"
+    (slow,) = [w for w in ledger["waves"] if w["job_id"] == job_id]
+    assert slow["status"] == "cancelled" and slow["cancellation"]["state"] == "verified"
+
+
+async def npaflow_status(env: WorkflowEnvironment, run_id: str) -> str:
+    """`npaflow status RUN_ID` as a user runs it (without blocking the in-process worker)."""
+    address = env.client.service_client.config.target_host
+    process = await asyncio.create_subprocess_exec(
+        *(str(TEMPORAL_BIN.parent / "npaflow"), "status", run_id, "--address", address),
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()
+    return out.decode()
+
+
+async def test_terminate_mid_wave_cancels_the_job_records_it_and_resume_runs_the_rest_once(
+    local_harness: Harness, env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    local_harness.reconcile_seconds = 0.5
+    run_id = f"rt-term-{uuid.uuid4().hex[:6]}"
+    options = {"vars": {"root": str(tmp_path)}, "poll_seconds": 0.2}
+    async with local_harness.worker():
+        handle = await local_harness.start(SPEC, run_id=run_id, **options)
+        await slow_job_started(tmp_path, run_id)
+        terminated_at = time.monotonic()
+        await handle.terminate(reason="operator pressed Terminate")
+        ledger = await reconciled_ledger(local_harness.home, run_id, "terminated")
+        assert time.monotonic() - terminated_at < BOUND_SECONDS
+        assert_cancelled_in_ledger(ledger, "w1-1")
+        assert not job_processes(job_marker(local_harness.home / "local" / "jobs", "w1-1"))
+        assert not (tmp_path / run_id / "marker").exists()
+        text = await npaflow_status(env, run_id)
+        assert f"run {run_id}: terminated (TERMINATED)" in text
+        assert "reconciled: job w1-1" in text and "verified" in text
+        resumed = await local_harness.start(SPEC, run_id=run_id, **options)
+        summary = await resumed.result()
+    assert summary.status == "succeeded"
+    assert (tmp_path / run_id / "marker").read_text().split() == ["slow", "after"]
+    assert len((tmp_path / run_id / "slow.started").read_text().split()) == 2  # killed, then resumed
+
+
+async def test_an_execution_timeout_mid_wave_cancels_the_job_and_the_ledger_says_timed_out(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    local_harness.reconcile_seconds = 0.5
+    run_id = f"rt-timeout-{uuid.uuid4().hex[:6]}"
+    async with local_harness.worker():
+        handle = await local_harness.client.start_workflow(
+            NpaWorkflowRun.run,
+            local_harness.request(SPEC, vars={"root": str(tmp_path)}, poll_seconds=0.2),
+            id=run_id,
+            task_queue=local_harness.task_queue,
+            execution_timeout=timedelta(seconds=10),
+        )
+        await slow_job_started(tmp_path, run_id)
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+        ledger = await reconciled_ledger(local_harness.home, run_id, "timed_out")
+    assert_cancelled_in_ledger(ledger, "w1-1")
+    assert ledger["reconciled"][0]["run_ending"] == "timed_out"
+    assert not (tmp_path / run_id / "marker").exists()
+
+
+async def test_a_bogus_await_result_fails_only_that_activity_and_the_run_cancels_its_job(
+    local_harness: Harness, env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    run_id = f"rt-bogus-{uuid.uuid4().hex[:6]}"
+    async with local_harness.worker():
+        handle = await local_harness.start(
+            SPEC,
+            run_id=run_id,
+            vars={"root": str(tmp_path)},
+            poll_seconds=0.2,
+            max_infrastructure_recoveries=0,
+        )
+        await slow_job_started(tmp_path, run_id)
+
+        async def await_activity_id() -> str | None:
+            pending = (await handle.describe()).raw_description.pending_activities
+            return next((a.activity_id for a in pending if a.activity_type.name == "await_wave"), None)
+
+        activity_id = await eventually(await_activity_id, timeout=30, what="await_wave pending")
+        address = env.client.service_client.config.target_host
+        completing = await asyncio.create_subprocess_exec(
+            *(str(TEMPORAL_BIN), "activity", "complete", "--activity-id", activity_id),
+            *("--workflow-id", run_id, "--result", '"bogus"', "--address", address),
+        )
+        assert await completing.wait() == 0
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+    ledger = ledger_of(local_harness.home, run_id)
+    assert ledger["status"] == "failed"
+    (slow,) = [w for w in ledger["waves"] if w["job_id"] == "w1-1"]
+    assert slow["status"] == "failed" and slow["cancellation"]["state"] == "verified"
+    assert "malformed" in slow["error"]
+    assert not job_processes(job_marker(local_harness.home / "local" / "jobs", "w1-1"))
+    assert not (tmp_path / run_id / "marker").exists()
+
+
+async def test_a_worker_killed_before_a_terminate_cancels_the_job_when_it_restarts(
+    env: WorkflowEnvironment, home: Path, tmp_path: Path
+) -> None:
+    task_queue = f"tq-orphan-{uuid.uuid4().hex[:6]}"
+    run_id = f"rt-killterm-{uuid.uuid4().hex[:6]}"
+    settings = {"NPAFLOW_RECONCILE_SECONDS": "1"}
+    worker = start_worker_process(env, home, task_queue, **settings)
+    request = RunRequest(
+        spec=(SPECS / SPEC).read_text(), poll_seconds=0.2, vars={"root": str(tmp_path), "sleep": "40"}
+    )
+    handle = await env.client.start_workflow(NpaWorkflowRun.run, request, id=run_id, task_queue=task_queue)
+    await slow_job_started(tmp_path, run_id)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    await handle.terminate(reason="terminated while no worker ran")
+    restarted = time.monotonic()
+    replacement = start_worker_process(env, home, task_queue, **settings)
+    try:
+        ledger = await reconciled_ledger(home, run_id, "terminated")
+        assert time.monotonic() - restarted < BOUND_SECONDS
+    finally:
+        replacement.terminate()
+        replacement.wait()
+    (job,) = ledger["reconciled"]
+    assert job["cancellation"]["state"] == "verified"
+    assert not job_processes(job_marker(home / "local" / "jobs", job["job_id"]))
+    assert not (tmp_path / run_id / "marker").exists()
+
+
+async def test_two_sweeps_racing_over_one_orphan_cancel_it_once(harness: Harness, fake) -> None:
+    from worker.reconciler import OrphanSweep
+
+    fake.default = ["RUNNING"]
+    run_id = f"rt-race-{uuid.uuid4().hex[:6]}"
+    harness.reconcile_seconds = 0  # only the sweeps below run
+    async with harness.worker():
+        handle = await harness.start(SPEC, run_id=run_id)
+        await eventually(lambda: fake.launches, what="the job launched")
+        await handle.terminate()
+        context = harness.context()
+        sweeps = [OrphanSweep(harness.client, context) for _ in range(3)]
+        await asyncio.gather(*(sweep.sweep() for sweep in sweeps))
+        await asyncio.gather(*(sweep.sweep() for sweep in sweeps))
+        await eventually(lambda: ledger_of(harness.home, run_id).get("reconciled"), what="reconciled")
+        for sweep in sweeps:  # the job is terminal now: a later sweep finds nothing
+            assert await sweep.sweep() == 0
+    assert fake.cancel_calls == ["1"]
+
+
+async def test_terminate_mid_wave_on_skypilot_cancels_the_managed_job_by_id(
+    fake_sky_harness: Harness, fake_sky, tmp_path: Path
+) -> None:
+    from tests.integration.fake_skypilot import statuses
+
+    fake_sky.default = [statuses("PENDING"), statuses("RUNNING")]
+    fake_sky_harness.reconcile_seconds = 0.5
+    run_id = f"rt-skyterm-{uuid.uuid4().hex[:6]}"
+    async with fake_sky_harness.worker():
+        handle = await fake_sky_harness.start(
+            SPEC, run_id=run_id, vars={"root": str(tmp_path)}, backend="skypilot"
+        )
+        await eventually(
+            lambda: fake_sky.jobs and fake_sky.jobs[1].statuses == statuses("RUNNING"), what="job running"
+        )
+        await handle.terminate()
+        ledger = await reconciled_ledger(fake_sky_harness.home, run_id, "terminated")
+    assert fake_sky.cancel_calls == [[1]]
+    assert_cancelled_in_ledger(ledger, "1")
+    assert fake_sky.jobs[1].statuses == statuses("CANCELLED")
