@@ -12,7 +12,6 @@ polling hundreds of jobs every LOCAL_POLL_SECONDS stays cheap.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -44,9 +43,10 @@ from activities.backends.local_jobs import (
     start_ticks,
     write_model,
 )
+from activities.backends.local_rows import status_stamp, task_row
+from activities.backends.local_signals import job_pgid, kill_job, reap_supervisor
 from activities.backends.local_spawn import SUPERVISOR_COMMAND, SupervisorStarter
 from activities.backends.local_status import (
-    TaskRecord,
     TaskStatus,
     end_tasks,
     init_task,
@@ -223,7 +223,7 @@ class LocalBackend:
             if record is None:
                 return []
             seen = self._seen[job_id] = _Seen(record)
-        stamp = _status_stamp(job_dir)
+        stamp = status_stamp(job_dir)
         now = time.monotonic()
         liveness_due = fresh or now - seen.alive_checked >= LIVENESS_SECONDS
         if stamp == seen.status_stamp and not liveness_due:
@@ -231,12 +231,12 @@ class LocalBackend:
         if liveness_due:
             self._reap_if_dead(job_dir, seen.record)
             seen.alive_checked = now
-            stamp = _status_stamp(job_dir)
+            stamp = status_stamp(job_dir)
         cancelling = (job_dir / CANCEL_MARKER).exists()
         names = [task.name for task in seen.record.tasks]
         records = read_tasks(job_dir, names)
         seen.rows = tuple(
-            _task_row(seen.record, index, name, record, cancelling)
+            task_row(seen.record, index, name, record, cancelling)
             for index, (name, record) in enumerate(zip(names, records, strict=True))
         )
         # A stamp within the file system's clock tick of now may hide a later move in the same
@@ -248,14 +248,14 @@ class LocalBackend:
 
     def _reap_if_dead(self, job_dir: Path, job: LocalJobRecord) -> None:
         """A job whose supervisor is gone: kill what is left, end its tasks (guarded moves)."""
-        _reap(job.supervisor_pid)
+        reap_supervisor(job.supervisor_pid)
         dead = self._dead_reason(job_dir, job)
         if not dead:
             return
         names = [t.name for t in job.tasks]
         if all(record.status.is_terminal() for record in read_tasks(job_dir, names)):
             return
-        _kill(job.process_marker, _pgid(job_dir, job))
+        kill_job(job.process_marker, job_pgid(job_dir, job))
         if (job_dir / CANCEL_MARKER).exists():
             end_tasks(job_dir, names, TaskStatus.CANCELLED, "cancelled by request")
         else:
@@ -285,15 +285,15 @@ class LocalBackend:
         if job is None:
             return
         (job_dir / CANCEL_MARKER).write_text(utc_now())
-        pgid, marker = _pgid(job_dir, job), job.process_marker
+        pgid, marker = job_pgid(job_dir, job), job.process_marker
         if job_processes(marker, pgid):
-            _kill(marker, pgid, signal.SIGTERM)
+            kill_job(marker, pgid, signal.SIGTERM)
             deadline = time.monotonic() + CANCEL_GRACE_SECONDS
             while job_processes(marker, pgid) and time.monotonic() < deadline:
                 await asyncio.sleep(0.1)
-                _reap(job.supervisor_pid)
-            _kill(marker, pgid)
-        _reap(job.supervisor_pid)
+                reap_supervisor(job.supervisor_pid)
+            kill_job(marker, pgid)
+        reap_supervisor(job.supervisor_pid)
         left = job_processes(marker, pgid)
         if left:
             raise ControllerError(f"local job {job_id}: processes {left} survived SIGKILL")
@@ -334,59 +334,3 @@ class LocalBackend:
             lines = path.read_text(errors="replace").splitlines()[-tail_lines:]
             parts.append(f"==> {path.stem} <==\n" + "\n".join(lines))
         return "\n".join(parts)
-
-
-def _mtime(path: Path) -> int:
-    try:
-        return path.stat().st_mtime_ns
-    except FileNotFoundError:
-        return 0
-
-
-def _status_stamp(job_dir: Path) -> tuple[int, int]:
-    """What changes whenever a task moves or a cancel is requested: the two paths' mtimes."""
-    return _mtime(job_dir / "status"), _mtime(job_dir / CANCEL_MARKER)
-
-
-def _task_row(job: LocalJobRecord, index: int, name: str, record: TaskRecord, cancelling: bool) -> TaskRow:
-    status = JobStatus(record.status.value)
-    if cancelling and not status.is_terminal():
-        status = JobStatus.CANCELLING
-    return TaskRow(
-        job_id=job.job_id,
-        task_id=index,
-        task_name=name,
-        status=status,
-        submitted_at=record.submitted_at,
-        start_at=record.start_at,
-        end_at=record.end_at,
-        is_job_group=job.execution is WaveKind.PARALLEL,
-        execution=job.execution.value,
-        cluster_name=f"local-{job.job_id}",
-        last_progress_at=record.last_updated_at if status.is_active() else "",
-        last_updated_at=record.last_updated_at,
-        failure_reason=record.failure_reason,
-    )
-
-
-def _pgid(job_dir: Path, job: LocalJobRecord) -> int:
-    identity = read_model(job_dir / SUPERVISOR_FILE, SupervisorIdentity)
-    return identity.pgid if identity else job.supervisor_pid  # a session leader's pgid is its pid
-
-
-def _kill(marker: str, pgid: int, sig: signal.Signals = signal.SIGKILL) -> None:
-    """Signal the job's process group and every process carrying its marker."""
-    if pgid:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, sig)
-    for pid in job_processes(marker, pgid):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
-
-
-def _reap(pid: int) -> None:
-    """Collect an exited supervisor this process started, so it is not left a zombie."""
-    if pid <= 0:
-        return
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)

@@ -206,23 +206,33 @@ async def test_two_sweeps_racing_over_one_orphan_cancel_it_once(harness: Harness
     assert fake.cancel_calls == ["1"]
 
 
-async def test_terminate_mid_wave_on_skypilot_cancels_the_managed_job_by_id(
-    fake_sky_harness: Harness, fake_sky, tmp_path: Path
+@pytest.mark.parametrize("ending", ["terminated", "timed_out"])
+async def test_a_run_ended_behind_npaflow_on_skypilot_has_its_managed_job_cancelled_by_id(
+    fake_sky_harness: Harness,
+    fake_sky,
+    tmp_path: Path,
+    ending: str,
 ) -> None:
     from tests.integration.fake_skypilot import statuses
 
     fake_sky.default = [statuses("PENDING"), statuses("RUNNING")]
     fake_sky_harness.reconcile_seconds = 0.5
-    run_id = f"rt-skyterm-{uuid.uuid4().hex[:6]}"
+    run_id = f"rt-sky-{ending.replace('_', '')}-{uuid.uuid4().hex[:6]}"
     async with fake_sky_harness.worker():
-        handle = await fake_sky_harness.start(
-            SPEC, run_id=run_id, vars={"root": str(tmp_path)}, backend="skypilot"
+        handle = await fake_sky_harness.client.start_workflow(
+            NpaWorkflowRun.run,
+            fake_sky_harness.request(SPEC, vars={"root": str(tmp_path)}, backend="skypilot"),
+            id=run_id,
+            task_queue=fake_sky_harness.task_queue,
+            execution_timeout=timedelta(seconds=8) if ending == "timed_out" else None,
         )
         await eventually(
             lambda: fake_sky.jobs and fake_sky.jobs[1].statuses == statuses("RUNNING"), what="job running"
         )
-        await handle.terminate()
-        ledger = await reconciled_ledger(fake_sky_harness.home, run_id, "terminated")
+        if ending == "terminated":
+            await handle.terminate()
+        ledger = await reconciled_ledger(fake_sky_harness.home, run_id, ending)
     assert fake_sky.cancel_calls == [[1]]
     assert_cancelled_in_ledger(ledger, "1")
     assert fake_sky.jobs[1].statuses == statuses("CANCELLED")
+    assert fake_sky.live_calls > 0  # found by the sweep's one unfinished-jobs call, not by name
