@@ -236,3 +236,67 @@ async def test_a_run_ended_behind_npaflow_on_skypilot_has_its_managed_job_cancel
     assert_cancelled_in_ledger(ledger, "1")
     assert fake_sky.jobs[1].statuses == statuses("CANCELLED")
     assert fake_sky.live_calls > 0  # found by the sweep's one unfinished-jobs call, not by name
+
+
+async def test_a_skypilot_job_whose_run_was_terminated_while_no_worker_ran_is_cancelled_at_worker_start(
+    fake_sky_harness: Harness,
+    fake_sky,
+    tmp_path: Path,
+) -> None:
+    from tests.integration.fake_skypilot import statuses
+
+    fake_sky.default = [statuses("PENDING"), statuses("RUNNING")]
+    fake_sky_harness.reconcile_seconds = 30.0  # only the sweep at start can find it in time
+    run_id = f"rt-sky-down-{uuid.uuid4().hex[:6]}"
+    async with fake_sky_harness.worker():
+        handle = await fake_sky_harness.start(
+            SPEC, run_id=run_id, vars={"root": str(tmp_path)}, backend="skypilot"
+        )
+        await eventually(
+            lambda: fake_sky.jobs and fake_sky.jobs[1].statuses == statuses("RUNNING"), what="job running"
+        )
+    await handle.terminate(reason="terminated while no worker ran")
+    assert fake_sky.cancel_calls == []
+    async with fake_sky_harness.worker():
+        ledger = await reconciled_ledger(fake_sky_harness.home, run_id, "terminated")
+    assert fake_sky.cancel_calls == [[1]]
+    assert_cancelled_in_ledger(ledger, "1")
+
+
+async def test_a_bogus_await_result_on_skypilot_cancels_the_managed_job_and_fails_the_run(
+    fake_sky_harness: Harness,
+    fake_sky,
+    env: WorkflowEnvironment,
+    tmp_path: Path,
+) -> None:
+    from tests.integration.fake_skypilot import statuses
+
+    fake_sky.default = [statuses("PENDING"), statuses("RUNNING")]
+    run_id = f"rt-sky-bogus-{uuid.uuid4().hex[:6]}"
+    async with fake_sky_harness.worker():
+        handle = await fake_sky_harness.start(
+            SPEC,
+            run_id=run_id,
+            vars={"root": str(tmp_path)},
+            backend="skypilot",
+            max_infrastructure_recoveries=0,
+        )
+
+        async def await_activity_id() -> str | None:
+            pending = (await handle.describe()).raw_description.pending_activities
+            return next((a.activity_id for a in pending if a.activity_type.name == "await_wave"), None)
+
+        activity_id = await eventually(await_activity_id, timeout=30, what="await_wave pending")
+        address = env.client.service_client.config.target_host
+        completing = await asyncio.create_subprocess_exec(
+            *(str(TEMPORAL_BIN), "activity", "complete", "--activity-id", activity_id),
+            *("--workflow-id", run_id, "--result", '{"status": 7}', "--address", address),
+        )
+        assert await completing.wait() == 0
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+    ledger = ledger_of(fake_sky_harness.home, run_id)
+    assert ledger["status"] == "failed"
+    assert fake_sky.cancel_calls == [[1]]
+    (wave,) = ledger["waves"]
+    assert wave["cancellation"]["state"] == "verified" and "malformed" in wave["error"]
