@@ -110,7 +110,14 @@ class TemporalExecutor(ArtifactReads):
         await self.recorder.sync()
 
     async def _pause_gate(self) -> None:
-        """In front of every new launch: wait while an operator has the run paused."""
+        """In front of every new launch: nothing launches once a cancel was asked for; wait while paused.
+
+        The `cancel` signal asks Temporal to cancel this execution (REQUEST_CANCEL); a
+        launch between the signal and that cancellation (a worker picking up a run
+        cancelled while none polled) would start a job only to cancel it.
+        """
+        if self.state.cancel_reason:
+            await workflow.wait_condition(lambda: False)  # the cancellation ends this wait
         if not self.state.pause_requested:
             return
         await self.recorder.flush()

@@ -79,22 +79,7 @@ class NpaWorkflowRun:
         return self.state.summary()
 
     async def _load(self, request: RunRequest) -> LoadedSpec:
-        load = call_local if patches.loads_locally() else call  # a local activity: no task of its own
-        loaded = await load(
-            LOAD_SPEC,
-            LoadSpecInput(
-                run_id=self.state.run_id,
-                spec=request.spec,
-                spec_uri=request.spec_uri,
-                vars=request.vars,
-                catalogs=request.catalogs,
-                assume_decision=request.assume_decision,
-                accepted_change=request.accepted_change,
-            ),
-            start_to_close_timeout=timedelta(minutes=2),
-            retry_policy=SHORT_RETRY,
-            summary=f"load spec {request.spec_uri or '(inline)'}",
-        )
+        loaded = await self._load_spec(request)
         spec = loaded.spec
         if spec.metadata.execution_mode is ExecutionMode.RUNTIME and request.assume_decision:
             raise ApplicationError(
@@ -109,6 +94,24 @@ class NpaWorkflowRun:
             count(Metric.RUNS_STARTED, spec=spec.name)
         await self.recorder.sync()
         return loaded
+
+    async def _load_spec(self, request: RunRequest) -> LoadedSpec:
+        load = call_local if patches.loads_locally() else call  # a local activity: no task of its own
+        return await load(
+            LOAD_SPEC,
+            LoadSpecInput(
+                run_id=self.state.run_id,
+                spec=request.spec,
+                spec_uri=request.spec_uri,
+                vars=request.vars,
+                catalogs=request.catalogs,
+                assume_decision=request.assume_decision,
+                accepted_change=request.accepted_change,
+            ),
+            start_to_close_timeout=timedelta(minutes=2),
+            retry_policy=SHORT_RETRY,
+            summary=f"load spec {request.spec_uri or '(inline)'}",
+        )
 
     async def _walk(self, request: RunRequest, loaded: LoadedSpec) -> None:
         spec, catalog = loaded.spec, loaded.catalog
@@ -157,6 +160,7 @@ class NpaWorkflowRun:
     async def _finish_cancelled(self) -> None:
         """Cancel every in-flight job by exact id, verify, and record it (DESIGN §3.5)."""
         self.state.run_cancelling(workflow.cancellation_reason() or "")
+        await self._locate_ledger()
         await self.recorder.sync()
         if self.executor is not None:
             await self.executor.attempts.cancel_in_flight(self.state.error)
@@ -164,6 +168,22 @@ class NpaWorkflowRun:
         count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="cancelled")
         self._count_hours()
         await self._sync_final()
+
+    async def _locate_ledger(self) -> None:
+        """A run cancelled before its spec loaded still leaves a ledger: load it now to learn where.
+
+        Best effort: a spec that cannot load has no ledger location to write to.
+        """
+        if self.recorder.loaded is not None or self.request is None:
+            return
+        try:
+            loaded = await self._load_spec(self.request)
+        except ACTIVITY_FAILURES:
+            return
+        self.recorder.attach(loaded, self.request)
+        self.state.run_located(
+            workflow=loaded.spec.name, ledger_uri=loaded.ledger_uri, backend=self.request.backend
+        )
 
     def _count_hours(self) -> None:
         """The run's GPU- and node-hours by state, once, when it ends (never at continue-as-new)."""

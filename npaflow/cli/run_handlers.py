@@ -320,13 +320,19 @@ async def status(args: argparse.Namespace) -> int:
 
 
 async def _signal(args: argparse.Namespace, name: Signal, *params: object) -> int:
-    handle = (await connect_from(args)).get_workflow_handle(args.run_id)
+    client = await connect_from(args)
+    handle = client.get_workflow_handle(args.run_id)
     description = await describe_or_fail(handle)
     if description.status != WorkflowExecutionStatus.RUNNING:
         state = description.status.name if description.status else "unknown"
         raise UsageError(f"run {args.run_id} is not running ({state})")
     await handle.signal(name.value, *params)
     print(f"{name.value} sent to {args.run_id}")
+    if name is Signal.CANCEL and not await has_pollers(client, description.task_queue):
+        print(
+            f"no worker polls task queue {description.task_queue} now: nothing will launch; the run "
+            "records its cancellation and ends CANCELED as soon as a worker picks it up"
+        )
     return 0
 
 

@@ -117,6 +117,10 @@ class RunState:
     def run_started(self, *, workflow: str, ledger_uri: str, backend: BackendName) -> None:
         """The spec is loaded: walking begins; the spec goes with the first export."""
         self._to_phase(RunTransition.STARTED)
+        self.run_located(workflow=workflow, ledger_uri=ledger_uri, backend=backend)
+
+    def run_located(self, *, workflow: str, ledger_uri: str, backend: BackendName) -> None:
+        """Where the run's ledger goes (also for a run cancelled before it started walking)."""
         self.workflow, self.ledger_uri, self.backend = workflow, ledger_uri, backend
         self.ledger.spec_pending = True
 
