@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING
 from npaflow.catalog import ToolCatalog, load_catalogs
 from npaflow.context import build_run_context
 from npaflow.decisions import assumption_problem
+from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError, SpecIssue, UsageError
 from npaflow.runtime.environment import EnvVar
 from npaflow.spec import WorkflowSpec, load_spec_from_path
 from npaflow.spec.decision_sources import decision_source_issues
+from npaflow.spec.typos import top_level_warnings, unknown_var_issues
 
 if TYPE_CHECKING:
     #: What `add_subparsers()` returns; commands register themselves on it.
@@ -33,6 +35,11 @@ def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="K=V",
         help="override a config key (repeatable); validated again after merging",
+    )
+    parser.add_argument(
+        "--allow-new-vars",
+        action="store_true",
+        help="accept --var keys that the spec's config does not declare and nothing reads",
     )
     parser.add_argument(
         "--catalog",
@@ -71,9 +78,28 @@ def load_catalog_for(args: argparse.Namespace) -> ToolCatalog:
 
 
 def load_spec_for(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCatalog]:
-    """Load and validate the spec named on the command line, with --var merged."""
+    """Load and validate the spec named on the command line, with --var merged.
+
+    Typos that would silently change what runs are caught here, for every command:
+    an unknown top-level key is a warning (the reference ignores it), a `--var` key
+    that nothing reads is an error unless --allow-new-vars says it is meant.
+
+    Raises:
+        SpecError: the spec is invalid, or a --var key is unknown.
+    """
     catalog = load_catalog_for(args)
-    spec = load_spec_from_path(args.spec, catalog=catalog, overrides=parse_vars(args.var))
+    overrides = parse_vars(args.var)
+    spec = load_spec_from_path(args.spec, catalog=catalog, overrides=overrides)
+    text = Path(args.spec).read_text(encoding="utf-8")
+    source = parse_yaml(text, args.spec)
+    for issue in top_level_warnings(source):
+        print(f"npaflow: warning: {issue.render()}", file=sys.stderr)
+    if overrides and not getattr(args, "allow_new_vars", False):
+        refs = {state.tool_ref for state in spec.states.values() if state.tool_ref}
+        used = ToolCatalog(tools={ref: catalog.tools[ref] for ref in refs if ref in catalog.tools})
+        issues = unknown_var_issues(overrides, source, text, used)
+        if issues:
+            raise SpecError(issues)
     return spec, catalog
 
 

@@ -1,0 +1,73 @@
+"""Typos that would silently change what runs: unknown top-level keys and undeclared `--var` keys.
+
+The reference engine ignores an unknown top-level key, so `intial: second` would
+start the run at the first state in YAML order, and `--var treshold=80` would run
+with the default threshold. npaflow says so before anything starts: an unknown
+top-level key is a warning with a did-you-mean (the reference schema allows it,
+so a spec that has one stays valid), a `--var` key nothing reads is an error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from npaflow.catalog import ToolCatalog
+from npaflow.document.yaml_source import YamlSource
+from npaflow.errors import SpecIssue
+from npaflow.spec.issues import IssueCollector, did_you_mean
+
+#: The document's own keys (reference §1.2); `x-` prefixed keys are extensions, never warned about.
+TOP_LEVEL_KEYS = ("apiVersion", "kind", "metadata", "config", "run", "resources", "initial", "states")
+#: Config keys the engine itself reads (reference §1.4), whether or not the spec declares them.
+ENGINE_CONFIG_KEYS = ("bucket", "prefix", "decision_uri", "plan_assume_decision")
+_CONFIG_TOKEN = re.compile(r"config\.([A-Za-z0-9_\-]+)")
+
+
+def top_level_warnings(source: YamlSource) -> list[SpecIssue]:
+    """A warning for each top-level key the language does not have (with the closest known key)."""
+    collector = IssueCollector(source)
+    data = source.data if isinstance(source.data, dict) else {}
+    for key in data:
+        name = str(key)
+        if name in TOP_LEVEL_KEYS or name.startswith("x-"):
+            continue
+        collector.add(
+            (name,),
+            f"unknown top-level key '{name}' is ignored",
+            did_you_mean(name, TOP_LEVEL_KEYS) + " (prefix deliberate extensions with 'x-')",
+        )
+    return collector.issues
+
+
+def config_keys_read(text: str, declared: Iterable[str], catalog: ToolCatalog) -> set[str]:
+    """Every config key something reads: declared, used by a token, a tool's, or the engine's own."""
+    keys = {*declared, *ENGINE_CONFIG_KEYS, *_CONFIG_TOKEN.findall(text)}
+    for tool in catalog.tools.values():
+        keys.update(tool.config_defaults)
+        keys.update(_CONFIG_TOKEN.findall(tool.model_dump_json()))
+    return keys
+
+
+def unknown_var_issues(
+    overrides: Mapping[str, str], source: YamlSource, text: str, catalog: ToolCatalog
+) -> list[SpecIssue]:
+    """An error for each `--var` key that no config entry, token, tool or engine rule reads."""
+    data = source.data if isinstance(source.data, dict) else {}
+    config = data.get("config")
+    declared = [str(k) for k in config] if isinstance(config, dict) else []
+    known = config_keys_read(text, declared, catalog)
+    issues = []
+    for key in overrides:
+        if key in known:
+            continue
+        hint = did_you_mean(key, sorted(declared) or sorted(known), kind="config keys")
+        issues.append(
+            SpecIssue(
+                file=source.file,
+                field=f"--var {key}",
+                message=f"--var {key}: the spec's config has no key '{key}' and nothing reads it",
+                hint=f"{hint} (or pass --allow-new-vars to add a new config key on purpose)",
+            )
+        )
+    return issues

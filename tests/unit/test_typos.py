@@ -1,0 +1,46 @@
+"""Typos never change what runs silently: top-level keys warn, unknown --var keys are refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from npaflow.cli import run
+from tests.helpers import EXAMPLES, SPECS
+
+pytestmark = pytest.mark.unit
+
+TYPOS = str(SPECS / "typos" / "misspelt-top-level.yaml")
+GATE = str(EXAMPLES / "gate-loop.yaml")
+
+
+@pytest.mark.parametrize("command", ["validate-spec", "plan-spec"])
+def test_a_misspelt_top_level_key_warns_with_the_key_it_probably_meant(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run([command, TYPOS]) == 0
+    err = capsys.readouterr().err
+    assert (
+        f"{TYPOS}:6:1: intial: unknown top-level key 'intial' is ignored (hint: did you mean 'initial'?"
+        in err
+    )
+    assert "did you mean 'metadata'?" in err
+    assert "x-team" not in err  # a deliberate extension
+
+
+def test_a_var_key_nothing_reads_is_refused_with_the_key_it_probably_meant(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run(["validate-spec", GATE, "--var", "treshold=80"]) == 2
+    err = capsys.readouterr().err
+    assert "--var treshold: the spec's config has no key 'treshold'" in err
+    assert "did you mean 'promote_threshold'?" in err and "--allow-new-vars" in err
+    assert "Traceback" not in err
+
+
+def test_allow_new_vars_accepts_a_deliberate_new_config_key() -> None:
+    assert run(["validate-spec", GATE, "--var", "team=vision", "--allow-new-vars"]) == 0
+
+
+@pytest.mark.parametrize("key", ["promote_threshold", "decision_uri", "prefix"])
+def test_a_var_for_a_declared_or_engine_key_is_accepted(key: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["validate-spec", GATE, "--var", f"{key}=70"]) == 0, capsys.readouterr().err
