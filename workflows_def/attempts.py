@@ -13,21 +13,18 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
-from npaflow.errors import BudgetSpentError, NpaflowError
-from npaflow.runtime.contract import AWAIT_WAVE, CANCEL_WAVE, CHECK_OUTPUTS, LAUNCH_WAVE
-from npaflow.runtime.ledger import Cancellation, WaveAttemptRecord
+from npaflow.errors import NpaflowError
+from npaflow.runtime.contract import AWAIT_WAVE, CHECK_OUTPUTS, LAUNCH_WAVE
 from npaflow.runtime.messages import (
     AwaitEnd,
     AwaitResult,
     AwaitWaveInput,
-    CancelWaveInput,
     CheckOutputsInput,
     LaunchWaveInput,
 )
 from npaflow.runtime.metrics import Metric
 from npaflow.runtime.run_state import AttemptId
 from npaflow.runtime.status import FailureClass, JobStatus
-from npaflow.runtime.usage import gpus_held, seconds_of_budget
 from npaflow.runtime.vocabulary import CancellationState
 from npaflow.traversal import Wave
 from npaflow.waves import WaveKey
@@ -37,8 +34,6 @@ from workflows_def.activity_calls import (
     LAUNCH_TIMEOUT,
     PERSISTENT_RETRY,
     POLL_HEARTBEAT_TIMEOUT,
-    SHORT_RETRY,
-    call,
     call_local,
     classify_activity_error,
     decode,
@@ -50,6 +45,8 @@ from workflows_def.activity_calls import (
     wait_timeout,
     worker_bound,
 )
+from workflows_def.budget import GpuBudget, budget_stop
+from workflows_def.cancellation import CancelOutcome, JobCanceller
 from workflows_def.metrics import count
 from workflows_def.recorder import RunDeps
 
@@ -60,18 +57,6 @@ class OutputsUnreadableError(NpaflowError):
     def __init__(self, message: str, failure_class: FailureClass) -> None:
         super().__init__(message)
         self.failure_class = failure_class
-
-
-#: How long a cancel is polled before it counts as only `requested`.
-CANCEL_VERIFY_SECONDS = (2.0, 60.0)
-
-
-@dataclass
-class CancelOutcome:
-    """How far cancelling a job got, and the terminal status it was last seen in."""
-
-    cancellation: Cancellation
-    status: JobStatus | None = None
 
 
 @dataclass
@@ -94,8 +79,8 @@ class AttemptRunner:
         self.state = deps.state
         self.recorder = deps.recorder
         self.pending_launches: dict[AttemptId, workflow.ActivityHandle[object]] = {}
-        #: GPU-hours the run has spent: earlier executions' (from the ledger), then each attempt here.
-        self.spent_gpu_hours = deps.loaded.prior.gpu_hours
+        self.budget = GpuBudget(deps.request, deps.loaded.prior.gpu_hours)
+        self.cancels = JobCanceller(deps, self.pending_launches)
 
     async def run(self, wave: Wave, attempt: int, *, reconcile: bool = False) -> AttemptOutcome:
         """Launch (shielded: a cancel mid-launch still learns the job id), then await it.
@@ -103,7 +88,7 @@ class AttemptRunner:
         A local-backend launch that began on a worker that died is reconciled on
         that worker's own queue (its host holds any job it made), never relaunched.
         """
-        self._check_budget(wave)
+        self.budget.check(wave)
         self.state.wave_launching(wave, attempt, now=now())
         queue: str | None = None
         while True:
@@ -155,36 +140,13 @@ class AttemptRunner:
             summary=f"launch wave {wave.key.sequence:03d}: {', '.join(wave.states)} (attempt {attempt})",
         )
 
-    def _check_budget(self, wave: Wave) -> None:
-        """Refuse a launch once the run's GPU-hour budget is spent.
-
-        Raises:
-            BudgetSpentError: the budget is spent; the run fails with class `budget`.
-        """
-        budget, spent = self.request.max_gpu_hours, self.spent_gpu_hours
-        if budget and spent >= budget:
-            raise BudgetSpentError(
-                f"state {', '.join(wave.states)}: the run's GPU-hour budget of {budget:g} is spent "
-                f"({spent:.4f} GPU-h); nothing more launches (resume with a higher --max-gpu-hours)"
-            )
-
-    def _budget_of(self, record: WaveAttemptRecord) -> tuple[float, str]:
-        """Seconds this attempt's job may hold its accelerators, and how that was reckoned."""
-        budget = self.request.max_gpu_hours
-        gpus = gpus_held(record.task_shapes)
-        if not budget or not gpus:
-            return 0.0, ""
-        spent = self.spent_gpu_hours
-        seconds = max(1.0, seconds_of_budget(budget, spent, gpus))
-        return seconds, f"{budget:g} GPU-h, {spent:.4f} spent before this wave, which holds {gpus:g} GPUs"
-
     async def await_job(self, key: WaveKey, attempt: int) -> AttemptOutcome:
         """Poll the attempt's exact job to the end, then settle the attempt."""
         record = self.state.attempt(key, attempt)
         job = job_of(record, self.request)
-        budget_seconds, budget_text = self._budget_of(record)
+        budget_seconds, budget_text = self.budget.allowance(record)
         try:
-            result = await call(
+            handle = start(
                 AWAIT_WAVE,
                 AwaitWaveInput(
                     job=job,
@@ -203,6 +165,8 @@ class AttemptRunner:
                 retry_policy=PERSISTENT_RETRY,
                 summary=f"await job {record.job_id}: {', '.join(record.states)} (attempt {attempt})",
             )
+            raw = await self.budget.await_within(handle, budget_seconds)
+            result = decode(AWAIT_WAVE, raw) if raw is not None else budget_stop(record, budget_text)
         except ActivityError as error:
             if is_cancelled_exception(error):
                 raise
@@ -215,7 +179,7 @@ class AttemptRunner:
             )
         self.state.wave_observed(key, attempt, result)
         outcome = await self._settle(key, attempt, result)
-        self.spent_gpu_hours += self.state.attempt(key, attempt).with_hours().gpu_hours
+        self.budget.charge(self.state.attempt(key, attempt).with_hours().gpu_hours)
         return outcome
 
     async def _settle(self, key: WaveKey, attempt: int, result: AwaitResult) -> AttemptOutcome:
@@ -224,7 +188,7 @@ class AttemptRunner:
             await self.recorder.sync()
             return AttemptOutcome(ok=False, error=result.error, kept=True)
         if result.end is not AwaitEnd.TERMINAL:
-            cancelled = await self.cancel_job(key, attempt)
+            cancelled = await self.cancels.cancel_job(key, attempt)
             unverified = cancelled.cancellation.state is not CancellationState.VERIFIED
             if result.end is AwaitEnd.LOST and unverified:
                 error = (
@@ -310,65 +274,6 @@ class AttemptRunner:
                 failure_class,
             ) from None
         return result.missing
-
-    async def cancel_job(self, key: WaveKey, attempt: int) -> CancelOutcome:
-        """Cancel one attempt's job by exact id, poll it to terminal, and say how far that got."""
-        record = self.state.attempt(key, attempt)
-        if not record.job_id or (record.sky_status is not None and record.sky_status.is_terminal()):
-            return CancelOutcome(record.cancellation)
-        job = job_of(record, self.request)
-        low, high = CANCEL_VERIFY_SECONDS
-        try:
-            result = await call(
-                CANCEL_WAVE,
-                CancelWaveInput(job=job, verify_seconds=max(low, min(high, 4 * self.request.poll_seconds))),
-                task_queue=queue_for(CANCEL_WAVE, job),
-                **worker_bound(job, self.request),
-                start_to_close_timeout=timedelta(minutes=5),
-                heartbeat_timeout=timedelta(seconds=30),
-                retry_policy=SHORT_RETRY,
-                summary=f"cancel job {record.job_id} ({record.job_name})",
-            )
-        except ActivityError as error:
-            if is_cancelled_exception(error):
-                raise
-            _, message = classify_activity_error(error, job)
-            return CancelOutcome(Cancellation(state=CancellationState.FAILED, error=message))
-        verified = result.state is CancellationState.VERIFIED
-        count(Metric.CANCELLATIONS, result="verified" if verified else "failed")
-        return CancelOutcome(Cancellation(state=result.state, error=result.error), result.status)
-
-    async def settle_pending_launches(self) -> None:
-        """After a cancel or failure arrived mid-launch: learn each job id so it can be cancelled."""
-        for (key, attempt), handle in list(self.pending_launches.items()):
-            del self.pending_launches[(key, attempt)]
-            try:
-                launch = decode(LAUNCH_WAVE, await handle)
-            except ActivityError:
-                continue  # the launch failed: there is no job to cancel
-            self.state.wave_launched(key, attempt, launch)
-
-    async def cancel_in_flight(self, error: str) -> None:
-        """Every path that ends a run comes here first: cancel each in-flight job by exact id."""
-        await self.settle_pending_launches()
-        for record in self.state.in_flight():
-            cancelled = await self.cancel_job(record.key, record.attempt)
-            if cancelled.status is JobStatus.SUCCEEDED:  # it finished before the cancel took effect
-                late = Cancellation(
-                    state=CancellationState.VERIFIED, error=f"the job had already succeeded ({error})"
-                )
-                self.state.wave_succeeded(record.key, record.attempt, now=now(), cancellation=late)
-                continue
-            self.state.wave_cancelled(
-                record.key,
-                record.attempt,
-                error=error,
-                now=now(),
-                cancellation=cancelled.cancellation,
-                final_status=cancelled.status,
-            )
-        for key, attempt in self.state.launching():
-            self.state.wave_cancelled(key, attempt, error=error, now=now(), cancellation=Cancellation())
 
 
 def _class_of(result: AwaitResult) -> FailureClass:

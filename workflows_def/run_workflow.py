@@ -144,7 +144,7 @@ class NpaWorkflowRun:
             message = f"internal error in the run's workflow code: {type(exc).__name__}: {exc}"
             workflow.logger.error("run.internal_error", exc_info=exc)
         if self.executor is not None:
-            await self.executor.attempts.cancel_in_flight(f"run failed: {message}"[:600])
+            await self.executor.attempts.cancels.cancel_in_flight(f"run failed: {message}"[:600])
         self.state.run_failed(message, self.state.failure_class or failure_class)
         capacity = self.state.failure_class is FailureClass.CAPACITY
         count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="capacity" if capacity else "failed")
@@ -163,7 +163,7 @@ class NpaWorkflowRun:
         await self._locate_ledger()
         await self.recorder.sync()
         if self.executor is not None:
-            await self.executor.attempts.cancel_in_flight(self.state.error)
+            await self.executor.attempts.cancels.cancel_in_flight(self.state.error)
         self.state.run_cancelled()
         count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="cancelled")
         self._count_hours()

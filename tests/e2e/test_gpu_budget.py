@@ -3,19 +3,27 @@ with class `budget`; nothing launches while the budget is spent; a raised budget
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
+import uuid
 from pathlib import Path
 
 import pytest
+from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 
 from npaflow.cli.temporal_client import summary_from_failure
+from npaflow.runtime.request import RunRequest
 from tests.e2e.test_cli_runs import npaflow
-from tests.harness import Harness
+from tests.harness import SPECS, Harness, replaced_worker, start_worker_process
+from tests.helpers import eventually
+from workflows_def import NpaWorkflowRun
 
 pytestmark = pytest.mark.e2e
 
+STARTED = PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
 BUDGET = 0.02  # 72 GPU-seconds: the warm-up spends 8-16 of them on 8 GPUs, training the rest in ~7 s
 
 
@@ -76,3 +84,38 @@ async def test_resume_refuses_a_budget_for_a_running_run(
         await handle.cancel()
     assert result.returncode == 2
     assert "--spec and --max-gpu-hours apply only when restarting a run that ended" in result.stderr
+
+
+async def test_a_budget_holds_when_the_worker_awaiting_the_job_is_killed(
+    env: WorkflowEnvironment, home: Path, tmp_path: Path
+) -> None:
+    """The run's own timer stops the job at its budget, not the dead await's heartbeat timeout (60 s)."""
+    task_queue = f"tq-budget-kill-{uuid.uuid4().hex[:6]}"
+    worker = start_worker_process(env, home, task_queue)
+    request = RunRequest(
+        spec=(SPECS / "runtime/gpu-budget.yaml").read_text(),
+        poll_seconds=1,
+        vars={"root": str(tmp_path)},
+        max_gpu_hours=BUDGET,
+    )
+    handle = await env.client.start_workflow(
+        NpaWorkflowRun.run, request, id="budget-kill", task_queue=task_queue
+    )
+    jobs = home / "local" / "jobs"
+    await eventually(lambda: list(jobs.glob("*-2/supervisor.json")), timeout=60, what="training started")
+
+    async def awaiting_training() -> bool:  # the await runs on the worker about to die
+        pending = (await handle.describe()).raw_description.pending_activities
+        return any(a.activity_type.name == "await_wave" and a.state == STARTED for a in pending)
+
+    await eventually(awaiting_training, timeout=30, what="training's await started")
+    started = time.monotonic()
+    async with replaced_worker(worker, env, home, task_queue):
+        status, failure_class, error = await asyncio.wait_for(result_of(env, "budget-kill"), 120)
+        stopped_after = time.monotonic() - started
+    assert (status, failure_class) == ("failed", "budget")
+    assert "reached the run's GPU-hour budget" in error
+    assert stopped_after < 30  # within a poll of its ~8 s share, not at the dead await's 60 s timeout
+    ledger = json.loads((home / "runs" / "budget-kill" / "npa-workflow" / "runtime.json").read_text())
+    train = ledger["waves"][-1]
+    assert train["states"] == ["train"] and train["cancellation"]["state"] == "verified"
