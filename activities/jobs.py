@@ -9,6 +9,7 @@ confirm it; even then the run cancels it by id before any relaunch.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import structlog
@@ -37,6 +38,10 @@ from npaflow.runtime.status import FailureClass, JobStatus, aggregate_job_status
 from npaflow.runtime.vocabulary import CancellationState, HeartbeatPhase
 
 log = structlog.get_logger(__name__)
+
+#: Lines of a failed job's log its error quotes (and at most this many characters of them).
+LOG_TAIL_LINES = 5
+LOG_TAIL_CHARS = 800
 
 #: Observations kept per wave attempt; only changes are recorded, so this bounds history size.
 MAX_OBSERVATIONS = 100
@@ -167,7 +172,10 @@ class JobWatch:
                     status=status.value,
                     polls=self.hb.details.polls,
                 )
-                return self._result(status)
+                result = self._result(status)
+                if status.is_failure():
+                    result = result.model_copy(update={"log_tail": await self._log_tail()})
+                return result
             elif self._waited_too_long_for_capacity(status):
                 return self._result(
                     status,
@@ -309,6 +317,21 @@ class JobWatch:
             )
         )
         del self.observations[:-MAX_OBSERVATIONS]
+
+    async def _log_tail(self) -> str:
+        """The end of a failed job's log (best effort, bounded): what its error message quotes."""
+        backend = self.poller.backend
+        try:
+            text = await asyncio.wait_for(
+                backend.logs(self.request.job.job_id, tail_lines=LOG_TAIL_LINES), 15
+            )
+        except (NpaflowError, OSError, TimeoutError) as exc:
+            log.info("wave.log_tail_unread", job_id=self.request.job.job_id, error=str(exc))
+            return ""
+        lines = [
+            line.rstrip()[:200] for line in text.splitlines() if line.strip() and not line.startswith("==>")
+        ]
+        return "\n".join(line for line in lines if not line.startswith("--- "))[-LOG_TAIL_CHARS:]
 
     def _result(
         self,

@@ -15,6 +15,7 @@ from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 from npaflow.errors import NpaflowError
 from npaflow.runtime.contract import AWAIT_WAVE, CHECK_OUTPUTS, LAUNCH_WAVE
+from npaflow.runtime.ledger import WaveAttemptRecord
 from npaflow.runtime.messages import (
     AwaitEnd,
     AwaitResult,
@@ -204,15 +205,7 @@ class AttemptRunner:
         if not result.status.is_success():
             failure_class = result.failure_class or result.status.failure_class()
             reason = result.error or next((t.failure_reason for t in result.tasks if t.failure_reason), "")
-            return await self._fail(
-                key,
-                attempt,
-                (
-                    f"wave {key} reached terminal status {result.status.value} (job_id={record.job_id}, "
-                    f"name={record.job_name})" + (f": {reason}" if reason else "")
-                ),
-                failure_class,
-            )
+            return await self._fail(key, attempt, failure_text(record, result, reason), failure_class)
         try:
             missing = await self.missing_outputs(key, [a.uri for a in record.outputs])
         except OutputsUnreadableError as exc:
@@ -284,3 +277,14 @@ def _class_of(result: AwaitResult) -> FailureClass:
     if result.end is AwaitEnd.UNREADABLE:
         return FailureClass.TRANSPORT
     return FailureClass.PAYLOAD  # a timeout: the job ran too long
+
+
+def failure_text(record: WaveAttemptRecord, result: AwaitResult, reason: str) -> str:
+    """A failed job's error: which state and attempt, the job, why, and how its log ends."""
+    where = ", ".join(record.states) + (f" (attempt {record.attempt})" if record.attempt > 1 else "")
+    text = f"state {where}: job {record.job_id} reached terminal status {result.status.value}" + (
+        f": {reason}" if reason else ""
+    )
+    if result.log_tail:
+        text += "; its log ends:\n" + "\n".join(f"  | {line}" for line in result.log_tail.splitlines())
+    return text

@@ -57,7 +57,8 @@ def _rank_env(task: Task, job: Job, rank: int, nodes: int) -> dict[str, str]:
     return env
 
 
-def _run_on_all_ranks(script: str, task: Task, job: Job, job_dir: str, phase: str) -> bool:
+def _run_on_all_ranks(script: str, task: Task, job: Job, job_dir: str, phase: str) -> str:
+    """Run a script on every rank; "" when all exit 0, else which rank failed with which code."""
     nodes = int(task.get("num_nodes") or 1)
     processes = []
     for rank in range(nodes):
@@ -73,11 +74,13 @@ def _run_on_all_ranks(script: str, task: Task, job: Job, job_dir: str, phase: st
                 log,
             )
         )
-    codes = []
-    for process, log in processes:
-        codes.append(process.wait())
+    failure = ""
+    for rank, (process, log) in enumerate(processes):
+        code = process.wait()
         log.close()
-    return all(code == 0 for code in codes)
+        if code != 0 and not failure:
+            failure = f"{phase} exited with code {code} on node {rank} of {nodes}"
+    return failure
 
 
 def run_task(task: Task, job: Job, job_dir: str, later: list[str] | None = None) -> TaskStatus:
@@ -90,12 +93,13 @@ def run_task(task: Task, job: Job, job_dir: str, later: list[str] | None = None)
         return TaskStatus.CANCELLED  # cancelled (or reaped) before it started
     move_task(job_dir, name, TaskStatus.RUNNING)
     setup = str(task.get("setup") or "")
-    if setup.strip() and not _run_on_all_ranks(setup, task, job, job_dir, "setup"):
-        status, reason = TaskStatus.FAILED_SETUP, "setup exited non-zero"
-    elif _run_on_all_ranks(str(task.get("run") or "true"), task, job, job_dir, "run"):
-        status, reason = TaskStatus.SUCCEEDED, ""
+    setup_failure = _run_on_all_ranks(setup, task, job, job_dir, "setup") if setup.strip() else ""
+    if setup_failure:
+        status, reason = TaskStatus.FAILED_SETUP, setup_failure
+    elif run_failure := _run_on_all_ranks(str(task.get("run") or "true"), task, job, job_dir, "run"):
+        status, reason = TaskStatus.FAILED, run_failure
     else:
-        status, reason = TaskStatus.FAILED, "run exited non-zero on some node"
+        status, reason = TaskStatus.SUCCEEDED, ""
     skipped = later if status is not TaskStatus.SUCCEEDED else None
     return status if move_task(job_dir, name, status, reason, cancel_after=skipped) else TaskStatus.CANCELLED
 

@@ -15,6 +15,8 @@ from temporalio.service import RPCError
 
 from npaflow.runtime.contract import RECONCILED_QUERY
 from npaflow.runtime.reconcile import ReconcileResult, reconcile_workflow_id
+from npaflow.runtime.summary import RunSummary
+from npaflow.runtime.vocabulary import WaveStatus
 
 #: Execution statuses the run's own code never saw: its phase is Temporal's word.
 _ENDED_BEHIND = {
@@ -58,3 +60,15 @@ async def add_ending(client: Client, status: WorkflowExecutionStatus | None, pay
         if job is not None:
             wave["status"] = "cancelled (reconciled)"
             wave["sky_status"] = job.get("final_status") or wave.get("sky_status")
+
+
+def next_steps(summary: RunSummary) -> list[str]:
+    """After a failed run: what its failure class means, and the commands to read and retry it."""
+    lines = []
+    if summary.failure_class is not None:
+        lines.append(f"why: {summary.failure_class.value}: {summary.failure_class.explain()}")
+    failed = [w for w in summary.waves if w.status is WaveStatus.FAILED]
+    state = f" --state {failed[-1].states[0]}" if failed and failed[-1].states else ""
+    lines.append(f"next: npaflow logs {summary.run_id}{state}  (the failed job's log)")
+    lines.append(f"      npaflow resume {summary.run_id}  (retries it; completed waves are not run again)")
+    return lines

@@ -44,7 +44,7 @@ from npaflow.cli.exits import (
 from npaflow.cli.follow_run import follow_run, no_worker_text
 from npaflow.cli.options import load_spec_for, require_decision_sources
 from npaflow.cli.run_commands import build_request
-from npaflow.cli.run_endings import add_ending
+from npaflow.cli.run_endings import add_ending, next_steps
 from npaflow.cli.status_text import status_text
 from npaflow.cli.temporal_client import (
     connect_from,
@@ -202,6 +202,8 @@ async def _wait_and_report(
         summary = failed
         code = EXIT_CAPACITY if summary.failure_class is FailureClass.CAPACITY else EXIT_FAILED
     print(summary.model_dump_json(indent=2) if as_json else "\n".join(summary.text_lines()))
+    if code and not as_json:
+        print("\n".join(next_steps(summary)))
     return code
 
 

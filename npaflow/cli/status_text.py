@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from npaflow.runtime.status import FailureClass
+
 
 def status_text(payload: dict[str, Any]) -> str:
     """Phase, current states, each wave with its job (and the worker holding a local job)."""
-    lines = [
-        f"run {payload['run_id']}: {payload['phase']} ({payload['execution_status']})",
-        f"current: {', '.join(payload.get('current_states') or []) or '-'}",
-    ]
+    is_open = payload.get("execution_status") == "RUNNING"
+    lines = [f"run {payload['run_id']}: {payload['phase']} ({payload['execution_status']})"]
+    if is_open:
+        lines.append(f"current: {', '.join(payload.get('current_states') or []) or '-'}")
     if payload.get("no_worker"):
         lines.append(f"waiting: {payload['no_worker']}")
     for wave in payload.get("waves", []):
@@ -26,7 +28,7 @@ def status_text(payload: dict[str, Any]) -> str:
     usage = payload.get("usage") or {}
     if usage.get("node_hours"):
         lines.append(
-            f"gpu_hours: {usage['gpu_hours']:.4f} so far (node_hours "
+            f"gpu_hours: {usage['gpu_hours']:.4f}{' so far' if is_open else ''} (node_hours "
             f"{usage['node_hours']:.4f}; failed attempts {usage['failed_gpu_hours']:.4f} GPU-h)"
         )
         lines.extend(
@@ -36,6 +38,9 @@ def status_text(payload: dict[str, Any]) -> str:
     lines.extend(ending_lines(payload))
     if payload.get("error"):
         lines.append(f"error: {payload['error']}")
+    classes = [w["error_category"] for w in payload.get("waves", []) if w.get("error_category")]
+    if classes and classes[-1] in FailureClass.__members__.values():
+        lines.append(f"why: {classes[-1]}: {FailureClass(classes[-1]).explain()}")
     lines.append(f"ledger: {payload.get('ledger_uri') or '-'}")
     if payload.get("worker_version"):
         lines.append(f"worker version: {payload['worker_version']}")

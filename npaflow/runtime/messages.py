@@ -160,6 +160,7 @@ class AwaitResult(BaseModel):
     observations: list[Observation] = Field(default_factory=list)
     max_concurrent_observed: int = 0
     status_errors: list[str] = Field(default_factory=list)
+    log_tail: str = ""  # the last lines of a failed job's log, so its error says what went wrong
 
 
 class CancelWaveInput(BaseModel):

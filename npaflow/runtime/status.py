@@ -29,6 +29,10 @@ class FailureClass(StrEnum):
     CANCELLED = "cancelled"  # the job was cancelled by someone else than this run
     BUDGET = "budget"  # the run's GPU-hour budget was spent: its job was cancelled (never retried)
 
+    def explain(self) -> str:
+        """What this class means for the user, and what usually fixes it (shown where it is shown)."""
+        return _EXPLAINED[self]
+
     def budget(self) -> RetryBudget:
         """The option that pays for another attempt after this failure."""
         if self in (FailureClass.PAYLOAD, FailureClass.SETUP):
@@ -36,6 +40,21 @@ class FailureClass(StrEnum):
         if self in (FailureClass.CAPACITY, FailureClass.CONTROLLER, FailureClass.TRANSPORT):
             return RetryBudget.INFRASTRUCTURE
         return RetryBudget.NONE
+
+
+_EXPLAINED = {
+    FailureClass.PAYLOAD: "the job's own code or data failed (or left a declared output missing): "
+    "read its log, fix it, resume; --retries retries it",
+    FailureClass.SETUP: "the job's setup failed: read its log, fix the setup, resume",
+    FailureClass.CONFIGURATION: "it can never succeed as configured (the spec, image, credentials or "
+    "cloud): fix the configuration; it is not retried",
+    FailureClass.CAPACITY: "no resources came within --pending-timeout-seconds: retry later or widen --infra",
+    FailureClass.CONTROLLER: "the backend lost or failed the job (not your code): resume; "
+    "--max-infrastructure-recoveries retries it",
+    FailureClass.TRANSPORT: "the backend or storage could not be reached in time: check it, then resume",
+    FailureClass.CANCELLED: "someone other than this run cancelled its job",
+    FailureClass.BUDGET: "the run's GPU-hour budget is spent: resume with a higher --max-gpu-hours",
+}
 
 
 class JobStatus(StrEnum):

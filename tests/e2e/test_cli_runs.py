@@ -88,6 +88,37 @@ async def test_submit_wait_exits_one_when_the_run_fails(
     assert "reached terminal status FAILED" in result.stdout
 
 
+async def test_a_failed_run_names_the_exit_code_and_log_tail_and_what_to_do_next(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    spec = tmp_path / "flaky.yaml"
+    spec.write_text(
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: flaky}\n"
+        "states:\n  second: {terminal: true, run: {shell: 'echo second - not fixed yet >&2; exit 3'}}\n"
+    )
+    async with local_harness.worker():
+        result = await npaflow(
+            env,
+            local_harness,
+            "submit",
+            str(spec),
+            "--run-id",
+            "e2e-flaky",
+            "--wait",
+            "--poll-seconds",
+            "0.2",
+        )
+    assert result.returncode == 1
+    assert (
+        "state second: job w1-1 reached terminal status FAILED: run exited with code 3 on node 0 of 1"
+        in result.stdout
+    )
+    assert "| second - not fixed yet" in result.stdout  # the end of its log, quoted
+    assert "why: payload: the job's own code or data failed" in result.stdout
+    assert "next: npaflow logs e2e-flaky --state second" in result.stdout
+    assert "npaflow resume e2e-flaky" in result.stdout
+
+
 async def test_submit_rejects_an_invalid_spec_before_starting_anything(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
