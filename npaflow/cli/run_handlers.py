@@ -330,6 +330,8 @@ async def _signal(args: argparse.Namespace, name: Signal, *params: object) -> in
         raise UsageError(f"run {args.run_id} is not running ({state})")
     await handle.signal(name.value, *params)
     print(f"{name.value} sent to {args.run_id}")
+    if name is Signal.PAUSE:
+        print(f"waves in flight finish, nothing new launches; `npaflow resume {args.run_id}` continues")
     if name is Signal.CANCEL and not await has_pollers(client, description.task_queue):
         print(
             f"no worker polls task queue {description.task_queue} now: nothing will launch; the run "

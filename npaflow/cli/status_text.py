@@ -10,7 +10,11 @@ from npaflow.runtime.status import FailureClass
 def status_text(payload: dict[str, Any]) -> str:
     """Phase, current states, each wave with its job (and the worker holding a local job)."""
     is_open = payload.get("execution_status") == "RUNNING"
-    lines = [f"run {payload['run_id']}: {payload['phase']} ({payload['execution_status']})"]
+    phase = payload["phase"]
+    if is_open and phase == "running" and payload.get("pause_requested"):
+        waiting = ", ".join(payload.get("current_states") or []) or "the waves in flight"
+        phase = f"pausing (waits for {waiting} to finish; nothing new launches)"
+    lines = [f"run {payload['run_id']}: {phase} ({payload['execution_status']})"]
     if is_open:
         lines.append(f"current: {', '.join(payload.get('current_states') or []) or '-'}")
     if payload.get("no_worker"):

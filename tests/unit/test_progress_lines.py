@@ -151,3 +151,26 @@ def test_the_summary_labels_a_one_member_batch_as_a_batch_of_its_group_launched_
     lines = RunSummary(workflow="w", run_id="r", status="succeeded", wave_count=3, waves=waves).text_lines()
     labels = [line.split("[")[1].split("]")[0] for line in lines if "states=" in line]
     assert labels == ["parallel, batch of 2 in sweep", "serial, batch of 1 in sweep", "serial"]
+
+
+def test_status_of_a_running_run_with_a_pending_pause_says_pausing_and_what_it_waits_for() -> None:
+    from npaflow.cli.status_text import status_text
+
+    payload = {
+        "run_id": "r1",
+        "phase": "running",
+        "execution_status": "RUNNING",
+        "pause_requested": True,
+        "current_states": ["train"],
+    }
+    first = status_text(payload).splitlines()[0]
+    assert first == "run r1: pausing (waits for train to finish; nothing new launches) (RUNNING)"
+
+
+def test_status_of_an_ended_run_has_no_current_states_and_no_so_far() -> None:
+    from npaflow.cli.status_text import status_text
+
+    usage = {"gpu_hours": 1.0, "node_hours": 1.0, "failed_gpu_hours": 0.0, "by_state": {}}
+    payload = {"run_id": "r1", "phase": "succeeded", "execution_status": "COMPLETED", "usage": usage}
+    text = status_text(payload)
+    assert "current:" not in text and "so far" not in text
