@@ -27,6 +27,8 @@ from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import WorkerDeploymentConfig
 
+from npaflow.cli.temporal_errors import is_namespace_missing
+
 log = structlog.get_logger()
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,7 +93,7 @@ async def describe(client: Client, name: str) -> DescribeWorkerDeploymentRespons
                 DescribeWorkerDeploymentRequest(namespace=client.namespace, deployment_name=name)
             )
         except RPCError as exc:
-            if exc.status == RPCStatusCode.NOT_FOUND:
+            if exc.status == RPCStatusCode.NOT_FOUND and not is_namespace_missing(exc):
                 return None
             if exc.status != RPCStatusCode.RESOURCE_EXHAUSTED or not delay:
                 raise

@@ -110,6 +110,22 @@ def run(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> i
     except KeyboardInterrupt:
         sys.stderr.write("\nnpaflow: interrupted (nothing was cancelled)\n")
         return EXIT_INTERRUPTED
+    except Exception as exc:
+        text = _server_refusal(exc)
+        if text is None:
+            raise
+        sys.stderr.write(f"npaflow: error: {text}\n")
+        return EXIT_USAGE
+
+
+def _server_refusal(exc: BaseException) -> str | None:
+    """The one-line text of a Temporal server error (None for anything else: a bug shows its trace)."""
+    service = sys.modules.get("temporalio.service")
+    if service is None or not isinstance(exc, service.RPCError):
+        return None
+    from npaflow.cli.temporal_errors import rpc_error_text
+
+    return rpc_error_text(exc)
 
 
 def _closed_pipe() -> int:

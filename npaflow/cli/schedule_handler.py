@@ -41,6 +41,7 @@ from npaflow.cli.options import load_spec_for, require_decision_sources
 from npaflow.cli.run_commands import build_request
 from npaflow.cli.run_handlers import INLINE_SPEC_LIMIT
 from npaflow.cli.temporal_client import connect_from, task_queue_from
+from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import WORKFLOW_TYPE
 from npaflow.runtime.request import RUN_ID_PATTERN
@@ -120,6 +121,8 @@ async def _handle(args: argparse.Namespace) -> tuple[Client, ScheduleHandle, Sch
     try:
         return client, handle, await handle.describe()
     except RPCError as exc:
+        if is_namespace_missing(exc):
+            raise UsageError(rpc_error_text(exc)) from None
         if exc.status is RPCStatusCode.NOT_FOUND:
             raise UsageError(f"no schedule named {args.name!r} (list them: npaflow schedule list)") from None
         raise

@@ -23,6 +23,7 @@ from temporalio.runtime import Runtime
 from temporalio.service import RPCError
 
 from npaflow.cli.dev_marker import DEV_START_PATIENCE_SECONDS, dev_server_is_starting
+from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
 from npaflow.cli.temporal_target import TemporalTarget, temporal_target
 from npaflow.cli.tracing import tracing_interceptors
 from npaflow.errors import UsageError
@@ -151,6 +152,8 @@ async def describe_or_fail(handle: WorkflowHandle[Any, Any]) -> WorkflowExecutio
     try:
         return await handle.describe()
     except RPCError as exc:
+        if is_namespace_missing(exc):
+            raise UsageError(rpc_error_text(exc)) from None
         raise UsageError(
             f"no run with id '{handle.id}' ({exc.message}); list runs with 'temporal workflow list'"
         ) from None

@@ -48,6 +48,15 @@ def _config_file() -> str | None:
     return path or None
 
 
+def _source(address: str | None, profile: str | None, config_file: str | None) -> str:
+    """Where the address came from, as a message should name it (the flag, the variable, a profile)."""
+    if address:
+        return "--address"
+    if os.environ.get(EnvVar.TEMPORAL_ADDRESS.value) and not (profile or config_file):
+        return EnvVar.TEMPORAL_ADDRESS.value
+    return f"profile {profile or 'default'}" + (f" of {config_file}" if config_file else "")
+
+
 def temporal_target(
     address: str | None = None, namespace: str | None = None, profile: str | None = None
 ) -> TemporalTarget:
@@ -73,7 +82,7 @@ def temporal_target(
             f"Temporal client config {where}: {first} (hint: fix the file, or choose "
             f"another profile with --profile / {EnvVar.TEMPORAL_PROFILE.value})"
         ) from None
-    source = f"profile {profile or 'default'}" + (f" of {config_file}" if config_file else "")
+    source = _source(address, profile, config_file)
     return TemporalTarget(
         address=address or connect.get("target_host") or ENV_DEFAULTS[EnvVar.TEMPORAL_ADDRESS],
         namespace=namespace or connect.get("namespace") or ENV_DEFAULTS[EnvVar.TEMPORAL_NAMESPACE],
