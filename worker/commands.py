@@ -137,9 +137,12 @@ def run_dev(args: argparse.Namespace) -> int:
             command,
             stdout=open(data / "dev.log", "ab"),  # noqa: SIM115
             stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches only npaflow: the worker stops first, then the server
         )
         print(
-            f"Temporal UI: http://127.0.0.1:{args.ui_port}  (server 127.0.0.1:{args.port}, data {data})",
+            f"Temporal UI: http://127.0.0.1:{args.ui_port}  (server 127.0.0.1:{args.port}, data {data})\n"
+            f"In another shell: export TEMPORAL_ADDRESS=127.0.0.1:{args.port}, then "
+            "npaflow submit SPEC --wait (Ctrl-C here stops the worker, then the server)",
             flush=True,
         )
     try:

@@ -1,0 +1,62 @@
+"""`npaflow dev`: says where the UI and server are, and Ctrl-C stops the worker first, quietly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_cli_runs import NPAFLOW
+from tests.helpers import in_the_foreground
+
+pytestmark = pytest.mark.e2e
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_dev_prints_the_ui_and_address_and_ctrl_c_stops_worker_then_server_quietly(tmp_path: Path) -> None:
+    port, ui_port = free_port(), free_port()
+    environ = {**os.environ, "NPAFLOW_HOME": str(tmp_path / "home"), "NPAFLOW_DEPLOYMENT": "none"}
+    environ.pop("TEMPORAL_ADDRESS", None)
+    dev = subprocess.Popen(
+        [NPAFLOW, "dev", "--port", str(port), "--ui-port", str(ui_port)],
+        env=environ,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a shell's foreground job has
+        preexec_fn=in_the_foreground,
+    )
+    try:
+        banner = dev.stdout.readline() + dev.stdout.readline() if dev.stdout else ""
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "home" / "worker-id").exists() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        time.sleep(3)  # the worker polls
+        os.killpg(dev.pid, signal.SIGINT)  # what Ctrl-C sends to the foreground group
+        _, err = dev.communicate(timeout=60)
+    finally:
+        if dev.poll() is None:
+            os.killpg(dev.pid, signal.SIGKILL)
+    assert f"Temporal UI: http://127.0.0.1:{ui_port}" in banner
+    assert f"export TEMPORAL_ADDRESS=127.0.0.1:{port}" in banner
+    assert dev.returncode == 0, err
+    assert "Traceback" not in err and "WARN" not in err and "transport error" not in err.lower(), err
+    deadline = time.monotonic() + 30
+    while listening(port) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not listening(port)  # the server went down after the worker
