@@ -8,12 +8,10 @@ exists now, through the small `NpaflowArtifacts` workflow.
 from __future__ import annotations
 
 import argparse
-import uuid
-from datetime import timedelta
 
 from temporalio.client import WorkflowFailureError
 
-from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers
+from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers, run_helper
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE
 from npaflow.runtime.messages import ArtifactRow, ListArtifactsInput, RunArtifacts
@@ -48,13 +46,13 @@ async def artifacts(args: argparse.Namespace) -> int:
             "(start one with 'npaflow worker')"
         )
     try:
-        result = await client.execute_workflow(
+        result = await run_helper(
+            client,
             ARTIFACTS_WORKFLOW_TYPE,
             ListArtifactsInput(ledger_uri=ledger_uri, state=args.state),
-            id=f"{args.run_id}-artifacts-{uuid.uuid4().hex[:8]}",
+            name=f"artifacts:{args.run_id}",
             task_queue=description.task_queue,
             result_type=RunArtifacts,
-            execution_timeout=timedelta(minutes=6),
         )
     except WorkflowFailureError as error:
         raise UsageError(f"run {args.run_id}: artifacts could not be read: {error.cause}") from None

@@ -14,7 +14,6 @@ import getpass
 import json
 import sys
 import time
-import uuid
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -51,6 +50,7 @@ from npaflow.cli.temporal_client import (
     describe_or_fail,
     has_pollers,
     is_cancelled_failure,
+    run_helper,
     shared_ledger_root,
     summary_from_failure,
     task_queue_from,
@@ -386,10 +386,11 @@ async def logs(args: argparse.Namespace) -> int:
         )
         for w in waves
     ]
-    result = await client.execute_workflow(
+    result = await run_helper(
+        client,
         LOGS_WORKFLOW_TYPE,
         JobLogsRequest(jobs=jobs),
-        id=f"{args.run_id}-logs-{uuid.uuid4().hex[:8]}",
+        name=f"logs:{args.run_id}",
         task_queue=task_queue_from(args.task_queue),
         result_type=JobLogsResult,
     )

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
-from typing import Any
+import uuid
+from datetime import timedelta
+from typing import Any, TypeVar
 
+from pydantic import BaseModel
+from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest, DescribeTaskQueueRequest
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
@@ -29,6 +34,8 @@ from npaflow.cli.tracing import tracing_interceptors
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
 from npaflow.runtime.summary import RunSummary
+
+ResultT = TypeVar("ResultT")
 
 #: How long a command keeps trying to reach the server: an unreachable one is
 #: reported in under 3 s (a dev server that is still starting answers within it).
@@ -157,3 +164,40 @@ async def describe_or_fail(handle: WorkflowHandle[Any, Any]) -> WorkflowExecutio
         raise UsageError(
             f"no run with id '{handle.id}' ({exc.message}); list runs with 'temporal workflow list'"
         ) from None
+
+
+async def run_helper(
+    client: Client,
+    workflow_type: str,
+    arg: BaseModel,
+    *,
+    name: str,
+    task_queue: str,
+    result_type: type[ResultT],
+) -> ResultT:
+    """Run a small helper workflow (read logs, list artifacts) and delete it once it answered.
+
+    Helpers read where the run's jobs and storage are (a worker); deleting them keeps the
+    Temporal UI's list to the runs themselves. Their ids hold ':', which no run id has.
+    """
+    handle = await client.start_workflow(
+        workflow_type,
+        arg,
+        id=f"npaflow:{name}:{uuid.uuid4().hex[:8]}",
+        task_queue=task_queue,
+        result_type=result_type,
+        execution_timeout=timedelta(minutes=6),
+    )
+    try:
+        result: ResultT = await handle.result()
+        return result
+    finally:
+        with contextlib.suppress(RPCError):
+            await client.workflow_service.delete_workflow_execution(
+                DeleteWorkflowExecutionRequest(
+                    namespace=client.namespace,
+                    workflow_execution=WorkflowExecution(
+                        workflow_id=handle.id, run_id=handle.result_run_id or ""
+                    ),
+                )
+            )

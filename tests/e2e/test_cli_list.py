@@ -29,8 +29,19 @@ async def test_list_shows_each_run_with_its_spec_phase_and_hours_and_filters_by_
                 "runtime/flaky-last.yaml", run_id="list-bad", vars={"root": str(tmp_path)}
             )
         )
-        logs = await npaflow(env, local_harness, "logs", "list-ok")  # leaves a helper workflow behind
-    assert (ok.status, bad.status, logs.returncode) == ("succeeded", "failed", 0)
+        logs = await npaflow(env, local_harness, "logs", "list-ok")  # runs a helper workflow
+        artifacts = await npaflow(env, local_harness, "artifacts", "list-ok")  # and another
+    assert (ok.status, bad.status, logs.returncode, artifacts.returncode) == ("succeeded", "failed", 0, 0)
+
+    async def helpers_in_the_ui() -> list[str]:  # what the Temporal UI's run list would show
+        query = "WorkflowType IN ('NpaflowJobLogs', 'NpaflowArtifacts') AND WorkflowId STARTS_WITH 'npaflow:'"
+        return [w.id async for w in env.client.list_workflows(query) if "list-ok" in w.id]
+
+    async def no_helpers() -> bool:
+        return await helpers_in_the_ui() == []
+
+    # The server deletes asynchronously (the dev server took 12-40 s).
+    await eventually(no_helpers, timeout=120, interval=2, what="the helper workflows deleted")
 
     async def listed() -> dict[str, dict]:
         result = await npaflow(env, local_harness, "list", "--since", "1h", "--limit", "500", "--json")
