@@ -21,9 +21,9 @@ from npaflow.errors import NpaflowError, SpecError, SpecIssue
 from npaflow.plan import ExecutionPlan, build_plan, plan_fingerprint
 from npaflow.plan_diff import PlanDiff, diff_plans
 from npaflow.runtime.contract import LOAD_SPEC, spec_file_uri
-from npaflow.runtime.ledger import FinishedWave, PlanChangeRecord, RuntimeLedger
+from npaflow.runtime.ledger import FinishedWave, PlanChangeRecord, RuntimeLedger, attempt_usage
 from npaflow.runtime.locations import run_prefix_for
-from npaflow.runtime.messages import LoadedSpec, LoadSpecInput, PriorRun
+from npaflow.runtime.messages import AttemptUsage, LoadedSpec, LoadSpecInput, PriorRun
 from npaflow.spec import load_spec_from_str
 from npaflow.spec.decision_sources import decision_source_issues
 
@@ -173,12 +173,18 @@ def _prior(ledger: RuntimeLedger) -> PriorRun:
             finished.append(FinishedWave.of(wave))
         else:
             waves.append(wave)
+    usage = [
+        AttemptUsage(key=wave.key, attempt=wave.attempt, parts=parts)
+        for wave in ledger.waves
+        if (parts := attempt_usage(wave))
+    ]
     return PriorRun(
         waves=waves,
         finished=finished,
         decisions=ledger.decisions,
         watermarks=ledger.watermarks,
         gpu_hours=ledger.usage.gpu_hours,
+        usage=usage,
     )
 
 

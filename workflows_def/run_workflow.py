@@ -90,6 +90,7 @@ class NpaWorkflowRun:
             )
         self.recorder.attach(loaded, request)
         self.state.run_started(workflow=spec.name, ledger_uri=loaded.ledger_uri, backend=request.backend)
+        self.state.usage_carried(loaded.prior.usage, counted=not request.continued)
         if not request.continued:
             count(Metric.RUNS_STARTED, spec=spec.name)
         await self.recorder.sync()

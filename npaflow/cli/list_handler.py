@@ -21,6 +21,8 @@ from npaflow.errors import UsageError
 from npaflow.runtime.contract import WORKFLOW_TYPE, SearchAttribute
 from npaflow.runtime.vocabulary import RunPhase
 
+#: Executions read per run listed: a run resumed more often than this shows a lower count.
+MAX_EXECUTIONS_READ = 10
 _PHASE = SearchAttributeKey.for_keyword(SearchAttribute.PHASE.value)
 _SPEC = SearchAttributeKey.for_keyword(SearchAttribute.WORKFLOW.value)
 _STATES = SearchAttributeKey.for_keyword_list(SearchAttribute.STATE.value)
@@ -66,8 +68,19 @@ async def _row(run: WorkflowExecution, now: datetime) -> dict[str, Any]:
     }
 
 
+async def _runs(client: Client, query: str, limit: int, now: datetime) -> list[dict[str, Any]]:
+    """One row per run id (its newest execution; GPU-hours are the run's total) with its executions."""
+    rows: dict[str, dict[str, Any]] = {}
+    async for run in client.list_workflows(query, limit=limit * MAX_EXECUTIONS_READ):
+        if run.id in rows:
+            rows[run.id]["executions"] += 1
+        elif len(rows) < limit:
+            rows[run.id] = {**await _row(run, now), "executions": 1}
+    return list(rows.values())
+
+
 def _text(rows: list[dict[str, Any]]) -> str:
-    header = ("RUN ID", "SPEC", "PHASE", "STATES", "STARTED", "DURATION", "GPU-H")
+    header = ("RUN ID", "SPEC", "PHASE", "STATES", "STARTED", "DURATION", "GPU-H", "EXECS")
     table = [header] + [
         (
             r["run_id"],
@@ -77,6 +90,7 @@ def _text(rows: list[dict[str, Any]]) -> str:
             r["started_at"],
             _duration(r["duration_seconds"]),
             "-" if r["gpu_hours"] is None else f"{r['gpu_hours']:.4f}",
+            str(r["executions"]),
         )
         for r in rows
     ]
@@ -95,7 +109,7 @@ async def list_runs(args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
     query = visibility_query(args.phase, args.spec, args.since, now)
     client: Client = await connect_from(args)
-    rows = [await _row(run, now) async for run in client.list_workflows(query, limit=args.limit)]
+    rows = await _runs(client, query, args.limit, now)
     if args.json:
         print(json.dumps(rows, indent=2))
     elif rows:

@@ -45,6 +45,16 @@ class LoadSpecInput(BaseModel):
     accepted_change: AcceptedPlanChange | None = None
 
 
+class AttemptUsage(BaseModel):
+    """One earlier attempt's hours by state: (state, GPU-hours, node-hours, failed)."""
+
+    model_config = _FROZEN
+
+    key: WaveKey
+    attempt: int
+    parts: list[tuple[str, float, float, bool]]
+
+
 class PriorRun(BaseModel):
     """What an earlier execution of the same run id left in the ledger."""
 
@@ -55,6 +65,8 @@ class PriorRun(BaseModel):
     decisions: list[DecisionRecord] = Field(default_factory=list)
     watermarks: dict[str, Watermark] = Field(default_factory=dict)
     gpu_hours: float = 0.0  # every attempt's, as the ledger counts them: what a GPU-hour budget has spent
+    #: Every earlier attempt's hours by state, so the run's numbers agree with its ledger's.
+    usage: list[AttemptUsage] = Field(default_factory=list)
 
     def latest(self) -> list[WaveAttemptRecord]:
         """The newest attempt of each wave an earlier execution recorded."""

@@ -25,6 +25,7 @@ class RunProgress:
         self.running: dict[AttemptId, WaveAttemptRecord] = {}
         self._usage = RunUsage()
         self._parts: dict[AttemptId, list[UsagePart]] = {}
+        self._carried = RunUsage()  # what earlier executions spent, as it stood at this one's start
 
     def record(self, attempt: AttemptId, old: WaveAttemptRecord | None, new: WaveAttemptRecord) -> None:
         """Account for one attempt's record changing from `old` (None: new) to `new`."""
@@ -43,18 +44,38 @@ class RunProgress:
         self._parts[attempt] = parts
         self._add(parts, 1)
 
-    def _add(self, parts: list[UsagePart], sign: int) -> None:
+    def carry(self, attempt: AttemptId, parts: list[UsagePart], *, counted: bool = True) -> None:
+        """Count an earlier execution's attempt (replaced if this execution records it again).
+
+        `counted`: the earlier execution already added it to the metrics (it ended, and a
+        resume started this one); after a continue-as-new it did not, so this one does.
+        """
+        self._add(self._parts.pop(attempt, []), -1)
+        self._parts[attempt] = parts
+        self._add(parts, 1)
+        if counted:
+            self._add(parts, 1, into=self._carried)
+
+    def _add(self, parts: list[UsagePart], sign: int, *, into: RunUsage | None = None) -> None:
+        usage = self._usage if into is None else into
         for state, gpu, node, failed in parts:
-            self._usage.add(sign * gpu, sign * node, failed=failed)
-            self._usage.by_state.setdefault(state, Usage()).add(sign * gpu, sign * node, failed=failed)
+            usage.add(sign * gpu, sign * node, failed=failed)
+            usage.by_state.setdefault(state, Usage()).add(sign * gpu, sign * node, failed=failed)
 
     def usage(self) -> RunUsage:
         """The totals and each state's share, rounded for documents (costs the number of states)."""
         return self._usage.rounded()
 
     def hours_by_state(self) -> dict[str, Usage]:
-        """Each state's exact hours (unrounded), for counters that add them once per run."""
-        return {state: usage.model_copy() for state, usage in self._usage.by_state.items()}
+        """Each state's hours this execution added (unrounded): counters add each hour once."""
+        hours = {}
+        for state, usage in self._usage.by_state.items():
+            carried = self._carried.by_state.get(state, Usage())
+            hours[state] = Usage(
+                gpu_hours=usage.gpu_hours - carried.gpu_hours,
+                node_hours=usage.node_hours - carried.node_hours,
+            )
+        return hours
 
     def totals(self) -> RunUsage:
         """The run's totals only, rounded (what the UI shows after every transition)."""

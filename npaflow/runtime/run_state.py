@@ -23,7 +23,7 @@ from npaflow.runtime.ledger import (
     WaveAttemptRecord,
 )
 from npaflow.runtime.ledger_book import AttemptId, LedgerBook, Receipt
-from npaflow.runtime.messages import AwaitResult, LaunchResult
+from npaflow.runtime.messages import AttemptUsage, AwaitResult, LaunchResult
 from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.progress import RunProgress
 from npaflow.runtime.request import BackendName
@@ -118,6 +118,11 @@ class RunState:
         """The spec is loaded: walking begins; the spec goes with the first export."""
         self._to_phase(RunTransition.STARTED)
         self.run_located(workflow=workflow, ledger_uri=ledger_uri, backend=backend)
+
+    def usage_carried(self, prior: list[AttemptUsage], *, counted: bool) -> None:
+        """Earlier executions' attempts count in this run's hours, as they do in its ledger."""
+        for attempt in prior:
+            self.progress.carry((attempt.key, attempt.attempt), list(attempt.parts), counted=counted)
 
     def run_located(self, *, workflow: str, ledger_uri: str, backend: BackendName) -> None:
         """Where the run's ledger goes (also for a run cancelled before it started walking)."""

@@ -7,6 +7,7 @@ import asyncio
 import json
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,10 @@ from temporalio.client import WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 
 from npaflow.cli.temporal_client import summary_from_failure
+from npaflow.runtime.metrics import Metric
+from npaflow.runtime.metrics import install as install_metrics
 from npaflow.runtime.request import RunRequest
+from npaflow.runtime.summary import RunSummary
 from tests.e2e.test_cli_runs import npaflow
 from tests.harness import SPECS, Harness, replaced_worker, start_worker_process
 from tests.helpers import eventually
@@ -119,3 +123,53 @@ async def test_a_budget_holds_when_the_worker_awaiting_the_job_is_killed(
     ledger = json.loads((home / "runs" / "budget-kill" / "npa-workflow" / "runtime.json").read_text())
     train = ledger["waves"][-1]
     assert train["states"] == ["train"] and train["cancellation"]["state"] == "verified"
+
+
+class RecordingSink:
+    """Every metric value recorded in this process (the in-process worker's counters)."""
+
+    def __init__(self) -> None:
+        self.values: list[tuple[str, float, dict[str, str]]] = []
+
+    def add(self, metric: Metric, value: float, labels: Mapping[str, str]) -> None:
+        self.values.append((metric.value, value, dict(labels)))
+
+    def total(self, metric: Metric) -> float:
+        return sum(value for name, value, _ in self.values if name == metric.value)
+
+
+async def test_every_place_shows_one_gpu_hour_total_after_a_budget_stop_and_a_resume(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    sink = RecordingSink()
+    install_metrics(sink)
+    try:
+        async with local_harness.worker():
+            stopped = await local_harness.finish(
+                await local_harness.start(
+                    "runtime/gpu-budget.yaml",
+                    run_id="one-number",
+                    vars={"root": str(tmp_path)},
+                    max_gpu_hours=BUDGET,
+                )
+            )
+            assert stopped.status == "failed"
+            (tmp_path / "fast").touch()
+            resumed = await npaflow(env, local_harness, "resume", "one-number", "--max-gpu-hours", "1")
+            assert resumed.returncode == 0, resumed.stderr
+            summary = await env.client.get_workflow_handle("one-number", result_type=RunSummary).result()
+            status = json.loads((await npaflow(env, local_harness, "status", "one-number", "--json")).stdout)
+            listed = json.loads((await npaflow(env, local_harness, "list", "--since", "1h", "--json")).stdout)
+    finally:
+        install_metrics(None)
+    ledger_dir = local_harness.home / "runs" / "one-number" / "npa-workflow"
+    ledger = json.loads((ledger_dir / "runtime.json").read_text())["usage"]
+    status_file = json.loads((ledger_dir / "status.json").read_text())["usage"]
+    (row,) = [r for r in listed if r["run_id"] == "one-number"]
+    total, failed = ledger["gpu_hours"], ledger["failed_gpu_hours"]
+    assert total > failed > 0  # the budget-stopped attempt spent something, training the rest
+    assert status_file["gpu_hours"] == total
+    assert (summary.usage.gpu_hours, summary.usage.failed_gpu_hours) == (total, failed)
+    assert (status["usage"]["gpu_hours"], status["usage"]["failed_gpu_hours"]) == (total, failed)
+    assert (row["gpu_hours"], row["executions"]) == (total, 2)
+    assert abs(sink.total(Metric.GPU_HOURS) - total) < 1e-3  # each hour counted once across executions
