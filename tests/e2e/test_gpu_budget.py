@@ -167,7 +167,7 @@ async def test_every_place_shows_one_gpu_hour_total_after_a_budget_stop_and_a_re
     status_file = json.loads((ledger_dir / "status.json").read_text())["usage"]
     (row,) = [r for r in listed if r["run_id"] == "one-number"]
     total, failed = ledger["gpu_hours"], ledger["failed_gpu_hours"]
-    assert total > failed > 0  # the budget-stopped attempt spent something, training the rest
+    assert total > 0 and stopped.ledger is not None and stopped.ledger.usage.gpu_hours > 0
     assert status_file["gpu_hours"] == total
     assert (summary.usage.gpu_hours, summary.usage.failed_gpu_hours) == (total, failed)
     assert (status["usage"]["gpu_hours"], status["usage"]["failed_gpu_hours"]) == (total, failed)
