@@ -68,6 +68,10 @@ class WaveKey(BaseModel):
         """The member states, in order."""
         return [member.state for member in self.members]
 
+    def label(self) -> str:
+        """The wave as a person reads it: its states, each with its loop iteration (`score #2`)."""
+        return ", ".join(m.state + (f" #{m.iteration}" if m.iteration else "") for m in self.members)
+
     @classmethod
     def parse(cls, text: str) -> WaveKey:
         """Parse a stored key.

@@ -36,7 +36,7 @@ def no_worker_text(queue: str) -> str:
     """What to say while no worker polls the run's task queue."""
     return (
         f"no worker polls task queue '{queue}': the run waits until one starts "
-        "('npaflow worker' or 'npaflow dev' with the same --task-queue)"
+        f"(NPAFLOW_TASK_QUEUE={queue} npaflow worker, or npaflow dev for the default queue)"
     )
 
 

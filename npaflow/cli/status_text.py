@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from npaflow.runtime.status import FailureClass
+from npaflow.waves import WaveKey
 
 
 def status_text(payload: dict[str, Any]) -> str:
@@ -22,10 +23,11 @@ def status_text(payload: dict[str, Any]) -> str:
     for wave in payload.get("waves", []):
         where = f" on worker {wave['worker_id']}" if wave.get("worker_id") else ""
         category = f" [{wave['error_category']}]" if wave.get("error_category") else ""
-        lines.append(
-            f"  {wave['key']} attempt {wave['attempt']}: {wave['status']}{category} "
-            f"job_id={wave['job_id'] or '-'}{where} {wave.get('sky_status') or ''}".rstrip()
-        )
+        job = f"job {wave['job_id']}{where} ({wave['sky_status']})" if wave.get("job_id") else "no job yet"
+        if wave.get("job_id") and not wave.get("sky_status"):
+            job = f"job {wave['job_id']}{where}"
+        label = WaveKey.parse(wave["key"]).label()
+        lines.append(f"  {label} attempt {wave['attempt']}: {wave['status']}{category}, {job}")
     for decision in payload.get("decisions", []):
         state = f" (state {decision['state']})" if decision.get("state") else ""
         lines.append(f"  decision: {decision['decision']} <- {decision['uri']}{state}")

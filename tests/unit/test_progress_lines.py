@@ -174,3 +174,20 @@ def test_status_of_an_ended_run_has_no_current_states_and_no_so_far() -> None:
     payload = {"run_id": "r1", "phase": "succeeded", "execution_status": "COMPLETED", "usage": usage}
     text = status_text(payload)
     assert "current:" not in text and "so far" not in text
+
+
+def test_status_names_each_wave_by_state_and_iteration_not_by_its_internal_key() -> None:
+    from npaflow.cli.status_text import status_text
+
+    wave = {
+        "key": "004|serial|inner_loop:score:2",
+        "attempt": 1,
+        "status": "running",
+        "job_id": "w1-4",
+        "worker_id": "w1",
+        "sky_status": "RUNNING",
+    }
+    payload = {"run_id": "r1", "phase": "running", "execution_status": "RUNNING", "waves": [wave]}
+    lines = status_text(payload).splitlines()
+    assert "  score #2 attempt 1: running, job w1-4 on worker w1 (RUNNING)" in lines
+    assert "004|" not in status_text(payload)
