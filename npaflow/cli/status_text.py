@@ -7,6 +7,16 @@ from typing import Any
 from npaflow.runtime.status import FailureClass
 from npaflow.waves import WaveKey
 
+#: The run's phase and Temporal's execution status that say the same thing (shown once).
+_AGREEING = {
+    "running": "RUNNING",
+    "succeeded": "COMPLETED",
+    "failed": "FAILED",
+    "cancelled": "CANCELED",
+    "terminated": "TERMINATED",
+    "timed_out": "TIMED_OUT",
+}
+
 
 def status_text(payload: dict[str, Any]) -> str:
     """Phase, current states, each wave with its job (and the worker holding a local job)."""
@@ -15,7 +25,9 @@ def status_text(payload: dict[str, Any]) -> str:
     if is_open and phase == "running" and payload.get("pause_requested"):
         waiting = ", ".join(payload.get("current_states") or []) or "the waves in flight"
         phase = f"pausing (waits for {waiting} to finish; nothing new launches)"
-    lines = [f"run {payload['run_id']}: {phase} ({payload['execution_status']})"]
+    temporal = payload["execution_status"]
+    agree = _AGREEING.get(str(payload["phase"])) == temporal
+    lines = [f"run {payload['run_id']}: {phase}" + ("" if agree else f" (Temporal: {temporal})")]
     if is_open:
         lines.append(f"current: {', '.join(payload.get('current_states') or []) or '-'}")
     if payload.get("no_worker"):

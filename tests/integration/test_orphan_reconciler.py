@@ -90,7 +90,7 @@ async def test_terminate_mid_wave_cancels_the_job_records_it_and_resume_runs_the
         assert not job_processes(job_marker(local_harness.home / "local" / "jobs", "w1-1"))
         assert not (tmp_path / run_id / "marker").exists()
         text = await npaflow_status(env, run_id)
-        assert f"run {run_id}: terminated (TERMINATED)" in text
+        assert f"run {run_id}: terminated\n" in text
         assert "reconciled: job w1-1" in text and "verified" in text
         resumed = await local_harness.start(SPEC, run_id=run_id, **options)
         summary = await resumed.result()

@@ -164,7 +164,7 @@ def test_status_of_a_running_run_with_a_pending_pause_says_pausing_and_what_it_w
         "current_states": ["train"],
     }
     first = status_text(payload).splitlines()[0]
-    assert first == "run r1: pausing (waits for train to finish; nothing new launches) (RUNNING)"
+    assert first == "run r1: pausing (waits for train to finish; nothing new launches)"
 
 
 def test_status_of_an_ended_run_has_no_current_states_and_no_so_far() -> None:
