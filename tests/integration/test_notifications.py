@@ -91,7 +91,7 @@ async def test_an_unreachable_webhook_changes_nothing_about_the_run_is_recorded_
         env, local_harness, tmp_path, webhook, "runtime/flaky-last.yaml"
     )
     assert status == "failed"
-    assert ledger["error"].startswith("wave 002|serial|:last:-")  # the run's own failure, unchanged
+    assert ledger["error"].startswith("state last: job ")  # the run's own failure, unchanged
     (record,) = ledger["notifications"]
     assert (record["webhooks"], record["delivered"]) == (1, 0)
     assert record["errors"][0].startswith("webhook 1 of 1: ")

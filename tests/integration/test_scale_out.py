@@ -158,4 +158,4 @@ async def test_a_run_whose_job_worker_died_names_that_worker_and_completes_when_
 
 async def _names_owner(env: WorkflowEnvironment, owner_id: str) -> str:
     text = await npaflow_status(env, "rt-owner")
-    return text if f"on worker {owner_id}" in text and "RUNNING" in text else ""
+    return text if f"on worker {owner_id}" in text and "running" in text.lower() else ""
