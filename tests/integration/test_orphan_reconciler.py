@@ -17,7 +17,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from temporalio.client import WorkflowFailureError
+from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local_jobs import job_marker, job_processes
@@ -57,6 +57,22 @@ def assert_cancelled_in_ledger(ledger: dict, job_id: str) -> None:
     assert job["job_id"] == job_id and job["cancellation"]["state"] == "verified"
     (slow,) = [w for w in ledger["waves"] if w["job_id"] == job_id]
     assert slow["status"] == "cancelled" and slow["cancellation"]["state"] == "verified"
+
+
+async def complete_the_await(env: WorkflowEnvironment, handle: WorkflowHandle, result: str) -> None:
+    """`temporal activity complete` of the run's running await, with a result of the operator's."""
+
+    async def await_activity_id() -> str | None:
+        pending = (await handle.describe()).raw_description.pending_activities
+        return next((a.activity_id for a in pending if a.activity_type.name == "await_wave"), None)
+
+    activity_id = await eventually(await_activity_id, timeout=30, what="await_wave pending")
+    address = env.client.service_client.config.target_host
+    completing = await asyncio.create_subprocess_exec(
+        *(str(TEMPORAL_BIN), "activity", "complete", "--activity-id", activity_id),
+        *("--workflow-id", handle.id, "--result", result, "--address", address),
+    )
+    assert await completing.wait() == 0
 
 
 async def npaflow_status(env: WorkflowEnvironment, run_id: str) -> str:
@@ -134,18 +150,7 @@ async def test_a_bogus_await_result_fails_only_that_activity_and_the_run_cancels
             max_infrastructure_recoveries=0,
         )
         await slow_job_started(tmp_path, run_id)
-
-        async def await_activity_id() -> str | None:
-            pending = (await handle.describe()).raw_description.pending_activities
-            return next((a.activity_id for a in pending if a.activity_type.name == "await_wave"), None)
-
-        activity_id = await eventually(await_activity_id, timeout=30, what="await_wave pending")
-        address = env.client.service_client.config.target_host
-        completing = await asyncio.create_subprocess_exec(
-            *(str(TEMPORAL_BIN), "activity", "complete", "--activity-id", activity_id),
-            *("--workflow-id", run_id, "--result", '"bogus"', "--address", address),
-        )
-        assert await completing.wait() == 0
+        await complete_the_await(env, handle, '"bogus"')
         with pytest.raises(WorkflowFailureError):
             await handle.result()
     ledger = ledger_of(local_harness.home, run_id)
@@ -281,18 +286,7 @@ async def test_a_bogus_await_result_on_skypilot_cancels_the_managed_job_and_fail
             backend="skypilot",
             max_infrastructure_recoveries=0,
         )
-
-        async def await_activity_id() -> str | None:
-            pending = (await handle.describe()).raw_description.pending_activities
-            return next((a.activity_id for a in pending if a.activity_type.name == "await_wave"), None)
-
-        activity_id = await eventually(await_activity_id, timeout=30, what="await_wave pending")
-        address = env.client.service_client.config.target_host
-        completing = await asyncio.create_subprocess_exec(
-            *(str(TEMPORAL_BIN), "activity", "complete", "--activity-id", activity_id),
-            *("--workflow-id", run_id, "--result", '{"status": 7}', "--address", address),
-        )
-        assert await completing.wait() == 0
+        await complete_the_await(env, handle, '{"status": 7}')
         with pytest.raises(WorkflowFailureError):
             await handle.result()
     ledger = ledger_of(fake_sky_harness.home, run_id)
