@@ -9,7 +9,6 @@ confirm it; even then the run cancels it by id before any relaunch.
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import structlog
@@ -19,6 +18,7 @@ from activities.clock import utc_now
 from activities.context import ActivityContext
 from activities.errors import mapped_errors
 from activities.heartbeat import Heartbeater, heartbeating, resume_details
+from activities.log_tail import failed_job_log_tail
 from activities.poller import JobPoller
 from activities.tracing import tag_span
 from npaflow.errors import NpaflowError, TransportError
@@ -39,9 +39,6 @@ from npaflow.runtime.vocabulary import CancellationState, HeartbeatPhase
 
 log = structlog.get_logger(__name__)
 
-#: Lines of a failed job's log its error quotes (and at most this many characters of them).
-LOG_TAIL_LINES = 5
-LOG_TAIL_CHARS = 800
 
 #: Observations kept per wave attempt; only changes are recorded, so this bounds history size.
 MAX_OBSERVATIONS = 100
@@ -174,7 +171,8 @@ class JobWatch:
                 )
                 result = self._result(status)
                 if status.is_failure():
-                    result = result.model_copy(update={"log_tail": await self._log_tail()})
+                    tail = await failed_job_log_tail(self.poller.backend, job_id)
+                    result = result.model_copy(update={"log_tail": tail})
                 return result
             elif self._waited_too_long_for_capacity(status):
                 return self._result(
@@ -317,21 +315,6 @@ class JobWatch:
             )
         )
         del self.observations[:-MAX_OBSERVATIONS]
-
-    async def _log_tail(self) -> str:
-        """The end of a failed job's log (best effort, bounded): what its error message quotes."""
-        backend = self.poller.backend
-        try:
-            text = await asyncio.wait_for(
-                backend.logs(self.request.job.job_id, tail_lines=LOG_TAIL_LINES), 15
-            )
-        except (NpaflowError, OSError, TimeoutError) as exc:
-            log.info("wave.log_tail_unread", job_id=self.request.job.job_id, error=str(exc))
-            return ""
-        lines = [
-            line.rstrip()[:200] for line in text.splitlines() if line.strip() and not line.startswith("==>")
-        ]
-        return "\n".join(line for line in lines if not line.startswith("--- "))[-LOG_TAIL_CHARS:]
 
     def _result(
         self,
