@@ -82,7 +82,8 @@ def _wave_status(wave: WaveView) -> str:
 
 def _wave_line(wave: WaveView) -> str:
     where = f"wave {wave.key.sequence:03d}" + (f", group {wave.key.group}" if wave.key.group else "")
-    return f"{_states(wave)} attempt {wave.attempt}: {_wave_status(wave)} job {wave.job_id or '-'} ({where})"
+    job = f"job {wave.job_id}" if wave.job_id else "no job yet"
+    return f"{_states(wave)} attempt {wave.attempt}: {_wave_status(wave)} {job} ({where})"
 
 
 def change_lines(before: RunStatusView | None, after: RunStatusView) -> list[str]:

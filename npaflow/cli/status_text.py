@@ -35,9 +35,9 @@ def status_text(payload: dict[str, Any]) -> str:
     for wave in payload.get("waves", []):
         where = f" on worker {wave['worker_id']}" if wave.get("worker_id") else ""
         category = f" [{wave['error_category']}]" if wave.get("error_category") else ""
-        job = f"job {wave['job_id']}{where} ({wave['sky_status']})" if wave.get("job_id") else "no job yet"
-        if wave.get("job_id") and not wave.get("sky_status"):
-            job = f"job {wave['job_id']}{where}"
+        told = wave.get("sky_status") not in (None, "", "SUBMITTED", "RUNNING") or wave["status"] != "running"
+        seen = f" ({wave['sky_status']})" if wave.get("sky_status") and told else ""
+        job = f"job {wave['job_id']}{where}{seen}" if wave.get("job_id") else "no job yet"
         label = WaveKey.parse(wave["key"]).label()
         lines.append(f"  {label} attempt {wave['attempt']}: {wave['status']}{category}, {job}")
     for decision in payload.get("decisions", []):

@@ -189,5 +189,13 @@ def test_status_names_each_wave_by_state_and_iteration_not_by_its_internal_key()
     }
     payload = {"run_id": "r1", "phase": "running", "execution_status": "RUNNING", "waves": [wave]}
     lines = status_text(payload).splitlines()
-    assert "  score #2 attempt 1: running, job w1-4 on worker w1 (RUNNING)" in lines
+    assert "  score #2 attempt 1: running, job w1-4 on worker w1" in lines  # RUNNING would say it twice
     assert "004|" not in status_text(payload)
+
+
+def test_status_of_a_wave_still_launching_says_no_job_yet_rather_than_a_dash() -> None:
+    from npaflow.cli.status_text import status_text
+
+    wave = {"key": "001|serial|:train:-", "attempt": 1, "status": "running", "job_id": ""}
+    payload = {"run_id": "r1", "phase": "running", "execution_status": "RUNNING", "waves": [wave]}
+    assert "  train attempt 1: running, no job yet" in status_text(payload).splitlines()
