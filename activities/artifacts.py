@@ -32,16 +32,14 @@ from npaflow.errors import ConfigurationError, PayloadError
 from npaflow.runtime.contract import CHECK_OUTPUTS, LIST_ARTIFACTS, READ_DECISION, WAIT_TRIGGER
 from npaflow.runtime.ledger import DecisionRecord, Watermark, latest_attempts
 from npaflow.runtime.messages import (
-    ArtifactRow,
     CheckOutputsInput,
     CheckOutputsResult,
     DecisionResult,
-    ListArtifactsInput,
     ReadDecisionInput,
-    RunArtifacts,
     TriggerResult,
     WaitTriggerInput,
 )
+from npaflow.runtime.reads import ArtifactRow, ListArtifactsInput, RunArtifacts
 from npaflow.runtime.vocabulary import DecisionSource, HeartbeatPhase
 
 #: Decision bodies kept in the ledger are cut to this many characters.

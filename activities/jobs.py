@@ -24,16 +24,9 @@ from activities.tracing import tag_span
 from npaflow.errors import NpaflowError, TransportError
 from npaflow.runtime.contract import AWAIT_WAVE, CANCEL_WAVE, READ_JOB_LOGS
 from npaflow.runtime.ledger import Observation, TaskRow
-from npaflow.runtime.messages import (
-    AwaitEnd,
-    AwaitResult,
-    AwaitWaveInput,
-    CancelResult,
-    CancelWaveInput,
-    JobLogs,
-    ReadJobLogsInput,
-)
+from npaflow.runtime.messages import AwaitEnd, AwaitResult, AwaitWaveInput, CancelResult, CancelWaveInput
 from npaflow.runtime.metrics import Metric, record
+from npaflow.runtime.reads import JobLogs, ReadJobLogsInput
 from npaflow.runtime.status import FailureClass, JobStatus, aggregate_job_status
 from npaflow.runtime.vocabulary import CancellationState, HeartbeatPhase
 
@@ -162,18 +155,7 @@ class JobWatch:
                     ),
                 )
             elif status.is_terminal():
-                log.info(
-                    "wave.terminal",
-                    wave_key=str(request.wave_key),
-                    job_id=job_id,
-                    status=status.value,
-                    polls=self.hb.details.polls,
-                )
-                result = self._result(status)
-                if status.is_failure():
-                    tail = await failed_job_log_tail(self.poller.backend, job_id)
-                    result = result.model_copy(update={"log_tail": tail})
-                return result
+                return await self._ended(status)
             elif self._waited_too_long_for_capacity(status):
                 return self._result(
                     status,
@@ -315,6 +297,22 @@ class JobWatch:
             )
         )
         del self.observations[:-MAX_OBSERVATIONS]
+
+    async def _ended(self, status: JobStatus) -> AwaitResult:
+        """The job reached a terminal status: the result, quoting its log's end if it failed."""
+        job_id = self.request.job.job_id
+        log.info(
+            "wave.terminal",
+            wave_key=str(self.request.wave_key),
+            job_id=job_id,
+            status=status.value,
+            polls=self.hb.details.polls,
+        )
+        result = self._result(status)
+        if status.is_failure():
+            tail = await failed_job_log_tail(self.poller.backend, job_id)
+            result = result.model_copy(update={"log_tail": tail})
+        return result
 
     def _result(
         self,

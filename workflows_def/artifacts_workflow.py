@@ -7,7 +7,7 @@ from datetime import timedelta
 from temporalio import workflow
 
 from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE, LIST_ARTIFACTS
-from npaflow.runtime.messages import ListArtifactsInput, RunArtifacts
+from npaflow.runtime.reads import ListArtifactsInput, RunArtifacts
 from workflows_def.activity_calls import SHORT_RETRY, call
 
 

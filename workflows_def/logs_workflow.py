@@ -12,7 +12,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, READ_JOB_LOGS
-from npaflow.runtime.messages import JobLogs, JobLogsRequest, JobLogsResult
+from npaflow.runtime.reads import JobLogs, JobLogsRequest, JobLogsResult
 from workflows_def.activity_calls import SHORT_RETRY, call, classify_activity_error, queue_for
 
 #: How long to wait for a job's worker to pick up the read before reporting it unavailable.

@@ -14,7 +14,7 @@ from temporalio.client import WorkflowFailureError
 from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers, run_helper
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE
-from npaflow.runtime.messages import ArtifactRow, ListArtifactsInput, RunArtifacts
+from npaflow.runtime.reads import ArtifactRow, ListArtifactsInput, RunArtifacts
 
 
 def _mark(row: ArtifactRow) -> str:

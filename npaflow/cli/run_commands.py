@@ -138,7 +138,9 @@ def register(commands: SubParsers) -> None:
             )
             sub.set_defaults(handler=_handler(name, "npaflow.cli.resume_handler"))
             continue
-        sub.set_defaults(handler=_handler(name))
+        sub.set_defaults(
+            handler=_handler(name, "npaflow.cli.logs_handler") if name == "logs" else _handler(name)
+        )
 
 
 def _register_schedule(commands: SubParsers) -> None:

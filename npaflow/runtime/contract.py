@@ -29,20 +29,17 @@ from npaflow.runtime.messages import (
     DecisionResult,
     ExportLedgerInput,
     ExportResult,
-    JobLogs,
     LaunchResult,
     LaunchWaveInput,
-    ListArtifactsInput,
     LoadedSpec,
     LoadSpecInput,
     ReadDecisionInput,
-    ReadJobLogsInput,
     RequestCancelInput,
-    RunArtifacts,
     TriggerResult,
     WaitTriggerInput,
 )
 from npaflow.runtime.notifications import NotificationResult, RunNotification
+from npaflow.runtime.reads import JobLogs, ListArtifactsInput, ReadJobLogsInput, RunArtifacts
 from npaflow.runtime.reconcile.models import CheckRunInput, RecordReconciledInput, RunStanding
 from npaflow.runtime.status import FailureClass
 

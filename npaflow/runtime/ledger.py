@@ -6,19 +6,21 @@ into the stored document, so history never carries the whole ledger twice.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, PlainSerializer
 
 from npaflow.document.models import Artifact
+from npaflow.runtime.ledger_records import DecisionRecord as DecisionRecord
+from npaflow.runtime.ledger_records import LaunchReceipt as LaunchReceipt
+from npaflow.runtime.ledger_records import PlanChangeRecord as PlanChangeRecord
+from npaflow.runtime.ledger_records import Watermark as Watermark
 from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.status import FailureClass, JobStatus
-from npaflow.runtime.usage import RunUsage, TaskShape, Usage, attempt_hours
+from npaflow.runtime.usage import RunUsage, TaskShape, attempt_hours
 from npaflow.runtime.vocabulary import (
     CancellationState,
-    DecisionSource,
     LedgerStatus,
     RecoveryDecision,
     RunEnding,
@@ -35,11 +37,6 @@ _OPEN = ConfigDict(extra="forbid")
 
 def _blank_is_none(value: Any) -> Any:
     return None if value == "" else value
-
-
-def _blank_is_artifact(value: Any) -> Any:
-    """Decision records written before the source was recorded were artifact reads."""
-    return DecisionSource.ARTIFACT if value == "" else value
 
 
 def _enum_or_blank(value: StrEnum | None) -> str:
@@ -229,44 +226,6 @@ class FinishedWave(BaseModel):
         return WaveAttemptRecord(**dict(self))
 
 
-class DecisionRecord(BaseModel):
-    """One decision read: where from, what it said, and how it was obtained."""
-
-    model_config = _OPEN
-
-    state: str = ""
-    uri: str
-    decision: str = ""
-    read_at: str = ""
-    source: Annotated[DecisionSource, BeforeValidator(_blank_is_artifact)] = DecisionSource.ARTIFACT
-    body: str = ""
-    decode_error: str = ""
-
-
-class Watermark(BaseModel):
-    """What a trigger saw when it fired."""
-
-    model_config = _OPEN
-
-    uri: str
-    objects: int
-    polls: int
-    observed_at: str
-    sample: list[str] = Field(default_factory=list)
-
-
-class LaunchReceipt(BaseModel):
-    """`npa-workflow/launches/<job name>.json`: written once a launch is accepted, before it is awaited."""
-
-    model_config = _OPEN
-
-    job_name: str
-    launch_token: str
-    request_id: str
-    worker_id: str = ""
-    submitted_at: str = ""
-
-
 class StageRecord(BaseModel):
     """One member stage of one wave attempt (reference §6.6 stage projection)."""
 
@@ -311,18 +270,6 @@ class ReconciledJob(BaseModel):
     final_status: JobStatus | None = None
     at: str = ""
     skipped: str = ""  # why it was left alone (a new execution owns it now)
-
-
-class PlanChangeRecord(BaseModel):
-    """A restart onto an edited spec whose change the operator accepted (ours, additive)."""
-
-    model_config = _OPEN
-
-    accepted_at: str = ""
-    accepted_by: str = ""
-    from_fingerprint: str
-    to_fingerprint: str
-    changes: list[str] = Field(default_factory=list)
 
 
 class LedgerDelta(BaseModel):
@@ -398,22 +345,3 @@ def attempt_usage(wave: WaveAttemptRecord) -> list[UsagePart]:
         (state, gpu, node, failed)
         for state, (gpu, node) in attempt_hours(wave.tasks, wave.task_shapes, now).items()
     ]
-
-
-def total_usage(parts: Iterable[list[UsagePart]]) -> RunUsage:
-    """Sum attempts' shares into run and per-state totals (failed attempts apart), rounded."""
-    usage = RunUsage()
-    for attempt in parts:
-        for state, gpu, node, failed in attempt:
-            usage.add(gpu, node, failed=failed)
-            usage.by_state.setdefault(state, Usage()).add(gpu, node, failed=failed)
-    return usage.rounded()
-
-
-def run_usage(waves: list[WaveAttemptRecord]) -> RunUsage:
-    """GPU- and node-hours per state and per run, every attempt counted (failed ones apart).
-
-    A replayed attempt is the earlier execution's record: counted once, by (key, attempt).
-    """
-    unique = {(wave.key, wave.attempt): wave for wave in waves}
-    return total_usage(attempt_usage(wave) for wave in unique.values())

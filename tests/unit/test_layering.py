@@ -42,6 +42,7 @@ CLI_CLIENT_MODULES = {
     "tracing.py",
     "follow_run.py",
     "run_endings.py",
+    "logs_handler.py",
     "temporal_errors.py",
     "temporal_client.py",
     "temporal_target.py",

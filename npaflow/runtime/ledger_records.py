@@ -1,0 +1,69 @@
+"""The ledger's small records: decisions read, trigger watermarks, launch receipts, accepted plan changes.
+
+Re-exported by npaflow/runtime/ledger.py, where the documents that hold them live.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from npaflow.runtime.vocabulary import DecisionSource
+
+_OPEN = ConfigDict(extra="forbid")
+
+
+def _blank_is_artifact(value: Any) -> Any:
+    """Decision records written before the source was recorded were artifact reads."""
+    return DecisionSource.ARTIFACT if value == "" else value
+
+
+class DecisionRecord(BaseModel):
+    """One decision read: where from, what it said, and how it was obtained."""
+
+    model_config = _OPEN
+
+    state: str = ""
+    uri: str
+    decision: str = ""
+    read_at: str = ""
+    source: Annotated[DecisionSource, BeforeValidator(_blank_is_artifact)] = DecisionSource.ARTIFACT
+    body: str = ""
+    decode_error: str = ""
+
+
+class Watermark(BaseModel):
+    """What a trigger saw when it fired."""
+
+    model_config = _OPEN
+
+    uri: str
+    objects: int
+    polls: int
+    observed_at: str
+    sample: list[str] = Field(default_factory=list)
+
+
+class LaunchReceipt(BaseModel):
+    """`npa-workflow/launches/<job name>.json`: written once a launch is accepted, before it is awaited."""
+
+    model_config = _OPEN
+
+    job_name: str
+    launch_token: str
+    request_id: str
+    worker_id: str = ""
+    submitted_at: str = ""
+
+
+class PlanChangeRecord(BaseModel):
+    """A restart onto an edited spec whose change the operator accepted (ours, additive)."""
+
+    model_config = _OPEN
+
+    accepted_at: str = ""
+    accepted_by: str = ""
+    from_fingerprint: str
+    to_fingerprint: str
+    changes: list[str] = Field(default_factory=list)

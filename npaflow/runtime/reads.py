@@ -1,0 +1,78 @@
+"""What the CLI reads through a worker: a run's job logs and its artifacts (helper workflows' models)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from npaflow.runtime.messages import JobRef
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class ReadJobLogsInput(BaseModel):
+    """Read the logs of one job where it runs (its backend, its worker)."""
+
+    model_config = _FROZEN
+
+    job: JobRef
+    task: str = ""
+    tail_lines: int = 2000
+
+
+class JobLogs(BaseModel):
+    """A job's (tail-limited) logs."""
+
+    model_config = _FROZEN
+
+    text: str = ""
+
+
+class JobLogsRequest(BaseModel):
+    """Input of the `NpaflowJobLogs` workflow: the jobs whose logs the CLI wants."""
+
+    model_config = _FROZEN
+
+    jobs: list[ReadJobLogsInput] = Field(default_factory=list)
+
+
+class JobLogsResult(BaseModel):
+    """Result of the `NpaflowJobLogs` workflow: one entry per requested job, in order."""
+
+    model_config = _FROZEN
+
+    logs: list[JobLogs] = Field(default_factory=list)
+
+
+class ListArtifactsInput(BaseModel):
+    """Input of `list_artifacts` (and the `NpaflowArtifacts` workflow): a run's ledger, one state or all."""
+
+    model_config = _FROZEN
+
+    ledger_uri: str
+    state: str = ""
+
+
+class ArtifactRow(BaseModel):
+    """One artifact of a run: a wave's declared output, a decision it read, a trigger's objects."""
+
+    model_config = _FROZEN
+
+    kind: Literal["output", "decision", "trigger"]
+    state: str
+    uri: str
+    wave_key: str = ""
+    attempt: int = 0
+    schema_label: str = ""  # an output's declared schema
+    exists: bool | None = None  # now, when checked; None for a prefix watched by a trigger
+    detail: str = ""  # the decision taken and its source; a trigger's object count
+
+
+class RunArtifacts(BaseModel):
+    """Everything `npaflow artifacts` shows, in the order the run made or read it."""
+
+    model_config = _FROZEN
+
+    run_id: str
+    rows: list[ArtifactRow] = Field(default_factory=list)
