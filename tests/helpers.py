@@ -9,6 +9,7 @@ import inspect
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -147,3 +148,10 @@ def require_tool(*names: str, package: str) -> str:
     if os.environ.get("NPAFLOW_REQUIRE_ALL_TESTS") == "1":
         pytest.fail(message)
     pytest.skip(message)
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

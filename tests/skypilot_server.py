@@ -19,7 +19,6 @@ import os
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,8 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+
+from tests.helpers import free_port
 
 CONFIG = "jobs:\n  controller:\n    consolidation_mode: true\n"
 #: The port SkyPilot's consolidated jobs controller launches through (sky/server/common.py).
@@ -56,13 +57,6 @@ def host_turn(lock_path: Path = TURN_LOCK) -> Iterator[None]:
             print(f"waiting for another suite's SkyPilot API server to stop ({lock_path})", file=sys.stderr)
             fcntl.flock(lock, fcntl.LOCK_EX)
         yield
-
-
-def free_port() -> int:
-    """A loopback TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def can_isolate_network() -> bool:

@@ -12,15 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_cli_runs import NPAFLOW
-from tests.helpers import in_the_foreground
+from tests.helpers import free_port, in_the_foreground
 
 pytestmark = pytest.mark.e2e
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def listening(port: int) -> bool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -25,7 +24,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
 from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness
-from tests.helpers import NPAFLOW, ROOT, require_tool
+from tests.helpers import NPAFLOW, ROOT, free_port, require_tool
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
 pytestmark = pytest.mark.e2e
@@ -33,12 +32,6 @@ pytestmark = pytest.mark.e2e
 #: The committed screenshot; refreshed only on request, so `pytest` leaves the tree clean.
 COMMITTED_SCREENSHOT = ROOT / "docs/img/temporal-ui-gate-loop.png"
 UPDATE_SCREENSHOT = os.environ.get("NPAFLOW_UPDATE_SCREENSHOTS") == "1"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest_asyncio.fixture(scope="module")

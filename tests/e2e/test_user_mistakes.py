@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.test_cli_runs import NPAFLOW
 from tests.harness import ROOT
+from tests.helpers import free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -46,12 +46,6 @@ MISTAKES: dict[str, tuple[str, ...]] = {
     "bad max gpu hours": ("submit", GATE, "--max-gpu-hours", "-1"),
 }
 DEAD_SERVER = ("list", "status r1", "submit " + GATE, "cancel r1", "schedule list", "logs r1")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def run_cli(address: str, *args: str) -> tuple[int, str, str]:
