@@ -33,9 +33,9 @@ from npaflow.runtime.contract import (
     spec_file_uri,
 )
 from npaflow.runtime.ledger import LedgerDelta, RuntimeLedger
-from npaflow.runtime.ledger_document import LedgerDocument
+from npaflow.runtime.ledger.document import LedgerDocument
+from npaflow.runtime.ledger.projection import InputSource
 from npaflow.runtime.messages import ExportLedgerInput, ExportResult
-from npaflow.runtime.projection import InputSource
 
 log = structlog.get_logger(__name__)
 

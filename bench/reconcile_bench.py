@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from activities.backends.local import LocalBackend  # noqa: E402
-from activities.backends.local_jobs import JOB_FILE, LocalJobRecord, LocalTask, write_model  # noqa: E402
-from activities.backends.local_status import TaskStatus, end_tasks, init_task  # noqa: E402
+from activities.backends.local.jobs import JOB_FILE, LocalJobRecord, LocalTask, write_model  # noqa: E402
+from activities.backends.local.task_status import TaskStatus, end_tasks, init_task  # noqa: E402
 from activities.context import ActivityContext  # noqa: E402
 from activities.reconcile import run_standing  # noqa: E402
 from bench.dev_server import start_dev_server  # noqa: E402

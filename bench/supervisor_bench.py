@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from activities.backends.local_spawn import SUPERVISOR_COMMAND, SupervisorStarter  # noqa: E402
-from activities.backends.local_status import JOB_FILE, SUPERVISOR_FILE, WAVE_FILE  # noqa: E402
+from activities.backends.local.spawn import SUPERVISOR_COMMAND, SupervisorStarter  # noqa: E402
+from activities.backends.local.task_status import JOB_FILE, SUPERVISOR_FILE, WAVE_FILE  # noqa: E402
 
 BUDGET_SECONDS = 0.050
 

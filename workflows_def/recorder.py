@@ -3,7 +3,7 @@
 `RunRecorder.sync` does what the transitions since the last call declared
 (`Effect` in npaflow/runtime/transitions.py): the call sites never decide what
 to export or publish, and the ledger status always follows the run's phase.
-A delta stays pending until its export succeeded (npaflow/runtime/ledger_book.py).
+A delta stays pending until its export succeeded (npaflow/runtime/ledger/book.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
 
 from npaflow.runtime.contract import EXPORT_LEDGER, SearchAttribute
-from npaflow.runtime.ledger_book import Receipt
+from npaflow.runtime.ledger.book import Receipt
 from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.run_state import RunState

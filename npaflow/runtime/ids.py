@@ -2,7 +2,7 @@
 
 Run id = the Temporal workflow id (not Temporal's run id, which we call the
 execution id). Job ids are the backend's exact ids (`<worker id>-<n>` for local
-jobs, built and parsed only in activities/backends/local_jobs.py).
+jobs, built and parsed only in activities/backends/local/jobs.py).
 """
 
 from __future__ import annotations

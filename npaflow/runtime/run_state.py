@@ -22,7 +22,7 @@ from npaflow.runtime.ledger import (
     Watermark,
     WaveAttemptRecord,
 )
-from npaflow.runtime.ledger_book import AttemptId, LedgerBook, Receipt
+from npaflow.runtime.ledger.book import AttemptId, LedgerBook, Receipt
 from npaflow.runtime.messages import AttemptUsage, AwaitResult, LaunchResult
 from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.progress import RunProgress

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from activities.backends import local
 from activities.backends.base import LaunchRequest
 from activities.backends.local import LocalBackend
-from activities.backends.local_jobs import (
+from activities.backends.local import backend as local_backend
+from activities.backends.local.jobs import (
     JOB_FILE,
     SUPERVISOR_FILE,
     LocalJobRecord,
@@ -22,7 +22,7 @@ from activities.backends.local_jobs import (
     read_model,
     write_model,
 )
-from activities.backends.local_status import TaskStatus, move_task
+from activities.backends.local.task_status import TaskStatus, move_task
 from npaflow.errors import ControllerError
 from npaflow.render import dump_wave_yaml
 from npaflow.runtime.status import JobStatus, aggregate_job_status
@@ -120,7 +120,7 @@ async def test_a_move_in_the_same_clock_tick_as_the_last_read_is_still_seen(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """File-system mtimes advance in ticks: a move that leaves the status stamp unchanged is not missed."""
-    monkeypatch.setattr(local, "RACY_STAMP_NS", 3_600 * 10**9)  # every stamp counts as this tick's
+    monkeypatch.setattr(local_backend, "RACY_STAMP_NS", 3_600 * 10**9)  # every stamp counts as this tick's
     backend = LocalBackend(tmp_path, "w1")
     job = await launch(backend, wave("serial", task("a", "sleep 30")))
     await running(backend, job)

@@ -19,7 +19,7 @@ from temporalio.client import WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
-from activities.backends.local_jobs import (
+from activities.backends.local.jobs import (
     JOB_FILE,
     SUPERVISOR_FILE,
     LocalJobRecord,

@@ -20,7 +20,7 @@ import pytest
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from activities.backends.local_jobs import job_marker, job_processes
+from activities.backends.local.jobs import job_marker, job_processes
 from npaflow.runtime.request import RunRequest
 from tests.harness import ROOT, SPECS, TEMPORAL_BIN, Harness, start_worker_process
 from tests.helpers import eventually

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from activities.backends.local_jobs import JOB_FILE, SUPERVISOR_FILE, LocalJobRecord, read_model
+from activities.backends.local.jobs import JOB_FILE, SUPERVISOR_FILE, LocalJobRecord, read_model
 from activities.runs import read_ledger
 from activities.storage import StorageRouter
 from npaflow.runtime.request import RunRequest

@@ -23,8 +23,8 @@ from npaflow.runtime.ledger import (
     Watermark,
     WaveAttemptRecord,
 )
-from npaflow.runtime.ledger_document import LedgerDocument
-from npaflow.runtime.projection import InputSource
+from npaflow.runtime.ledger.document import LedgerDocument
+from npaflow.runtime.ledger.projection import InputSource
 from npaflow.runtime.status import JobStatus
 from npaflow.runtime.vocabulary import CancellationState, DecisionSource, LedgerStatus, WaveStatus
 from npaflow.traversal.models import WaveKind

@@ -15,8 +15,8 @@ from npaflow.runtime.ledger import (
     TaskRow,
     WaveAttemptRecord,
 )
-from npaflow.runtime.ledger_document import LedgerDocument
-from npaflow.runtime.projection import InputSource
+from npaflow.runtime.ledger.document import LedgerDocument
+from npaflow.runtime.ledger.projection import InputSource
 from npaflow.runtime.status import JobStatus
 from npaflow.runtime.usage import TaskShape
 from npaflow.runtime.vocabulary import LedgerStatus, WaveStatus

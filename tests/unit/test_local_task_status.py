@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.backends.local_status import (
+from activities.backends.local.task_status import (
     TaskStatus,
     TaskTransitionError,
     end_tasks,

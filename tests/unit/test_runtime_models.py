@@ -6,8 +6,8 @@ import pytest
 from pydantic import ValidationError
 
 from npaflow.runtime.ledger import LedgerDelta, RuntimeLedger, WaveAttemptRecord
-from npaflow.runtime.ledger_document import LedgerDocument
-from npaflow.runtime.projection import normalize_stage_state
+from npaflow.runtime.ledger.document import LedgerDocument
+from npaflow.runtime.ledger.projection import normalize_stage_state
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.status import FailureClass, JobStatus, RetryBudget, aggregate_job_status
 from npaflow.runtime.vocabulary import WaveStatus

@@ -24,7 +24,7 @@ import structlog
 import yaml
 
 from activities.backends.base import JobMatch, LaunchRequest, Submission
-from activities.backends.local_jobs import (
+from activities.backends.local.jobs import (
     CANCEL_MARKER,
     JOB_FILE,
     JOB_MARKER_ENV,
@@ -43,10 +43,10 @@ from activities.backends.local_jobs import (
     start_ticks,
     write_model,
 )
-from activities.backends.local_rows import status_stamp, task_row
-from activities.backends.local_signals import job_pgid, kill_job, reap_supervisor
-from activities.backends.local_spawn import SUPERVISOR_COMMAND, SupervisorStarter
-from activities.backends.local_status import (
+from activities.backends.local.rows import status_stamp, task_row
+from activities.backends.local.signals import job_pgid, kill_job, reap_supervisor
+from activities.backends.local.spawn import SUPERVISOR_COMMAND, SupervisorStarter
+from activities.backends.local.task_status import (
     TaskStatus,
     end_tasks,
     init_task,

@@ -3,7 +3,7 @@
 Layout under `<home>/local/jobs/<job id>/`: `job.json` (written by the worker),
 `supervisor.json` (written by the supervisor itself once it runs), `wave.yaml` and
 `wave.json` (its task documents, parsed for the standard-library supervisor),
-`status/<task>.json` (local_status.py), `logs/<task>-<rank>.log`, `cancel_requested`,
+`status/<task>.json` (task_status.py), `logs/<task>-<rank>.log`, `cancel_requested`,
 `supervisor.log`.
 A job is *launching* until its supervisor has recorded itself and is alive.
 """
@@ -17,7 +17,7 @@ from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from activities.backends.local_status import JOB_FILE, JOB_MARKER_ENV, SUPERVISOR_FILE, WAVE_FILE
+from activities.backends.local.task_status import JOB_FILE, JOB_MARKER_ENV, SUPERVISOR_FILE, WAVE_FILE
 from activities.files import write_text_atomic
 from npaflow.runtime.reconcile.models import JobOwner
 from npaflow.traversal.models import WaveKind

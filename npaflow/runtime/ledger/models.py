@@ -12,10 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, PlainSerializer
 
 from npaflow.document.models import Artifact
-from npaflow.runtime.ledger_records import DecisionRecord as DecisionRecord
-from npaflow.runtime.ledger_records import LaunchReceipt as LaunchReceipt
-from npaflow.runtime.ledger_records import PlanChangeRecord as PlanChangeRecord
-from npaflow.runtime.ledger_records import Watermark as Watermark
+from npaflow.runtime.ledger.records import DecisionRecord, PlanChangeRecord, Watermark
 from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.usage import RunUsage, TaskShape, attempt_hours

@@ -5,7 +5,7 @@ receipt of what it holds) and cleared only when the export activity reports
 success: an export that fails leaves everything pending, and a change made while
 an export is in flight stays pending for the next one. Re-sending a delta is
 harmless: waves are upserted by (key, attempt), decisions are placed at their
-offset, watermarks are keyed by state (npaflow/runtime/ledger_document.py).
+offset, watermarks are keyed by state (npaflow/runtime/ledger/document.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from npaflow.runtime.ledger import DecisionRecord, LedgerDelta, Watermark, WaveAttemptRecord
+from npaflow.runtime.ledger.models import LedgerDelta, WaveAttemptRecord
+from npaflow.runtime.ledger.records import DecisionRecord, Watermark
 from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.vocabulary import LedgerStatus
 from npaflow.waves import WaveKey

@@ -1,6 +1,6 @@
 """The ledger's small records: decisions read, trigger watermarks, launch receipts, accepted plan changes.
 
-Re-exported by npaflow/runtime/ledger.py, where the documents that hold them live.
+Re-exported by npaflow/runtime/ledger/models.py, where the documents that hold them live.
 """
 
 from __future__ import annotations

@@ -17,22 +17,22 @@ from pydantic import BaseModel
 
 from npaflow.runtime.json_text import STEP as _STEP
 from npaflow.runtime.json_text import Raw, document_text, item, list_raw, object_raw
-from npaflow.runtime.ledger import (
+from npaflow.runtime.ledger.models import (
     LedgerDelta,
-    PlanChangeRecord,
     RuntimeLedger,
     StageRecord,
     UsagePart,
     WaveAttemptRecord,
     attempt_usage,
 )
-from npaflow.runtime.projection import (
+from npaflow.runtime.ledger.projection import (
     InputSource,
     ManifestDocument,
     StatusDocument,
     manifest_steps,
     stage_records,
 )
+from npaflow.runtime.ledger.records import PlanChangeRecord
 from npaflow.runtime.usage import RunUsage, Usage
 from npaflow.waves import WaveKey
 

@@ -11,7 +11,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from npaflow.document.models import Artifact
-from npaflow.runtime.ledger import RUN_SCHEMA, PlannedStep, StageRecord, TaskRow, WaveAttemptRecord
+from npaflow.runtime.ledger.models import RUN_SCHEMA, PlannedStep, StageRecord, TaskRow, WaveAttemptRecord
 from npaflow.runtime.usage import RunUsage
 from npaflow.runtime.vocabulary import StepStatus
 from npaflow.waves import WaveKey

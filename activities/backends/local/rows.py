@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from activities.backends.local_jobs import CANCEL_MARKER, LocalJobRecord
-from activities.backends.local_status import TaskRecord
+from activities.backends.local.jobs import CANCEL_MARKER, LocalJobRecord
+from activities.backends.local.task_status import TaskRecord
 from npaflow.runtime.ledger import TaskRow
 from npaflow.runtime.status import JobStatus
 from npaflow.traversal.models import WaveKind

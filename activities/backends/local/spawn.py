@@ -1,6 +1,6 @@
 """Start a local job's supervisor: forked by this home's spawner, else a fresh interpreter.
 
-The spawner (local_spawner.py) is started on first use, detached, and found
+The spawner (spawner.py) is started on first use, detached, and found
 again through its socket by later launches and restarted workers. Any problem
 reaching it falls back to starting the supervisor directly: slower, never wrong.
 """
@@ -18,13 +18,13 @@ from pathlib import Path
 
 import structlog
 
-from activities.backends import local_spawner, local_supervisor
+from activities.backends.local import spawner, supervisor
 
 log = structlog.get_logger(__name__)
 
 #: Standard library only (-S: no site-packages, -E: no PYTHON* variables).
-SUPERVISOR_COMMAND = (sys.executable, "-S", "-E", local_supervisor.__file__)
-SPAWNER_COMMAND = (sys.executable, "-S", "-E", local_spawner.__file__)
+SUPERVISOR_COMMAND = (sys.executable, "-S", "-E", supervisor.__file__)
+SPAWNER_COMMAND = (sys.executable, "-S", "-E", spawner.__file__)
 #: How long a launch waits for a spawner it just started to accept.
 SPAWNER_START_SECONDS = 5.0
 

@@ -7,7 +7,7 @@ import os
 import signal
 from pathlib import Path
 
-from activities.backends.local_jobs import (
+from activities.backends.local.jobs import (
     SUPERVISOR_FILE,
     LocalJobRecord,
     SupervisorIdentity,

@@ -1,11 +1,11 @@
 """The process that runs one local job; detached from the worker so it outlives it.
 
-Standard library only, run as a script (`python -S -E local_supervisor.py
+Standard library only, run as a script (`python -S -E supervisor.py
 JOB_DIR`): it starts in milliseconds, so fifty jobs starting at once do not
 starve the worker. First it records itself (`supervisor.json`): until then the
 job is only *launching*. Then it runs `setup` and `run` under bash for every
 node rank, pipeline tasks in order and JobGroup tasks concurrently, moving each
-task's status through the guarded table of `local_status.py`. Jobs see only
+task's status through the guarded table of `task_status.py`. Jobs see only
 their rendered `envs`, their secrets, the names the worker passes through, and
 a small base (PATH, HOME, locale, TMPDIR).
 """
@@ -22,7 +22,7 @@ TYPE_CHECKING = False
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from local_status import (  # noqa: E402 - a script: its own directory is the import root
+from task_status import (  # noqa: E402 - a script: its own directory is the import root
     JOB_FILE,
     JOB_MARKER_ENV,
     SUPERVISOR_FILE,

@@ -3,13 +3,13 @@
 Starting a Python interpreter for every job costs tens of milliseconds of CPU;
 forking this already-warm process costs about one. The worker starts one
 spawner per home, detached (it outlives the worker, and so do the supervisors
-it forks: each calls setsid and runs `local_supervisor.supervise`). Protocol:
+it forks: each calls setsid and runs `supervisor.supervise`). Protocol:
 one JSON line per connection, `{"job_dir": ..., "env": {...}}`, answered with
 `{"pid": N}` or `{"error": ...}`. It stays single-threaded (forking is safe),
 reaps nothing (SIGCHLD ignored), and exits after IDLE_SECONDS without a request or
 once the worker that started it is gone (the supervisors it forked carry on; a new
 worker starts its own spawner).
-Usage: python -S -E local_spawner.py SOCKET
+Usage: python -S -E spawner.py SOCKET
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import local_supervisor
+import supervisor
 
 #: A spawner nobody asked for anything this long exits (the next launch starts another).
 IDLE_SECONDS = 60.0
@@ -44,7 +44,7 @@ def _become_supervisor(job_dir: str, env: dict[str, str]) -> None:
         os.environ.clear()
         os.environ.update(env)
         os.chdir(job_dir)
-        code = local_supervisor.supervise(job_dir)
+        code = supervisor.supervise(job_dir)
     except BaseException:  # noqa: BLE001 - a forked child must never return into the server loop
         code = 1
     os._exit(code)

@@ -1,0 +1,69 @@
+"""The `npa.workflow.runtime.v1` ledger: its records, the deltas a run exports, the merged document.
+
+The front door: import the ledger's models from here. Inside:
+
+- `models.py`: the wave attempt record, the delta a run exports, the whole ledger.
+- `records.py`: the small records (decisions, watermarks, launch receipts, plan changes).
+- `book.py`: what a run has not yet exported, by version (the workflow side).
+- `document.py`: the stored document a delta is merged into (the activity side).
+- `projection.py`: the manifest, status and stage views written beside it.
+
+A new run-level ledger field needs these edits, in this order:
+
+1. the field on `RuntimeLedger` (models.py), with a default so older ledgers load;
+2. the field on `LedgerDelta` (models.py), and where `RunState.pending_delta`
+   (npaflow/runtime/run_state.py) fills it from the run's state;
+3. what `LedgerBook.is_behind`/`delta` (book.py) must remember so it is sent
+   once and re-sent until written;
+4. the merge in `LedgerDocument.merge` (document.py), and the field in the
+   documents written beside the ledger if it is shown there (projection.py);
+5. the field in docs/compatibility.md's "additive ledger fields" row, and a
+   test in tests/unit/test_ledger_document.py that a delta carries it.
+"""
+
+from npaflow.runtime.ledger.models import (
+    RUN_SCHEMA,
+    RUNTIME_SCHEMA,
+    Cancellation,
+    Credentials,
+    FinishedWave,
+    LedgerDelta,
+    MaybeFailureClass,
+    MaybeJobStatus,
+    Observation,
+    PlannedStep,
+    ReconciledJob,
+    RuntimeLedger,
+    StageRecord,
+    TaskRow,
+    UsagePart,
+    WaveAttemptRecord,
+    attempt_usage,
+    latest_attempts,
+)
+from npaflow.runtime.ledger.records import DecisionRecord, LaunchReceipt, PlanChangeRecord, Watermark
+
+__all__ = [
+    "RUNTIME_SCHEMA",
+    "RUN_SCHEMA",
+    "Cancellation",
+    "Credentials",
+    "DecisionRecord",
+    "FinishedWave",
+    "LaunchReceipt",
+    "LedgerDelta",
+    "MaybeFailureClass",
+    "MaybeJobStatus",
+    "Observation",
+    "PlanChangeRecord",
+    "PlannedStep",
+    "ReconciledJob",
+    "RuntimeLedger",
+    "StageRecord",
+    "TaskRow",
+    "UsagePart",
+    "Watermark",
+    "WaveAttemptRecord",
+    "attempt_usage",
+    "latest_attempts",
+]
