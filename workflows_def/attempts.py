@@ -90,7 +90,7 @@ class AttemptRunner:
         that worker's own queue (its host holds any job it made), never relaunched.
         """
         self.budget.check(wave)
-        self.state.wave_launching(wave, attempt, now=now())
+        self.state.waves.launching(wave, attempt, now=now())
         queue: str | None = None
         while True:
             handle = self._start_launch(wave, attempt, reconcile=reconcile or queue is not None, queue=queue)
@@ -109,7 +109,7 @@ class AttemptRunner:
                 return await self._fail(wave.key, attempt, message, failure_class)
             break
         del self.pending_launches[(wave.key, attempt)]
-        self.state.wave_launched(wave.key, attempt, launch)
+        self.state.waves.launched(wave.key, attempt, launch)
         count(Metric.WAVES_LAUNCHED, spec=self.state.workflow, backend=self.request.backend.value)
         await self.recorder.sync()
         return await self.await_job(wave.key, attempt)
@@ -143,7 +143,7 @@ class AttemptRunner:
 
     async def await_job(self, key: WaveKey, attempt: int) -> AttemptOutcome:
         """Poll the attempt's exact job to the end, then settle the attempt."""
-        record = self.state.attempt(key, attempt)
+        record = self.state.waves.attempt(key, attempt)
         job = job_of(record, self.request)
         budget_seconds, budget_text = self.budget.allowance(record)
         try:
@@ -178,14 +178,14 @@ class AttemptRunner:
                 error=message,
                 failure_class=failure_class,
             )
-        self.state.wave_observed(key, attempt, result)
+        self.state.waves.observed(key, attempt, result)
         outcome = await self._settle(key, attempt, result)
-        self.budget.charge(self.state.attempt(key, attempt).with_hours().gpu_hours)
+        self.budget.charge(self.state.waves.attempt(key, attempt).with_hours().gpu_hours)
         return outcome
 
     async def _settle(self, key: WaveKey, attempt: int, result: AwaitResult) -> AttemptOutcome:
         if result.end is AwaitEnd.TIMED_OUT and not self.request.cancel_on_timeout:
-            self.state.wave_left_running(key, attempt, error=result.error)
+            self.state.waves.left_running(key, attempt, error=result.error)
             await self.recorder.sync()
             return AttemptOutcome(ok=False, error=result.error, kept=True)
         if result.end is not AwaitEnd.TERMINAL:
@@ -201,7 +201,7 @@ class AttemptRunner:
             if result.end is AwaitEnd.LOST and not (cancelled.status and cancelled.status.is_terminal()):
                 cancelled = replace(cancelled, status=JobStatus.FAILED_CONTROLLER)  # reference §6.4.5
             return await self._fail(key, attempt, result.error, _class_of(result), cancelled)
-        record = self.state.attempt(key, attempt)
+        record = self.state.waves.attempt(key, attempt)
         if not result.status.is_success():
             failure_class = result.failure_class or result.status.failure_class()
             reason = result.error or next((t.failure_reason for t in result.tasks if t.failure_reason), "")
@@ -217,7 +217,7 @@ class AttemptRunner:
                 f"wave {key} completed without declared durable output(s): {missing}",
                 FailureClass.PAYLOAD,
             )
-        self.state.wave_succeeded(key, attempt, now=now())
+        self.state.waves.succeeded(key, attempt, now=now())
         return AttemptOutcome(ok=True)  # exported with the next launch, wait, or the run's end
 
     async def _fail(
@@ -228,7 +228,7 @@ class AttemptRunner:
         failure_class: FailureClass,
         cancelled: CancelOutcome | None = None,
     ) -> AttemptOutcome:
-        self.state.wave_failed(
+        self.state.waves.failed(
             key,
             attempt,
             error=error,

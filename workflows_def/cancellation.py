@@ -57,7 +57,7 @@ class JobCanceller:
 
     async def cancel_job(self, key: WaveKey, attempt: int) -> CancelOutcome:
         """Cancel one attempt's job by exact id, poll it to terminal, and say how far that got."""
-        record = self.state.attempt(key, attempt)
+        record = self.state.waves.attempt(key, attempt)
         if not record.job_id or (record.sky_status is not None and record.sky_status.is_terminal()):
             return CancelOutcome(record.cancellation)
         job = job_of(record, self.request)
@@ -90,20 +90,20 @@ class JobCanceller:
                 launch = decode(LAUNCH_WAVE, await handle)
             except ActivityError:
                 continue  # the launch failed: there is no job to cancel
-            self.state.wave_launched(key, attempt, launch)
+            self.state.waves.launched(key, attempt, launch)
 
     async def cancel_in_flight(self, error: str) -> None:
         """Every path that ends a run comes here first: cancel each in-flight job by exact id."""
         await self.settle_pending_launches()
-        for record in self.state.in_flight():
+        for record in self.state.waves.in_flight():
             cancelled = await self.cancel_job(record.key, record.attempt)
             if cancelled.status is JobStatus.SUCCEEDED:  # it finished before the cancel took effect
                 late = Cancellation(
                     state=CancellationState.VERIFIED, error=f"the job had already succeeded ({error})"
                 )
-                self.state.wave_succeeded(record.key, record.attempt, now=now(), cancellation=late)
+                self.state.waves.succeeded(record.key, record.attempt, now=now(), cancellation=late)
                 continue
-            self.state.wave_cancelled(
+            self.state.waves.cancelled(
                 record.key,
                 record.attempt,
                 error=error,
@@ -111,5 +111,5 @@ class JobCanceller:
                 cancellation=cancelled.cancellation,
                 final_status=cancelled.status,
             )
-        for key, attempt in self.state.launching():
-            self.state.wave_cancelled(key, attempt, error=error, now=now(), cancellation=Cancellation())
+        for key, attempt in self.state.waves.pending_launch():
+            self.state.waves.cancelled(key, attempt, error=error, now=now(), cancellation=Cancellation())

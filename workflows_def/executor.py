@@ -54,11 +54,11 @@ class TemporalExecutor(ArtifactReads):
             trusted = self.request.continued  # our own earlier execution just checked them
             outputs = [a.uri for a in prior.outputs]
             if trusted or not await self.attempts.missing_outputs(prior.key, outputs):
-                self.state.wave_replayed(prior)
+                self.state.waves.replayed(prior)
                 return WaveOutcome(succeeded=True)
             return None
         if prior.status is WaveStatus.RUNNING and prior.job_id:
-            self.state.wave_adopted(prior)
+            self.state.waves.adopted(prior)
             outcome = await self.attempts.await_job(prior.key, prior.attempt)
             if outcome.ok:
                 return WaveOutcome(succeeded=True)
@@ -103,8 +103,8 @@ class TemporalExecutor(ArtifactReads):
         """Park a failed wave until `resume` (a new attempt) or cancel."""
         self.state.run_suspended(error)
         await self.recorder.sync()
-        if await notify(self.state, self.request, RunEvent.SUSPENDED):
-            await self.recorder.export()  # how the notification went, before the wait
+        await notify(self.state, self.request, RunEvent.SUSPENDED)
+        await self.recorder.sync()  # how the notification went, before the wait
         await workflow.wait_condition(lambda: self.state.resume_requested)
         self.state.run_resumed()
         await self.recorder.sync()
@@ -120,7 +120,8 @@ class TemporalExecutor(ArtifactReads):
             await workflow.wait_condition(lambda: False)  # the cancellation ends this wait
         if not self.state.pause_requested:
             return
-        await self.recorder.flush()
+        self.state.launches_held()
+        await self.recorder.sync()
         self.state.run_paused()
         await self.recorder.sync()
         await workflow.wait_condition(lambda: not self.state.pause_requested)
@@ -131,8 +132,9 @@ class TemporalExecutor(ArtifactReads):
         """At a wave boundary with nothing in flight, start a fresh history from the ledger."""
         if not workflow.info().is_continue_as_new_suggested():
             return
-        if self.state.in_flight() or self.attempts.pending_launches:
+        if self.state.waves.in_flight() or self.attempts.pending_launches:
             return
-        await self.recorder.flush()
+        self.state.handing_over()
+        await self.recorder.sync()
         await workflow.wait_condition(workflow.all_handlers_finished)
         workflow.continue_as_new(self.request.model_copy(update={"continued": True}))

@@ -33,7 +33,7 @@ NOTIFY_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attemp
 
 def notification(state: RunState, event: RunEvent) -> RunNotification:
     """What the webhooks receive, from the run as it stands."""
-    failed = state.last_failure() if event is not RunEvent.SUCCEEDED else None
+    failed = state.waves.last_failure() if event is not RunEvent.SUCCEEDED else None
     usage = state.progress.usage()
     note = RunNotification(
         event=event,

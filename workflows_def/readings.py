@@ -124,8 +124,8 @@ class ArtifactReads:
         known = self.state.watermarks.get(request.state) or self.loaded.prior.watermarks.get(request.state)
         if known is not None and known.objects >= request.trigger.min_objects:
             return
-        self.state.states_entered([request.state])
-        await self.recorder.flush()
+        self.state.trigger_waiting(request.state)
+        await self.recorder.sync()
         result = await call(
             WAIT_TRIGGER,
             WaitTriggerInput(

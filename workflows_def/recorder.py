@@ -19,6 +19,7 @@ from npaflow.runtime.ledger.book import Receipt
 from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.run_state import RunState
+from npaflow.runtime.summary import progress_view
 from npaflow.runtime.transitions import Effect
 from npaflow.runtime.ui_text import current_details
 from workflows_def import patches
@@ -57,19 +58,17 @@ class RunRecorder:
         """Carry out the effect the latest transitions declared (nothing when none did)."""
         effect = self.state.take_effect()
         if effect is Effect.PUBLISH:
-            self.publish()
+            self._publish()
+        elif effect is Effect.EXPORT:
+            await self._export()
         elif effect is Effect.FLUSH:
-            await self.flush()
+            await self._export()
+            self._publish()
         elif effect is Effect.ANNOUNCE:
-            self.publish()
-            await self.export()
+            self._publish()
+            await self._export()
 
-    async def flush(self) -> None:
-        """Export what the ledger lacks, then publish (a wave's record matters now)."""
-        await self.export()
-        self.publish()
-
-    def publish(self) -> None:
+    def _publish(self) -> None:
         """Mirror phase, spec name and current states into search attributes, memo and UI details.
 
         Search attributes and memo are upserted only when they change (each upsert is a
@@ -102,9 +101,9 @@ class RunRecorder:
         if memo != self._memo:
             workflow.upsert_memo(memo)
             self._memo = memo
-        workflow.set_current_details(current_details(state.progress_view()))
+        workflow.set_current_details(current_details(progress_view(state)))
 
-    async def export(self) -> None:
+    async def _export(self) -> None:
         """Send the pending delta to the ledger when it lacks something; waits out storage outages.
 
         Raises:
@@ -122,7 +121,7 @@ class RunRecorder:
             retry_policy=retries_within(LEDGER_RETRY, self._deadline),
             summary=f"export ledger ({status})",
         )
-        self.state.ledger.written(receipt)
+        self.state.ledger_written(receipt)
 
     def pending_export(self) -> tuple[ExportLedgerInput, Receipt] | None:
         """The export the ledger lacks (None when it is current): also what a repair writes."""

@@ -29,7 +29,7 @@ from npaflow.runtime.notifications import RunEvent
 from npaflow.runtime.request import RUN_ID_PATTERN, RunRequest
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.status import FailureClass
-from npaflow.runtime.summary import RunStatusView, RunSummary
+from npaflow.runtime.summary import RunStatusView, RunSummary, run_summary, status_view
 from npaflow.traversal import Walker
 from workflows_def import patches
 from workflows_def.activity_calls import (
@@ -76,7 +76,7 @@ class NpaWorkflowRun:
         self._count_hours()
         await notify(self.state, request, RunEvent.SUCCEEDED)
         await self._sync_final()
-        return self.state.summary()
+        return run_summary(self.state)
 
     async def _load(self, request: RunRequest) -> LoadedSpec:
         loaded = await self._load_spec(request)
@@ -153,7 +153,7 @@ class NpaWorkflowRun:
         if self.request is not None:
             await notify(self.state, self.request, RunEvent.CAPACITY if capacity else RunEvent.FAILED)
         await self._sync_final()
-        summary = self.state.summary()
+        summary = run_summary(self.state)
         raise ApplicationError(
             self.state.error, summary.model_dump(mode="json"), type="RunFailed", non_retryable=True
         ) from None
@@ -204,7 +204,7 @@ class NpaWorkflowRun:
                 raise
             _, message = classify_activity_error(error)
             self.state.ledger_export_failed(message)
-            self.recorder.publish()
+            await self.recorder.sync()
 
     @workflow.signal(name=Signal.CANCEL.value, unfinished_policy=workflow.HandlerUnfinishedPolicy.ABANDON)
     async def cancel(self, reason: str = "") -> None:
@@ -234,7 +234,7 @@ class NpaWorkflowRun:
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> RunStatusView:
         """The live summary: phase, current states, waves with job ids, decisions, ledger."""
-        return self.state.view()
+        return status_view(self.state)
 
     @workflow.query(name=PENDING_LEDGER_QUERY)
     def pending_ledger(self) -> ExportLedgerInput | None:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from npaflow.runtime.transitions import RunTransition, WaveTransition, mermaid_diagram
+from npaflow.runtime.transitions import RunTransition, WaveTransition, mermaid_diagram, notes_table
 from npaflow.runtime.vocabulary import AttemptStage, RunPhase
 
 
 def blocks() -> dict[str, str]:
-    """Each generated block of docs/runtime-states.md, by its marker name."""
+    """Each generated block of docs/runtime-states.md (a fenced diagram, or markdown), by marker name."""
     return {
-        "run-phases": mermaid_diagram((t.value for t in RunTransition), RunPhase.STARTING),
-        "wave-attempts": mermaid_diagram((t.value for t in WaveTransition), AttemptStage.NEW),
+        "run-phases": _mermaid(mermaid_diagram((t.value for t in RunTransition), RunPhase.STARTING)),
+        "wave-attempts": _mermaid(mermaid_diagram((t.value for t in WaveTransition), AttemptStage.NEW)),
+        "run-notes": notes_table(),
     }
+
+
+def _mermaid(diagram: str) -> str:
+    return f"```mermaid\n{diagram}\n```"
 
 
 def render_blocks(document: str) -> str:
@@ -24,5 +29,5 @@ def render_blocks(document: str) -> str:
         _, found_end, tail = rest.partition(end)
         if not found_end:
             raise ValueError(f"missing marker {end}")
-        document = f"{head}{start}\n```mermaid\n{diagram}\n```\n{end}{tail}"
+        document = f"{head}{start}\n{diagram}\n{end}{tail}"
     return document

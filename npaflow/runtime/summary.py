@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from npaflow.runtime.contract import RUNTIME_FILE, ledger_file_uri
 from npaflow.runtime.ledger import (
     DecisionRecord,
     MaybeFailureClass,
@@ -15,6 +18,9 @@ from npaflow.runtime.request import BackendName
 from npaflow.runtime.usage import RunUsage
 from npaflow.runtime.vocabulary import RunPhase, StepStatus, WaveStatus
 from npaflow.waves import WaveKey
+
+if TYPE_CHECKING:
+    from npaflow.runtime.run_state import RunState
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -195,3 +201,62 @@ def usage_lines(usage: RunUsage) -> list[str]:
         failed = f", failed attempts {part.failed_gpu_hours:.4f}" if part.failed_node_hours else ""
         lines.append(f"  {state}: {part.gpu_hours:.4f} GPU-h, {part.node_hours:.4f} node-h{failed}")
     return lines
+
+
+def progress_view(state: RunState) -> ProgressView:
+    """What the UI's current details show; costs the running attempts, not the run's length."""
+    progress = state.progress
+    return ProgressView(
+        phase=state.phase,
+        running=[WaveView.of(r) for r in progress.running.values()],
+        done=progress.done,
+        total=progress.total,
+        retried=progress.retried,
+        last_decision=state.decisions[-1] if state.decisions else None,
+        usage=progress.totals(),
+        ledger_uri=state.ledger_uri,
+        ledger_behind=state.ledger.failed_export,
+        error=state.error,
+    )
+
+
+def status_view(state: RunState) -> RunStatusView:
+    """The live status for the `status` query."""
+    return RunStatusView(
+        run_id=state.run_id,
+        workflow=state.workflow,
+        phase=state.phase,
+        pause_requested=state.pause_requested,
+        backend=state.backend,
+        current_states=state.current_states,
+        waves=[WaveView.of(r) for r in state.waves.records()],
+        decisions=state.decisions,
+        ledger_uri=state.ledger_uri,
+        ledger_behind=state.ledger.failed_export,
+        error=state.error,
+        cancel_reason=state.cancel_reason,
+        usage=state.progress.usage(),
+    )
+
+
+def run_summary(state: RunState) -> RunSummary:
+    """The final summary (reference §6.10)."""
+    waves = state.waves.records()
+    steps = [StepRecord.of(record, name) for record in waves for name in record.states]
+    runtime_uri = ledger_file_uri(state.ledger_uri, RUNTIME_FILE) if state.ledger_uri else ""
+    return RunSummary(
+        workflow=state.workflow,
+        run_id=state.run_id,
+        status=state.phase,
+        wave_count=len(waves),
+        waves=waves,
+        decisions=state.decisions,
+        steps=steps,
+        watermarks=state.watermarks,
+        run_prefix_uri=state.ledger_uri,
+        runtime_state_uri=runtime_uri,
+        error=state.error,
+        failure_class=state.failure_class,
+        usage=state.progress.usage(),
+        ledger_behind=state.ledger.failed_export,
+    )

@@ -20,12 +20,19 @@ S = TypeVar("S", bound=StrEnum)
 
 
 class Effect(IntEnum):
-    """What the workflow records outside the run once a transition happened (strongest wins)."""
+    """What the workflow records outside the run once a change happened (the stronger one wins)."""
 
     NONE = 0  # kept in the pending ledger delta, exported with the next flush
     PUBLISH = 1  # search attributes, memo and the UI's current details follow at once
-    FLUSH = 2  # a wave's record matters now: the pending delta is exported, then published
-    ANNOUNCE = 3  # the run's phase changed: published at once, then the ledger gets its status
+    EXPORT = 2  # the pending delta is exported at once (nothing the UI shows changed)
+    FLUSH = 3  # a wave's record matters now: the pending delta is exported, then published
+    ANNOUNCE = 4  # the run's phase changed: published at once, then the ledger gets its status
+
+    def __or__(self, other: int) -> Effect:
+        """Both effects: a publish and an export asked for apart make a flush."""
+        if {self, other} == {Effect.PUBLISH, Effect.EXPORT}:
+            return Effect.FLUSH
+        return Effect(max(self, other))
 
 
 @dataclass(frozen=True)
@@ -137,6 +144,41 @@ class WaveTransition(Enum):
         "run cancelled (job cancelled by id)",
         Effect.NONE,
     )
+
+
+@dataclass(frozen=True)
+class Note:
+    """A change that moves no phase or stage (a request, a reading, an export's outcome)."""
+
+    name: str
+    when: str
+    effect: Effect
+
+
+class RunNote(Enum):
+    """Every change to a run besides its transitions, with what the recorder does after it."""
+
+    PAUSE_REQUESTED = Note("pause_requested_by_operator", "signal pause (held at next launch)", Effect.NONE)
+    RESUME_REQUESTED = Note("resume_requested_by_operator", "signal resume", Effect.NONE)
+    CANCEL_REQUESTED = Note("cancel_requested", "signal cancel (its reason goes to the ledger)", Effect.NONE)
+    STATES_ENTERED = Note("states_entered", "the walk moved on (shown with the next publish)", Effect.NONE)
+    DECISION_TAKEN = Note("add_decision", "a decision read, or the assumption standing in", Effect.NONE)
+    WATERMARK_SEEN = Note("add_watermark", "a trigger fired", Effect.NONE)
+    NOTIFIED = Note("add_notification", "a notification was delivered or failed", Effect.EXPORT)
+    USAGE_CARRIED = Note("usage_carried", "earlier executions' hours count in this run's", Effect.NONE)
+    LOCATED = Note("run_located", "the ledger's location is known", Effect.NONE)
+    TRIGGER_WAITING = Note("trigger_waiting", "a trigger's wait begins: the ledger catches up", Effect.FLUSH)
+    LAUNCHES_HELD = Note("launches_held", "pause reached the launch gate: ledger catches up", Effect.FLUSH)
+    HANDING_OVER = Note("handing_over", "continue-as-new: the ledger catches up first", Effect.FLUSH)
+    EXPORTED = Note("ledger_written", "an export succeeded: what it carried is written", Effect.NONE)
+    EXPORT_FAILED = Note("ledger_export_failed", "the last export failed for good", Effect.PUBLISH)
+
+
+def notes_table() -> str:
+    """The notes as a markdown table (docs/runtime-states.md embeds it)."""
+    lines = ["| change | when | then |", "| --- | --- | --- |"]
+    lines += [f"| `{n.value.name}` | {n.value.when} | {n.value.effect.name.lower()} |" for n in RunNote]
+    return "\n".join(lines)
 
 
 class TransitionError(RuntimeError):

@@ -9,12 +9,13 @@ import pytest
 
 from npaflow.runtime.diagrams import render_blocks
 from npaflow.runtime.ids import RunId
-from npaflow.runtime.ledger import Cancellation, DecisionRecord, LedgerDelta
+from npaflow.runtime.ledger import Cancellation, DecisionRecord, LedgerDelta, Watermark
 from npaflow.runtime.messages import AwaitResult, JobRef, LaunchResult
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.status import FailureClass, JobStatus
-from npaflow.runtime.transitions import Effect, RunTransition, TransitionError, WaveTransition
+from npaflow.runtime.summary import run_summary
+from npaflow.runtime.transitions import Effect, RunNote, RunTransition, TransitionError, WaveTransition
 from npaflow.runtime.vocabulary import AttemptStage, CancellationState, LedgerStatus, RunPhase, WaveStatus
 from tests.helpers import ROOT, plan_of
 
@@ -29,7 +30,7 @@ def started() -> RunState:
 
 def launched(state: RunState, job_id: str = "7") -> tuple:
     wave = plan_of("fanout-demo.yaml").waves[0]
-    state.wave_launching(wave, 1, now="t0")
+    state.waves.launching(wave, 1, now="t0")
     launch = LaunchResult(
         job=JobRef(
             backend=BackendName.LOCAL,
@@ -41,7 +42,7 @@ def launched(state: RunState, job_id: str = "7") -> tuple:
         launch_token="tok",
         request_id="req-7",
     )
-    state.wave_launched(wave.key, 1, launch)
+    state.waves.launched(wave.key, 1, launch)
     return wave.key, 1
 
 
@@ -68,29 +69,29 @@ def test_pause_and_resume_clear_the_requests() -> None:
 def test_a_launched_wave_records_the_exact_job_and_where_it_lives() -> None:
     state = started()
     key, attempt = launched(state)
-    record = state.attempt(key, attempt)
+    record = state.waves.attempt(key, attempt)
     assert (record.status, record.job_id, record.request_id, record.worker_id) == (
         WaveStatus.RUNNING,
         "7",
         "req-7",
         "w1",
     )
-    assert state.stage(key, attempt) is AttemptStage.IN_FLIGHT
-    assert [r.job_id for r in state.in_flight()] == ["7"]
+    assert state.waves.stage(key, attempt) is AttemptStage.IN_FLIGHT
+    assert [r.job_id for r in state.waves.in_flight()] == ["7"]
 
 
 def test_a_wave_cannot_succeed_before_its_job_is_known() -> None:
     state = started()
     wave = plan_of("fanout-demo.yaml").waves[0]
-    state.wave_launching(wave, 1, now="t0")
+    state.waves.launching(wave, 1, now="t0")
     with pytest.raises(TransitionError, match=r"wave_succeeded: .* is launching; allowed from: in_flight"):
-        state.wave_succeeded(wave.key, 1, now="t1")
+        state.waves.succeeded(wave.key, 1, now="t1")
 
 
 def test_observing_records_rows_and_the_latest_status() -> None:
     state = started()
     key, attempt = launched(state)
-    record = state.wave_observed(
+    record = state.waves.observed(
         key, attempt, AwaitResult(status=JobStatus.RUNNING, max_concurrent_observed=2)
     )
     assert (record.sky_status, record.max_concurrent_observed) == (JobStatus.RUNNING, 2)
@@ -100,7 +101,7 @@ def test_cancelled_waves_are_recorded_as_cancelled_not_failed() -> None:
     state = started()
     key, attempt = launched(state)
     state.run_cancelling("operator")
-    record = state.wave_cancelled(
+    record = state.waves.cancelled(
         key,
         attempt,
         error=state.error,
@@ -113,36 +114,36 @@ def test_cancelled_waves_are_recorded_as_cancelled_not_failed() -> None:
         JobStatus.CANCELLED,
         CancellationState.VERIFIED,
     )
-    assert state.in_flight() == []
+    assert state.waves.in_flight() == []
 
 
 def test_a_failed_wave_keeps_its_first_error_and_category() -> None:
     state = started()
     key, attempt = launched(state)
-    record = state.wave_failed(key, attempt, error="second", category=FailureClass.CAPACITY, now="t")
+    record = state.waves.failed(key, attempt, error="second", category=FailureClass.CAPACITY, now="t")
     assert (record.status, record.error_category, record.primary_error) == (
         WaveStatus.FAILED,
         FailureClass.CAPACITY,
         "second",
     )
     with pytest.raises(TransitionError):
-        state.wave_failed(key, attempt, error="again", category=FailureClass.PAYLOAD, now="t")
+        state.waves.failed(key, attempt, error="again", category=FailureClass.PAYLOAD, now="t")
 
 
 def test_replayed_waves_are_not_sent_to_the_ledger_again() -> None:
     state = started()
     key, attempt = launched(state)
-    record = state.wave_succeeded(key, attempt, now="t")
+    record = state.waves.succeeded(key, attempt, now="t")
     fresh = started()
-    fresh.wave_replayed(record)
+    fresh.waves.replayed(record)
     assert fresh.pending_delta()[0].waves == []
-    assert fresh.summary().waves[0].replayed
+    assert run_summary(fresh).waves[0].replayed
 
 
 def written(state: RunState) -> LedgerDelta:
     """Take the pending delta and report it exported."""
     delta, receipt = state.pending_delta()
-    state.ledger.written(receipt)
+    state.ledger_written(receipt)
     return delta
 
 
@@ -153,7 +154,7 @@ def test_deltas_carry_only_what_changed_since_the_last_written_one() -> None:
     assert ([w.job_id for w in first.waves], first.status) == (["7"], LedgerStatus.RUNNING)
     assert state.pending_delta()[0].waves == []
     assert not state.ledger_is_behind()
-    state.wave_succeeded(key, attempt, now="t")
+    state.waves.succeeded(key, attempt, now="t")
     assert [w.status for w in written(state).waves] == [WaveStatus.SUCCEEDED]
 
 
@@ -171,8 +172,8 @@ def test_a_change_made_while_its_earlier_version_was_being_exported_stays_pendin
     state = started()
     key, attempt = launched(state)
     _, receipt = state.pending_delta()
-    state.wave_succeeded(key, attempt, now="t")  # lands while the export is in flight
-    state.ledger.written(receipt)
+    state.waves.succeeded(key, attempt, now="t")  # lands while the export is in flight
+    state.ledger_written(receipt)
     assert [w.status for w in state.pending_delta()[0].waves] == [WaveStatus.SUCCEEDED]
 
 
@@ -191,7 +192,7 @@ def test_each_transition_declares_what_the_recorder_does_after_it() -> None:
     assert state.take_effect() is Effect.PUBLISH
     key, attempt = launched(state)
     assert state.take_effect() is Effect.FLUSH  # launching (none) then launched (flush)
-    state.wave_succeeded(key, attempt, now="t")
+    state.waves.succeeded(key, attempt, now="t")
     assert state.take_effect() is Effect.NONE  # exported with the next flush
     state.run_succeeded()
     assert state.take_effect() is Effect.ANNOUNCE
@@ -250,7 +251,7 @@ def test_the_workflow_layer_changes_run_state_only_through_its_transitions() -> 
 
 
 def test_the_workflow_layer_names_no_transition_by_string() -> None:
-    names = {t.value.name for t in (*RunTransition, *WaveTransition)}
+    names = {t.value.name for t in (*RunTransition, *WaveTransition, *RunNote)}
     offenders = [
         f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
         for path in _glue_modules()
@@ -258,3 +259,40 @@ def test_the_workflow_layer_names_no_transition_by_string() -> None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
     ]
     assert offenders == []
+
+
+def test_every_note_is_a_run_state_method_that_declares_its_row() -> None:
+    source = (ROOT / "npaflow" / "runtime" / "run_state.py").read_text(encoding="utf-8")
+    for note in RunNote:
+        assert f"def {note.value.name}(" in source, note
+        assert f"RunNote.{note.name})" in source, note
+
+
+def test_a_note_hands_the_recorder_its_declared_effect() -> None:
+    state = started()
+    state.take_effect()
+    state.trigger_waiting("watch")
+    assert (state.take_effect(), state.current_states) == (Effect.FLUSH, ["watch"])
+    state.add_watermark("watch", Watermark(uri="s3://b/p/", objects=1, polls=1, observed_at="t"))
+    assert state.take_effect() is Effect.NONE
+
+
+def test_a_publish_and_an_export_asked_for_apart_make_a_flush() -> None:
+    assert Effect.PUBLISH | Effect.EXPORT is Effect.FLUSH
+    assert Effect.EXPORT | Effect.ANNOUNCE is Effect.ANNOUNCE
+    assert Effect.NONE | Effect.EXPORT is Effect.EXPORT
+
+
+def _recorder_calls(tree: ast.AST) -> set[str]:
+    return {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "recorder"
+    }
+
+
+def test_the_workflow_layer_never_exports_or_publishes_by_hand() -> None:
+    called = set().union(*(_recorder_calls(ast.parse(p.read_text())) for p in _glue_modules()))
+    assert called <= {"sync", "attach", "loaded", "pending_export"}, called

@@ -1,0 +1,39 @@
+"""A new wave attempt's ledger record, as the plan made it, written before its launch."""
+
+from __future__ import annotations
+
+from npaflow.runtime.ledger.models import Credentials, PlannedStep, WaveAttemptRecord
+from npaflow.runtime.usage import task_shapes
+from npaflow.traversal.models import Wave
+
+
+def new_attempt(wave: Wave, attempt: int, *, now: str) -> WaveAttemptRecord:
+    """The record of `attempt` of `wave`: its members as planned, its outputs, its task shapes."""
+    return WaveAttemptRecord(
+        key=wave.key,
+        states=wave.states,
+        kind=wave.kind,
+        group=wave.group,
+        attempt=attempt,
+        started_at=now,
+        outputs=[a for step in wave.steps for a in step.outputs],
+        scheduler_fence_sequence=wave.sequence,
+        task_shapes=task_shapes(wave.steps),
+        planned=[
+            PlannedStep(
+                state=step.state,
+                iteration=step.iteration,
+                tool_ref=step.tool_ref,
+                resources=step.resources,
+                resources_profile=step.resources_profile,
+                inputs=list(step.inputs),
+                outputs=list(step.outputs),
+            )
+            for step in wave.steps
+        ],
+    )
+
+
+def launch_credentials(names: list[str], fingerprint: str) -> Credentials:
+    """The secret names a launch passed (values never), and where they came from."""
+    return Credentials(names=names, fingerprint=fingerprint, source="worker_environment" if names else "")

@@ -1,0 +1,233 @@
+"""A run's wave attempts, each at its stage, moved only through the rows of `WaveTransition`.
+
+Each method is one row, named after it (`launched` is `wave_launched`); its
+keyword arguments are the fields it sets (`AttemptChanges`, so a misspelt
+field is a type error), the record is validated in full as a ledger record must
+be, and the row's `Effect` is kept for the recorder. The run's running totals
+and the ledger's pending changes follow every move.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict, Unpack
+
+from npaflow.runtime.ledger import Cancellation, Credentials, Observation, TaskRow, WaveAttemptRecord
+from npaflow.runtime.ledger.book import AttemptId, LedgerBook
+from npaflow.runtime.ledger.new_attempt import launch_credentials, new_attempt
+from npaflow.runtime.messages import AwaitResult, LaunchResult
+from npaflow.runtime.progress import RunProgress
+from npaflow.runtime.status import FailureClass, JobStatus
+from npaflow.runtime.transitions import Effect, TransitionError, WaveTransition
+from npaflow.runtime.vocabulary import AttemptStage, RecoveryDecision, WaveStatus
+from npaflow.traversal.models import Wave
+from npaflow.waves import WaveKey
+
+#: Status errors kept per attempt, so a long outage cannot grow history without bound.
+MAX_STATUS_ERRORS = 20
+
+
+class AttemptChanges(TypedDict, total=False):
+    """The fields of a `WaveAttemptRecord` a transition may set (its status follows the stage)."""
+
+    job_id: str
+    job_name: str
+    sky_status: JobStatus
+    logical_launch_id: str
+    launch_sequence: int
+    adopted: bool
+    replayed: bool
+    reconciliation: list[str]
+    recovery_decision: RecoveryDecision
+    credentials: Credentials
+    request_id: str
+    worker_id: str
+    worker_task_queue: str
+    tasks: list[TaskRow]
+    observations: list[Observation]
+    max_concurrent_observed: int
+    status_errors: list[str]
+    ended_at: str
+    error: str
+    primary_error: str
+    error_category: FailureClass
+    cancellation: Cancellation
+
+
+class WaveAttempts:
+    """Attempt records by (wave key, attempt) with their stages; the only writer of both."""
+
+    def __init__(self, progress: RunProgress, ledger: LedgerBook) -> None:
+        self._records: dict[AttemptId, WaveAttemptRecord] = {}
+        self._stages: dict[AttemptId, AttemptStage] = {}
+        self._progress, self._ledger = progress, ledger
+        self.effect = Effect.NONE  # the rows' effects since the recorder last took them
+        self.failure_class: FailureClass | None = None  # of the newest failure
+
+    def _move(
+        self,
+        transition: WaveTransition,
+        identity: AttemptId,
+        base: WaveAttemptRecord | None = None,
+        *,
+        persist: bool = True,
+        **changes: Unpack[AttemptChanges],
+    ) -> WaveAttemptRecord:
+        row = transition.value
+        current = self.stage(*identity)
+        if current not in row.sources:
+            raise TransitionError(row, f"wave {identity[0]} attempt {identity[1]}", current)
+        old = self._records.get(identity)
+        start = base if base is not None else self._records[identity]
+        fields = {**dict(start), **changes, "status": row.target.ledger_status()}
+        updated = WaveAttemptRecord.model_validate(fields).with_hours()
+        self._records[identity], self._stages[identity] = updated, row.target
+        self._progress.record(identity, old, updated)
+        if persist:
+            self._ledger.wave_changed(identity)
+        self.effect |= row.effect
+        return updated
+
+    # --- the rows ------------------------------------------------------------------------------
+
+    def launching(self, wave: Wave, attempt: int, *, now: str) -> WaveAttemptRecord:
+        """Recorded as running before the launch boundary is crossed."""
+        record = new_attempt(wave, attempt, now=now)
+        return self._move(WaveTransition.LAUNCHING, (wave.key, attempt), record)
+
+    def launched(self, key: WaveKey, attempt: int, launch: LaunchResult) -> WaveAttemptRecord:
+        """The exact job, launched now or adopted by the launch."""
+        job = launch.job
+        return self._move(
+            WaveTransition.LAUNCHED,
+            (key, attempt),
+            job_id=job.job_id,
+            job_name=job.job_name,
+            sky_status=JobStatus.SUBMITTED,
+            logical_launch_id=launch.launch_token,
+            launch_sequence=1,
+            adopted=launch.adopted,
+            reconciliation=launch.reconciliation,
+            recovery_decision=RecoveryDecision.SUBMITTED_AND_RECONCILED,
+            credentials=launch_credentials(launch.credential_names, launch.credential_fingerprint),
+            request_id=launch.request_id,
+            worker_id=job.worker_id,
+            worker_task_queue=job.worker_task_queue,
+        )
+
+    def adopted(self, prior: WaveAttemptRecord) -> WaveAttemptRecord:
+        """A job an earlier execution left in flight (resume)."""
+        identity, adopted = (prior.key, prior.attempt), RecoveryDecision.ADOPTED_IN_FLIGHT
+        return self._move(WaveTransition.ADOPTED, identity, prior, adopted=True, recovery_decision=adopted)
+
+    def observed(self, key: WaveKey, attempt: int, result: AwaitResult) -> WaveAttemptRecord:
+        """Task rows, observations, the status and query errors polling saw."""
+        record = self.attempt(key, attempt)
+        changes = AttemptChanges(
+            tasks=result.tasks or record.tasks,
+            observations=result.observations,
+            max_concurrent_observed=max(result.max_concurrent_observed, record.max_concurrent_observed),
+            status_errors=[*record.status_errors, *result.status_errors][-MAX_STATUS_ERRORS:],
+        )
+        if result.status not in (JobStatus.UNKNOWN, JobStatus.ABSENT):
+            changes["sky_status"] = result.status
+        return self._move(WaveTransition.OBSERVED, (key, attempt), **changes)
+
+    def left_running(self, key: WaveKey, attempt: int, *, error: str) -> WaveAttemptRecord:
+        """Timed out with cancel_on_timeout off: kept for a later resume to adopt."""
+        primary = self.attempt(key, attempt).primary_error or error
+        return self._move(
+            WaveTransition.LEFT_RUNNING, (key, attempt), ended_at="", error=error, primary_error=primary
+        )
+
+    def succeeded(
+        self, key: WaveKey, attempt: int, *, now: str, cancellation: Cancellation | None = None
+    ) -> WaveAttemptRecord:
+        """Every declared output present (a cancel that came too late is noted)."""
+        changes = AttemptChanges(ended_at=now)
+        if cancellation is not None:
+            changes["cancellation"] = cancellation
+        return self._move(WaveTransition.SUCCEEDED, (key, attempt), **changes)
+
+    def replayed(self, prior: WaveAttemptRecord) -> WaveAttemptRecord:
+        """An earlier execution's success, reused (not sent to the ledger again)."""
+        identity = (prior.key, prior.attempt)
+        return self._move(WaveTransition.REPLAYED, identity, prior, persist=False, replayed=True)
+
+    def failed(
+        self,
+        key: WaveKey,
+        attempt: int,
+        *,
+        error: str,
+        category: FailureClass,
+        now: str,
+        cancellation: Cancellation | None = None,
+        final_status: JobStatus | None = None,
+    ) -> WaveAttemptRecord:
+        """Its job, if any, was cancelled by id first."""
+        ending = self._ending((key, attempt), error, now, cancellation, final_status)
+        ending["error_category"] = category
+        self.failure_class = category
+        return self._move(WaveTransition.FAILED, (key, attempt), **ending)
+
+    def cancelled(
+        self,
+        key: WaveKey,
+        attempt: int,
+        *,
+        error: str,
+        now: str,
+        cancellation: Cancellation,
+        final_status: JobStatus | None = None,
+    ) -> WaveAttemptRecord:
+        """The run was cancelled while this attempt was in flight."""
+        ending = self._ending((key, attempt), error, now, cancellation, final_status)
+        return self._move(WaveTransition.CANCELLED, (key, attempt), **ending)
+
+    def _ending(
+        self,
+        identity: AttemptId,
+        error: str,
+        now: str,
+        cancellation: Cancellation | None,
+        final_status: JobStatus | None,
+    ) -> AttemptChanges:
+        primary = self.attempt(*identity).primary_error or error
+        changes = AttemptChanges(ended_at=now, error=error, primary_error=primary)
+        if cancellation is not None:
+            changes["cancellation"] = cancellation
+        if final_status is not None and final_status.is_terminal():
+            changes["sky_status"] = final_status
+        return changes
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def stage(self, key: WaveKey, attempt: int) -> AttemptStage:
+        """The stage of one attempt (NEW when this execution has not recorded it)."""
+        return self._stages.get((key, attempt), AttemptStage.NEW)
+
+    def attempt(self, key: WaveKey, attempt: int) -> WaveAttemptRecord:
+        """The record of one attempt this execution knows."""
+        return self._records[(key, attempt)]
+
+    def records(self) -> list[WaveAttemptRecord]:
+        """Every attempt, in the order it was first recorded."""
+        return list(self._records.values())
+
+    def by_id(self) -> dict[AttemptId, WaveAttemptRecord]:
+        """Every attempt by its id (what a ledger delta picks from); read only."""
+        return self._records
+
+    def in_flight(self) -> list[WaveAttemptRecord]:
+        """Attempts whose job every abort path must cancel by exact id (costs the running ones only)."""
+        running = self._progress.running.items()
+        return [r for i, r in running if self._stages[i] is AttemptStage.IN_FLIGHT]
+
+    def pending_launch(self) -> list[AttemptId]:
+        """Attempts recorded before their launch reported a job (launch failed or in progress)."""
+        return [i for i in self._progress.running if self._stages[i] is AttemptStage.LAUNCHING]
+
+    def last_failure(self) -> WaveAttemptRecord | None:
+        """The newest failed attempt (what a failure notification names), if any."""
+        failed = [r for r in self._records.values() if r.status is WaveStatus.FAILED]
+        return failed[-1] if failed else None
