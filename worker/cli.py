@@ -10,8 +10,7 @@ import argparse
 from collections.abc import Sequence
 
 from npaflow import cli
-from npaflow.cli.options import SubParsers
-from npaflow.cli.run_commands import add_connection_arguments
+from npaflow.cli.options import SubParsers, add_connection_arguments
 
 
 def register(commands: SubParsers) -> None:
@@ -36,7 +35,7 @@ def register(commands: SubParsers) -> None:
         metavar="HOST:PORT",
         help="serve Prometheus metrics at http://HOST:PORT/metrics (NPAFLOW_METRICS_ADDRESS; off unless set)",
     )
-    work.set_defaults(handler=lambda a: _run("check_worker" if a.health_check else "run_worker", a))
+    work.set_defaults(handler=run_worker)
     dev = commands.add_parser("dev", help="local Temporal dev server + UI + a local-backend worker")
     dev.add_argument("--port", type=int, default=7233, help="the Temporal server's gRPC port on 127.0.0.1")
     dev.add_argument("--ui-port", type=int, default=8233, help="the Temporal UI's port on 127.0.0.1")
@@ -45,7 +44,7 @@ def register(commands: SubParsers) -> None:
         metavar="HOST:PORT",
         help="the worker's Prometheus metrics (NPAFLOW_METRICS_ADDRESS)",
     )
-    dev.set_defaults(handler=lambda a: _run("run_dev", a))
+    dev.set_defaults(handler=run_dev)
 
     replay_check = commands.add_parser(
         "replay-check",
@@ -57,7 +56,7 @@ def register(commands: SubParsers) -> None:
     replay_check.add_argument("--query", default="", help="visibility query (default: every npaflow run)")
     replay_check.add_argument("--limit", type=int, default=100, help="newest N histories (default 100)")
     replay_check.add_argument("--histories", metavar="DIR", help="also replay the JSON histories in DIR")
-    replay_check.set_defaults(handler=lambda a: _run("run_replay_check", a, "worker.rollout_commands"))
+    replay_check.set_defaults(handler=run_replay_check)
 
     deployment = commands.add_parser("deployment", help="Worker Deployment versions: promote, status")
     actions = deployment.add_subparsers(dest="action", required=True)
@@ -71,17 +70,47 @@ def register(commands: SubParsers) -> None:
     promote.add_argument("build_id", metavar="BUILD_ID", help="the build id the new workers run as")
     promote.add_argument("--ramp", type=float, metavar="PERCENT", help="send only PERCENT of new runs")
     promote.add_argument("--limit", type=int, default=100, help="histories to replay first (default 100)")
-    promote.set_defaults(handler=lambda a: _run("run_promote", a, "worker.rollout_commands"))
+    promote.set_defaults(handler=run_promote)
     status = actions.add_parser("status", help="versions, their open runs, and whether their workers poll")
     add_connection_arguments(status, ledger_root=False)
     status.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    status.set_defaults(handler=lambda a: _run("run_deployment_status", a, "worker.rollout_commands"))
+    status.set_defaults(handler=run_deployment_status)
 
 
-def _run(name: str, args: argparse.Namespace, module: str = "worker.commands") -> int:
-    import importlib
+def run_worker(args: argparse.Namespace) -> int:
+    """`worker` (or its `--health-check`): the worker's modules load only now."""
+    from worker.commands import check_worker
+    from worker.commands import run_worker as serve
 
-    return int(getattr(importlib.import_module(module), name)(args))
+    return check_worker(args) if args.health_check else serve(args)
+
+
+def run_dev(args: argparse.Namespace) -> int:
+    """`dev`: the dev server, the UI and a worker."""
+    from worker.commands import run_dev as serve_dev
+
+    return serve_dev(args)
+
+
+def run_replay_check(args: argparse.Namespace) -> int:
+    """`replay-check`."""
+    from worker.rollout_commands import run_replay_check as replay
+
+    return replay(args)
+
+
+def run_promote(args: argparse.Namespace) -> int:
+    """`deployment promote`."""
+    from worker.rollout_commands import run_promote as promote
+
+    return promote(args)
+
+
+def run_deployment_status(args: argparse.Namespace) -> int:
+    """`deployment status`."""
+    from worker.rollout_commands import run_deployment_status as deployment_status
+
+    return deployment_status(args)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from npaflow.cli import init_command, render_command, run_commands, spec_commands
+from npaflow.cli.commands import add_all
 from npaflow.cli.exits import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, StoppedFollowing
 from npaflow.cli.options import SubParsers
 from npaflow.errors import NpaflowError, SpecError
@@ -75,10 +75,7 @@ def build_parser(extra: Sequence[Registrar] = ()) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"npaflow {_version()}")
     commands: SubParsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
-    init_command.register(commands)
-    spec_commands.register(commands)
-    render_command.register(commands)
-    run_commands.register(commands)
+    add_all(commands)
     for registrar in extra:
         registrar(commands)
     return parser

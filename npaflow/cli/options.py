@@ -137,3 +137,28 @@ def check_assumption(value: str) -> None:
     """Raises UsageError when --assume-decision names no known decision."""
     if problem := assumption_problem(value or ""):
         raise UsageError(f"--assume-decision: {problem}")
+
+
+def add_connection_arguments(parser: argparse.ArgumentParser, *, ledger_root: bool = True) -> None:
+    """--address, --namespace, --profile, --task-queue, and --ledger-root where it matters."""
+    parser.add_argument("--address", help="Temporal address (TEMPORAL_ADDRESS, default 127.0.0.1:7233)")
+    parser.add_argument("--namespace", help="Temporal namespace (TEMPORAL_NAMESPACE, default default)")
+    parser.add_argument(
+        "--profile",
+        help="profile of the Temporal client config file (TEMPORAL_PROFILE; "
+        "file TEMPORAL_CONFIG_FILE, API key and TLS as for the temporal CLI)",
+    )
+    parser.add_argument("--task-queue", help="task queue (NPAFLOW_TASK_QUEUE, default npaflow)")
+    if ledger_root:
+        parser.add_argument(
+            "--ledger-root",
+            help="shared ledger root of runs without config.bucket (NPAFLOW_LEDGER_ROOT): the "
+            "directory or s3:// prefix workers write ledgers under; give the workers' value so "
+            "the run's ledger location is shown right",
+        )
+
+
+def add_run_id_arguments(parser: argparse.ArgumentParser) -> None:
+    """RUN_ID and the connection flags (no --ledger-root: the run itself knows where its ledger is)."""
+    parser.add_argument("run_id", metavar="RUN_ID", help="the run id (= its Temporal workflow id)")
+    add_connection_arguments(parser, ledger_root=False)

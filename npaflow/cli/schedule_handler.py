@@ -36,10 +36,11 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from npaflow.cli.commands.schedule import Overlap
+from npaflow.cli.commands.submit import build_request
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.options import load_spec_for, require_decision_sources
-from npaflow.cli.run_commands import build_request
-from npaflow.cli.run_handlers import INLINE_SPEC_LIMIT
+from npaflow.cli.submit_handler import INLINE_SPEC_LIMIT
 from npaflow.cli.temporal_client import connect_from, task_queue_from
 from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
 from npaflow.errors import UsageError
@@ -48,9 +49,9 @@ from npaflow.runtime.request import RUN_ID_PATTERN
 from npaflow.runtime.ui_text import static_summary
 
 OVERLAP = {
-    "skip": ScheduleOverlapPolicy.SKIP,
-    "buffer-one": ScheduleOverlapPolicy.BUFFER_ONE,
-    "allow-all": ScheduleOverlapPolicy.ALLOW_ALL,
+    Overlap.SKIP: ScheduleOverlapPolicy.SKIP,
+    Overlap.BUFFER_ONE: ScheduleOverlapPolicy.BUFFER_ONE,
+    Overlap.ALLOW_ALL: ScheduleOverlapPolicy.ALLOW_ALL,
 }
 #: A schedule's name starts every run id it makes, before the 21-character time suffix.
 MAX_NAME = 70

@@ -12,8 +12,8 @@ from npaflow.shipped import EXAMPLES_DIR, STARTER_SPEC
 STARTER_NAME = "pipeline.yaml"
 
 
-def register(commands: SubParsers) -> None:
-    """Add `init`."""
+def add(commands: SubParsers) -> None:
+    """Register `init`."""
     init = commands.add_parser(
         "init", help="write a commented starter spec, the shipped examples and the spec's JSON Schema"
     )

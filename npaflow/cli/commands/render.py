@@ -14,8 +14,8 @@ from npaflow.traversal import Wave
 from npaflow.waves import job_name
 
 
-def register(commands: SubParsers) -> None:
-    """Add the render subcommand to the CLI."""
+def add(commands: SubParsers) -> None:
+    """Register `render`."""
     render = commands.add_parser("render", help="write the SkyPilot YAML of every wave")
     add_spec_arguments(render)
     render.add_argument("--out", required=True, metavar="DIR", help="directory for the YAML files")

@@ -1,11 +1,13 @@
-"""`validate-spec`, `plan-spec` and `schema`: offline checks and previews of a spec."""
+"""`npaflow plan-spec`: preview the steps or waves a run would take, or draw the spec as a graph."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from enum import StrEnum
 
+from npaflow.cli.commands.render import wave_file_name
 from npaflow.cli.options import (
     SubParsers,
     add_spec_arguments,
@@ -13,17 +15,21 @@ from npaflow.cli.options import (
     load_spec_for,
     warn_decision_sources,
 )
-from npaflow.cli.render_command import wave_file_name
 from npaflow.gc_pause import gc_paused
 from npaflow.plan import DEFAULT_PLAN_RUN_ID, ExecutionPlan, build_plan
 
 
-def register(commands: SubParsers) -> None:
-    """Add the spec subcommands to the CLI."""
-    validate = commands.add_parser("validate-spec", help="check a spec; exit 2 when invalid")
-    add_spec_arguments(validate)
-    validate.set_defaults(handler=run_validate)
+class PlanFormat(StrEnum):
+    """How `plan-spec` prints: the plan (text, json) or the spec as a graph (mermaid, dot)."""
 
+    TEXT = "text"
+    JSON = "json"
+    MERMAID = "mermaid"
+    DOT = "dot"
+
+
+def add(commands: SubParsers) -> None:
+    """Register `plan-spec`."""
     plan = commands.add_parser("plan-spec", help="preview the steps (or waves) a run would take")
     add_spec_arguments(plan)
     plan.add_argument("--run-id", default=DEFAULT_PLAN_RUN_ID, help="run id used for {{run.id}}")
@@ -33,8 +39,8 @@ def register(commands: SubParsers) -> None:
     plan.add_argument("--waves", action="store_true", help="fold steps into launch waves")
     plan.add_argument(
         "--format",
-        choices=["text", "json", "mermaid", "dot"],
-        default="text",
+        choices=[f.value for f in PlanFormat],
+        default=PlanFormat.TEXT.value,
         help="text or json: the plan under the assumption; mermaid or dot: the spec as a graph "
         "(every state, branch, loop and group; no assumption needed)",
     )
@@ -47,35 +53,18 @@ def register(commands: SubParsers) -> None:
     )
     plan.set_defaults(handler=run_plan)
 
-    schema = commands.add_parser(
-        "schema", help="print the JSON Schema of npa.workflow/v0.0.1 specs (for editors)"
-    )
-    schema.set_defaults(handler=run_schema)
-
-
-def run_validate(args: argparse.Namespace) -> int:
-    """Validate and report; errors propagate to the CLI's single handler."""
-    with gc_paused():
-        spec, catalog = load_spec_for(args)
-    warn_decision_sources(args, spec, catalog)
-    if args.json:
-        print(json.dumps({"valid": True, "workflow": spec.name, "states": len(spec.states)}))
-    else:
-        print(f"{args.spec}: valid ({spec.name}, {len(spec.states)} states)")
-    return 0
-
 
 def run_plan(args: argparse.Namespace) -> int:
     """Plan the spec and print steps or waves, or draw the spec as a graph."""
     check_assumption(args.assume_decision)
-    if args.format in ("mermaid", "dot"):
+    if args.format in (PlanFormat.MERMAID, PlanFormat.DOT):
         from npaflow.spec_graph import spec_graph, to_dot, to_mermaid
 
         spec, _ = load_spec_for(args)
         graph = spec_graph(spec)
-        sys.stdout.write(to_mermaid(graph) if args.format == "mermaid" else to_dot(graph))
+        sys.stdout.write(to_mermaid(graph) if args.format == PlanFormat.MERMAID else to_dot(graph))
         return 0
-    args.json = args.json or args.format == "json"
+    args.json = args.json or args.format == PlanFormat.JSON
     with gc_paused():
         spec, catalog = load_spec_for(args)
         if not args.assume_decision:
@@ -93,14 +82,6 @@ def run_plan(args: argparse.Namespace) -> int:
     else:
         lines = format_waves(plan, max(0, args.max_concurrency)) if args.waves else format_steps(plan)
         print("\n".join(lines))
-    return 0
-
-
-def run_schema(_: argparse.Namespace) -> int:
-    """Print the spec document's JSON Schema (the file committed under specs/)."""
-    from npaflow.document.schema import workflow_json_schema_text
-
-    sys.stdout.write(workflow_json_schema_text())
     return 0
 
 

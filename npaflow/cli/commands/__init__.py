@@ -1,0 +1,52 @@
+"""Every `npaflow` command, one module each: its parser and its named handler.
+
+A module's `add` registers the command; the handler it sets imports what the
+command needs only when it runs, so the offline commands (`validate-spec`,
+`plan-spec`, `render`, `schema`, `init`) never load the Temporal client.
+`worker/cli.py` adds the worker's commands (`worker`, `dev`, `replay-check`,
+`deployment`) from the outer layer.
+"""
+
+from __future__ import annotations
+
+from npaflow.cli.commands import (
+    artifacts,
+    cancel,
+    init,
+    list_runs,
+    logs,
+    pause,
+    plan_spec,
+    render,
+    resume,
+    schedule,
+    schema,
+    status,
+    submit,
+    validate_spec,
+)
+from npaflow.cli.options import SubParsers
+
+#: In `npaflow --help` order.
+COMMANDS = (
+    init,
+    validate_spec,
+    plan_spec,
+    schema,
+    render,
+    submit,
+    schedule,
+    artifacts,
+    list_runs,
+    status,
+    cancel,
+    pause,
+    resume,
+    logs,
+)
+
+
+def add_all(commands: SubParsers) -> None:
+    """Register every command."""
+    for command in COMMANDS:
+        command.add(commands)

@@ -1,0 +1,27 @@
+"""`npaflow artifacts RUN_ID`: a run's declared outputs (present or missing now), decisions, triggers."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from npaflow.cli.options import SubParsers, add_run_id_arguments
+
+
+def add(commands: SubParsers) -> None:
+    """Register `artifacts`."""
+    found = commands.add_parser(
+        "artifacts",
+        help="a run's declared outputs (present or missing now), decisions read and trigger objects",
+    )
+    add_run_id_arguments(found)
+    found.add_argument("--state", default="", help="only this state's artifacts")
+    found.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    found.set_defaults(handler=run_artifacts)
+
+
+def run_artifacts(args: argparse.Namespace) -> int:
+    """The handler: the Temporal client is imported only now."""
+    from npaflow.cli.artifacts_handler import artifacts
+
+    return asyncio.run(artifacts(args))

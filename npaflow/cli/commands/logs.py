@@ -1,0 +1,24 @@
+"""`npaflow logs RUN_ID`: the logs of a run's jobs, read on the worker that holds them."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from npaflow.cli.options import SubParsers, add_run_id_arguments
+
+
+def add(commands: SubParsers) -> None:
+    """Register `logs`."""
+    logs = commands.add_parser("logs", help="print the logs of a run's jobs, read where they run")
+    add_run_id_arguments(logs)
+    logs.add_argument("--state", default="", help="only this state's jobs")
+    logs.add_argument("--tail", type=int, default=2000, help="lines per job (default 2000)")
+    logs.set_defaults(handler=run_logs)
+
+
+def run_logs(args: argparse.Namespace) -> int:
+    """The handler: the Temporal client is imported only now."""
+    from npaflow.cli.logs_handler import logs
+
+    return asyncio.run(logs(args))

@@ -1,0 +1,38 @@
+"""`npaflow resume RUN_ID`: continue a paused or suspended run, or restart an ended one."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from npaflow.cli.options import SubParsers, add_run_id_arguments
+
+
+def add(commands: SubParsers) -> None:
+    """Register `resume`."""
+    resume = commands.add_parser("resume", help="continue a paused/suspended run, or restart a failed one")
+    add_run_id_arguments(resume)
+    resume.add_argument(
+        "--spec", metavar="NEW.yaml", help="restart an ended run onto this edited spec (its change is listed)"
+    )
+    resume.add_argument(
+        "--accept-changes",
+        action="store_true",
+        help="with --spec: re-run the changed steps that have not completed",
+    )
+    resume.add_argument("--json", action="store_true", help="print the change as JSON")
+    resume.add_argument(
+        "--max-gpu-hours",
+        type=float,
+        default=None,
+        metavar="H",
+        help="restart with this GPU-hour budget (a run that spent its budget continues)",
+    )
+    resume.set_defaults(handler=run_resume)
+
+
+def run_resume(args: argparse.Namespace) -> int:
+    """The handler: the Temporal client is imported only now."""
+    from npaflow.cli.resume_handler import resume
+
+    return asyncio.run(resume(args))

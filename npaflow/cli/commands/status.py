@@ -1,0 +1,28 @@
+"""`npaflow status RUN_ID`: a run's live status, from its query or, with no worker up, the server."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from npaflow.cli.options import SubParsers, add_run_id_arguments
+
+
+def add(commands: SubParsers) -> None:
+    """Register `status`."""
+    status = commands.add_parser("status", help="show a run's live status")
+    add_run_id_arguments(status)
+    status.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    status.add_argument(
+        "--watch",
+        action="store_true",
+        help="follow until the run ends (Ctrl-C stops following: exit 4, the run continues)",
+    )
+    status.set_defaults(handler=run_status)
+
+
+def run_status(args: argparse.Namespace) -> int:
+    """The handler: the Temporal client is imported only now."""
+    from npaflow.cli.run_handlers import status
+
+    return asyncio.run(status(args))

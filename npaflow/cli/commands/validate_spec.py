@@ -1,0 +1,28 @@
+"""`npaflow validate-spec`: check a spec offline; exit 2 when invalid."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from npaflow.cli.options import SubParsers, add_spec_arguments, load_spec_for, warn_decision_sources
+from npaflow.gc_pause import gc_paused
+
+
+def add(commands: SubParsers) -> None:
+    """Register `validate-spec`."""
+    validate = commands.add_parser("validate-spec", help="check a spec; exit 2 when invalid")
+    add_spec_arguments(validate)
+    validate.set_defaults(handler=run_validate)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    """Validate and report; errors propagate to the CLI's single handler."""
+    with gc_paused():
+        spec, catalog = load_spec_for(args)
+    warn_decision_sources(args, spec, catalog)
+    if args.json:
+        print(json.dumps({"valid": True, "workflow": spec.name, "states": len(spec.states)}))
+    else:
+        print(f"{args.spec}: valid ({spec.name}, {len(spec.states)} states)")
+    return 0

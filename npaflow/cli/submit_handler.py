@@ -1,0 +1,180 @@
+"""`npaflow submit`'s handler: validate locally, refuse a duplicate, start the run, follow it if asked."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
+from temporalio.common import (
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
+
+from npaflow.cli.commands.submit import build_request
+from npaflow.cli.exits import (
+    EXIT_ALREADY_RUNNING,
+    EXIT_CANCELLED,
+    EXIT_CAPACITY,
+    EXIT_FAILED,
+    StoppedFollowing,
+)
+from npaflow.cli.follow_run import follow_run, no_worker_text
+from npaflow.cli.options import load_spec_for, require_decision_sources
+from npaflow.cli.run_endings import next_steps
+from npaflow.cli.run_handlers import status_once
+from npaflow.cli.temporal_client import (
+    connect_from,
+    has_pollers,
+    is_cancelled_failure,
+    shared_ledger_root,
+    summary_from_failure,
+    task_queue_from,
+)
+from npaflow.errors import UsageError
+from npaflow.runtime.contract import (
+    WORKFLOW_TYPE,
+)
+from npaflow.runtime.locations import run_prefix_for
+from npaflow.runtime.request import RunRequest
+from npaflow.runtime.status import FailureClass
+from npaflow.runtime.summary import RunSummary
+from npaflow.runtime.ui_text import static_details, static_summary
+
+#: Specs larger than this travel by reference (Temporal payloads are limited to 2 MB).
+INLINE_SPEC_LIMIT = 256 * 1024
+
+
+async def submit(args: argparse.Namespace) -> int:
+    """Validate locally (nothing starts on an error), then start the run or refuse a duplicate."""
+    spec, catalog = load_spec_for(args)
+    require_decision_sources(args, spec, catalog)
+    run_id = args.run_id or f"{spec.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    text = Path(args.spec).read_text(encoding="utf-8")
+    spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
+    request = build_request(args, text, run_id, spec_uri=spec_uri)
+    client = await connect_from(args)
+    queue = task_queue_from(args.task_queue)
+    handle: WorkflowHandle[Any, RunSummary] = client.get_workflow_handle(run_id, result_type=RunSummary)
+    duplicate = await _duplicate_of(handle, request)
+    if duplicate is not None and not args.attach:
+        print(duplicate)
+        return EXIT_ALREADY_RUNNING
+    if duplicate is None:
+        handle = await client.start_workflow(
+            WORKFLOW_TYPE,
+            request,
+            id=run_id,
+            task_queue=queue,
+            result_type=RunSummary,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+            static_summary=static_summary(spec.name, Path(args.spec).name),
+            static_details=static_details(
+                workflow=spec.name,
+                run_id=run_id,
+                submitted_by=getpass.getuser(),
+                ledger_uri=run_prefix_for(spec, catalog, run_id, shared_ledger_root(args.ledger_root)),
+                spec_file=str(args.spec),
+                variables=request.vars,
+            ),
+            memo={"spec": str(args.spec), "vars": request.vars, "submitted_by": getpass.getuser()},
+        )
+    if not args.wait and not await has_pollers(client, queue):
+        sys.stderr.write(f"npaflow: warning: {no_worker_text(queue)}\n")
+    if not args.wait:
+        print(
+            json.dumps({"run_id": run_id})
+            if args.json
+            else f"started run {run_id} (watch: npaflow status {run_id} --watch)"
+        )
+        return 0
+    return await _wait_and_report(client, handle, queue, as_json=args.json)
+
+
+async def _duplicate_of(handle: WorkflowHandle[Any, RunSummary], request: RunRequest) -> str | None:
+    """What to say when the run id is already running (None when it is not).
+
+    Raises:
+        UsageError: it runs with other --var values, or it already completed.
+    """
+    try:
+        description = await handle.describe()
+    except Exception:  # noqa: BLE001 - no such run (or not visible yet): a fresh start
+        return None
+    if description.status == WorkflowExecutionStatus.COMPLETED:
+        raise UsageError(
+            f"run id '{handle.id}' already completed successfully; a completed run is "
+            "never re-run (hint: choose another --run-id)"
+        )
+    if description.status != WorkflowExecutionStatus.RUNNING:
+        return None
+    running = dict((await description.memo()).get("vars") or {})
+    if running != request.vars:
+        keys = sorted(set(running) | set(request.vars))
+        changes = [
+            f"{k}: {running.get(k, '<unset>')!r} -> {request.vars.get(k, '<unset>')!r}"
+            for k in keys
+            if running.get(k) != request.vars.get(k)
+        ]
+        raise UsageError(
+            f"run id '{handle.id}' is already running with other --var values "
+            f"({'; '.join(changes)}); choose another --run-id, or cancel it first"
+        )
+    return f"run {handle.id} is already running (attach with --attach):\n" + await status_once(handle)
+
+
+async def _wait_and_report(
+    client: Client, handle: WorkflowHandle[Any, RunSummary], queue: str, *, as_json: bool
+) -> int:
+    """Wait for the run (showing live progress unless --json), then print its summary.
+
+    Raises:
+        StoppedFollowing: Ctrl-C; the run goes on.
+    """
+    result = asyncio.ensure_future(handle.result())
+    try:
+        if not as_json:
+
+            async def ended() -> bool:
+                return result.done()
+
+            await follow_run(client, handle, queue, ended)
+        else:
+            if not await has_pollers(client, queue):
+                sys.stderr.write(f"npaflow: warning: {no_worker_text(queue)}\n")
+        await asyncio.wait([result])
+    except asyncio.CancelledError:
+        result.cancel()
+        raise StoppedFollowing(handle.id) from None
+    try:
+        summary = await result
+        code = 0
+    except WorkflowFailureError as error:
+        if is_cancelled_failure(error):
+            print(
+                json.dumps({"run_id": handle.id, "status": "cancelled"})
+                if as_json
+                else f"status: cancelled\nrun_id: {handle.id}"
+            )
+            return EXIT_CANCELLED
+        failed = summary_from_failure(error)
+        if failed is None:
+            raise UsageError(f"run failed: {error.cause}") from None
+        summary = failed
+        code = EXIT_CAPACITY if summary.failure_class is FailureClass.CAPACITY else EXIT_FAILED
+    print(summary.model_dump_json(indent=2) if as_json else "\n".join(summary.text_lines()))
+    if code and not as_json:
+        print("\n".join(next_steps(summary)))
+    return code
