@@ -1,0 +1,82 @@
+"""A settled attempt's evidence: its declared outputs checked, and why a failed job failed.
+
+Fail closed: outputs that cannot be checked are never read as present or as missing.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio.exceptions import is_cancelled_exception
+
+from npaflow.errors import NpaflowError
+from npaflow.runtime.contract import CHECK_OUTPUTS
+from npaflow.runtime.ledger import WaveAttemptRecord
+from npaflow.runtime.messages import AwaitEnd, AwaitResult, CheckOutputsInput
+from npaflow.runtime.request import RunRequest
+from npaflow.runtime.status import FailureClass
+from npaflow.waves import WaveKey
+from workflows_def.activity_calls import (
+    ACTIVITY_FAILURES,
+    PERSISTENT_RETRY,
+    call_local,
+    classify_activity_error,
+)
+
+
+class OutputsUnreadableError(NpaflowError):
+    """Declared outputs could not be checked: never read as present or as missing."""
+
+    def __init__(self, message: str, failure_class: FailureClass) -> None:
+        super().__init__(message)
+        self.failure_class = failure_class
+
+
+async def missing_outputs(request: RunRequest, key: WaveKey, uris: list[str]) -> list[str]:
+    """The declared outputs that definitely do not exist.
+
+    Raises:
+        OutputsUnreadableError: they could not be checked (no access, storage down too long).
+    """
+    if not uris:
+        return []
+    deadline = timedelta(seconds=max(300.0, request.transport_recovery_seconds))
+    try:
+        result = await call_local(
+            CHECK_OUTPUTS,
+            CheckOutputsInput(wave_key=key, uris=uris),
+            schedule_to_close_timeout=deadline,
+            retry_policy=PERSISTENT_RETRY,
+            summary=f"check {len(uris)} declared output(s) of {', '.join(key.states)}",
+        )
+    except ACTIVITY_FAILURES as error:
+        if is_cancelled_exception(error):
+            raise
+        failure_class, message = classify_activity_error(error)
+        raise OutputsUnreadableError(
+            f"state {', '.join(key.states)}: cannot check the declared outputs of wave {key}: {message}",
+            failure_class,
+        ) from None
+    return result.missing
+
+
+def failure_class_of(result: AwaitResult) -> FailureClass:
+    """The class of an await that ended without a terminal status (or with one it named)."""
+    if result.failure_class is not None:
+        return result.failure_class
+    if result.end is AwaitEnd.CAPACITY_TIMEOUT:
+        return FailureClass.CAPACITY
+    if result.end is AwaitEnd.UNREADABLE:
+        return FailureClass.TRANSPORT
+    return FailureClass.PAYLOAD  # a timeout: the job ran too long
+
+
+def failure_text(record: WaveAttemptRecord, result: AwaitResult, reason: str) -> str:
+    """A failed job's error: which state and attempt, the job, why, and how its log ends."""
+    where = ", ".join(record.states) + (f" (attempt {record.attempt})" if record.attempt > 1 else "")
+    text = f"state {where}: job {record.job_id} reached terminal status {result.status.value}" + (
+        f": {reason}" if reason else ""
+    )
+    if result.log_tail:
+        text += "; its log ends:\n" + "\n".join(f"  | {line}" for line in result.log_tail.splitlines())
+    return text
