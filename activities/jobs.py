@@ -1,4 +1,4 @@
-"""Activities about one launched job: await it, cancel it by exact id, read its logs.
+"""Awaiting one launched job: `await_wave` polls it to its end (cancel and logs: job_control.py).
 
 Local-backend jobs' activities run on the owning worker's task queue. All
 awaits of a backend in one worker share one process-wide `JobPoller`
@@ -22,21 +22,18 @@ from activities.log_tail import failed_job_log_tail
 from activities.poller import JobPoller
 from activities.tracing import tag_span
 from npaflow.errors import NpaflowError, TransportError
-from npaflow.runtime.contract import AWAIT_WAVE, CANCEL_WAVE, READ_JOB_LOGS
+from npaflow.runtime.contract import AWAIT_WAVE
 from npaflow.runtime.ledger import Observation, TaskRow
-from npaflow.runtime.messages import AwaitEnd, AwaitResult, AwaitWaveInput, CancelResult, CancelWaveInput
+from npaflow.runtime.messages import AwaitEnd, AwaitResult, AwaitWaveInput
 from npaflow.runtime.metrics import Metric, record
-from npaflow.runtime.reads import JobLogs, ReadJobLogsInput
 from npaflow.runtime.status import FailureClass, JobStatus, aggregate_job_status
-from npaflow.runtime.vocabulary import CancellationState, HeartbeatPhase
+from npaflow.runtime.vocabulary import HeartbeatPhase
 
 log = structlog.get_logger(__name__)
 
 
 #: Observations kept per wave attempt; only changes are recorded, so this bounds history size.
 MAX_OBSERVATIONS = 100
-#: Consecutive answers without the job, after a cancel, that verify it is gone.
-ABSENT_ANSWERS_TO_VERIFY = 2
 #: Failed status queries kept as evidence per await.
 MAX_STATUS_ERRORS = 20
 #: Consecutive failed status queries that, past the recovery deadline, fail the wave.
@@ -44,7 +41,7 @@ MAX_CONSECUTIVE_STATUS_ERRORS = 5
 
 
 class JobActivities:
-    """await_wave, cancel_wave and read_job_logs, bound to the worker's backends and pollers."""
+    """await_wave, bound to the worker's pollers."""
 
     def __init__(self, context: ActivityContext) -> None:
         self.context = context
@@ -68,54 +65,6 @@ class JobActivities:
                 return await JobWatch(request, poller, hb).run()
         finally:
             record(Metric.JOBS_IN_FLIGHT, -1, backend=backend)
-
-    @activity.defn(name=CANCEL_WAVE.name)
-    @mapped_errors
-    async def cancel_wave(self, request: CancelWaveInput) -> CancelResult:
-        """Cancel by exact id, then poll until terminal (verified) or the bound passes (requested)."""
-        tag_span(job_id=request.job.job_id)
-        backend = self.context.backend(request.job.backend)
-        poller = self.context.poller(request.job.backend)
-        async with heartbeating(
-            resume_details(job_id=request.job.job_id, phase=HeartbeatPhase.CANCELLING)
-        ) as hb:
-            try:
-                await hb.recovering(
-                    f"cancel job {request.job.job_id}",
-                    lambda: backend.cancel(request.job.job_id),
-                    deadline_seconds=request.verify_seconds,
-                )
-            except NpaflowError as exc:
-                return CancelResult(state=CancellationState.FAILED, error=str(exc)[:400])
-            deadline = time.monotonic() + request.verify_seconds
-            status, absent = JobStatus.UNKNOWN, 0
-            while time.monotonic() < deadline:
-                try:
-                    rows = await poller.observe(request.job.job_id, min(0.2, backend.poll_interval))
-                except NpaflowError:
-                    absent = 0
-                    continue
-                absent = 0 if rows else absent + 1
-                if absent >= ABSENT_ANSWERS_TO_VERIFY:
-                    return CancelResult(
-                        state=CancellationState.VERIFIED,
-                        status=JobStatus.ABSENT,
-                        error=f"job {request.job.job_id} is absent from the backend's queue on "
-                        f"{absent} answers after the cancel",
-                    )
-                if rows:
-                    status = aggregate_job_status([row.status for row in rows])
-                    hb.update(last_status=status)
-                    if status.is_terminal():
-                        return CancelResult(state=CancellationState.VERIFIED, status=status)
-            return CancelResult(state=CancellationState.REQUESTED, status=status)
-
-    @activity.defn(name=READ_JOB_LOGS.name)
-    @mapped_errors
-    async def read_job_logs(self, request: ReadJobLogsInput) -> JobLogs:
-        """The end of one job's logs, read where the job runs."""
-        backend = self.context.backend(request.job.backend)
-        return JobLogs(text=await backend.logs(request.job.job_id, request.task, request.tail_lines))
 
 
 class JobWatch:

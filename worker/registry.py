@@ -8,6 +8,7 @@ from typing import Any
 from activities.artifacts import ArtifactActivities, RunArtifactActivities
 from activities.context import ActivityContext
 from activities.control import request_cancel
+from activities.job_control import JobControlActivities
 from activities.jobs import JobActivities
 from activities.launch import LaunchActivities
 from activities.ledger import LedgerActivities
@@ -23,15 +24,16 @@ __all__ = ["WORKFLOWS", "activities_for", "implementations"]
 
 def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
     """Every activity implementation, keyed by its contract name."""
-    jobs, artifacts, runs = JobActivities(context), ArtifactActivities(context), RunActivities(context)
+    jobs, control = JobActivities(context), JobControlActivities(context)
+    artifacts, runs = ArtifactActivities(context), RunActivities(context)
     ledger = LedgerActivities(context.storage, context.ledger_cache)
     reconcile = ReconcileActivities(ledger)
     return {
         contract.LOAD_SPEC.name: runs.load_spec,
         contract.LAUNCH_WAVE.name: LaunchActivities(context).launch_wave,
         contract.AWAIT_WAVE.name: jobs.await_wave,
-        contract.CANCEL_WAVE.name: jobs.cancel_wave,
-        contract.READ_JOB_LOGS.name: jobs.read_job_logs,
+        contract.CANCEL_WAVE.name: control.cancel_wave,
+        contract.READ_JOB_LOGS.name: control.read_job_logs,
         contract.CHECK_OUTPUTS.name: artifacts.check_outputs,
         contract.READ_DECISION.name: artifacts.read_decision,
         contract.WAIT_TRIGGER.name: artifacts.wait_trigger,

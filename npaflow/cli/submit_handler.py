@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
@@ -22,7 +23,6 @@ from temporalio.common import (
     WorkflowIDReusePolicy,
 )
 
-from npaflow.cli.commands.submit import build_request
 from npaflow.cli.exits import (
     EXIT_ALREADY_RUNNING,
     EXIT_CANCELLED,
@@ -31,7 +31,7 @@ from npaflow.cli.exits import (
     StoppedFollowing,
 )
 from npaflow.cli.follow_run import follow_run, no_worker_text
-from npaflow.cli.options import load_spec_for, require_decision_sources
+from npaflow.cli.options import catalog_paths, load_spec_for, parse_vars, require_decision_sources
 from npaflow.cli.run_endings import next_steps
 from npaflow.cli.run_handlers import status_once
 from npaflow.cli.temporal_client import (
@@ -178,3 +178,49 @@ async def _wait_and_report(
     if code and not as_json:
         print("\n".join(next_steps(summary)))
     return code
+
+
+def build_request(args: argparse.Namespace, spec_text: str, run_id: str, *, spec_uri: str = "") -> RunRequest:
+    """Turn the run flags into the workflow input (the spec inline, or by reference when large).
+
+    Raises:
+        UsageError: a flag is out of range (one line naming the flag).
+    """
+    try:
+        return _request(args, spec_text, run_id, spec_uri)
+    except ValidationError as exc:
+        raise UsageError(flag_problem(exc)) from None
+
+
+def flag_problem(exc: ValidationError) -> str:
+    """The first problem of a RunRequest, named by the flag that set it."""
+    error = exc.errors(include_url=False)[0]
+    field = str(error["loc"][0]) if error["loc"] else ""
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if not field:
+        return message
+    return f"--{field.replace('_', '-')}: {message} (got {error.get('input')!r})"
+
+
+def _request(args: argparse.Namespace, spec_text: str, run_id: str, spec_uri: str) -> RunRequest:
+    return RunRequest(
+        spec="" if spec_uri else spec_text,
+        spec_uri=spec_uri,
+        run_id=run_id,
+        vars=parse_vars(args.var),
+        catalogs=[str(Path(p).resolve()) for p in catalog_paths(args.catalog)],
+        poll_seconds=args.poll_seconds,
+        max_wait_seconds=args.max_wait_seconds,
+        retries=args.retries,
+        max_infrastructure_recoveries=args.max_infrastructure_recoveries,
+        pending_timeout_seconds=args.pending_timeout_seconds,
+        max_concurrency=args.max_concurrency,
+        cancel_on_timeout=not args.no_cancel_on_timeout,
+        assume_decision=args.assume_decision,
+        on_failure=args.on_failure,
+        notify=args.notify,
+        max_gpu_hours=args.max_gpu_hours,
+        secret_env=args.secret_env,
+        backend=args.backend,
+        infra=args.infra,
+    )

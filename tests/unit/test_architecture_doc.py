@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import re
+from pathlib import Path
 
 import pytest
 
@@ -28,3 +30,32 @@ def test_the_run_walk_is_numbered_in_order_and_its_count_is_the_one_the_doc_stat
     assert [int(number) for number, _ in rows] == list(range(1, len(rows) + 1))
     words = {14: "Fourteen", 15: "Fifteen", 16: "Sixteen", 17: "Seventeen", 18: "Eighteen"}
     assert f"{words.get(len(rows), len(rows))} files, one line per hop" in text
+
+
+def _defined_names(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+
+
+def test_each_walk_row_names_what_its_file_defines() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    rows = re.findall(r"^\| \d+ \| `([\w./-]+)` \| (.+) \|$", text, re.MULTILINE)
+    assert rows
+    problems = []
+    for path, hop in rows:
+        defined = _defined_names(ROOT / path)
+        for dotted in re.findall(r"`([A-Za-z_][\w.]*)`", hop.split(":")[0]):
+            name = dotted.split(".")[-1]
+            if not name.isupper() and name not in defined:  # CONSTANTS name the contract
+                problems.append(f"{path}: {dotted}")
+    assert problems == [], f"walk rows name what their file does not define: {problems}"
+
+
+def test_the_walk_stays_within_fourteen_files_and_3500_lines() -> None:
+    rows = _WALK_ROW.findall(DOC.read_text(encoding="utf-8"))
+    lines = sum(len((ROOT / path).read_text(encoding="utf-8").splitlines()) for _, path in rows)
+    assert len(rows) <= 14 and lines <= 3500, f"{len(rows)} files, {lines} lines"

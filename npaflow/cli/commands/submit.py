@@ -1,28 +1,18 @@
-"""`npaflow submit`: validate a spec and start a durable run; the run flags and their request.
+"""`npaflow submit`: validate a spec and start a durable run; the run flags.
 
-`resume --spec` and `schedule create` take the same run flags (`add_run_options`)
-and build the same workflow input (`build_request`). The handler loads the
-Temporal client only when the command runs (npaflow/cli/submit_handler.py).
+`resume --spec` and `schedule create` take the same run flags (`add_run_options`);
+`build_request` (npaflow/cli/submit_handler.py) turns them into the workflow
+input. The handler loads the Temporal client only when the command runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-from pathlib import Path
 
-from pydantic import ValidationError
-
-from npaflow.cli.options import (
-    SubParsers,
-    add_connection_arguments,
-    add_spec_arguments,
-    catalog_paths,
-    parse_vars,
-)
-from npaflow.errors import UsageError
+from npaflow.cli.options import SubParsers, add_connection_arguments, add_spec_arguments
 from npaflow.runtime.notifications import NotifyWhen
-from npaflow.runtime.request import BackendName, OnFailure, RunRequest
+from npaflow.runtime.request import BackendName, OnFailure
 
 
 def add(commands: SubParsers) -> None:
@@ -133,49 +123,3 @@ def _add_launch_options(parser: argparse.ArgumentParser) -> None:
         help="where jobs run: processes on the worker, or SkyPilot managed jobs (default local)",
     )
     parser.add_argument("--infra", default="", help="SkyPilot infra for every task, e.g. k8s/my-context")
-
-
-def build_request(args: argparse.Namespace, spec_text: str, run_id: str, *, spec_uri: str = "") -> RunRequest:
-    """Turn the run flags into the workflow input (the spec inline, or by reference when large).
-
-    Raises:
-        UsageError: a flag is out of range (one line naming the flag).
-    """
-    try:
-        return _request(args, spec_text, run_id, spec_uri)
-    except ValidationError as exc:
-        raise UsageError(flag_problem(exc)) from None
-
-
-def flag_problem(exc: ValidationError) -> str:
-    """The first problem of a RunRequest, named by the flag that set it."""
-    error = exc.errors(include_url=False)[0]
-    field = str(error["loc"][0]) if error["loc"] else ""
-    message = str(error["msg"]).removeprefix("Value error, ")
-    if not field:
-        return message
-    return f"--{field.replace('_', '-')}: {message} (got {error.get('input')!r})"
-
-
-def _request(args: argparse.Namespace, spec_text: str, run_id: str, spec_uri: str) -> RunRequest:
-    return RunRequest(
-        spec="" if spec_uri else spec_text,
-        spec_uri=spec_uri,
-        run_id=run_id,
-        vars=parse_vars(args.var),
-        catalogs=[str(Path(p).resolve()) for p in catalog_paths(args.catalog)],
-        poll_seconds=args.poll_seconds,
-        max_wait_seconds=args.max_wait_seconds,
-        retries=args.retries,
-        max_infrastructure_recoveries=args.max_infrastructure_recoveries,
-        pending_timeout_seconds=args.pending_timeout_seconds,
-        max_concurrency=args.max_concurrency,
-        cancel_on_timeout=not args.no_cancel_on_timeout,
-        assume_decision=args.assume_decision,
-        on_failure=args.on_failure,
-        notify=args.notify,
-        max_gpu_hours=args.max_gpu_hours,
-        secret_env=args.secret_env,
-        backend=args.backend,
-        infra=args.infra,
-    )
