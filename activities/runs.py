@@ -59,23 +59,7 @@ class RunActivities:
     @mapped_errors
     async def load_spec(self, request: LoadSpecInput) -> LoadedSpec:
         """Return the validated spec, the tools it uses, its ledger location and prior waves."""
-        text, source = request.spec, "inline"
-        if request.spec_uri:
-            source = request.spec_uri
-            try:
-                text = await self.context.storage.for_uri(request.spec_uri).read_text(
-                    request.spec_uri, max_bytes=MAX_SPEC_READ_BYTES
-                )
-            except ArtifactMissingError:
-                raise SpecError(
-                    [
-                        SpecIssue(
-                            file=request.spec_uri,
-                            message="workflow spec not found",
-                            hint="check spec_uri; it must be readable by the worker",
-                        )
-                    ]
-                ) from None
+        text, source = await self._spec_text(request)
         catalog = load_catalogs([*self.context.catalog_paths, *request.catalogs])
         label = source if request.spec_uri else "<inline spec>"
         spec = load_spec_from_str(text, label, catalog=catalog, overrides=request.vars)
@@ -125,6 +109,23 @@ class RunActivities:
         )
         _check_payload_size(loaded, source)
         return loaded
+
+    async def _spec_text(self, request: LoadSpecInput) -> tuple[str, str]:
+        """The spec's text and where it came from ("inline", or the URI it was read from)."""
+        if not request.spec_uri:
+            return request.spec, "inline"
+        try:
+            text = await self.context.storage.for_uri(request.spec_uri).read_text(
+                request.spec_uri, max_bytes=MAX_SPEC_READ_BYTES
+            )
+        except ArtifactMissingError:
+            issue = SpecIssue(
+                file=request.spec_uri,
+                message="workflow spec not found",
+                hint="check spec_uri; it must be readable by the worker",
+            )
+            raise SpecError([issue]) from None
+        return text, request.spec_uri
 
     async def _diff_from_ledger(
         self,

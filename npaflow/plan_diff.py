@@ -205,6 +205,35 @@ def diff_plans(
         change = step_change(before, step) if before is not None else None
         if change is not None and all(c.state != change.state for c in changed):
             changed.append(change)
+    graph, edited_states = _state_edits(old_spec, new_spec)
+    was_spec = _flat({"config": old_spec.config, "resources": dict(old_spec.resources)})
+    now_spec = _flat({"config": new_spec.config, "resources": dict(new_spec.resources)})
+    config = [
+        _change(key, was_spec.get(key), now_spec.get(key))
+        for key in sorted(set(was_spec) | set(now_spec))
+        if was_spec.get(key) != now_spec.get(key)
+    ]
+    changed_states = (
+        {c.state for c in changed}
+        | {c.state for c in edited_states}
+        | set(old_spec.states) ^ set(new_spec.states)
+    )
+    affected = _affected(old, new, completed, changed_states)
+    return PlanDiff(
+        old_fingerprint=old_fingerprint,
+        new_fingerprint=new_fingerprint,
+        added_states=sorted(set(new_spec.states) - set(old_spec.states)),
+        removed_states=sorted(set(old_spec.states) - set(new_spec.states)),
+        changed_states=edited_states,
+        spec_changes=config,
+        changed_steps=changed,
+        graph_changes=graph,
+        affected_completed_waves=affected,
+    )
+
+
+def _state_edits(old_spec: WorkflowSpec, new_spec: WorkflowSpec) -> tuple[list[str], list[StateChange]]:
+    """Each kept state's edits: to the graph (transitions, loops, groups), and to its work."""
     graph, edited_states = [], []
     for name in sorted(set(old_spec.states) & set(new_spec.states)):
         was, now = state_content(old_spec.states[name]), state_content(new_spec.states[name])
@@ -217,20 +246,15 @@ def diff_plans(
         if fields:
             details = [_change(field, work.get(field), after.get(field)) for field in fields]
             edited_states.append(StateChange(state=name, fields=fields, details=details))
-    was_spec = _flat({"config": old_spec.config, "resources": dict(old_spec.resources)})
-    now_spec = _flat({"config": new_spec.config, "resources": dict(new_spec.resources)})
-    config = [
-        _change(key, was_spec.get(key), now_spec.get(key))
-        for key in sorted(set(was_spec) | set(now_spec))
-        if was_spec.get(key) != now_spec.get(key)
-    ]
+    return graph, edited_states
+
+
+def _affected(
+    old: ExecutionPlan, new: ExecutionPlan, completed: Iterable[WaveKey], changed_states: set[str]
+) -> list[str]:
+    """The completed waves whose work the edit changes (a resume re-runs them only if accepted)."""
     old_waves = {wave.key: wave for wave in old.waves}
     new_waves = {wave.key: wave for wave in new.waves}
-    changed_states = (
-        {c.state for c in changed}
-        | {c.state for c in edited_states}
-        | set(old_spec.states) ^ set(new_spec.states)
-    )
     affected = []
     for key in completed:
         old_wave, new_wave = old_waves.get(key), new_waves.get(key)
@@ -240,14 +264,4 @@ def diff_plans(
             hit = any(state in changed_states for state in key.states)
         if hit:
             affected.append(str(key))
-    return PlanDiff(
-        old_fingerprint=old_fingerprint,
-        new_fingerprint=new_fingerprint,
-        added_states=sorted(set(new_spec.states) - set(old_spec.states)),
-        removed_states=sorted(set(old_spec.states) - set(new_spec.states)),
-        changed_states=edited_states,
-        spec_changes=config,
-        changed_steps=changed,
-        graph_changes=graph,
-        affected_completed_waves=affected,
-    )
+    return affected

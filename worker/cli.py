@@ -36,6 +36,11 @@ def register(commands: SubParsers) -> None:
         help="serve Prometheus metrics at http://HOST:PORT/metrics (NPAFLOW_METRICS_ADDRESS; off unless set)",
     )
     work.set_defaults(handler=run_worker)
+    _add_dev(commands)
+    _add_rollout(commands)
+
+
+def _add_dev(commands: SubParsers) -> None:
     dev = commands.add_parser("dev", help="local Temporal dev server + UI + a local-backend worker")
     dev.add_argument("--port", type=int, default=7233, help="the Temporal server's gRPC port on 127.0.0.1")
     dev.add_argument("--ui-port", type=int, default=8233, help="the Temporal UI's port on 127.0.0.1")
@@ -46,6 +51,8 @@ def register(commands: SubParsers) -> None:
     )
     dev.set_defaults(handler=run_dev)
 
+
+def _add_rollout(commands: SubParsers) -> None:
     replay_check = commands.add_parser(
         "replay-check",
         help="replay recorded histories against this code (exit 1 on nondeterminism)",

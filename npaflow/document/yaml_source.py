@@ -143,21 +143,8 @@ def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> 
             repeated += 1
             if repeated > MAX_ALIAS_VALUES:
                 raise _bomb(file, alias)
-        if produced > MAX_VALUES:
-            raise _issue(
-                file,
-                node,
-                f"the document holds more than {MAX_VALUES:,} values",
-                "split the workflow into smaller specs",
-            )
+        _check_size(file, node, path, produced)
         out.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
-        if len(path) > MAX_NESTING:
-            raise _issue(
-                file,
-                node,
-                f"the document nests more than {MAX_NESTING} levels deep here",
-                "flatten the structure; a spec needs only a few levels",
-            )
         value: YamlValue
         if isinstance(node, yaml.MappingNode):
             constructor.flatten_mapping(node)
@@ -183,6 +170,24 @@ def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> 
             value = _scalar(constructor, node)
         parent[slot] = value  # type: ignore[index]
     return holder[0]
+
+
+def _check_size(file: str, node: yaml.Node, path: KeyPath, produced: int) -> None:
+    """Refuse a document past MAX_VALUES values or MAX_NESTING levels, at the node that crossed it."""
+    if produced > MAX_VALUES:
+        raise _issue(
+            file,
+            node,
+            f"the document holds more than {MAX_VALUES:,} values",
+            "split the workflow into smaller specs",
+        )
+    if len(path) > MAX_NESTING:
+        raise _issue(
+            file,
+            node,
+            f"the document nests more than {MAX_NESTING} levels deep here",
+            "flatten the structure; a spec needs only a few levels",
+        )
 
 
 def _scalar(constructor: _Constructor, node: yaml.Node) -> YamlValue:

@@ -7,6 +7,7 @@ Mirrors reference §1.1: existence, YAML, the schema walk, parsing, then every
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import JsonValue
 
@@ -72,25 +73,7 @@ def parse_spec(
         SpecError: the document's shape is wrong or a state body is not a mapping.
     """
     issues = IssueCollector(source)
-    data = source.data
-    if not isinstance(data, dict):
-        issues.add(
-            (),
-            f"workflow spec must be a mapping, got {type(data).__name__}",
-            "start the file with 'apiVersion: npa.workflow/v0.0.1'",
-        )
-        issues.raise_if_any()
-        raise AssertionError("unreachable")
-    for key in ("apiVersion", "kind", "states"):
-        if key not in data:
-            issues.add((), f"missing required field '{key}'", _REQUIRED_HINTS[key])
-    if "kind" in data and data["kind"] != "Workflow":
-        issues.add(("kind",), f"expected 'Workflow', got {data['kind']!r}", "set kind: Workflow")
-    for key in _OBJECT_KEYS:
-        if key in data and not isinstance(data[key], dict):
-            issues.add((key,), f"{key} must be a mapping, got {type(data[key]).__name__}")
-    if "initial" in data and not isinstance(data["initial"], str):
-        issues.add(("initial",), "initial must be a state name (string)")
+    data = _top_level(source.data, issues)
     metadata = _parse_metadata(data.get("metadata"), issues)
     _check_profiles(data.get("resources"), issues)
     raw_states = data.get("states")
@@ -128,6 +111,33 @@ _REQUIRED_HINTS = {
     "kind": "add 'kind: Workflow'",
     "states": "add a 'states:' mapping of state name to state body",
 }
+
+
+def _top_level(data: object, issues: IssueCollector) -> dict[str, Any]:
+    """The document as a mapping, its required keys and the types of its top-level fields checked.
+
+    Raises:
+        SpecError: the document is not a mapping at all.
+    """
+    if not isinstance(data, dict):
+        issues.add(
+            (),
+            f"workflow spec must be a mapping, got {type(data).__name__}",
+            "start the file with 'apiVersion: npa.workflow/v0.0.1'",
+        )
+        issues.raise_if_any()
+        raise AssertionError("unreachable")
+    for key in ("apiVersion", "kind", "states"):
+        if key not in data:
+            issues.add((), f"missing required field '{key}'", _REQUIRED_HINTS[key])
+    if "kind" in data and data["kind"] != "Workflow":
+        issues.add(("kind",), f"expected 'Workflow', got {data['kind']!r}", "set kind: Workflow")
+    for key in _OBJECT_KEYS:
+        if key in data and not isinstance(data[key], dict):
+            issues.add((key,), f"{key} must be a mapping, got {type(data[key]).__name__}")
+    if "initial" in data and not isinstance(data["initial"], str):
+        issues.add(("initial",), "initial must be a state name (string)")
+    return data
 
 
 def _check_profiles(raw: JsonValue, issues: IssueCollector) -> None:

@@ -1,0 +1,40 @@
+"""Production code stays in small rooms: no module over 350 lines, no function over 60 (STYLE)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT
+
+pytestmark = pytest.mark.unit
+
+LAYERS = ("npaflow", "workflows_def", "activities", "worker")
+MAX_MODULE_LINES = 350
+MAX_FUNCTION_LINES = 60
+
+
+def production_modules() -> list[Path]:
+    return sorted(p for layer in LAYERS for p in (ROOT / layer).rglob("*.py"))
+
+
+def test_no_production_module_is_over_350_lines() -> None:
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in production_modules()
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
+
+
+def test_no_production_function_is_over_60_lines() -> None:
+    long = {
+        f"{p.relative_to(ROOT)}:{node.name}": length
+        for p in production_modules()
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (length := (node.end_lineno or node.lineno) - node.lineno + 1) > MAX_FUNCTION_LINES
+    }
+    assert long == {}
