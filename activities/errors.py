@@ -11,8 +11,7 @@ from typing import ParamSpec, TypeVar
 
 from temporalio.exceptions import ApplicationError
 
-from npaflow.errors import LaunchMovedError, NpaflowError, TransportError
-from npaflow.runtime.contract import ErrorType
+from npaflow.errors import ErrorType, LaunchMovedError, NpaflowError, TransportError
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -4,20 +4,23 @@
 under `retries`; `InfraError` and its kinds (capacity, controller, transport)
 under `max_infrastructure_recoveries`; `ConfigurationError` (and
 `AccessDeniedError`) is never retried. Activities turn these into Temporal
-`ApplicationError`s whose type is the class name (npaflow/runtime/contract.py).
+`ApplicationError`s whose type is the class's `wire_type` (`ErrorType`).
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
+
+from npaflow.presets import FROZEN
 
 
 class SpecIssue(BaseModel):
     """One problem found in a spec, located as precisely as the YAML allows."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     file: str = ""
     line: int = 0
@@ -43,22 +46,41 @@ class SpecIssue(BaseModel):
         return text
 
 
+class ErrorType(StrEnum):
+    """`ApplicationError.type` values activities raise, named after npaflow's error classes."""
+
+    SPEC = "SpecError"  # the spec or its overrides are invalid: fix the spec
+    CONFIGURATION = "ConfigurationError"  # the launch can never succeed as configured
+    ACCESS_DENIED = "AccessDeniedError"  # credentials missing, invalid or not allowed
+    PAYLOAD = "PayloadError"  # the user's job or artifact is wrong (a new attempt may help)
+    LAUNCH_UNIDENTIFIED = "LaunchUnidentifiedError"  # a launch may exist: never relaunch blindly
+    LAUNCH_MOVED = "LaunchMoved"  # began on another worker: retried on that worker's queue
+    CAPACITY = "CapacityError"  # no resources; the workflow's infra budget decides
+    CONTROLLER = "ControllerError"  # the controller lost the job; the infra budget decides
+    TRANSPORT = "TransportError"  # unreachable: retried until the recovery deadline, then final
+    INFRA = "InfraError"  # anything else outside the job: the activity retries, then infra budget
+
+    def is_retryable(self) -> bool:
+        """True when a Temporal retry of the same activity can help (the rest is the workflow's)."""
+        return self in (ErrorType.TRANSPORT, ErrorType.INFRA)
+
+
 class NpaflowError(Exception):
     """Base of every error npaflow raises on purpose.
 
     `wire_type` is the `ApplicationError.type` the class travels as between
-    activities and workflows; `npaflow.runtime.contract.ErrorType` says what may
-    retry it. A class and its wire type agree on retries (tests/unit/test_errors.py):
-    an `InfraError` is spent from the infrastructure budget, and nothing else is.
+    activities and workflows; `ErrorType` says what may retry it. A class and
+    its wire type agree on retries (tests/unit/test_errors.py): an `InfraError`
+    is spent from the infrastructure budget, and nothing else is.
     """
 
-    wire_type: ClassVar[str] = "ConfigurationError"  # unclassified: never retried (fail closed)
+    wire_type: ClassVar[ErrorType] = ErrorType.CONFIGURATION  # unclassified: never retried (fail closed)
 
 
 class SpecError(NpaflowError):
     """A spec (or its overrides) is invalid; carries every issue found."""
 
-    wire_type = "SpecError"
+    wire_type = ErrorType.SPEC
 
     def __init__(self, issues: list[SpecIssue]) -> None:
         self.issues = list(issues)
@@ -72,25 +94,25 @@ class UsageError(NpaflowError):
 class PayloadError(NpaflowError):
     """The user's job failed (FAILED, FAILED_SETUP, missing outputs)."""
 
-    wire_type = "PayloadError"
+    wire_type = ErrorType.PAYLOAD
 
 
 class InfraError(NpaflowError):
     """A failure outside the user's job that no finer class describes (controller budget)."""
 
-    wire_type = "InfraError"
+    wire_type = ErrorType.INFRA
 
 
 class CapacityError(InfraError):
     """No resources: the backend could not place the job (capacity budget, exit 75)."""
 
-    wire_type = "CapacityError"
+    wire_type = ErrorType.CAPACITY
 
 
 class ControllerError(InfraError):
     """The backend's controller (or the local supervisor) lost or failed the job."""
 
-    wire_type = "ControllerError"
+    wire_type = ErrorType.CONTROLLER
 
 
 class TransportError(InfraError):
@@ -100,7 +122,7 @@ class TransportError(InfraError):
     it is final for the activity, and the workflow's infrastructure budget decides.
     """
 
-    wire_type = "TransportError"
+    wire_type = ErrorType.TRANSPORT
 
     def __init__(self, message: str, *, recovery_exhausted: bool = False) -> None:
         super().__init__(message)
@@ -110,7 +132,7 @@ class TransportError(InfraError):
 class LaunchMovedError(ControllerError):
     """A launch began on another worker, whose host holds any job it made: reconcile it there."""
 
-    wire_type = "LaunchMoved"
+    wire_type = ErrorType.LAUNCH_MOVED
 
     def __init__(self, message: str, worker_task_queue: str) -> None:
         super().__init__(message)
@@ -124,7 +146,7 @@ class LaunchUnidentifiedError(NpaflowError):
     that may exist, so the wave fails closed instead.
     """
 
-    wire_type = "LaunchUnidentifiedError"
+    wire_type = ErrorType.LAUNCH_UNIDENTIFIED
 
 
 class BudgetSpentError(NpaflowError):
@@ -134,13 +156,13 @@ class BudgetSpentError(NpaflowError):
 class ConfigurationError(NpaflowError):
     """A launch can never succeed as configured (prechecks, invalid YAML)."""
 
-    wire_type = "ConfigurationError"
+    wire_type = ErrorType.CONFIGURATION
 
 
 class AccessDeniedError(ConfigurationError):
     """Credentials are missing, invalid or not allowed to do this: no retry can fix it."""
 
-    wire_type = "AccessDeniedError"
+    wire_type = ErrorType.ACCESS_DENIED
 
 
 class RenderError(ConfigurationError):

@@ -11,12 +11,13 @@ import json
 from collections.abc import Coroutine, Sequence
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, JsonValue
 
 from npaflow.catalog.models import ToolCatalog
 from npaflow.context import build_run_context
 from npaflow.decisions import normalize_decision, resolve_assumption
 from npaflow.document.models import WorkflowSpec
+from npaflow.presets import FROZEN
 from npaflow.spec_content import spec_content
 from npaflow.steps import PlanStep
 from npaflow.traversal import (
@@ -61,7 +62,7 @@ class Occurrence(BaseModel):
     `plan-spec --waves` prints these under the reference's JSON key `waves`.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     index: int
     kind: WaveKind
@@ -100,7 +101,7 @@ class Occurrence(BaseModel):
 class ExecutionPlan(BaseModel):
     """A whole offline plan: flat steps plus the waves the walk dispatched."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     workflow: str
     api_version: str

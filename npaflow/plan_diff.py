@@ -16,16 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from npaflow.document.models import WorkflowSpec
 from npaflow.plan import ExecutionPlan
+from npaflow.presets import FROZEN
 from npaflow.spec_content import state_content
 from npaflow.steps import PlanStep
 from npaflow.traversal.models import Wave
 from npaflow.waves import WaveKey
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 #: The parts of a step whose change makes it different work.
 STEP_FIELDS = ("argv", "shell", "tool_ref", "resources_profile", "outputs")
 _FIELD_NAMES = {"resources_profile": "resources", "tool_ref": "toolRef"}
@@ -47,7 +47,7 @@ GRAPH_FIELDS = (
 class StepChange(BaseModel):
     """One step whose work changed: which fields, old and new values shown briefly."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     state: str
     iteration: int | None = None
@@ -63,7 +63,7 @@ class StepChange(BaseModel):
 class StateChange(BaseModel):
     """One state whose definition changed: the fields, old and new values as YAML text."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     state: str
     fields: list[str]
@@ -73,7 +73,7 @@ class StateChange(BaseModel):
 class PlanDiff(BaseModel):
     """States added, removed or edited, steps changed, graph edits, and completed waves the change hits."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     old_fingerprint: str = ""
     new_fingerprint: str = ""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, Field, JsonValue
 
 from npaflow.catalog.models import ToolCatalog
 from npaflow.context import RunContext, state_config
 from npaflow.document.models import Artifact, State, WorkflowSpec
+from npaflow.presets import FROZEN, STRICT
 from npaflow.spec.resolve import profile_for, resolve_artifacts, resolve_command
 from npaflow.tokens import resolve_deep
 
@@ -14,7 +15,7 @@ from npaflow.tokens import resolve_deep
 class PlanStep(BaseModel):
     """One materialized unit of work, as `plan-spec --json` prints it (reference §4.2)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     state: str
     iteration: int | None = None
@@ -96,7 +97,7 @@ def materialize_step(
 class WalkTokens(BaseModel):
     """The token-visible state of a walk: recorded outputs and loop numbers."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     outputs: dict[str, dict[str, str]] = Field(default_factory=dict)
     loops: dict[str, int] = Field(default_factory=dict)
@@ -113,7 +114,7 @@ class WalkTokens(BaseModel):
 class StepPlacement(BaseModel):
     """Where a step sits in the walk: its iteration, loop label and group."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     iteration: int | None = None
     loop_label: str = ""

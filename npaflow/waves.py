@@ -12,20 +12,21 @@ import re
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, model_serializer, model_validator
+from pydantic import BaseModel, model_serializer, model_validator
+
+from npaflow.presets import FROZEN
 
 T = TypeVar("T")
 
 #: SkyPilot job names longer than this get cut; attempt suffixes stay visible.
 MAX_JOB_NAME = 60
 _UNSAFE = re.compile(r"[^a-z0-9_-]")
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class WaveMember(BaseModel):
     """One step of a wave as its key names it: `loop_label:state:iteration-or-dash`."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     loop_label: str = ""
     state: str
@@ -54,7 +55,7 @@ class WaveKey(BaseModel):
     reference's format; the string is parsed only when a stored ledger is read.
     """
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     sequence: int
     group: str = ""

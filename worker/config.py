@@ -11,9 +11,10 @@ import secrets
 import socket
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from npaflow.errors import UsageError
+from npaflow.presets import FROZEN
 from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
 from npaflow.runtime.request import BackendName
 
@@ -62,7 +63,7 @@ def persistent_worker_id(home: Path, *, create: bool = True) -> str:
 class WorkerConfig(BaseModel):
     """Where to connect, what to serve, which backends to offer, and who this worker is."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     # Flags over temporalio.envconfig (profile file and TEMPORAL_* variables); "" = from there.
     address: str = ""

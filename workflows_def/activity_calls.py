@@ -11,11 +11,12 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, TimeoutType
 
+from npaflow.errors import ErrorType
 from npaflow.runtime.contract import (
     NON_RETRYABLE_ERROR_TYPES,
     ActivityRef,
-    ErrorType,
     QueueKind,
+    error_failure_class,
     poll_task_queue,
 )
 from npaflow.runtime.ledger import WaveAttemptRecord
@@ -217,7 +218,7 @@ def classify_activity_error(error: BaseException, job: JobRef | None = None) -> 
             kind = ErrorType(cause.type or "")
         except ValueError:
             return FailureClass.CONTROLLER, cause.message
-        return kind.failure_class(), cause.message
+        return error_failure_class(kind), cause.message
     if isinstance(cause, TimeoutError):
         if cause.type is TimeoutType.SCHEDULE_TO_START and job is not None and job.worker_id:
             return FailureClass.CONTROLLER, (

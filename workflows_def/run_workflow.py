@@ -12,14 +12,13 @@ from temporalio.exceptions import ApplicationError, is_cancelled_exception
 from npaflow.context import build_run_context
 from npaflow.decisions import resolve_assumption
 from npaflow.document.models import ExecutionMode
-from npaflow.errors import BudgetSpentError, NpaflowError
+from npaflow.errors import BudgetSpentError, ErrorType, NpaflowError
 from npaflow.runtime.contract import (
     LOAD_SPEC,
     PENDING_LEDGER_QUERY,
     REQUEST_CANCEL,
     STATUS_QUERY,
     WORKFLOW_TYPE,
-    ErrorType,
     Signal,
 )
 from npaflow.runtime.ids import RunId

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from npaflow.errors import ControllerError
+from npaflow.presets import FROZEN
 from npaflow.runtime.ledger import TaskRow
 from npaflow.runtime.reconcile.models import JobOwner, LiveJob
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.status import JobStatus
-
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class RequestUnknownError(ControllerError):
@@ -27,7 +26,7 @@ class RequestUnknownError(ControllerError):
 class LaunchRequest(BaseModel):
     """One launch: the rendered YAML, its unique name, and secret values (never persisted)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     job_name: str
     launch_token: str
@@ -41,7 +40,7 @@ class LaunchRequest(BaseModel):
 class Submission(BaseModel):
     """What a backend returns once it accepted a launch: a request id, maybe the job id already."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     request_id: str
     job_id: str = ""
@@ -50,7 +49,7 @@ class Submission(BaseModel):
 class JobMatch(BaseModel):
     """A job found under an exact name: can it be adopted?"""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     job_id: str
     status: JobStatus

@@ -7,6 +7,7 @@ import difflib
 from pydantic import BaseModel, ConfigDict, Field
 
 from npaflow.document.models import MultiNodeMode
+from npaflow.presets import FROZEN
 
 CATALOG_API_VERSION = "npa.catalog/v1"
 
@@ -14,7 +15,7 @@ CATALOG_API_VERSION = "npa.catalog/v1"
 class ToolEntry(BaseModel):
     """One `toolRef` target: its command template plus what launching it needs."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = FROZEN | ConfigDict(populate_by_name=True)
 
     name: str = ""
     description: str = ""
@@ -31,7 +32,7 @@ class ToolEntry(BaseModel):
 class ToolCatalog(BaseModel):
     """A merged set of tool entries keyed by toolRef; later catalogs win."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     tools: dict[str, ToolEntry] = Field(default_factory=dict)
 

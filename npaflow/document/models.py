@@ -10,12 +10,14 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from npaflow.presets import FROZEN
+
 SUPPORTED_API_VERSIONS = ("npa.workflow/v0.0.1", "npa.workflow/v0.0.1-beta")
 
 #: A params value: tokens render scalars, so nothing nested is allowed.
 ParamValue = str | bool | int | float
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+_FROZEN = FROZEN | ConfigDict(populate_by_name=True)
 
 
 class ExecutionMode(StrEnum):
@@ -113,10 +115,6 @@ class State(BaseModel):
     def is_executable(self) -> bool:
         """True when the state launches work (a command or a catalog tool)."""
         return self.run is not None or bool(self.tool_ref)
-
-    def is_group(self) -> bool:
-        """True for a `parallel:` fan-out group."""
-        return bool(self.parallel)
 
 
 class Metadata(BaseModel):

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from npaflow.presets import STRICT
+
 SCHEMA_ID = "urn:npaflow:schema:npa.workflow:v0.0.1"
 SCHEMA_FILE = "npa.workflow.v0.0.1.schema.json"
 
@@ -27,7 +29,7 @@ def _extension_keys(schema: dict[str, Any]) -> None:
     schema["patternProperties"] = {"^x-": {}}
 
 
-_STRICT = ConfigDict(extra="forbid", populate_by_name=True, json_schema_extra=_extension_keys)
+_STRICT = STRICT | ConfigDict(populate_by_name=True, json_schema_extra=_extension_keys)
 
 
 class ArtifactDoc(BaseModel):
@@ -116,7 +118,7 @@ class StateDoc(BaseModel):
 class MetadataDoc(BaseModel):
     """Descriptive fields; `name` names runs, jobs and the ledger."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = STRICT
 
     name: str
     description: str = ""

@@ -12,10 +12,11 @@ import re
 import shlex
 
 import yaml
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, JsonValue
 
 from npaflow.catalog.models import ToolCatalog, ToolEntry
 from npaflow.errors import RenderError
+from npaflow.presets import FROZEN
 from npaflow.render.guard import assert_no_unresolved_placeholders
 from npaflow.render.resources import kubernetes_config, normalize_resources
 from npaflow.runtime.environment import EnvVar
@@ -34,7 +35,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 class RenderOptions(BaseModel):
     """Everything about one launch attempt that is not in the wave itself."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     run_id: str
     workflow: str
@@ -48,7 +49,7 @@ class RenderOptions(BaseModel):
 class RenderedWave(BaseModel):
     """A rendered wave attempt: the YAML plus the identities the launch needs."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     job_name: str
     execution: WaveKind

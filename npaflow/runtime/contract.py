@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from npaflow.errors import ErrorType
 from npaflow.runtime.environment import DEFAULT_TASK_QUEUE, ENV_DEFAULTS, EnvVar
 from npaflow.runtime.messages import (
     AwaitResult,
@@ -171,29 +172,6 @@ WORKER_QUEUE_ACTIVITIES = (LAUNCH_WAVE, AWAIT_WAVE, CANCEL_WAVE, READ_JOB_LOGS)
 # --- error types --------------------------------------------------------------------------
 
 
-class ErrorType(StrEnum):
-    """`ApplicationError.type` values activities raise, named after npaflow's error classes."""
-
-    SPEC = "SpecError"  # the spec or its overrides are invalid: fix the spec
-    CONFIGURATION = "ConfigurationError"  # the launch can never succeed as configured
-    ACCESS_DENIED = "AccessDeniedError"  # credentials missing, invalid or not allowed
-    PAYLOAD = "PayloadError"  # the user's job or artifact is wrong (a new attempt may help)
-    LAUNCH_UNIDENTIFIED = "LaunchUnidentifiedError"  # a launch may exist: never relaunch blindly
-    LAUNCH_MOVED = "LaunchMoved"  # began on another worker: retried on that worker's queue
-    CAPACITY = "CapacityError"  # no resources; the workflow's infra budget decides
-    CONTROLLER = "ControllerError"  # the controller lost the job; the infra budget decides
-    TRANSPORT = "TransportError"  # unreachable: retried until the recovery deadline, then final
-    INFRA = "InfraError"  # anything else outside the job: the activity retries, then infra budget
-
-    def is_retryable(self) -> bool:
-        """True when a Temporal retry of the same activity can help (the rest is the workflow's)."""
-        return self in (ErrorType.TRANSPORT, ErrorType.INFRA)
-
-    def failure_class(self) -> FailureClass:
-        """The failure class a wave attempt gets when its activity fails with this type."""
-        return _ERROR_CLASSES[self]
-
-
 _ERROR_CLASSES = {
     ErrorType.SPEC: FailureClass.CONFIGURATION,
     ErrorType.CONFIGURATION: FailureClass.CONFIGURATION,
@@ -206,6 +184,11 @@ _ERROR_CLASSES = {
     ErrorType.TRANSPORT: FailureClass.TRANSPORT,
     ErrorType.INFRA: FailureClass.CONTROLLER,
 }
+
+
+def error_failure_class(kind: ErrorType) -> FailureClass:
+    """The failure class a wave attempt gets when its activity fails with this type."""
+    return _ERROR_CLASSES[kind]
 
 
 #: For activity retry policies: every type a retry of the same activity cannot fix.

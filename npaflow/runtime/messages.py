@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from npaflow.catalog.models import ToolCatalog
 from npaflow.document.models import Trigger, WorkflowSpec
+from npaflow.presets import FROZEN
 from npaflow.runtime.ledger import (
     DecisionRecord,
     FinishedWave,
@@ -27,13 +28,11 @@ from npaflow.runtime.vocabulary import CancellationState, HeartbeatPhase
 from npaflow.traversal.models import Wave
 from npaflow.waves import WaveKey
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
-
 
 class LoadSpecInput(BaseModel):
     """Read (when given a URI), parse and validate the spec of a run."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     run_id: str
     spec: str = ""
@@ -47,7 +46,7 @@ class LoadSpecInput(BaseModel):
 class AttemptUsage(BaseModel):
     """One earlier attempt's hours by state: (state, GPU-hours, node-hours, failed)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     key: WaveKey
     attempt: int
@@ -57,7 +56,7 @@ class AttemptUsage(BaseModel):
 class PriorRun(BaseModel):
     """What an earlier execution of the same run id left in the ledger."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     waves: list[WaveAttemptRecord] = Field(default_factory=list)  # attempts still in flight, whole
     finished: list[FinishedWave] = Field(default_factory=list)  # the newest attempt of every other wave
@@ -75,7 +74,7 @@ class PriorRun(BaseModel):
 class LoadedSpec(BaseModel):
     """A validated spec plus everything the workflow needs to walk it deterministically."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     spec: WorkflowSpec
     catalog: ToolCatalog
@@ -90,7 +89,7 @@ class LoadedSpec(BaseModel):
 class JobRef(BaseModel):
     """The exact job one wave attempt runs as, and where its activities must run."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     backend: BackendName
     job_id: str
@@ -102,7 +101,7 @@ class JobRef(BaseModel):
 class LaunchWaveInput(BaseModel):
     """Render one wave attempt, reconcile it with what the backend knows, launch it at most once."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     run_id: str
     workflow: str
@@ -120,7 +119,7 @@ class LaunchWaveInput(BaseModel):
 class LaunchResult(BaseModel):
     """The exact job a wave attempt runs as, and how it was identified."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     job: JobRef
     launch_token: str
@@ -134,7 +133,7 @@ class LaunchResult(BaseModel):
 class AwaitWaveInput(BaseModel):
     """Poll one job until it is terminal, the deadline passes, or capacity never comes."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     job: JobRef
     wave_key: WaveKey
@@ -161,7 +160,7 @@ class AwaitEnd(StrEnum):
 class AwaitResult(BaseModel):
     """How polling ended, with the evidence gathered on the way."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     status: JobStatus
     end: AwaitEnd = AwaitEnd.TERMINAL
@@ -177,7 +176,7 @@ class AwaitResult(BaseModel):
 class CancelWaveInput(BaseModel):
     """Cancel one job by its exact id and wait until it is terminal."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     job: JobRef
     verify_seconds: float = 60
@@ -186,7 +185,7 @@ class CancelWaveInput(BaseModel):
 class CancelResult(BaseModel):
     """What cancelling achieved."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     state: CancellationState
     status: JobStatus = JobStatus.UNKNOWN
@@ -196,7 +195,7 @@ class CancelResult(BaseModel):
 class CheckOutputsInput(BaseModel):
     """Check that every declared output of a wave exists and is not empty."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     wave_key: WaveKey | None = None
     uris: list[str]
@@ -205,7 +204,7 @@ class CheckOutputsInput(BaseModel):
 class CheckOutputsResult(BaseModel):
     """The declared outputs that are definitely missing."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     missing: list[str] = Field(default_factory=list)
 
@@ -213,7 +212,7 @@ class CheckOutputsResult(BaseModel):
 class ReadDecisionInput(BaseModel):
     """Read a decision artifact; `fallback` applies only when the artifact is missing."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     state: str
     uri: str
@@ -223,7 +222,7 @@ class ReadDecisionInput(BaseModel):
 class DecisionResult(BaseModel):
     """The normalized decision, the ledger record, and an error that fails the run."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     decision: str = ""
     record: DecisionRecord
@@ -233,7 +232,7 @@ class DecisionResult(BaseModel):
 class WaitTriggerInput(BaseModel):
     """Wait until a prefix holds `min_objects` objects."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     state: str
     uri: str
@@ -244,7 +243,7 @@ class WaitTriggerInput(BaseModel):
 class TriggerResult(BaseModel):
     """The watermark when the trigger fired, or why it gave up."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     watermark: Watermark | None = None
     error: str = ""
@@ -253,7 +252,7 @@ class TriggerResult(BaseModel):
 class ExportLedgerInput(BaseModel):
     """Merge a ledger delta into the run's stored ledger and rewrite its views."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     run_id: str
     workflow: str
@@ -267,7 +266,7 @@ class ExportLedgerInput(BaseModel):
 class ExportResult(BaseModel):
     """Where the ledger now lives."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     runtime_state_uri: str
 
@@ -275,7 +274,7 @@ class ExportResult(BaseModel):
 class RequestCancelInput(BaseModel):
     """The execution to cancel (the run's own) and why."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     workflow_id: str
     execution_id: str

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from npaflow.presets import FROZEN
 
 #: Characters of a run's error a notification carries.
 MAX_NOTIFIED_ERROR = 2000
@@ -42,7 +44,7 @@ class RunEvent(StrEnum):
 class RunNotification(BaseModel):
     """The JSON body posted to each webhook (`text` makes Slack-style webhooks show a line)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     event: RunEvent
     text: str
@@ -63,7 +65,7 @@ class RunNotification(BaseModel):
 class NotificationResult(BaseModel):
     """How delivery went, per webhook (numbered, never named by URL)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     webhooks: int = 0  # how many the worker has configured
     delivered: int = 0
@@ -73,7 +75,7 @@ class NotificationResult(BaseModel):
 class NotificationRecord(BaseModel):
     """One notification in the ledger (`runtime.json` `notifications`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     id: str  # unique within the run: the event and when it happened
     event: RunEvent

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from npaflow.presets import FROZEN
 from npaflow.runtime.messages import JobRef
-
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class ReadJobLogsInput(BaseModel):
     """Read the logs of one job where it runs (its backend, its worker)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     job: JobRef
     task: str = ""
@@ -24,7 +23,7 @@ class ReadJobLogsInput(BaseModel):
 class JobLogs(BaseModel):
     """A job's (tail-limited) logs."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     text: str = ""
 
@@ -32,7 +31,7 @@ class JobLogs(BaseModel):
 class JobLogsRequest(BaseModel):
     """Input of the `NpaflowJobLogs` workflow: the jobs whose logs the CLI wants."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     jobs: list[ReadJobLogsInput] = Field(default_factory=list)
 
@@ -40,7 +39,7 @@ class JobLogsRequest(BaseModel):
 class JobLogsResult(BaseModel):
     """Result of the `NpaflowJobLogs` workflow: one entry per requested job, in order."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     logs: list[JobLogs] = Field(default_factory=list)
 
@@ -48,7 +47,7 @@ class JobLogsResult(BaseModel):
 class ListArtifactsInput(BaseModel):
     """Input of `list_artifacts` (and the `NpaflowArtifacts` workflow): a run's ledger, one state or all."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     ledger_uri: str
     state: str = ""
@@ -57,7 +56,7 @@ class ListArtifactsInput(BaseModel):
 class ArtifactRow(BaseModel):
     """One artifact of a run: a wave's declared output, a decision it read, a trigger's objects."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     kind: Literal["output", "decision", "trigger"]
     state: str
@@ -72,7 +71,7 @@ class ArtifactRow(BaseModel):
 class RunArtifacts(BaseModel):
     """Everything `npaflow artifacts` shows, in the order the run made or read it."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     run_id: str
     rows: list[ArtifactRow] = Field(default_factory=list)

@@ -8,6 +8,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from npaflow.decisions import assumption_problem
+from npaflow.presets import FROZEN
 from npaflow.runtime.notifications import NotifyWhen
 
 #: Run ids become workflow ids, job names and ledger prefixes.
@@ -44,7 +45,7 @@ class OnFailure(StrEnum):
 class AcceptedPlanChange(BaseModel):
     """A plan change the operator accepted on restart (`npaflow resume --spec --accept-changes`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     from_fingerprint: str
     to_fingerprint: str
@@ -55,7 +56,7 @@ class AcceptedPlanChange(BaseModel):
 class RunRequest(BaseModel):
     """Everything needed to start (or restart) one run of a spec."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    model_config = FROZEN | ConfigDict(allow_inf_nan=False)
 
     spec: str = ""
     spec_uri: str = ""

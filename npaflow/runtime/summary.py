@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from npaflow.presets import FROZEN
 from npaflow.runtime.contract import RUNTIME_FILE, ledger_file_uri
 from npaflow.runtime.ledger import (
     DecisionRecord,
@@ -22,13 +23,11 @@ from npaflow.waves import WaveKey
 if TYPE_CHECKING:
     from npaflow.runtime.run_state import RunState
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
-
 
 class WaveView(BaseModel):
     """One wave attempt as the status query shows it."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     key: WaveKey
     attempt: int
@@ -69,7 +68,7 @@ class WaveView(BaseModel):
 class RunStatusView(BaseModel):
     """The live answer to the `status` query."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     run_id: str
     workflow: str
@@ -89,7 +88,7 @@ class RunStatusView(BaseModel):
 class ProgressView(BaseModel):
     """What the Temporal UI's current details show, from the run's running totals."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     phase: RunPhase
     running: list[WaveView] = Field(default_factory=list)
@@ -106,7 +105,7 @@ class ProgressView(BaseModel):
 class StepRecord(BaseModel):
     """One member step of one wave attempt in the final summary (reference §6.9)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     state: str
     status: StepStatus
@@ -137,7 +136,7 @@ class StepRecord(BaseModel):
 class RunSummary(BaseModel):
     """The final summary (reference §6.10 shape plus `failure_class`)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     workflow: str
     run_id: str

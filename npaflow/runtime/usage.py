@@ -12,13 +12,13 @@ import re
 from collections.abc import Iterable
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, Field, JsonValue
 
+from npaflow.presets import STRICT
 from npaflow.runtime.timestamps import epoch_seconds
 from npaflow.spec.validate_contracts import profile_num_nodes
 from npaflow.steps import PlanStep
 
-_OPEN = ConfigDict(extra="forbid")
 _COUNT = re.compile(r"^\s*([^:]+?)\s*(?::\s*(\d+(?:\.\d+)?))?\s*$")
 
 
@@ -36,7 +36,7 @@ class TimedTask(Protocol):
 class TaskShape(BaseModel):
     """What one task of a wave holds while it runs: nodes, and accelerators on each."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     task_name: str
     state: str
@@ -48,7 +48,7 @@ class TaskShape(BaseModel):
 class Usage(BaseModel):
     """Hours spent; the failed_* part is what attempts that did not succeed spent."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     gpu_hours: float = 0.0
     node_hours: float = 0.0

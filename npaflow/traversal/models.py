@@ -5,13 +5,12 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from npaflow.document.models import Trigger
+from npaflow.presets import FROZEN
 from npaflow.steps import PlanStep
 from npaflow.waves import WaveKey
-
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class WaveKind(StrEnum):
@@ -24,7 +23,7 @@ class WaveKind(StrEnum):
 class Wave(BaseModel):
     """One launch: a serial step, or one batch of a group occurrence (see npaflow.waves)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     sequence: int
     key: WaveKey
@@ -46,7 +45,7 @@ class Wave(BaseModel):
 class WaveOutcome(BaseModel):
     """The result of running one wave to a terminal state."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     succeeded: bool
     error: str = ""
@@ -55,7 +54,7 @@ class WaveOutcome(BaseModel):
 class DecisionRequest(BaseModel):
     """Read the decision artifact a state wrote."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     state: str
     uri: str
@@ -65,7 +64,7 @@ class DecisionRequest(BaseModel):
 class TriggerRequest(BaseModel):
     """Wait until a prefix holds enough objects before a state's work starts."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     state: str
     uri: str

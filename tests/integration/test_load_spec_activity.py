@@ -11,7 +11,7 @@ from temporalio.testing import ActivityEnvironment
 from activities.context import ActivityContext
 from activities.runs import MAX_LOADED_SPEC_BYTES, RunActivities
 from activities.storage import StorageRouter
-from npaflow.runtime.contract import ErrorType
+from npaflow.errors import ErrorType
 from npaflow.runtime.messages import LoadSpecInput
 from tests.spec_factory import chain_spec
 

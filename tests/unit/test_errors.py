@@ -12,8 +12,8 @@ import activities
 import npaflow
 import workflows_def
 from activities.errors import to_application_error
-from npaflow.errors import InfraError, LaunchUnidentifiedError, NpaflowError
-from npaflow.runtime.contract import ErrorType
+from npaflow.errors import ErrorType, InfraError, LaunchUnidentifiedError, NpaflowError
+from npaflow.runtime.contract import error_failure_class
 from npaflow.runtime.status import RetryBudget
 
 pytestmark = pytest.mark.unit
@@ -43,7 +43,7 @@ def test_every_error_class_travels_as_a_type_of_the_contract(cls: type[NpaflowEr
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__qualname__)
 def test_only_infrastructure_errors_are_spent_from_the_infrastructure_budget(cls: type[NpaflowError]) -> None:
-    budget = ErrorType(cls.wire_type).failure_class().budget()
+    budget = error_failure_class(cls.wire_type).budget()
     assert (budget is RetryBudget.INFRASTRUCTURE) == issubclass(cls, InfraError)
 
 
@@ -63,4 +63,4 @@ def test_an_activity_raises_each_error_as_its_wire_type(cls: type[NpaflowError])
 
 def test_a_launch_that_may_exist_is_never_relaunched_by_a_budget() -> None:
     assert not issubclass(LaunchUnidentifiedError, InfraError)
-    assert ErrorType(LaunchUnidentifiedError.wire_type).failure_class().budget() is RetryBudget.NONE
+    assert error_failure_class(LaunchUnidentifiedError.wire_type).budget() is RetryBudget.NONE

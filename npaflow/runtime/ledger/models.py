@@ -9,9 +9,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, PlainSerializer
+from pydantic import BaseModel, BeforeValidator, Field, JsonValue, PlainSerializer
 
 from npaflow.document.models import Artifact
+from npaflow.presets import FROZEN, STRICT
 from npaflow.runtime.ledger.records import DecisionRecord, PlanChangeRecord, Watermark
 from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.status import FailureClass, JobStatus
@@ -29,7 +30,6 @@ from npaflow.waves import WaveKey
 #: Ledger timestamps: UTC, second precision, a `Z` suffix (reference §6.6).
 RUNTIME_SCHEMA = "npa.workflow.runtime.v1"
 RUN_SCHEMA = "npa.workflow.run.v1"
-_OPEN = ConfigDict(extra="forbid")
 
 
 def _blank_is_none(value: Any) -> Any:
@@ -64,7 +64,7 @@ MaybeFailureClass = Annotated[
 class Cancellation(BaseModel):
     """The outcome of cancelling one wave attempt's job."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     state: CancellationState = CancellationState.NOT_APPLICABLE
     error: str = ""
@@ -73,7 +73,7 @@ class Cancellation(BaseModel):
 class Credentials(BaseModel):
     """Secret names a launch passed; values are never persisted."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     names: list[str] = Field(default_factory=list)
     fingerprint: str = ""
@@ -84,7 +84,7 @@ class Credentials(BaseModel):
 class TaskRow(BaseModel):
     """One task of a job's timeline."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     job_id: str = ""
     task_id: int = 0
@@ -105,7 +105,7 @@ class TaskRow(BaseModel):
 class Observation(BaseModel):
     """One poll's view of which tasks were running."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     observed_at: str
     scheduler_state: JobStatus
@@ -117,7 +117,7 @@ class Observation(BaseModel):
 class PlannedStep(BaseModel):
     """One member of a wave as the plan made it: what `manifest.json` steps carry (reference §6.9)."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     state: str
     iteration: int | None = None
@@ -131,7 +131,7 @@ class PlannedStep(BaseModel):
 class WaveAttemptRecord(BaseModel):
     """One attempt of one wave; upserted by (key, attempt)."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     key: WaveKey
     replayed: bool = False
@@ -196,7 +196,7 @@ class WaveAttemptRecord(BaseModel):
 class FinishedWave(BaseModel):
     """What a later execution needs of an earlier one's finished attempt: enough to replay it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     key: WaveKey
     attempt: int = 1
@@ -226,7 +226,7 @@ class FinishedWave(BaseModel):
 class StageRecord(BaseModel):
     """One member stage of one wave attempt (reference §6.6 stage projection)."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     key: str
     stage: str
@@ -255,7 +255,7 @@ class StageRecord(BaseModel):
 class ReconciledJob(BaseModel):
     """One orphaned job, cancelled by exact id: what the ledger and `npaflow status` show."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     job_id: str
     job_name: str = ""
@@ -272,7 +272,7 @@ class ReconciledJob(BaseModel):
 class LedgerDelta(BaseModel):
     """What changed since the last export; merged into the stored ledger."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     status: LedgerStatus | None = None
     error: str | None = None
@@ -291,7 +291,7 @@ class LedgerDelta(BaseModel):
 class RuntimeLedger(BaseModel):
     """The whole `runtime.json` document (plus our additive fields)."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     schema_version: str = RUNTIME_SCHEMA
     workflow: str

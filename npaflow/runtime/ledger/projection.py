@@ -11,12 +11,11 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from npaflow.document.models import Artifact
+from npaflow.presets import STRICT
 from npaflow.runtime.ledger.models import RUN_SCHEMA, PlannedStep, StageRecord, TaskRow, WaveAttemptRecord
 from npaflow.runtime.usage import RunUsage
 from npaflow.runtime.vocabulary import StepStatus
 from npaflow.waves import WaveKey
-
-_OPEN = ConfigDict(extra="forbid")
 
 
 class StageState(StrEnum):
@@ -111,7 +110,7 @@ def stage_records(wave: WaveAttemptRecord) -> list[StageRecord]:
 class ManifestStep(BaseModel):
     """One step of `manifest.json`: the newest attempt of one member stage (reference §6.9)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = STRICT | ConfigDict(populate_by_name=True)
 
     state: str
     iteration: int | None = None
@@ -161,7 +160,7 @@ def manifest_steps(wave: WaveAttemptRecord) -> list[ManifestStep]:
 class InputSource(BaseModel):
     """`manifest.json` `input_source`: a mapping in the reference; npaflow names where the spec came from."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     spec: str = ""  # "inline" (the spec travelled in the run's input) or the spec's URI
 
@@ -169,7 +168,7 @@ class InputSource(BaseModel):
 class ManifestDocument(BaseModel):
     """`manifest.json` (npa.workflow.run.v1)."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     schema_version: str = RUN_SCHEMA
     workflow: str
@@ -186,7 +185,7 @@ class ManifestDocument(BaseModel):
 class StatusDocument(BaseModel):
     """`status.json` (npa.workflow.run.v1): the manifest's status, as the reference writes it."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     schema_version: str = RUN_SCHEMA
     run_id: str

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
+from npaflow.presets import STRICT
 from npaflow.runtime.vocabulary import DecisionSource
-
-_OPEN = ConfigDict(extra="forbid")
 
 
 def _blank_is_artifact(value: Any) -> Any:
@@ -22,7 +21,7 @@ def _blank_is_artifact(value: Any) -> Any:
 class DecisionRecord(BaseModel):
     """One decision read: where from, what it said, and how it was obtained."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     state: str = ""
     uri: str
@@ -36,7 +35,7 @@ class DecisionRecord(BaseModel):
 class Watermark(BaseModel):
     """What a trigger saw when it fired."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     uri: str
     objects: int
@@ -48,7 +47,7 @@ class Watermark(BaseModel):
 class LaunchReceipt(BaseModel):
     """`npa-workflow/launches/<job name>.json`: written once a launch is accepted, before it is awaited."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     job_name: str
     launch_token: str
@@ -60,7 +59,7 @@ class LaunchReceipt(BaseModel):
 class PlanChangeRecord(BaseModel):
     """A restart onto an edited spec whose change the operator accepted (ours, additive)."""
 
-    model_config = _OPEN
+    model_config = STRICT
 
     accepted_at: str = ""
     accepted_by: str = ""

@@ -8,14 +8,13 @@ open (DESIGN §3.5: no job outlives its run).
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from npaflow.presets import FROZEN
 from npaflow.runtime.ledger import ReconciledJob
 from npaflow.runtime.messages import JobRef
 from npaflow.runtime.status import JobStatus
 from npaflow.runtime.vocabulary import RunEnding
-
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 #: The reconcile workflow's id prefix: ':' is never in a run id, so no run can take its id.
 RECONCILE_ID_PREFIX = "npaflow:reconcile:"
@@ -29,7 +28,7 @@ def reconcile_workflow_id(run_id: str) -> str:
 class JobOwner(BaseModel):
     """The run a job belongs to, stored with the job by the backend at launch."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     run_id: str
     namespace: str
@@ -43,7 +42,7 @@ class JobOwner(BaseModel):
 class LiveJob(BaseModel):
     """A job a backend reports as not terminal, with its owner when npaflow launched it."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     job: JobRef
     status: JobStatus
@@ -53,7 +52,7 @@ class LiveJob(BaseModel):
 class OrphanBatch(BaseModel):
     """Jobs one sweep found whose run is closed (the reconcile workflow's input and signal)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     run_id: str
     ending: RunEnding
@@ -63,7 +62,7 @@ class OrphanBatch(BaseModel):
 class ReconcileResult(BaseModel):
     """What one reconcile workflow did."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     run_id: str
     jobs: list[ReconciledJob] = Field(default_factory=list)
@@ -72,7 +71,7 @@ class ReconcileResult(BaseModel):
 class CheckRunInput(BaseModel):
     """Ask Temporal how a run's newest execution stands, and its ledger which jobs were kept."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     run_id: str
     ledger_uri: str = ""
@@ -82,7 +81,7 @@ class CheckRunInput(BaseModel):
 class RunStanding(BaseModel):
     """How a run stands; `known` False when Temporal could not say (then nothing is cancelled)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     ending: RunEnding
     known: bool = True
@@ -94,7 +93,7 @@ class RunStanding(BaseModel):
 class RecordReconciledInput(BaseModel):
     """Write reconciled jobs into their run's ledger (and its status when it still says running)."""
 
-    model_config = _FROZEN
+    model_config = FROZEN
 
     run_id: str
     ledger_uri: str
