@@ -79,7 +79,8 @@ class JobCanceller:
             _, message = classify_activity_error(error, job)
             return CancelOutcome(Cancellation(state=CancellationState.FAILED, error=message))
         verified = result.state is CancellationState.VERIFIED
-        count(Metric.CANCELLATIONS, result="verified" if verified else "failed")
+        ended = CancellationState.VERIFIED if verified else CancellationState.FAILED
+        count(Metric.CANCELLATIONS, result=ended.value)
         return CancelOutcome(Cancellation(state=result.state, error=result.error), result.status)
 
     async def settle_pending_launches(self) -> None:

@@ -22,7 +22,7 @@ from npaflow.runtime.contract import AWAIT_WAVE, LAUNCH_WAVE
 from npaflow.runtime.ledger import WaveAttemptRecord, latest_attempts
 from npaflow.runtime.ledger.book import AttemptId
 from npaflow.runtime.messages import AwaitEnd, AwaitResult, AwaitWaveInput, LaunchWaveInput
-from npaflow.runtime.metrics import Metric
+from npaflow.runtime.metrics import BudgetLabel, Metric
 from npaflow.runtime.status import FailureClass, JobStatus, RetryBudget
 from npaflow.runtime.vocabulary import CancellationState, WaveStatus
 from npaflow.traversal import DecisionRequest, TriggerRequest, Wave, WaveOutcome
@@ -122,7 +122,9 @@ class TemporalExecutor:
                 count(
                     Metric.WAVE_RETRIES,
                     spec=self.state.workflow,
-                    budget="payload" if budget is RetryBudget.RETRIES else "infrastructure",
+                    budget=(
+                        BudgetLabel.PAYLOAD if budget is RetryBudget.RETRIES else BudgetLabel.INFRASTRUCTURE
+                    ).value,
                 )
                 await workflow.sleep(
                     timedelta(seconds=self.request.backoff_seconds(failures)),
@@ -315,3 +317,7 @@ class AttemptRunner:
         count(Metric.WAVE_ATTEMPTS_FAILED, spec=self.state.workflow, failure_class=failure_class.value)
         await self.recorder.sync()
         return AttemptOutcome(ok=False, error=error, failure_class=failure_class)
+
+
+def _budget_label(budget: RetryBudget) -> BudgetLabel:
+    return BudgetLabel.PAYLOAD if budget is RetryBudget.RETRIES else BudgetLabel.INFRASTRUCTURE

@@ -23,7 +23,7 @@ from npaflow.runtime.contract import (
 )
 from npaflow.runtime.ids import RunId
 from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec, LoadSpecInput, RequestCancelInput
-from npaflow.runtime.metrics import Metric
+from npaflow.runtime.metrics import Metric, RunOutcome
 from npaflow.runtime.notifications import RunEvent
 from npaflow.runtime.request import RUN_ID_PATTERN, RunRequest
 from npaflow.runtime.run_state import RunState
@@ -71,7 +71,7 @@ class NpaWorkflowRun:
                 raise  # continue-as-new, or the worker evicting the run: not the run's end
             await self._finish_failed(exc)
         self.state.run_succeeded()
-        count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="succeeded")
+        count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome=RunOutcome.SUCCEEDED.value)
         self._count_hours()
         await notify(self.state, request, RunEvent.SUCCEEDED)
         await self._sync_final()
@@ -147,7 +147,11 @@ class NpaWorkflowRun:
             await self.executor.attempts.cancels.cancel_in_flight(f"run failed: {message}"[:600])
         self.state.run_failed(message, self.state.failure_class or failure_class)
         capacity = self.state.failure_class is FailureClass.CAPACITY
-        count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="capacity" if capacity else "failed")
+        count(
+            Metric.RUNS_FINISHED,
+            spec=self.state.workflow,
+            outcome=(RunOutcome.CAPACITY if capacity else RunOutcome.FAILED).value,
+        )
         self._count_hours()
         if self.request is not None:
             await notify(self.state, self.request, RunEvent.CAPACITY if capacity else RunEvent.FAILED)
@@ -165,7 +169,7 @@ class NpaWorkflowRun:
         if self.executor is not None:
             await self.executor.attempts.cancels.cancel_in_flight(self.state.error)
         self.state.run_cancelled()
-        count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome="cancelled")
+        count(Metric.RUNS_FINISHED, spec=self.state.workflow, outcome=RunOutcome.CANCELLED.value)
         self._count_hours()
         await self._sync_final()
 

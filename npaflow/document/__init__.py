@@ -1,37 +1,7 @@
-"""The spec document itself: its pydantic models and the located YAML it is parsed from.
+"""The spec document itself: its pydantic models (models.py) and the located YAML (yaml_source.py).
 
 The lowest layer of the spec language: the catalog, the run context and the
-loader all build on it, and it imports none of them.
+loader build on it, and it imports none of them. Its models have one front
+door, `npaflow.spec` (which also loads and validates); only the layers below
+the loader import `npaflow.document.models` directly.
 """
-
-from npaflow.document.models import (
-    SUPPORTED_API_VERSIONS,
-    Artifact,
-    ExecutionMode,
-    Loop,
-    Metadata,
-    MultiNodeMode,
-    RunBlock,
-    State,
-    Transition,
-    Trigger,
-    WorkflowSpec,
-)
-from npaflow.document.yaml_source import KeyPath, YamlSource, parse_yaml
-
-__all__ = [
-    "SUPPORTED_API_VERSIONS",
-    "Artifact",
-    "ExecutionMode",
-    "KeyPath",
-    "Loop",
-    "Metadata",
-    "MultiNodeMode",
-    "RunBlock",
-    "State",
-    "Transition",
-    "Trigger",
-    "WorkflowSpec",
-    "YamlSource",
-    "parse_yaml",
-]

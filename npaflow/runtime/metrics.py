@@ -42,6 +42,22 @@ class Metric(StrEnum):
     JOBS_RECONCILED = "npaflow_jobs_reconciled"
 
 
+class RunOutcome(StrEnum):
+    """The `outcome` label of `npaflow_runs_finished_total`."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    CAPACITY = "capacity"  # failed for lack of capacity only: try again later
+
+
+class BudgetLabel(StrEnum):
+    """The `budget` label of `npaflow_wave_retries_total`: which retry budget paid."""
+
+    PAYLOAD = "payload"  # `retries`
+    INFRASTRUCTURE = "infrastructure"  # `max_infrastructure_recoveries`
+
+
 @dataclass(frozen=True)
 class MetricDef:
     """A metric (its Prometheus name without `_total`), kind, labels and help text."""
