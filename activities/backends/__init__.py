@@ -1,1 +1,1 @@
-"""Backends that run wave jobs: the local processes backend and the SkyPilot CLI backend."""
+"""Backends that run wave jobs: local processes (local/), SkyPilot managed jobs through its Python SDK."""

@@ -21,7 +21,7 @@ from temporalio.testing import WorkflowEnvironment
 from npaflow.runtime.contract import LEDGER_DIR, MANIFEST_FILE, RUNTIME_FILE, STATUS_FILE
 from tests.e2e.test_cli_runs import npaflow
 from tests.harness import Harness
-from tests.helpers import eventually
+from tests.helpers import eventually, skip_unless_all_required
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +55,9 @@ def frozen(directory: Path) -> Iterator[None]:
 @pytest.fixture
 def freezable(tmp_path: Path) -> Path:
     if not can_freeze(tmp_path):
-        pytest.skip("chattr +i is not enforced here (not root, or the filesystem lacks the flag)")
+        skip_unless_all_required(
+            "chattr +i is not enforced here (not root, or the filesystem lacks the flag)"
+        )
     return tmp_path
 
 
