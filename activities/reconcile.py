@@ -17,6 +17,7 @@ from activities.clock import utc_now
 from activities.errors import mapped_errors
 from activities.ledger import LedgerActivities, read_ledger
 from npaflow.document.models import SUPPORTED_API_VERSIONS
+from npaflow.ids import RunId
 from npaflow.runtime.contract import CHECK_RUN, RECORD_RECONCILED
 from npaflow.runtime.ledger import LedgerDelta
 from npaflow.runtime.messages import ExportLedgerInput, ExportResult
@@ -38,7 +39,7 @@ _ENDINGS = {
 }
 
 
-async def run_standing(client: Client, run_id: str) -> RunStanding:
+async def run_standing(client: Client, run_id: RunId) -> RunStanding:
     """How the newest execution of a run stands; unknown (never "closed") when Temporal cannot say."""
     try:
         description = await client.get_workflow_handle(run_id).describe()

@@ -10,6 +10,7 @@ from pydantic import JsonValue
 from npaflow.catalog.models import ToolCatalog
 from npaflow.document.models import State, WorkflowSpec
 from npaflow.errors import TokenError
+from npaflow.ids import RunId
 from npaflow.tokens import TokenScope, resolve_text, token_scopes_in
 
 #: How many passes config self-resolution makes before giving up on chains.
@@ -28,7 +29,7 @@ class ConfigTokenError(TokenError):
 class RunContext:
     """The resolved global config and run scope of one run (or plan, or validation)."""
 
-    run_id: str
+    run_id: RunId
     config: Mapping[str, JsonValue]
     run: Mapping[str, JsonValue]
 
@@ -59,7 +60,7 @@ def config_with_catalog_defaults(spec: WorkflowSpec, catalog: ToolCatalog) -> di
     return config
 
 
-def build_run_context(spec: WorkflowSpec, catalog: ToolCatalog, run_id: str) -> RunContext:
+def build_run_context(spec: WorkflowSpec, catalog: ToolCatalog, run_id: RunId) -> RunContext:
     """Resolve config against itself and the run scope (reference §2.3).
 
     Raises:

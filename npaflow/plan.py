@@ -17,6 +17,7 @@ from npaflow.catalog.models import ToolCatalog
 from npaflow.context import build_run_context
 from npaflow.decisions import normalize_decision, resolve_assumption
 from npaflow.document.models import WorkflowSpec
+from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.spec_content import spec_content
 from npaflow.steps import PlanStep
@@ -29,7 +30,7 @@ from npaflow.traversal import (
     WaveOutcome,
 )
 
-DEFAULT_PLAN_RUN_ID = "plan-run"
+DEFAULT_PLAN_RUN_ID = RunId("plan-run")
 _SUCCEEDED = WaveOutcome(succeeded=True)
 T = TypeVar("T")
 
@@ -106,7 +107,7 @@ class ExecutionPlan(BaseModel):
     workflow: str
     api_version: str
     initial: str
-    run_id: str
+    run_id: RunId
     assume_decision: str
     steps: tuple[PlanStep, ...]
     waves: tuple[Wave, ...]
@@ -158,7 +159,7 @@ async def build_plan_async(
     spec: WorkflowSpec,
     catalog: ToolCatalog,
     *,
-    run_id: str = DEFAULT_PLAN_RUN_ID,
+    run_id: RunId = DEFAULT_PLAN_RUN_ID,
     assume_decision: str = "",
     cap: int = 0,
     decisions: Sequence[str] = (),
@@ -193,7 +194,7 @@ def build_plan(
     spec: WorkflowSpec,
     catalog: ToolCatalog,
     *,
-    run_id: str = DEFAULT_PLAN_RUN_ID,
+    run_id: RunId = DEFAULT_PLAN_RUN_ID,
     assume_decision: str = "",
     cap: int = 0,
     decisions: Sequence[str] = (),

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, model_serializer, model_validator
 
+from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 
 T = TypeVar("T")
@@ -121,7 +122,7 @@ def sanitize_job_name(text: str) -> str:
     return name[:MAX_JOB_NAME].rstrip("-_")
 
 
-def job_name(run_id: str, sequence: int, label: str, attempt: int = 1) -> str:
+def job_name(run_id: RunId, sequence: int, label: str, attempt: int = 1) -> str:
     """Return the unique managed-job name of one wave attempt (reference §6.4.1)."""
     base = sanitize_job_name(f"{run_id}-{sequence:02d}-{label}")
     if attempt <= 1:

@@ -14,6 +14,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
+from npaflow.ids import RunId
 from npaflow.runtime.contract import (
     CANCEL_WAVE,
     CHECK_RUN,
@@ -83,7 +84,7 @@ class NpaflowReconcileRun:
         run_id = workflow.info().workflow_id.removeprefix(RECONCILE_ID_PREFIX)
         return ReconcileResult(run_id=run_id, jobs=self.done)
 
-    async def _reconcile(self, run_id: str, jobs: list[LiveJob]) -> list[ReconciledJob]:
+    async def _reconcile(self, run_id: RunId, jobs: list[LiveJob]) -> list[ReconciledJob]:
         """Check the run is still closed, cancel what its cleanup did not keep, record it."""
         owner = next(job.owner for job in jobs if job.owner is not None)
         standing = await call(

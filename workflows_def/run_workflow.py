@@ -13,6 +13,7 @@ from npaflow.context import build_run_context
 from npaflow.decisions import resolve_assumption
 from npaflow.document.models import ExecutionMode
 from npaflow.errors import BudgetSpentError, ErrorType, NpaflowError
+from npaflow.ids import RunId
 from npaflow.runtime.contract import (
     LOAD_SPEC,
     PENDING_LEDGER_QUERY,
@@ -21,7 +22,6 @@ from npaflow.runtime.contract import (
     WORKFLOW_TYPE,
     Signal,
 )
-from npaflow.runtime.ids import RunId
 from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec, LoadSpecInput, RequestCancelInput
 from npaflow.runtime.metrics import Metric, RunOutcome
 from npaflow.runtime.notifications import RunEvent

@@ -14,6 +14,7 @@ from npaflow.context import build_run_context
 from npaflow.decisions import assumption_problem
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError, SpecIssue, UsageError
+from npaflow.ids import RunId
 from npaflow.runtime.environment import EnvVar
 from npaflow.spec import WorkflowSpec, load_spec_from_path
 from npaflow.spec.decision_sources import decision_source_issues
@@ -105,7 +106,7 @@ def load_spec_for(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCatalog]:
 
 def decision_gaps_for(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> list[SpecIssue]:
     """The states of the spec on the command line that would decide with no artifact."""
-    config = build_run_context(spec, catalog, "validate-run").config
+    config = build_run_context(spec, catalog, RunId("validate-run")).config
     return decision_source_issues(spec, config, Path(args.spec).read_text(encoding="utf-8"), args.spec)
 
 

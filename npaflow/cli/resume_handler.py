@@ -27,6 +27,7 @@ from npaflow.cli.temporal_client import (
     task_queue_from,
 )
 from npaflow.errors import UsageError
+from npaflow.ids import RunId
 from npaflow.plan import build_plan, plan_fingerprint
 from npaflow.plan_diff import PlanDiff, diff_plans
 from npaflow.runtime.contract import STATUS_QUERY, WORKFLOW_TYPE, Signal
@@ -162,8 +163,8 @@ async def plan_change(
     catalog = load_catalogs(request.catalogs)
     old_spec = load_spec_from_str(old_text, "<the run's spec>", catalog=catalog, overrides=request.vars)
     new_spec = load_spec_from_str(new_text, new_file, catalog=catalog, overrides=request.vars)
-    old_plan = build_plan(old_spec, catalog, run_id=handle.id, assume_decision=request.assume_decision)
-    new_plan = build_plan(new_spec, catalog, run_id=handle.id, assume_decision=request.assume_decision)
+    old_plan = build_plan(old_spec, catalog, run_id=RunId(handle.id), assume_decision=request.assume_decision)
+    new_plan = build_plan(new_spec, catalog, run_id=RunId(handle.id), assume_decision=request.assume_decision)
     return diff_plans(
         old_spec,
         old_plan,

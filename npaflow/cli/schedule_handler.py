@@ -43,6 +43,7 @@ from npaflow.cli.submit_handler import INLINE_SPEC_LIMIT, build_request
 from npaflow.cli.temporal_client import connect_from, task_queue_from
 from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
 from npaflow.errors import UsageError
+from npaflow.ids import RunId
 from npaflow.runtime.contract import WORKFLOW_TYPE
 from npaflow.runtime.request import RUN_ID_PATTERN
 from npaflow.runtime.ui_text import static_summary
@@ -83,7 +84,7 @@ async def create(args: argparse.Namespace) -> int:
     schedule_spec = _spec_of(args)
     text = Path(args.spec).read_text(encoding="utf-8")
     spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
-    request = build_request(args, text, "", spec_uri=spec_uri)
+    request = build_request(args, text, RunId(""), spec_uri=spec_uri)
     catchup = parse_duration("--catchup-window", args.catchup_window) if args.catchup_window else None
     action = ScheduleActionStartWorkflow(
         WORKFLOW_TYPE,

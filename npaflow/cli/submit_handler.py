@@ -43,6 +43,7 @@ from npaflow.cli.temporal_client import (
     task_queue_from,
 )
 from npaflow.errors import UsageError
+from npaflow.ids import RunId
 from npaflow.runtime.contract import (
     WORKFLOW_TYPE,
 )
@@ -60,7 +61,7 @@ async def submit(args: argparse.Namespace) -> int:
     """Validate locally (nothing starts on an error), then start the run or refuse a duplicate."""
     spec, catalog = load_spec_for(args)
     require_decision_sources(args, spec, catalog)
-    run_id = args.run_id or f"{spec.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    run_id = RunId(args.run_id or f"{spec.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
     text = Path(args.spec).read_text(encoding="utf-8")
     spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
     request = build_request(args, text, run_id, spec_uri=spec_uri)
@@ -180,7 +181,9 @@ async def _wait_and_report(
     return code
 
 
-def build_request(args: argparse.Namespace, spec_text: str, run_id: str, *, spec_uri: str = "") -> RunRequest:
+def build_request(
+    args: argparse.Namespace, spec_text: str, run_id: RunId, *, spec_uri: str = ""
+) -> RunRequest:
     """Turn the run flags into the workflow input (the spec inline, or by reference when large).
 
     Raises:
@@ -202,7 +205,7 @@ def flag_problem(exc: ValidationError) -> str:
     return f"--{field.replace('_', '-')}: {message} (got {error.get('input')!r})"
 
 
-def _request(args: argparse.Namespace, spec_text: str, run_id: str, spec_uri: str) -> RunRequest:
+def _request(args: argparse.Namespace, spec_text: str, run_id: RunId, spec_uri: str) -> RunRequest:
     return RunRequest(
         spec="" if spec_uri else spec_text,
         spec_uri=spec_uri,

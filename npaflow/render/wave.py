@@ -16,6 +16,7 @@ from pydantic import BaseModel, JsonValue
 
 from npaflow.catalog.models import ToolCatalog, ToolEntry
 from npaflow.errors import RenderError
+from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.render.guard import assert_no_unresolved_placeholders
 from npaflow.render.resources import kubernetes_config, normalize_resources
@@ -37,7 +38,7 @@ class RenderOptions(BaseModel):
 
     model_config = FROZEN
 
-    run_id: str
+    run_id: RunId
     workflow: str
     attempt: int = 1
     project: str = "default"
@@ -61,7 +62,7 @@ class RenderedWave(BaseModel):
     yaml: str
 
 
-def logical_launch_id(project: str, run_id: str, key: str, attempt: int, states: list[str]) -> str:
+def logical_launch_id(project: str, run_id: RunId, key: str, attempt: int, states: list[str]) -> str:
     """Return the deterministic id of one logical launch (reference §6.4.1)."""
     digest = hashlib.sha256(
         "\0".join([project, run_id, key, str(attempt), ",".join(states)]).encode("utf-8")

@@ -15,6 +15,7 @@ from npaflow.catalog import ToolCatalog
 from npaflow.context import build_run_context
 from npaflow.document.models import WorkflowSpec
 from npaflow.errors import ConfigurationError
+from npaflow.ids import RunId
 from npaflow.ledger_paths import bucket_problem, prefix_problem
 
 
@@ -28,7 +29,7 @@ def ledger_base(ledger_root: str, home: Path) -> str:
     return f"file://{home}/runs"
 
 
-def run_prefix_for(spec: WorkflowSpec, catalog: ToolCatalog, run_id: str, base: str) -> str:
+def run_prefix_for(spec: WorkflowSpec, catalog: ToolCatalog, run_id: RunId, base: str) -> str:
     """`s3://<config.bucket>/<prefix>` when the spec names a bucket, else `<base>/<prefix>`.
 
     "" when neither is known (a client that does not know the workers' ledger root).

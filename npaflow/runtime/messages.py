@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from npaflow.catalog.models import ToolCatalog
 from npaflow.document.models import Trigger, WorkflowSpec
+from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.runtime.ledger import (
     DecisionRecord,
@@ -34,7 +35,7 @@ class LoadSpecInput(BaseModel):
 
     model_config = FROZEN
 
-    run_id: str
+    run_id: RunId
     spec: str = ""
     spec_uri: str = ""
     vars: dict[str, str] = Field(default_factory=dict)
@@ -103,7 +104,7 @@ class LaunchWaveInput(BaseModel):
 
     model_config = FROZEN
 
-    run_id: str
+    run_id: RunId
     workflow: str
     wave: Wave
     attempt: int
@@ -254,7 +255,7 @@ class ExportLedgerInput(BaseModel):
 
     model_config = FROZEN
 
-    run_id: str
+    run_id: RunId
     workflow: str
     api_version: str
     ledger_uri: str

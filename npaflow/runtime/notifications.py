@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
+from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 
 #: Characters of a run's error a notification carries.
@@ -48,7 +49,7 @@ class RunNotification(BaseModel):
 
     event: RunEvent
     text: str
-    run_id: str
+    run_id: RunId
     workflow: str
     phase: str
     state: str = ""  # the state whose wave failed (suspended, failed, capacity)

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.runtime.messages import JobRef
 
@@ -73,5 +74,5 @@ class RunArtifacts(BaseModel):
 
     model_config = FROZEN
 
-    run_id: str
+    run_id: RunId
     rows: list[ArtifactRow] = Field(default_factory=list)

@@ -8,6 +8,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from npaflow.decisions import assumption_problem
+from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.runtime.notifications import NotifyWhen
 
@@ -60,7 +61,7 @@ class RunRequest(BaseModel):
 
     spec: str = ""
     spec_uri: str = ""
-    run_id: str = ""
+    run_id: RunId = RunId("")
     vars: dict[str, str] = Field(default_factory=dict)
     catalogs: list[str] = Field(default_factory=list)
     poll_seconds: float = Field(default=30, ge=MIN_POLL_SECONDS, le=MAX_DURATION_SECONDS)

@@ -11,7 +11,7 @@ The reports built from it live beside their views (npaflow/runtime/summary.py).
 
 from __future__ import annotations
 
-from npaflow.runtime.ids import RunId
+from npaflow.ids import RunId
 from npaflow.runtime.ledger import DecisionRecord, LedgerDelta, Watermark
 from npaflow.runtime.ledger.book import AttemptId, LedgerBook, Receipt
 from npaflow.runtime.messages import AttemptUsage

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.runtime.contract import RUNTIME_FILE, ledger_file_uri
 from npaflow.runtime.ledger import (
@@ -70,7 +71,7 @@ class RunStatusView(BaseModel):
 
     model_config = FROZEN
 
-    run_id: str
+    run_id: RunId
     workflow: str
     phase: RunPhase
     pause_requested: bool = False  # `pause` signalled; PAUSED once in-flight waves finish
@@ -139,7 +140,7 @@ class RunSummary(BaseModel):
     model_config = FROZEN
 
     workflow: str
-    run_id: str
+    run_id: RunId
     status: RunPhase
     wave_count: int
     waves: list[WaveAttemptRecord] = Field(default_factory=list)

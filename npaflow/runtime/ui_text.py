@@ -6,6 +6,7 @@ otherwise, so each item is one short line.
 
 from __future__ import annotations
 
+from npaflow.ids import RunId
 from npaflow.runtime.summary import ProgressView
 
 
@@ -17,7 +18,7 @@ def static_summary(workflow: str, spec_file: str) -> str:
 def static_details(
     *,
     workflow: str,
-    run_id: str,
+    run_id: RunId,
     ledger_uri: str,
     submitted_by: str,
     spec_file: str,

@@ -12,6 +12,7 @@ from npaflow.document.models import SUPPORTED_API_VERSIONS, State, WorkflowSpec
 from npaflow.document.yaml_source import YamlSource
 from npaflow.errors import SpecIssue, TokenError
 from npaflow.graphs import deepest, find_cycle
+from npaflow.ids import RunId
 from npaflow.ledger_paths import bucket_problem, prefix_problem
 from npaflow.spec.issues import IssueCollector, did_you_mean
 from npaflow.spec.validate_contracts import (
@@ -22,7 +23,7 @@ from npaflow.spec.validate_contracts import (
 from npaflow.spec.validate_groups import validate_group
 from npaflow.tokens import resolve_config_int
 
-VALIDATE_RUN_ID = "validate-run"
+VALIDATE_RUN_ID = RunId("validate-run")
 _PREDICATE_HINT = "known predicates: " + ", ".join(sorted(PREDICATES))
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from npaflow.ids import RunId
 from npaflow.runtime.diagrams import render_blocks
-from npaflow.runtime.ids import RunId
 from npaflow.runtime.ledger import Cancellation, DecisionRecord, LedgerDelta, Watermark
 from npaflow.runtime.messages import AwaitResult, JobRef, LaunchResult
 from npaflow.runtime.request import BackendName

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from npaflow.cli.options import SubParsers, add_spec_arguments, load_spec_for
 from npaflow.gc_pause import gc_paused
+from npaflow.ids import RunId
 from npaflow.plan import DEFAULT_PLAN_RUN_ID, build_plan
 from npaflow.render import RenderOptions, render_wave
 from npaflow.traversal import Wave
@@ -31,7 +32,7 @@ def add(commands: SubParsers) -> None:
     render.set_defaults(handler=run_render)
 
 
-def wave_file_name(run_id: str, wave: Wave) -> str:
+def wave_file_name(run_id: RunId, wave: Wave) -> str:
     """Return `<NNN>-<job-name>.yaml` for a wave's first attempt."""
     return f"{wave.sequence:03d}-{job_name(run_id, wave.sequence, wave.label)}.yaml"
 

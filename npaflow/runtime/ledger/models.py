@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, Field, JsonValue, PlainSerializer
 
 from npaflow.document.models import Artifact
+from npaflow.ids import RunId
 from npaflow.presets import FROZEN, STRICT
 from npaflow.runtime.ledger.records import DecisionRecord, PlanChangeRecord, Watermark
 from npaflow.runtime.notifications import NotificationRecord
@@ -295,7 +296,7 @@ class RuntimeLedger(BaseModel):
 
     schema_version: str = RUNTIME_SCHEMA
     workflow: str
-    run_id: str
+    run_id: RunId
     api_version: str
     status: LedgerStatus = LedgerStatus.RUNNING
     run_prefix_uri: str = ""

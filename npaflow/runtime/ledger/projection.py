@@ -11,6 +11,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from npaflow.document.models import Artifact
+from npaflow.ids import RunId
 from npaflow.presets import STRICT
 from npaflow.runtime.ledger.models import RUN_SCHEMA, PlannedStep, StageRecord, TaskRow, WaveAttemptRecord
 from npaflow.runtime.usage import RunUsage
@@ -172,7 +173,7 @@ class ManifestDocument(BaseModel):
 
     schema_version: str = RUN_SCHEMA
     workflow: str
-    run_id: str
+    run_id: RunId
     api_version: str
     run_prefix_uri: str = ""
     status: str
@@ -188,7 +189,7 @@ class StatusDocument(BaseModel):
     model_config = STRICT
 
     schema_version: str = RUN_SCHEMA
-    run_id: str
+    run_id: RunId
     workflow: str
     status: str
     updated_at: str = ""

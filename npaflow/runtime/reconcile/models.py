@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.runtime.ledger import ReconciledJob
 from npaflow.runtime.messages import JobRef
@@ -20,7 +21,7 @@ from npaflow.runtime.vocabulary import RunEnding
 RECONCILE_ID_PREFIX = "npaflow:reconcile:"
 
 
-def reconcile_workflow_id(run_id: str) -> str:
+def reconcile_workflow_id(run_id: RunId) -> str:
     """The one reconcile workflow of a run (signal-with-start: every worker joins the same one)."""
     return RECONCILE_ID_PREFIX + run_id
 
@@ -30,7 +31,7 @@ class JobOwner(BaseModel):
 
     model_config = FROZEN
 
-    run_id: str
+    run_id: RunId
     namespace: str
     task_queue: str
     ledger_uri: str = ""
@@ -54,7 +55,7 @@ class OrphanBatch(BaseModel):
 
     model_config = FROZEN
 
-    run_id: str
+    run_id: RunId
     ending: RunEnding
     jobs: list[LiveJob] = Field(default_factory=list)
 
@@ -64,7 +65,7 @@ class ReconcileResult(BaseModel):
 
     model_config = FROZEN
 
-    run_id: str
+    run_id: RunId
     jobs: list[ReconciledJob] = Field(default_factory=list)
 
 
@@ -73,7 +74,7 @@ class CheckRunInput(BaseModel):
 
     model_config = FROZEN
 
-    run_id: str
+    run_id: RunId
     ledger_uri: str = ""
     job_ids: list[str] = Field(default_factory=list)
 
@@ -95,7 +96,7 @@ class RecordReconciledInput(BaseModel):
 
     model_config = FROZEN
 
-    run_id: str
+    run_id: RunId
     ledger_uri: str
     workflow: str = ""
     ending: RunEnding

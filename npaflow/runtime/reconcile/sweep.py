@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from npaflow.ids import RunId
 from npaflow.runtime.reconcile.models import LiveJob
 
 
 def orphan_candidates(
     jobs: Iterable[LiveJob], *, namespace: str, task_queue: str
-) -> dict[str, list[LiveJob]]:
+) -> dict[RunId, list[LiveJob]]:
     """Live jobs this worker may reconcile, by run id.
 
     A job without an owner (launched before owners were recorded, or not by npaflow)
@@ -17,7 +18,7 @@ def orphan_candidates(
     SkyPilot server) is never touched: only its own runs' workers can tell whether
     its run is open.
     """
-    candidates: dict[str, list[LiveJob]] = {}
+    candidates: dict[RunId, list[LiveJob]] = {}
     for job in jobs:
         owner = job.owner
         if owner is None or owner.namespace != namespace or owner.task_queue != task_queue:
