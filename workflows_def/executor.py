@@ -12,7 +12,7 @@ Nothing calls back into the workflow object.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import timedelta
 
 from temporalio import workflow
@@ -45,7 +45,13 @@ from workflows_def.activity_calls import (
 from workflows_def.budget import GpuBudget, budget_stop
 from workflows_def.cancellation import CancelOutcome, JobCanceller
 from workflows_def.metrics import count
-from workflows_def.outputs import OutputsUnreadableError, failure_class_of, failure_text, missing_outputs
+from workflows_def.outputs import (
+    AttemptOutcome,
+    OutputsUnreadableError,
+    failure_class_of,
+    failure_text,
+    missing_outputs,
+)
 from workflows_def.readings import ArtifactReads
 from workflows_def.recorder import RunDeps
 from workflows_def.run_gates import RunGates
@@ -135,17 +141,6 @@ class TemporalExecutor:
             else:
                 return WaveOutcome(succeeded=False, error=outcome.error)
             attempt += 1
-
-
-@dataclass
-class AttemptOutcome:
-    """How one attempt ended, and which budget a failure spends."""
-
-    ok: bool
-    error: str = ""
-    failure_class: FailureClass = FailureClass.PAYLOAD
-    kept: bool = False  # timed out and left running on purpose: never retried
-    fail_closed: bool = False  # the job may still run (lost, cancel unverified): never relaunched
 
 
 class AttemptRunner:

@@ -1,10 +1,11 @@
-"""A settled attempt's evidence: its declared outputs checked, and why a failed job failed.
+"""How an attempt settles: its outcome, its declared outputs checked, why a failed job failed.
 
 Fail closed: outputs that cannot be checked are never read as present or as missing.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 from temporalio.exceptions import is_cancelled_exception
@@ -22,6 +23,17 @@ from workflows_def.activity_calls import (
     call_local,
     classify_activity_error,
 )
+
+
+@dataclass
+class AttemptOutcome:
+    """How one attempt ended, and which budget a failure spends."""
+
+    ok: bool
+    error: str = ""
+    failure_class: FailureClass = FailureClass.PAYLOAD
+    kept: bool = False  # timed out and left running on purpose: never retried
+    fail_closed: bool = False  # the job may still run (lost, cancel unverified): never relaunched
 
 
 class OutputsUnreadableError(NpaflowError):

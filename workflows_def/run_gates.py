@@ -6,8 +6,6 @@ with a flush effect) before it waits or hands the history over.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from temporalio import workflow
 
 from npaflow.runtime.ledger.book import AttemptId
@@ -15,10 +13,8 @@ from npaflow.runtime.notifications import RunEvent
 from npaflow.runtime.request import OnFailure
 from npaflow.runtime.status import RetryBudget
 from workflows_def.notify import notify
+from workflows_def.outputs import AttemptOutcome
 from workflows_def.recorder import RunDeps
-
-if TYPE_CHECKING:
-    from workflows_def.executor import AttemptOutcome
 
 
 class RunGates:

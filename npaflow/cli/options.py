@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -163,3 +164,22 @@ def add_run_id_arguments(parser: argparse.ArgumentParser) -> None:
     """RUN_ID and the connection flags (no --ledger-root: the run itself knows where its ledger is)."""
     parser.add_argument("run_id", metavar="RUN_ID", help="the run id (= its Temporal workflow id)")
     add_connection_arguments(parser, ledger_root=False)
+
+
+class Overlap(StrEnum):
+    """What a schedule does when its previous run is still going."""
+
+    SKIP = "skip"
+    BUFFER_ONE = "buffer-one"
+    ALLOW_ALL = "allow-all"
+
+
+def add_cap_argument(parser: argparse.ArgumentParser) -> None:
+    """`--max-concurrency` of the previews (plan-spec, render): a run's cap, applied to the plan."""
+    parser.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=0,
+        metavar="N",
+        help="cap every group's batch size (0 = each group's own bound)",
+    )

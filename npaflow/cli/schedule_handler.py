@@ -36,9 +36,8 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
-from npaflow.cli.commands.schedule import Overlap
 from npaflow.cli.durations import parse_duration
-from npaflow.cli.options import load_spec_for, require_decision_sources
+from npaflow.cli.options import Overlap, load_spec_for, require_decision_sources
 from npaflow.cli.submit_handler import INLINE_SPEC_LIMIT, build_request
 from npaflow.cli.temporal_client import connect_from, task_queue_from
 from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text

@@ -10,6 +10,7 @@ from enum import StrEnum
 from npaflow.cli.commands.render import wave_file_name
 from npaflow.cli.options import (
     SubParsers,
+    add_cap_argument,
     add_spec_arguments,
     check_assumption,
     load_spec_for,
@@ -44,13 +45,7 @@ def add(commands: SubParsers) -> None:
         help="text or json: the plan under the assumption; mermaid or dot: the spec as a graph "
         "(every state, branch, loop and group; no assumption needed)",
     )
-    plan.add_argument(
-        "--max-concurrency",
-        type=int,
-        default=0,
-        metavar="N",
-        help="cap every group's batch size (0 = each group's own bound)",
-    )
+    add_cap_argument(plan)
     plan.set_defaults(handler=run_plan)
 
 

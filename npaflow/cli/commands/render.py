@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from npaflow.cli.options import SubParsers, add_spec_arguments, load_spec_for
+from npaflow.cli.options import SubParsers, add_cap_argument, add_spec_arguments, load_spec_for
 from npaflow.gc_pause import gc_paused
 from npaflow.ids import RunId
 from npaflow.plan import DEFAULT_PLAN_RUN_ID, build_plan
@@ -22,13 +22,7 @@ def add(commands: SubParsers) -> None:
     render.add_argument("--out", required=True, metavar="DIR", help="directory for the YAML files")
     render.add_argument("--run-id", default=DEFAULT_PLAN_RUN_ID, help="run id used for names")
     render.add_argument("--assume-decision", default="", help="decision assumed for every gate")
-    render.add_argument(
-        "--max-concurrency",
-        type=int,
-        default=0,
-        metavar="N",
-        help="cap every group's batch size (0 = each group's own bound)",
-    )
+    add_cap_argument(render)
     render.set_defaults(handler=run_render)
 
 

@@ -4,18 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from enum import StrEnum
 
 from npaflow.cli.commands.submit import add_run_options
-from npaflow.cli.options import SubParsers, add_connection_arguments, add_spec_arguments
-
-
-class Overlap(StrEnum):
-    """What a schedule does when its previous run is still going."""
-
-    SKIP = "skip"
-    BUFFER_ONE = "buffer-one"
-    ALLOW_ALL = "allow-all"
+from npaflow.cli.options import Overlap, SubParsers, add_connection_arguments, add_spec_arguments
 
 
 def add(commands: SubParsers) -> None:
