@@ -14,7 +14,7 @@ from typing import Any
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
 
-from npaflow.runtime.contract import EXPORT_LEDGER, SearchAttribute
+from npaflow.runtime.contract import EXPORT_LEDGER, RunMemo, SearchAttribute
 from npaflow.runtime.ledger.book import Receipt
 from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec
 from npaflow.runtime.request import RunRequest
@@ -46,7 +46,7 @@ class RunRecorder:
         self.state = state
         self.loaded: LoadedSpec | None = None
         self._published: dict[str, object] = {}
-        self._memo: dict[str, object] = {}
+        self._memo: dict[str, Any] = {}
         self._deadline = ledger_deadline(RunRequest.model_fields["transport_recovery_seconds"].default)
 
     def attach(self, loaded: LoadedSpec, request: RunRequest) -> None:
@@ -92,12 +92,13 @@ class RunRecorder:
         if updates:
             workflow.upsert_search_attributes(updates)
             self._published = attributes
-        memo: dict[str, object] = {"phase": state.phase.value, "ledger_uri": state.ledger_uri}
+        kept = RunMemo(phase=state.phase.value, ledger_uri=state.ledger_uri)
         if state.phase.is_final() and patches.has(patches.FINAL_USAGE):
             usage = state.progress.usage()  # for `npaflow list`: the run's hours, once it ended
-            memo["gpu_hours"], memo["node_hours"] = usage.gpu_hours, usage.node_hours
+            kept = kept.model_copy(update={"gpu_hours": usage.gpu_hours, "node_hours": usage.node_hours})
         if state.ledger.failed_export:
-            memo["ledger_behind"] = state.ledger.failed_export[:300]
+            kept = kept.model_copy(update={"ledger_behind": state.ledger.failed_export[:300]})
+        memo = kept.kept()
         if memo != self._memo:
             workflow.upsert_memo(memo)
             self._memo = memo

@@ -13,7 +13,7 @@ from temporalio.client import WorkflowFailureError
 
 from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers, run_helper
 from npaflow.errors import UsageError
-from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE
+from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.reads import ArtifactRow, ListArtifactsInput, RunArtifacts
 
 
@@ -37,7 +37,7 @@ async def artifacts(args: argparse.Namespace) -> int:
     """Print the run's artifacts (exit 2 when it has no ledger location or no worker serves it)."""
     client = await connect_from(args)
     description = await describe_or_fail(client.get_workflow_handle(args.run_id))
-    ledger_uri = str((await description.memo()).get("ledger_uri") or "")
+    ledger_uri = RunMemo.read(await description.memo()).ledger_uri
     if not ledger_uri:
         raise UsageError(f"run {args.run_id} has no ledger location yet (it has not loaded its spec)")
     if not await has_pollers(client, description.task_queue, activities=True):

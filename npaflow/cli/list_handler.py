@@ -18,7 +18,7 @@ from temporalio.common import SearchAttributeKey
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.temporal_client import connect_from
 from npaflow.errors import UsageError
-from npaflow.runtime.contract import WORKFLOW_TYPE, SearchAttribute
+from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo, SearchAttribute
 from npaflow.runtime.vocabulary import RunPhase
 
 #: Executions read per run listed: a run resumed more often than this shows a lower count.
@@ -54,17 +54,17 @@ def _duration(seconds: float) -> str:
 
 async def _row(run: WorkflowExecution, now: datetime) -> dict[str, Any]:
     attributes = run.typed_search_attributes
-    memo = await run.memo()
+    memo = RunMemo.read(await run.memo())
     end = run.close_time or now
     return {
         "run_id": run.id,
         "spec": attributes.get(_SPEC) or "",
-        "phase": attributes.get(_PHASE) or str(memo.get("phase", "")),
+        "phase": attributes.get(_PHASE) or memo.phase,
         "execution_status": run.status.name if run.status else "UNKNOWN",
         "current_states": list(attributes.get(_STATES) or []),
         "started_at": run.start_time.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "duration_seconds": round((end - run.start_time).total_seconds(), 1),
-        "gpu_hours": memo.get("gpu_hours"),
+        "gpu_hours": memo.gpu_hours,
     }
 
 

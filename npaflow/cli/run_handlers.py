@@ -42,6 +42,7 @@ from npaflow.runtime.contract import (
     LEDGER_REPAIR_WORKFLOW_TYPE,
     PENDING_LEDGER_QUERY,
     STATUS_QUERY,
+    RunMemo,
     SearchAttribute,
     Signal,
 )
@@ -69,15 +70,15 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
         view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 10)
         payload: dict[str, Any] = view.model_dump(mode="json")
     except Exception:  # noqa: BLE001 - no worker to answer: fall back to server-side memo
-        memo = await description.memo()
+        memo = RunMemo.read(await description.memo())
         states = description.typed_search_attributes.get(
             SearchAttributeKey.for_keyword_list(SearchAttribute.STATE.value)
         )
         payload = {
             "run_id": handle.id,
-            "phase": memo.get("phase", "unknown"),
+            "phase": memo.phase or "unknown",
             "current_states": list(states or []),
-            "ledger_uri": memo.get("ledger_uri", ""),
+            "ledger_uri": memo.ledger_uri,
         }
     payload["execution_status"] = description.status.name if description.status else "UNKNOWN"
     if repair_with is not None:

@@ -43,7 +43,7 @@ from npaflow.cli.temporal_client import connect_from, task_queue_from
 from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
-from npaflow.runtime.contract import WORKFLOW_TYPE
+from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.request import RUN_ID_PATTERN
 from npaflow.runtime.ui_text import static_summary
 
@@ -90,7 +90,9 @@ async def create(args: argparse.Namespace) -> int:
         request,
         id=args.name,
         task_queue=task_queue_from(args.task_queue),
-        memo={"spec": str(args.spec), "vars": request.vars, "submitted_by": f"schedule {args.name}"},
+        memo=RunMemo(
+            spec=str(args.spec), vars=request.vars, submitted_by=f"schedule {args.name}"
+        ).submitted(),
         static_summary=static_summary(spec.name, Path(args.spec).name),
     )
     schedule = Schedule(

@@ -46,6 +46,7 @@ from npaflow.errors import UsageError
 from npaflow.ids import RunId
 from npaflow.runtime.contract import (
     WORKFLOW_TYPE,
+    RunMemo,
 )
 from npaflow.runtime.locations import run_prefix_for
 from npaflow.runtime.request import RunRequest
@@ -90,7 +91,7 @@ async def submit(args: argparse.Namespace) -> int:
                 spec_file=str(args.spec),
                 variables=request.vars,
             ),
-            memo={"spec": str(args.spec), "vars": request.vars, "submitted_by": getpass.getuser()},
+            memo=RunMemo(spec=str(args.spec), vars=request.vars, submitted_by=getpass.getuser()).submitted(),
         )
     if not args.wait and not await has_pollers(client, queue):
         sys.stderr.write(f"npaflow: warning: {no_worker_text(queue)}\n")
@@ -121,7 +122,7 @@ async def _duplicate_of(handle: WorkflowHandle[Any, RunSummary], request: RunReq
         )
     if description.status != WorkflowExecutionStatus.RUNNING:
         return None
-    running = dict((await description.memo()).get("vars") or {})
+    running = RunMemo.read(await description.memo()).vars
     if running != request.vars:
         keys = sorted(set(running) | set(request.vars))
         changes = [

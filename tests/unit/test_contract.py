@@ -117,3 +117,18 @@ def test_the_workflow_upserts_exactly_the_search_attributes_the_contract_registe
         for name, kind in SEARCH_ATTRIBUTE_TYPES.items()
     }
     assert upserted == expected
+
+
+def test_a_run_memo_reads_what_holds_its_type_and_ignores_the_rest() -> None:
+    from npaflow.runtime.contract import RunMemo
+
+    memo = RunMemo.read({"phase": "running", "vars": "not a mapping", "gpu_hours": "x", "other": 1})
+    assert (memo.phase, memo.vars, memo.gpu_hours) == ("running", {}, None)
+
+
+def test_the_memo_a_run_keeps_names_hours_only_once_both_are_known() -> None:
+    from npaflow.runtime.contract import RunMemo
+
+    assert RunMemo(phase="running", ledger_uri="u").kept() == {"phase": "running", "ledger_uri": "u"}
+    ended = RunMemo(phase="succeeded", ledger_uri="u", gpu_hours=1.0, node_hours=2.0).kept()
+    assert ended == {"phase": "succeeded", "ledger_uri": "u", "gpu_hours": 1.0, "node_hours": 2.0}
