@@ -8,58 +8,62 @@ workflow (worker/reconciler.py) say what really happened to it and its jobs.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from npaflow.runtime.contract import RECONCILED_QUERY
+from npaflow.runtime.ledger import ReconciledJob
 from npaflow.runtime.reconcile import ReconcileResult, reconcile_workflow_id
-from npaflow.runtime.summary import RunSummary
-from npaflow.runtime.vocabulary import WaveStatus
+from npaflow.runtime.summary import ReportedWave, RunSummary, StatusReport
+from npaflow.runtime.vocabulary import RunEnding, WaveStatus
 
 #: Execution statuses the run's own code never saw: its phase is Temporal's word.
 _ENDED_BEHIND = {
-    WorkflowExecutionStatus.TERMINATED: "terminated",
-    WorkflowExecutionStatus.TIMED_OUT: "timed_out",
+    WorkflowExecutionStatus.TERMINATED: RunEnding.TERMINATED.value,
+    WorkflowExecutionStatus.TIMED_OUT: RunEnding.TIMED_OUT.value,
 }
 #: Phases that say the run's code finished it (anything else was cut short).
 _FINAL_PHASES = {"succeeded", "failed", "cancelled"}
 
 
-async def add_ending(client: Client, status: WorkflowExecutionStatus | None, payload: dict[str, Any]) -> None:
+async def add_ending(
+    client: Client, status: WorkflowExecutionStatus | None, report: StatusReport
+) -> StatusReport:
     """Correct the phase of a run that ended behind its code, and list the jobs reconciled."""
     if status is None or status is WorkflowExecutionStatus.RUNNING:
-        return
+        return report
     ended = _ENDED_BEHIND.get(status)
-    if ended is None and payload.get("phase") in _FINAL_PHASES:
-        return
-    payload["phase"] = ended or payload.get("phase", "unknown")
-    payload["current_states"] = []  # nothing runs in an ended run
-    handle = client.get_workflow_handle(reconcile_workflow_id(payload["run_id"]), result_type=ReconcileResult)
+    if ended is None and report.phase in _FINAL_PHASES:
+        return report
+    report = report.model_copy(update={"phase": ended or report.phase, "current_states": []})
+    handle = client.get_workflow_handle(reconcile_workflow_id(report.run_id), result_type=ReconcileResult)
     try:
         description = await handle.describe()
     except RPCError:
-        payload["reconciled_note"] = "no job of this run needed reconciling (yet: workers sweep every 20 s)"
-        return
+        note = "no job of this run needed reconciling (yet: workers sweep every 20 s)"
+        return report.model_copy(update={"reconciled_note": note})
     try:
         if description.status is WorkflowExecutionStatus.RUNNING:
             result = await asyncio.wait_for(handle.query(RECONCILED_QUERY, result_type=ReconcileResult), 10)
         else:
             result = await handle.result()
     except (WorkflowFailureError, RPCError, WorkflowQueryFailedError, TimeoutError) as exc:
-        payload["reconciled_note"] = f"reconciling: not readable now ({type(exc).__name__})"
-        return
-    if not result.jobs:
-        payload["reconciled_note"] = "reconciling: cancelling the run's jobs by exact id now"
-    jobs = [job.model_dump(mode="json") for job in result.jobs]
-    payload["reconciled"] = jobs
-    cancelled = {job["job_id"]: job for job in jobs}
-    for wave in payload.get("waves", []):
-        job = cancelled.get(wave.get("job_id"))
-        if job is not None:
-            wave["status"] = "cancelled (reconciled)"
-            wave["sky_status"] = job.get("final_status") or wave.get("sky_status")
+        note = f"reconciling: not readable now ({type(exc).__name__})"
+        return report.model_copy(update={"reconciled_note": note})
+    note = "" if result.jobs else "reconciling: cancelling the run's jobs by exact id now"
+    cancelled = {job.job_id: job for job in result.jobs}
+    waves = [_reconciled(wave, cancelled.get(wave.job_id)) for wave in report.waves]
+    return report.model_copy(update={"reconciled_note": note, "reconciled": result.jobs, "waves": waves})
+
+
+def _reconciled(wave: ReportedWave, job: ReconciledJob | None) -> ReportedWave:
+    if job is None:
+        return wave
+    sky_status = job.final_status or wave.sky_status
+    return wave.model_copy(
+        update={"status": WaveStatus.CANCELLED, "reconciled": True, "sky_status": sky_status}
+    )
 
 
 def next_steps(summary: RunSummary) -> list[str]:

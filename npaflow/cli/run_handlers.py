@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from datetime import timedelta
 from typing import Any
 
@@ -38,6 +37,7 @@ from npaflow.cli.temporal_client import (
     has_pollers,
 )
 from npaflow.errors import UsageError
+from npaflow.ids import RunId
 from npaflow.runtime.contract import (
     LEDGER_REPAIR_WORKFLOW_TYPE,
     PENDING_LEDGER_QUERY,
@@ -50,10 +50,10 @@ from npaflow.runtime.messages import (
     ExportLedgerInput,
     ExportResult,
 )
-from npaflow.runtime.summary import RunStatusView
+from npaflow.runtime.summary import RunStatusView, StatusReport
 
 
-async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = None) -> dict[str, Any]:
+async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = None) -> StatusReport:
     """The live status, from the `status` query, else the server-side memo (no worker up).
 
     With `repair_with`, a closed run whose ledger is behind gets it written, and an
@@ -64,33 +64,34 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
     unserved = (
         repair_with is not None and not closed and not await has_pollers(repair_with, description.task_queue)
     )
+    execution = description.status.name if description.status else "UNKNOWN"
     try:
         if unserved:
             raise LookupError("no worker polls the run's task queue")
         view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 10)
-        payload: dict[str, Any] = view.model_dump(mode="json")
+        report = StatusReport.of(view, execution)
     except Exception:  # noqa: BLE001 - no worker to answer: fall back to server-side memo
         memo = RunMemo.read(await description.memo())
         states = description.typed_search_attributes.get(
             SearchAttributeKey.for_keyword_list(SearchAttribute.STATE.value)
         )
-        payload = {
-            "run_id": handle.id,
-            "phase": memo.phase or "unknown",
-            "current_states": list(states or []),
-            "ledger_uri": memo.ledger_uri,
-        }
-    payload["execution_status"] = description.status.name if description.status else "UNKNOWN"
+        report = StatusReport(
+            run_id=RunId(handle.id),
+            phase=memo.phase or "unknown",
+            current_states=list(states or []),
+            ledger_uri=memo.ledger_uri,
+            execution_status=execution,
+        )
     if repair_with is not None:
-        await add_ending(repair_with, description.status, payload)
-    payload["worker_version"] = _worker_version(description)
+        report = await add_ending(repair_with, description.status, report)
+    extra: dict[str, str] = {"worker_version": _worker_version(description)}
     if unserved:
-        payload["no_worker"] = no_worker_text(description.task_queue)
-    if repair_with is not None and closed and payload.get("ledger_behind"):
-        payload["ledger_repair"] = await _repair_ledger(repair_with, handle, description)
-        if payload["ledger_repair"].startswith("written"):
-            payload["ledger_behind"] = ""
-    return payload
+        extra["no_worker"] = no_worker_text(description.task_queue)
+    if repair_with is not None and closed and report.ledger_behind:
+        extra["ledger_repair"] = await _repair_ledger(repair_with, handle, description)
+        if extra["ledger_repair"].startswith("written"):
+            extra["ledger_behind"] = ""
+    return report.model_copy(update=extra)
 
 
 def _worker_version(description: WorkflowExecutionDescription) -> str:
@@ -157,9 +158,9 @@ async def status(args: argparse.Namespace) -> int:
             print(status_text(await _view(handle, repair_with=client)))
             return 0
         while True:
-            payload = await _view(handle, repair_with=client)
-            print(json.dumps(payload, indent=2) if args.json else status_text(payload), flush=True)
-            if not args.watch or payload["execution_status"] != "RUNNING":
+            report = await _view(handle, repair_with=client)
+            print(report.model_dump_json(indent=2) if args.json else status_text(report), flush=True)
+            if not args.watch or report.execution_status != "RUNNING":
                 return 0
             await asyncio.sleep(2)
     except asyncio.CancelledError:

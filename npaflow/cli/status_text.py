@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from npaflow.runtime.status import FailureClass
-from npaflow.waves import WaveKey
+from npaflow.runtime.summary import ReportedWave, StatusReport
+from npaflow.runtime.usage import RunUsage
+from npaflow.runtime.vocabulary import WaveStatus
 
 #: The run's phase and Temporal's execution status that say the same thing (shown once).
 _AGREEING = {
@@ -18,66 +17,73 @@ _AGREEING = {
 }
 
 
-def status_text(payload: dict[str, Any]) -> str:
+def status_text(report: StatusReport) -> str:
     """Phase, current states, each wave with its job (and the worker holding a local job)."""
-    is_open = payload.get("execution_status") == "RUNNING"
-    phase = payload["phase"]
-    if is_open and phase == "running" and payload.get("pause_requested"):
-        waiting = ", ".join(payload.get("current_states") or []) or "the waves in flight"
+    is_open = report.execution_status == "RUNNING"
+    phase = report.phase
+    if is_open and phase == "running" and report.pause_requested:
+        waiting = ", ".join(report.current_states) or "the waves in flight"
         phase = f"pausing (waits for {waiting} to finish; nothing new launches)"
-    temporal = payload["execution_status"]
-    agree = _AGREEING.get(str(payload["phase"])) == temporal
-    lines = [f"run {payload['run_id']}: {phase}" + ("" if agree else f" (Temporal: {temporal})")]
+    temporal = report.execution_status
+    agree = _AGREEING.get(report.phase) == temporal
+    lines = [f"run {report.run_id}: {phase}" + ("" if agree else f" (Temporal: {temporal})")]
     if is_open:
-        lines.append(f"current: {', '.join(payload.get('current_states') or []) or '-'}")
-    if payload.get("no_worker"):
-        lines.append(f"waiting: {payload['no_worker']}")
-    for wave in payload.get("waves", []):
-        where = f" on worker {wave['worker_id']}" if wave.get("worker_id") else ""
-        category = f" [{wave['error_category']}]" if wave.get("error_category") else ""
-        told = wave.get("sky_status") not in (None, "", "SUBMITTED", "RUNNING") or wave["status"] != "running"
-        seen = f" ({wave['sky_status']})" if wave.get("sky_status") and told else ""
-        job = f"job {wave['job_id']}{where}{seen}" if wave.get("job_id") else "no job yet"
-        label = WaveKey.parse(wave["key"]).label()
-        lines.append(f"  {label} attempt {wave['attempt']}: {wave['status']}{category}, {job}")
-    for decision in payload.get("decisions", []):
-        state = f" (state {decision['state']})" if decision.get("state") else ""
-        lines.append(f"  decision: {decision['decision']} <- {decision['uri']}{state}")
-    usage = payload.get("usage") or {}
-    if usage.get("node_hours"):
-        lines.append(
-            f"gpu_hours: {usage['gpu_hours']:.4f}{' so far' if is_open else ''} (node_hours "
-            f"{usage['node_hours']:.4f}; failed attempts {usage['failed_gpu_hours']:.4f} GPU-h)"
-        )
-        lines.extend(
-            f"  {state}: {part['gpu_hours']:.4f} GPU-h, {part['node_hours']:.4f} node-h"
-            for state, part in usage.get("by_state", {}).items()
-        )
-    lines.extend(ending_lines(payload))
-    if payload.get("error"):
-        lines.append(f"error: {payload['error']}")
-    classes = [w["error_category"] for w in payload.get("waves", []) if w.get("error_category")]
-    if classes and classes[-1] in FailureClass.__members__.values():
-        lines.append(f"why: {classes[-1]}: {FailureClass(classes[-1]).explain()}")
-    lines.append(f"ledger: {payload.get('ledger_uri') or '-'}")
-    if payload.get("worker_version"):
-        lines.append(f"worker version: {payload['worker_version']}")
-    if payload.get("ledger_behind"):
-        lines.append(f"ledger behind the run: {payload['ledger_behind']}")
-    if payload.get("ledger_repair"):
-        lines.append(f"ledger repair: {payload['ledger_repair']}")
+        lines.append(f"current: {', '.join(report.current_states) or '-'}")
+    if report.no_worker:
+        lines.append(f"waiting: {report.no_worker}")
+    lines.extend(_wave_line(wave) for wave in report.waves)
+    for decision in report.decisions:
+        state = f" (state {decision.state})" if decision.state else ""
+        lines.append(f"  decision: {decision.decision} <- {decision.uri}{state}")
+    lines.extend(_usage_lines(report.usage, is_open))
+    lines.extend(ending_lines(report))
+    if report.error:
+        lines.append(f"error: {report.error}")
+    classes = [w.error_category for w in report.waves if w.error_category]
+    if classes:
+        lines.append(f"why: {classes[-1].value}: {classes[-1].explain()}")
+    lines.append(f"ledger: {report.ledger_uri or '-'}")
+    if report.worker_version:
+        lines.append(f"worker version: {report.worker_version}")
+    if report.ledger_behind:
+        lines.append(f"ledger behind the run: {report.ledger_behind}")
+    if report.ledger_repair:
+        lines.append(f"ledger repair: {report.ledger_repair}")
     return "\n".join(lines)
 
 
-def ending_lines(payload: dict[str, Any]) -> list[str]:
+def _wave_line(wave: ReportedWave) -> str:
+    where = f" on worker {wave.worker_id}" if wave.worker_id else ""
+    category = f" [{wave.error_category.value}]" if wave.error_category else ""
+    sky = wave.sky_status.value if wave.sky_status else ""
+    told = sky not in ("", "SUBMITTED", "RUNNING") or wave.status is not WaveStatus.RUNNING
+    seen = f" ({sky})" if sky and told else ""
+    job = f"job {wave.job_id}{where}{seen}" if wave.job_id else "no job yet"
+    status = f"{wave.status.value} (reconciled)" if wave.reconciled else wave.status.value
+    return f"  {wave.key.label()} attempt {wave.attempt}: {status}{category}, {job}"
+
+
+def _usage_lines(usage: RunUsage | None, is_open: bool) -> list[str]:
+    if usage is None or not usage.node_hours:
+        return []
+    lines = [
+        f"gpu_hours: {usage.gpu_hours:.4f}{' so far' if is_open else ''} (node_hours "
+        f"{usage.node_hours:.4f}; failed attempts {usage.failed_gpu_hours:.4f} GPU-h)"
+    ]
+    lines.extend(
+        f"  {state}: {part.gpu_hours:.4f} GPU-h, {part.node_hours:.4f} node-h"
+        for state, part in usage.by_state.items()
+    )
+    return lines
+
+
+def ending_lines(report: StatusReport) -> list[str]:
     """The reconciled jobs, one line each, for the text status."""
-    lines = [f"reconciled: {payload['reconciled_note']}"] if payload.get("reconciled_note") else []
-    for job in payload.get("reconciled", []):
-        cancellation = job.get("cancellation") or {}
+    lines = [f"reconciled: {report.reconciled_note}"] if report.reconciled_note else []
+    for job in report.reconciled:
         lines.append(
-            f"reconciled: job {job['job_id']} ({job.get('wave_key') or job.get('job_name') or '-'}, attempt "
-            f"{job.get('attempt', 1)}) cancelled after the run ended {job.get('run_ending')}: "
-            f"{cancellation.get('state', '-')}"
-            + (f" ({job['final_status']})" if job.get("final_status") else "")
+            f"reconciled: job {job.job_id} ({job.wave_key or job.job_name or '-'}, attempt "
+            f"{job.attempt}) cancelled after the run ended {job.run_ending.value}: "
+            f"{job.cancellation.state.value}" + (f" ({job.final_status.value})" if job.final_status else "")
         )
     return lines

@@ -13,6 +13,7 @@ from npaflow.runtime.ledger import (
     DecisionRecord,
     MaybeFailureClass,
     MaybeJobStatus,
+    ReconciledJob,
     Watermark,
     WaveAttemptRecord,
 )
@@ -201,6 +202,49 @@ def usage_lines(usage: RunUsage) -> list[str]:
         failed = f", failed attempts {part.failed_gpu_hours:.4f}" if part.failed_node_hours else ""
         lines.append(f"  {state}: {part.gpu_hours:.4f} GPU-h, {part.node_hours:.4f} node-h{failed}")
     return lines
+
+
+class ReportedWave(WaveView):
+    """One wave attempt as `status` shows it: the run's view, and whether an orphan sweep ended it."""
+
+    reconciled: bool = False  # its job was cancelled by id after the run ended without its cleanup
+
+
+class StatusReport(BaseModel):
+    """`npaflow status`: the run's own view (the `status` query, else its memo) and what Temporal adds.
+
+    `phase` is a `RunPhase`, or `terminated`/`timed_out` (`RunEnding`) for a run
+    that ended without its code; `execution_status` is Temporal's word.
+    """
+
+    model_config = FROZEN
+
+    run_id: RunId
+    workflow: str = ""
+    phase: str = "unknown"
+    pause_requested: bool = False
+    backend: BackendName = BackendName.LOCAL
+    current_states: list[str] = Field(default_factory=list)
+    waves: list[ReportedWave] = Field(default_factory=list)
+    decisions: list[DecisionRecord] = Field(default_factory=list)
+    ledger_uri: str = ""
+    ledger_behind: str = ""
+    error: str = ""
+    cancel_reason: str = ""
+    usage: RunUsage | None = None  # None when no worker answered (the memo has no hours)
+    execution_status: str = "UNKNOWN"
+    worker_version: str = ""
+    no_worker: str = ""  # why nothing moves: no worker polls the run's task queue
+    ledger_repair: str = ""
+    reconciled_note: str = ""
+    reconciled: list[ReconciledJob] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, view: RunStatusView, execution_status: str) -> StatusReport:
+        """The report of the run's own view."""
+        fields = view.model_dump()
+        fields["waves"] = [ReportedWave(**wave) for wave in fields["waves"]]
+        return cls(**fields, execution_status=execution_status)
 
 
 def progress_view(state: RunState) -> ProgressView:

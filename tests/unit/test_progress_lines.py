@@ -155,6 +155,7 @@ def test_the_summary_labels_a_one_member_batch_as_a_batch_of_its_group_launched_
 
 def test_status_of_a_running_run_with_a_pending_pause_says_pausing_and_what_it_waits_for() -> None:
     from npaflow.cli.status_text import status_text
+    from npaflow.runtime.summary import StatusReport
 
     payload = {
         "run_id": "r1",
@@ -163,21 +164,23 @@ def test_status_of_a_running_run_with_a_pending_pause_says_pausing_and_what_it_w
         "pause_requested": True,
         "current_states": ["train"],
     }
-    first = status_text(payload).splitlines()[0]
+    first = status_text(StatusReport.model_validate(payload)).splitlines()[0]
     assert first == "run r1: pausing (waits for train to finish; nothing new launches)"
 
 
 def test_status_of_an_ended_run_has_no_current_states_and_no_so_far() -> None:
     from npaflow.cli.status_text import status_text
+    from npaflow.runtime.summary import StatusReport
 
     usage = {"gpu_hours": 1.0, "node_hours": 1.0, "failed_gpu_hours": 0.0, "by_state": {}}
     payload = {"run_id": "r1", "phase": "succeeded", "execution_status": "COMPLETED", "usage": usage}
-    text = status_text(payload)
+    text = status_text(StatusReport.model_validate(payload))
     assert "current:" not in text and "so far" not in text
 
 
 def test_status_names_each_wave_by_state_and_iteration_not_by_its_internal_key() -> None:
     from npaflow.cli.status_text import status_text
+    from npaflow.runtime.summary import StatusReport
 
     wave = {
         "key": "004|serial|inner_loop:score:2",
@@ -186,16 +189,23 @@ def test_status_names_each_wave_by_state_and_iteration_not_by_its_internal_key()
         "job_id": "w1-4",
         "worker_id": "w1",
         "sky_status": "RUNNING",
+        "states": ["score"],
+        "job_name": "r1-04-score",
     }
     payload = {"run_id": "r1", "phase": "running", "execution_status": "RUNNING", "waves": [wave]}
-    lines = status_text(payload).splitlines()
+    lines = status_text(StatusReport.model_validate(payload)).splitlines()
     assert "  score #2 attempt 1: running, job w1-4 on worker w1" in lines  # RUNNING would say it twice
-    assert "004|" not in status_text(payload)
+    assert "004|" not in status_text(StatusReport.model_validate(payload))
 
 
 def test_status_of_a_wave_still_launching_says_no_job_yet_rather_than_a_dash() -> None:
     from npaflow.cli.status_text import status_text
+    from npaflow.runtime.summary import StatusReport
 
-    wave = {"key": "001|serial|:train:-", "attempt": 1, "status": "running", "job_id": ""}
+    wave = {"key": "001|serial|:train:-", "attempt": 1, "status": "running", "job_id": "", "job_name": ""}
+    wave["states"] = ["train"]
     payload = {"run_id": "r1", "phase": "running", "execution_status": "RUNNING", "waves": [wave]}
-    assert "  train attempt 1: running, no job yet" in status_text(payload).splitlines()
+    assert (
+        "  train attempt 1: running, no job yet"
+        in status_text(StatusReport.model_validate(payload)).splitlines()
+    )
