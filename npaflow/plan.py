@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Coroutine, Sequence
-from typing import TypeVar
+from typing import TypedDict, TypeVar, Unpack
 
 from pydantic import BaseModel, JsonValue
 
@@ -190,21 +190,18 @@ async def build_plan_async(
     )
 
 
-def build_plan(
-    spec: WorkflowSpec,
-    catalog: ToolCatalog,
-    *,
-    run_id: RunId = DEFAULT_PLAN_RUN_ID,
-    assume_decision: str = "",
-    cap: int = 0,
-    decisions: Sequence[str] = (),
-) -> ExecutionPlan:
+class PlanOptions(TypedDict, total=False):
+    """`build_plan`'s options, as `build_plan_async` names them."""
+
+    run_id: RunId
+    assume_decision: str
+    cap: int
+    decisions: Sequence[str]
+
+
+def build_plan(spec: WorkflowSpec, catalog: ToolCatalog, **options: Unpack[PlanOptions]) -> ExecutionPlan:
     """Synchronous `build_plan_async`; the plan executor never suspends, so no loop is needed."""
-    return run_to_completion(
-        build_plan_async(
-            spec, catalog, run_id=run_id, assume_decision=assume_decision, cap=cap, decisions=decisions
-        )
-    )
+    return run_to_completion(build_plan_async(spec, catalog, **options))
 
 
 def plan_fingerprint(plan: ExecutionPlan, spec: WorkflowSpec | None = None) -> str:

@@ -168,28 +168,26 @@ class S3Storage:
 
     async def version(self, uri: str) -> str | None:
         """The object's ETag (HEAD); None when the key does not exist."""
-        bucket, key = split_s3_uri(uri)
-        async with self._client(uri) as s3:
-            try:
-                head = await s3.head_object(Bucket=bucket, Key=key)
-            except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchKey", "NotFound"):
-                    raise
-                return None
-        return str(head.get("ETag") or "")
+        head = await self._head(uri, bucket_must_exist=False)
+        return None if head is None else str(head.get("ETag") or "")
 
     async def size(self, uri: str) -> int | None:
         """HEAD the object; None only when the bucket exists and the key does not."""
+        head = await self._head(uri, bucket_must_exist=True)
+        return None if head is None else int(head.get("ContentLength", 0))
+
+    async def _head(self, uri: str, *, bucket_must_exist: bool) -> dict[str, Any] | None:
+        """The object's HEAD answer; None when it does not exist (a missing bucket raises if asked)."""
         bucket, key = split_s3_uri(uri)
         async with self._client(uri) as s3:
             try:
-                head = await s3.head_object(Bucket=bucket, Key=key)
+                return dict(await s3.head_object(Bucket=bucket, Key=key))
             except ClientError as exc:
                 if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchKey", "NotFound"):
                     raise
-                await self._require_bucket(s3, bucket)  # a HEAD 404 does not say which is missing
+                if bucket_must_exist:
+                    await self._require_bucket(s3, bucket)  # a HEAD 404 does not say which is missing
                 return None
-        return int(head.get("ContentLength", 0))
 
     async def _require_bucket(self, s3: Any, bucket: str) -> None:
         if bucket in self._buckets:

@@ -16,6 +16,7 @@ from npaflow.decisions import assumption_problem
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError, SpecIssue, UsageError
 from npaflow.ids import RunId
+from npaflow.plan import ExecutionPlan, build_plan
 from npaflow.runtime.environment import EnvVar
 from npaflow.spec import WorkflowSpec, load_spec_from_path
 from npaflow.spec.decision_sources import decision_source_issues
@@ -182,4 +183,15 @@ def add_cap_argument(parser: argparse.ArgumentParser) -> None:
         default=0,
         metavar="N",
         help="cap every group's batch size (0 = each group's own bound)",
+    )
+
+
+def preview_plan(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> ExecutionPlan:
+    """The plan `plan-spec` and `render` preview: the flags' run id, assumption and cap."""
+    return build_plan(
+        spec,
+        catalog,
+        run_id=args.run_id,
+        assume_decision=args.assume_decision,
+        cap=max(0, args.max_concurrency),
     )

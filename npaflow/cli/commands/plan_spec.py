@@ -14,10 +14,11 @@ from npaflow.cli.options import (
     add_spec_arguments,
     check_assumption,
     load_spec_for,
+    preview_plan,
     warn_decision_sources,
 )
 from npaflow.gc_pause import gc_paused
-from npaflow.plan import DEFAULT_PLAN_RUN_ID, ExecutionPlan, build_plan
+from npaflow.plan import DEFAULT_PLAN_RUN_ID, ExecutionPlan
 
 
 class PlanFormat(StrEnum):
@@ -64,13 +65,7 @@ def run_plan(args: argparse.Namespace) -> int:
         spec, catalog = load_spec_for(args)
         if not args.assume_decision:
             warn_decision_sources(args, spec, catalog)
-        plan = build_plan(
-            spec,
-            catalog,
-            run_id=args.run_id,
-            assume_decision=args.assume_decision,
-            cap=max(0, args.max_concurrency),
-        )
+        plan = preview_plan(args, spec, catalog)
     if args.json:
         payload = plan.waves_to_dict() if args.waves else plan.to_dict()
         print(json.dumps(payload, indent=2, sort_keys=True))

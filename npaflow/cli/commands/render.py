@@ -6,10 +6,10 @@ import argparse
 import json
 from pathlib import Path
 
-from npaflow.cli.options import SubParsers, add_cap_argument, add_spec_arguments, load_spec_for
+from npaflow.cli.options import SubParsers, add_cap_argument, add_spec_arguments, load_spec_for, preview_plan
 from npaflow.gc_pause import gc_paused
 from npaflow.ids import RunId
-from npaflow.plan import DEFAULT_PLAN_RUN_ID, build_plan
+from npaflow.plan import DEFAULT_PLAN_RUN_ID
 from npaflow.render import RenderOptions, render_wave
 from npaflow.traversal import Wave
 from npaflow.waves import job_name
@@ -35,13 +35,7 @@ def run_render(args: argparse.Namespace) -> int:
     """Plan the spec, render every wave, write the files and list them."""
     with gc_paused():
         spec, catalog = load_spec_for(args)
-        plan = build_plan(
-            spec,
-            catalog,
-            run_id=args.run_id,
-            assume_decision=args.assume_decision,
-            cap=max(0, args.max_concurrency),
-        )
+        plan = preview_plan(args, spec, catalog)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     options = RenderOptions(run_id=args.run_id, workflow=spec.name)
