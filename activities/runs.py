@@ -17,6 +17,7 @@ from activities.storage import MAX_SPEC_READ_BYTES, ArtifactMissingError
 from npaflow.catalog import ToolCatalog, load_catalogs
 from npaflow.context import build_run_context
 from npaflow.document.models import WorkflowSpec
+from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import NpaflowError, SpecError, SpecIssue
 from npaflow.plan import ExecutionPlan, build_plan, plan_fingerprint
 from npaflow.plan_diff import PlanDiff, diff_plans
@@ -26,6 +27,7 @@ from npaflow.runtime.locations import run_prefix_for
 from npaflow.runtime.messages import AttemptUsage, LoadedSpec, LoadSpecInput, PriorRun
 from npaflow.spec import load_spec_from_str
 from npaflow.spec.decision_sources import decision_source_issues
+from npaflow.spec.typos import unknown_var_issues
 
 MAX_LOADED_SPEC_BYTES = 1_800_000
 """Below Temporal's 2 MB payload limit, with room for the rest of the activity result."""
@@ -63,13 +65,9 @@ class RunActivities:
         catalog = load_catalogs([*self.context.catalog_paths, *request.catalogs])
         label = source if request.spec_uri else "<inline spec>"
         spec = load_spec_from_str(text, label, catalog=catalog, overrides=request.vars)
-        if not request.assume_decision:
-            config = build_run_context(spec, catalog, request.run_id).config
-            issues = decision_source_issues(spec, config, text, label)
-            if issues:
-                raise SpecError(issues)  # a branch nobody decided: refused before anything launches
         used = {ref: catalog.tools[ref] for ref in {s.tool_ref for s in spec.states.values()} if ref}
         tools = ToolCatalog(tools=used)
+        _refuse_what_would_change_meaning(request, spec, catalog, tools, text, label)
         ledger_uri = run_prefix_for(spec, tools, request.run_id, self.context.ledger_base())
         plan = build_plan(spec, tools, run_id=request.run_id, assume_decision=request.assume_decision)
         fingerprint = plan_fingerprint(plan, spec)
@@ -159,6 +157,33 @@ class RunActivities:
             old_fingerprint=ledger.plan_fingerprint,
             new_fingerprint=fingerprint,
         )
+
+
+def _refuse_what_would_change_meaning(
+    request: LoadSpecInput,
+    spec: WorkflowSpec,
+    catalog: ToolCatalog,
+    tools: ToolCatalog,
+    text: str,
+    label: str,
+) -> None:
+    """Refuse, before anything launches, a `vars` key nothing reads and a branch nobody decides.
+
+    The CLI checks both before it starts a run; this holds them for every other
+    entry point too (`temporal workflow start`, schedules, the UI's start form).
+
+    Raises:
+        SpecError: naming each unknown key (with did-you-mean) or undecided state.
+    """
+    if request.vars and not request.allow_new_vars:
+        issues = unknown_var_issues(request.vars, parse_yaml(text, label), text, tools)
+        if issues:
+            raise SpecError(issues)
+    if not request.assume_decision:
+        config = build_run_context(spec, catalog, request.run_id).config
+        issues = decision_source_issues(spec, config, text, label)
+        if issues:
+            raise SpecError(issues)
 
 
 def _prior(ledger: RuntimeLedger) -> PriorRun:

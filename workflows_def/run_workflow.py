@@ -104,6 +104,7 @@ class NpaWorkflowRun:
                 spec=request.spec,
                 spec_uri=request.spec_uri,
                 vars=request.vars,
+                allow_new_vars=request.allow_new_vars,
                 catalogs=request.catalogs,
                 assume_decision=request.assume_decision,
                 accepted_change=request.accepted_change,

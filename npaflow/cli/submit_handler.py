@@ -212,6 +212,7 @@ def _request(args: argparse.Namespace, spec_text: str, run_id: RunId, spec_uri: 
         spec_uri=spec_uri,
         run_id=run_id,
         vars=parse_vars(args.var),
+        allow_new_vars=bool(getattr(args, "allow_new_vars", False)),
         catalogs=[str(Path(p).resolve()) for p in catalog_paths(args.catalog)],
         poll_seconds=args.poll_seconds,
         max_wait_seconds=args.max_wait_seconds,

@@ -39,6 +39,7 @@ class LoadSpecInput(BaseModel):
     spec: str = ""
     spec_uri: str = ""
     vars: dict[str, str] = Field(default_factory=dict)
+    allow_new_vars: bool = False
     catalogs: list[str] = Field(default_factory=list)
     assume_decision: str = ""
     accepted_change: AcceptedPlanChange | None = None

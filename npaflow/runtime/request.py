@@ -63,6 +63,7 @@ class RunRequest(BaseModel):
     spec_uri: str = ""
     run_id: RunId = RunId("")
     vars: dict[str, str] = Field(default_factory=dict)
+    allow_new_vars: bool = False  # a `vars` key nothing in the spec reads is refused unless set
     catalogs: list[str] = Field(default_factory=list)
     poll_seconds: float = Field(default=30, ge=MIN_POLL_SECONDS, le=MAX_DURATION_SECONDS)
     max_wait_seconds: float = Field(default=3600, ge=0, le=MAX_DURATION_SECONDS)  # 0 = unbounded

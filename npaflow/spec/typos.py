@@ -67,7 +67,8 @@ def unknown_var_issues(
                 file=source.file,
                 field=f"--var {key}",
                 message=f"--var {key}: the spec's config has no key '{key}' and nothing reads it",
-                hint=f"{hint} (or pass --allow-new-vars to add a new config key on purpose)",
+                hint=f"{hint} (or pass --allow-new-vars, allow_new_vars in a raw workflow input, "
+                "to add a new config key on purpose)",
             )
         )
     return issues

@@ -13,9 +13,12 @@ from activities.runs import MAX_LOADED_SPEC_BYTES, RunActivities
 from activities.storage import StorageRouter
 from npaflow.errors import ErrorType
 from npaflow.runtime.messages import LoadSpecInput
+from tests.helpers import EXAMPLES
 from tests.spec_factory import chain_spec
 
 pytestmark = pytest.mark.integration
+
+GATE_LOOP = (EXAMPLES / "gate-loop.yaml").read_text(encoding="utf-8")
 
 
 @pytest.fixture
@@ -43,3 +46,18 @@ async def test_a_spec_under_the_payload_limit_loads(runs: RunActivities, tmp_pat
     )
     assert len(loaded.spec.states) >= 200
     assert len(loaded.model_dump_json()) < MAX_LOADED_SPEC_BYTES
+
+
+async def test_a_var_nothing_reads_is_refused_at_load_whatever_started_the_run(runs: RunActivities) -> None:
+    """A raw `temporal workflow start` (or a schedule) gets the check `submit` makes."""
+    request = LoadSpecInput(run_id="typo-1", spec=GATE_LOOP, vars={"treshold": "80"})
+    with pytest.raises(ApplicationError) as refused:
+        await ActivityEnvironment().run(runs.load_spec, request)
+    assert "treshold" in refused.value.message and "allow_new_vars" in refused.value.message
+    assert refused.value.non_retryable and refused.value.type == ErrorType.SPEC.value
+
+
+async def test_allow_new_vars_lets_a_deliberate_new_config_key_through_at_load(runs: RunActivities) -> None:
+    request = LoadSpecInput(run_id="typo-2", spec=GATE_LOOP, vars={"brand_new": "1"}, allow_new_vars=True)
+    loaded = await ActivityEnvironment().run(runs.load_spec, request)
+    assert loaded.spec.config["brand_new"] == "1"
