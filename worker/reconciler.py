@@ -20,6 +20,7 @@ from temporalio.service import RPCError
 
 from activities.context import ActivityContext
 from activities.reconcile import run_standing
+from npaflow.cli.temporal_client import helper_attributes
 from npaflow.errors import NpaflowError
 from npaflow.runtime.contract import RECONCILE_SIGNAL, RECONCILE_WORKFLOW_TYPE
 from npaflow.runtime.reconcile import LiveJob, OrphanBatch, orphan_candidates, reconcile_workflow_id
@@ -65,6 +66,7 @@ class OrphanSweep:
                 task_queue=self.context.task_queue,
                 start_signal=RECONCILE_SIGNAL,
                 start_signal_args=[batch],
+                search_attributes=helper_attributes(),  # out of the UI's run list
             )
             log.warning(
                 "reconcile.orphans_found", run_id=run_id, ending=standing.ending.value, jobs=len(jobs)

@@ -31,11 +31,7 @@ from npaflow.cli.exits import (
 from npaflow.cli.follow_run import follow_run, no_worker_text
 from npaflow.cli.run_endings import add_ending
 from npaflow.cli.status_text import status_text
-from npaflow.cli.temporal_client import (
-    connect_from,
-    describe_or_fail,
-    has_pollers,
-)
+from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers, helper_attributes
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
 from npaflow.runtime.contract import (
@@ -130,6 +126,7 @@ async def _repair_ledger(
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
             result_type=ExportResult,
             execution_timeout=timedelta(minutes=6),
+            search_attributes=helper_attributes(),
         )
     except WorkflowAlreadyStartedError:
         return f"written: repaired earlier ({repair_id})"

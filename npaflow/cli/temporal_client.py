@@ -22,6 +22,7 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
 )
+from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
 from temporalio.runtime import Runtime
@@ -32,7 +33,7 @@ from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
 from npaflow.cli.temporal_target import TemporalTarget, temporal_target
 from npaflow.cli.tracing import tracing_interceptors
 from npaflow.errors import UsageError
-from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
+from npaflow.runtime.contract import ENV_DEFAULTS, HELPER_DIVISION, NAMESPACE_DIVISION_ATTRIBUTE, EnvVar
 from npaflow.runtime.summary import RunSummary
 
 ResultT = TypeVar("ResultT")
@@ -166,6 +167,12 @@ async def describe_or_fail(handle: WorkflowHandle[Any, Any]) -> WorkflowExecutio
         ) from None
 
 
+def helper_attributes() -> TypedSearchAttributes:
+    """A helper workflow's search attributes: in npaflow's namespace division, out of the run list."""
+    division = SearchAttributeKey.for_keyword(NAMESPACE_DIVISION_ATTRIBUTE)
+    return TypedSearchAttributes([SearchAttributePair(division, HELPER_DIVISION)])
+
+
 async def run_helper(
     client: Client,
     workflow_type: str,
@@ -177,8 +184,10 @@ async def run_helper(
 ) -> ResultT:
     """Run a small helper workflow (read logs, list artifacts) and delete it once it answered.
 
-    Helpers read where the run's jobs and storage are (a worker); deleting them keeps the
-    Temporal UI's list to the runs themselves. Their ids hold ':', which no run id has.
+    Helpers read where the run's jobs and storage are (a worker). They run in npaflow's
+    namespace division, which Temporal's default list and the UI leave out, so the run
+    list never shows them, and are deleted once they answered. Their ids hold ':', which
+    no run id has.
     """
     handle = await client.start_workflow(
         workflow_type,
@@ -187,6 +196,7 @@ async def run_helper(
         task_queue=task_queue,
         result_type=result_type,
         execution_timeout=timedelta(minutes=6),
+        search_attributes=helper_attributes(),
     )
     try:
         result: ResultT = await handle.result()

@@ -110,6 +110,13 @@ class SearchAttribute(StrEnum):
     STATE = "NpaflowState"  # the states running now (a list): runs sitting in one state
 
 
+#: Temporal's own attribute for workflows that are not the namespace's business: its default
+#: list (and the UI's) leaves them out, as it leaves out a schedule's own workflow.
+NAMESPACE_DIVISION_ATTRIBUTE = "TemporalNamespaceDivision"
+#: The division of npaflow's helper workflows (log and artifact reads, orphan reconciles,
+#: ledger repairs): `TemporalNamespaceDivision = 'npaflow-helpers'` lists them.
+HELPER_DIVISION = "npaflow-helpers"
+
 #: Search attribute name -> Temporal index type (as `temporal server start-dev
 #: --search-attribute NAME=TYPE` and `temporal operator search-attribute create` spell it).
 SEARCH_ATTRIBUTE_TYPES: dict[str, str] = {

@@ -66,3 +66,25 @@ async def test_list_refuses_an_unknown_phase_with_the_known_ones(
     result = await npaflow(env, local_harness, "list", "--phase", "sleeping")
     assert result.returncode == 2
     assert "--phase 'sleeping': one of starting, running, paused, suspended" in result.stderr
+
+
+async def test_helper_workflows_never_show_in_the_default_run_list_the_ui_shows(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    """`logs` and `artifacts` run helpers in npaflow's namespace division: out of sight at once."""
+    async with local_harness.worker():
+        await local_harness.finish(
+            await local_harness.start(
+                "runtime/local-steps.yaml", run_id="hidden-ok", vars={"root": str(tmp_path), "sleep": "0"}
+            )
+        )
+        logs = await npaflow(env, local_harness, "logs", "hidden-ok")
+        artifacts = await npaflow(env, local_harness, "artifacts", "hidden-ok")
+    assert (logs.returncode, artifacts.returncode) == (0, 0)
+
+    async def default_list() -> list[str]:
+        ids = [execution.id async for execution in env.client.list_workflows()]
+        return ids if "hidden-ok" in ids else []
+
+    ids = await eventually(default_list, timeout=30, interval=0.5, what="the run in the default list")
+    assert [i for i in ids if i.startswith("npaflow:")] == []
