@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import yaml
 import yaml.constructor
 
+from npaflow.document.yaml_errors import yaml_error_issue
 from npaflow.errors import SpecError, SpecIssue
 from npaflow.gc_pause import gc_paused
 
@@ -223,20 +224,7 @@ def parse_yaml(text: str, file: str, what: str = "workflow spec") -> YamlSource:
         with gc_paused():
             nodes = list(yaml.compose_all(text, Loader=_LOADER))
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SpecError(
-            [
-                SpecIssue(
-                    file=file,
-                    line=line,
-                    column=column,
-                    message=f"{what} is not valid YAML: {problem}",
-                    hint="check indentation and quoting near this position",
-                )
-            ]
-        ) from None
+        raise SpecError([yaml_error_issue(exc, text, file, what)]) from None
     if len(nodes) > 1:
         raise SpecError(
             [

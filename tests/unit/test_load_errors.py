@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from npaflow.errors import SpecError
+from npaflow.document.yaml_source import parse_yaml
+from npaflow.errors import SpecError, SpecIssue
 from npaflow.spec import load_spec_from_path
 from tests.helpers import CATALOG, issues_of, messages_of, minimal_doc
 
@@ -89,3 +90,39 @@ def test_issue_points_at_the_offending_line() -> None:
 def test_needs_must_be_a_list() -> None:
     doc = minimal_doc(work={"run": {"shell": "x"}, "needs": "done", "next": "done"})
     assert "needs must be a list of state names" in messages_of(doc)
+
+
+def _yaml_issue(text: str) -> SpecIssue:
+    with pytest.raises(SpecError) as caught:
+        parse_yaml(text, "spec.yaml")
+    return caught.value.issues[0]
+
+
+def test_a_key_indented_too_deep_is_reported_at_its_line_not_where_the_parser_stopped() -> None:
+    text = (
+        "states:\n"  # 1
+        "  a:\n"  # 2
+        "    run: {shell: echo a}\n"  # 3
+        "  b:\n"  # 4
+        "      run:\n"  # 5: too deep, and its children come along
+        "        shell: echo b\n"  # 6
+        "        env: {X: '1'}\n"  # 7
+        "    next: a\n"  # 8: the parser stops here
+    )
+    issue = _yaml_issue(text)
+    assert (issue.line, issue.column) == (5, 7)
+    assert "indented 6 spaces, but the keys of its mapping are indented 4 (line 8" in issue.message
+    assert "indent it 4 spaces" in issue.hint
+
+
+def test_a_key_indented_too_shallow_is_reported_at_its_line() -> None:
+    text = "states:\n  a:\n   params: {shard: a}\n    run: {shell: echo}\n"
+    issue = _yaml_issue(text)
+    assert (
+        issue.line == 3 and "indented 3 spaces, but the keys of its mapping are indented 4" in issue.message
+    )
+
+
+def test_a_yaml_error_with_no_indentation_to_blame_keeps_the_parsers_position() -> None:
+    issue = _yaml_issue("states:\n  a: [unclosed\n")
+    assert issue.message.startswith("workflow spec is not valid YAML") and "indented" not in issue.message
