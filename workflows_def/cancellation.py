@@ -14,9 +14,9 @@ from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 from npaflow.runtime.contract import CANCEL_WAVE, LAUNCH_WAVE
 from npaflow.runtime.ledger import Cancellation
+from npaflow.runtime.ledger.book import AttemptId
 from npaflow.runtime.messages import CancelWaveInput
 from npaflow.runtime.metrics import Metric
-from npaflow.runtime.run_state import AttemptId
 from npaflow.runtime.status import JobStatus
 from npaflow.runtime.vocabulary import CancellationState
 from npaflow.waves import WaveKey

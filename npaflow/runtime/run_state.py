@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from npaflow.ids import RunId
 from npaflow.runtime.ledger import DecisionRecord, LedgerDelta, Watermark
-from npaflow.runtime.ledger.book import AttemptId, LedgerBook, Receipt
+from npaflow.runtime.ledger.book import LedgerBook, Receipt
 from npaflow.runtime.messages import AttemptUsage
 from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.progress import RunProgress
@@ -26,7 +26,7 @@ from npaflow.runtime.wave_attempts import WaveAttempts
 #: Enough for a plan-diff refusal of a few dozen lines; the ledger keeps it, the UI shortens it.
 MAX_ERROR_CHARS = 4000
 
-__all__ = ["AttemptId", "RunState"]  # AttemptId: the id the workflow glue keys attempts by
+__all__ = ["RunState"]
 
 
 class RunState:

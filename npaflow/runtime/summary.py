@@ -67,23 +67,28 @@ class WaveView(BaseModel):
         )
 
 
-class RunStatusView(BaseModel):
-    """The live answer to the `status` query."""
+class RunFacts(BaseModel):
+    """What the `status` query and `npaflow status` both say of a run, besides its phase and waves."""
 
     model_config = FROZEN
 
-    run_id: RunId
-    workflow: str
-    phase: RunPhase
     pause_requested: bool = False  # `pause` signalled; PAUSED once in-flight waves finish
     backend: BackendName = BackendName.LOCAL
     current_states: list[str] = Field(default_factory=list)
-    waves: list[WaveView] = Field(default_factory=list)
     decisions: list[DecisionRecord] = Field(default_factory=list)
     ledger_uri: str = ""
     ledger_behind: str = ""  # why the last ledger export failed; "" while the ledger is current
     error: str = ""
     cancel_reason: str = ""
+
+
+class RunStatusView(RunFacts):
+    """The live answer to the `status` query."""
+
+    run_id: RunId
+    workflow: str
+    phase: RunPhase
+    waves: list[WaveView] = Field(default_factory=list)
     usage: RunUsage = Field(default_factory=RunUsage)
 
 
@@ -210,27 +215,17 @@ class ReportedWave(WaveView):
     reconciled: bool = False  # its job was cancelled by id after the run ended without its cleanup
 
 
-class StatusReport(BaseModel):
+class StatusReport(RunFacts):
     """`npaflow status`: the run's own view (the `status` query, else its memo) and what Temporal adds.
 
     `phase` is a `RunPhase`, or `terminated`/`timed_out` (`RunEnding`) for a run
     that ended without its code; `execution_status` is Temporal's word.
     """
 
-    model_config = FROZEN
-
     run_id: RunId
     workflow: str = ""
     phase: str = "unknown"
-    pause_requested: bool = False
-    backend: BackendName = BackendName.LOCAL
-    current_states: list[str] = Field(default_factory=list)
     waves: list[ReportedWave] = Field(default_factory=list)
-    decisions: list[DecisionRecord] = Field(default_factory=list)
-    ledger_uri: str = ""
-    ledger_behind: str = ""
-    error: str = ""
-    cancel_reason: str = ""
     usage: RunUsage | None = None  # None when no worker answered (the memo has no hours)
     execution_status: str = "UNKNOWN"
     worker_version: str = ""
