@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from npaflow.cache import ObjectFacts
 from npaflow.errors import ConfigurationError
 
 #: Decision artifacts are small JSON objects; a gigabyte one is a bug, not a decision.
@@ -68,6 +69,18 @@ class Storage(Protocol):
 
     async def list_keys(self, prefix_uri: str, *, limit: int = MAX_LISTED_KEYS) -> list[str]:
         """Return the keys under the prefix (all pages), at most `limit` of them."""
+        ...
+
+    async def facts(self, uri: str) -> ObjectFacts | None:
+        """One object's size, checksum (ETag) and version id; None when it does not exist."""
+        ...
+
+    async def copy(self, source_uri: str, target_uri: str) -> None:
+        """Copy one object within this store (server-side where the store can), replacing the target.
+
+        Raises:
+            ArtifactMissingError: the source does not exist.
+        """
         ...
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import shutil
 import stat
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,7 @@ from activities.storage.base import (
     NotARegularFileError,
     NotTextError,
 )
+from npaflow.cache import ObjectFacts
 from npaflow.errors import AccessDeniedError, ConfigurationError, NpaflowError, TransportError
 
 T = TypeVar("T")
@@ -184,6 +186,32 @@ class FileStorage:
             return await self._call(uri, lambda: path.stat().st_size if path.is_file() else None)
         except ArtifactMissingError:
             return None
+
+    async def facts(self, uri: str) -> ObjectFacts | None:
+        """Size, and the version (inode, mtime, size) as the checksum: any rewrite changes it."""
+        path = path_of(uri)
+
+        def read_facts() -> ObjectFacts | None:
+            version = _version(path) if path.is_file() else None
+            return None if version is None else ObjectFacts(key="", size=path.stat().st_size, etag=version)
+
+        try:
+            return await self._call(uri, read_facts)
+        except ArtifactMissingError:
+            return None
+
+    async def copy(self, source_uri: str, target_uri: str) -> None:
+        """Copy the file's bytes to a temp file beside the target, then rename it into place."""
+        source, target = path_of(source_uri), path_of(target_uri)
+
+        def copy() -> None:
+            _require_regular(os.stat(source).st_mode, source_uri)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            scratch = target.with_name(f".{target.name}.{os.getpid()}.copy")
+            shutil.copyfile(source, scratch)
+            os.replace(scratch, target)
+
+        await self._call(source_uri, copy)
 
     async def list_keys(self, prefix_uri: str, *, limit: int = MAX_LISTED_KEYS) -> list[str]:
         """Return the files below the prefix directory (at most `limit`), relative to it, sorted."""

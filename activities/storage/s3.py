@@ -31,6 +31,7 @@ from activities.storage.base import (
     ArtifactTooLargeError,
     NotTextError,
 )
+from npaflow.cache import ObjectFacts
 from npaflow.errors import (
     AccessDeniedError,
     ConfigurationError,
@@ -63,6 +64,9 @@ _TRANSIENT_CODES = {
     "ThrottlingException",
 }
 _UNREACHABLE = (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, ConnectionClosedError)
+
+#: CopyObject copies at most 5 GiB in one request; larger objects take S3's multipart copy.
+MAX_SINGLE_COPY_BYTES = 5 * 1024**3
 
 
 def split_s3_uri(uri: str) -> tuple[str, str]:
@@ -175,6 +179,35 @@ class S3Storage:
         """HEAD the object; None only when the bucket exists and the key does not."""
         head = await self._head(uri, bucket_must_exist=True)
         return None if head is None else int(head.get("ContentLength", 0))
+
+    async def facts(self, uri: str) -> ObjectFacts | None:
+        """HEAD the object: size, ETag and version id (None when the key does not exist)."""
+        head = await self._head(uri, bucket_must_exist=True)
+        if head is None:
+            return None
+        return ObjectFacts(
+            key="",
+            size=int(head.get("ContentLength", 0)),
+            etag=str(head.get("ETag") or ""),
+            version_id=str(head.get("VersionId") or ""),
+        )
+
+    async def copy(self, source_uri: str, target_uri: str) -> None:
+        """Server-side copy (CopyObject; S3's managed multipart copy above 5 GiB)."""
+        source_bucket, source_key = split_s3_uri(source_uri)
+        bucket, key = split_s3_uri(target_uri)
+        source = {"Bucket": source_bucket, "Key": source_key}
+        async with self._client(source_uri) as s3:
+            try:
+                head = await s3.head_object(**source)
+                if int(head.get("ContentLength", 0)) > MAX_SINGLE_COPY_BYTES:
+                    await s3.copy(source, bucket, key)
+                else:
+                    await s3.copy_object(Bucket=bucket, Key=key, CopySource=source)
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+                    raise ArtifactMissingError(source_uri) from None
+                raise
 
     async def _head(self, uri: str, *, bucket_must_exist: bool) -> dict[str, Any] | None:
         """The object's HEAD answer; None when it does not exist (a missing bucket raises if asked)."""

@@ -1,0 +1,138 @@
+"""A stage's cache key: sha256 over a versioned, length-prefixed encoding of what its result depends on.
+
+Content, never names: the step as it would run (argv or shell, tool, resources
+with accelerators, image), the config values it uses, the *content* of every
+declared input (each object's key, size, ETag/checksum and version id), and the
+manifests of the upstream outputs it reads. Never the run id (it is written back
+as the `{{run.id}}` token, so two runs of one spec can share), the attempt, or a
+secret's value (only the secret's name). Every value is encoded with its type
+and its length, so no two different component sets encode alike (joining parts
+without a delimiter is how caches collide), and the encoding starts with the
+key schema's version, so a change to what is keyed starts a fresh key space
+instead of misreading old entries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+
+from pydantic import BaseModel, Field, JsonValue
+
+from npaflow.presets import FROZEN
+
+#: Bump when the components or their encoding change: old entries then never match.
+KEY_SCHEMA_VERSION = 1
+_MAGIC = b"npaflow-stage-cache"
+#: What a run id is written back as in every keyed text.
+RUN_ID_TOKEN = "{{run.id}}"
+
+
+class ObjectFacts(BaseModel):
+    """One stored object as storage describes it: its key under the declared URI, size, checksum."""
+
+    model_config = FROZEN
+
+    key: str = Field(description="the object's key relative to its declared URI ('' for a file URI)")
+    size: int = Field(ge=0)
+    etag: str = Field(description="the store's ETag or checksum: changes whenever the bytes change")
+    version_id: str = ""
+
+
+class InputContent(BaseModel):
+    """A declared input and what it held when the key was computed (objects sorted by key)."""
+
+    model_config = FROZEN
+
+    uri: str
+    objects: tuple[ObjectFacts, ...]
+
+
+class StepIdentity(BaseModel):
+    """The step as it would run, with the run id left symbolic and secrets only by name."""
+
+    model_config = FROZEN
+
+    argv: tuple[str, ...] = ()
+    shell: str = ""
+    tool_ref: str = ""
+    resources: str = "default"
+    resources_profile: dict[str, JsonValue] = Field(default_factory=dict)
+    image: str = Field(default="", description="the image by digest where it was resolved")
+    secret_names: tuple[str, ...] = ()
+
+
+class KeyComponents(BaseModel):
+    """Everything a key is computed from, kept in the entry so a miss can say what differs."""
+
+    model_config = FROZEN
+
+    schema_version: int = KEY_SCHEMA_VERSION
+    scope: str
+    state: str
+    cache_version: str = ""
+    step: StepIdentity
+    config: dict[str, JsonValue] = Field(default_factory=dict)
+    inputs: tuple[InputContent, ...] = ()
+    upstream: tuple[str, ...] = Field(default=(), description="keys of the upstream entries it reads")
+
+
+def symbolic(text: str, run_id: str) -> str:
+    """`text` with this run's id written back as `{{run.id}}` (a run id under 3 characters is kept)."""
+    return text.replace(run_id, RUN_ID_TOKEN) if len(run_id) >= 3 else text
+
+
+def encode(value: JsonValue) -> bytes:
+    """The canonical encoding: a type tag and a length before every value; mappings sorted by key."""
+    if value is None:
+        return b"n"
+    if isinstance(value, bool):
+        return b"b" + (b"1" if value else b"0")
+    if isinstance(value, int):
+        return _framed(b"i", str(value).encode())
+    if isinstance(value, float):
+        return _framed(b"f", repr(value).encode())
+    if isinstance(value, str):
+        return _framed(b"s", value.encode("utf-8"))
+    if isinstance(value, list | tuple):
+        return _framed(b"l", b"".join(encode(item) for item in value), count=len(value))
+    if isinstance(value, dict):
+        items = sorted(value.items())
+        body = b"".join(encode(key) + encode(item) for key, item in items)
+        return _framed(b"d", body, count=len(items))
+    raise TypeError(f"cannot key a {type(value).__name__}")
+
+
+def _framed(tag: bytes, payload: bytes, *, count: int | None = None) -> bytes:
+    head = tag + (struct.pack(">Q", count) if count is not None else b"")
+    return head + struct.pack(">Q", len(payload)) + payload
+
+
+def cache_key(components: KeyComponents) -> str:
+    """`sha256:<hex>` of the versioned encoding of the components."""
+    document = components.model_dump(mode="json")
+    digest = hashlib.sha256(_MAGIC + encode(KEY_SCHEMA_VERSION) + encode(document))
+    return f"sha256:{digest.hexdigest()}"
+
+
+def differing(old: KeyComponents, new: KeyComponents) -> list[str]:
+    """Which components differ, most specific first (`inputs[0]`, `step.image`, `config.lr`)."""
+    changes: list[str] = []
+    before, after = old.model_dump(mode="json"), new.model_dump(mode="json")
+    for name in after:
+        _compare(name, before.get(name), after[name], changes)
+    return changes
+
+
+def _compare(path: str, before: JsonValue, after: JsonValue, changes: list[str]) -> None:
+    if before == after:
+        return
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(set(before) | set(after)):
+            _compare(f"{path}.{key}", before.get(key), after.get(key), changes)
+        return
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        for index, (old, new) in enumerate(zip(before, after, strict=True)):
+            _compare(f"{path}[{index}]", old, new, changes)
+        return
+    changes.append(path)

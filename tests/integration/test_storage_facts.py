@@ -1,0 +1,59 @@
+"""What the stage cache asks of storage: each object's facts, and copies that keep the bytes.
+
+Against the real S3 test server and the local file system.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from activities.storage import ArtifactMissingError, FileStorage, S3Storage
+from tests.s3_server import BUCKET, S3Server
+
+pytestmark = pytest.mark.integration
+
+
+async def test_s3_facts_change_with_the_bytes_and_a_copy_keeps_them(s3_server: S3Server) -> None:
+    storage = S3Storage(s3_server.endpoint)
+    prefix = f"s3://{BUCKET}/facts-{uuid.uuid4().hex[:6]}/"
+    await storage.write_text(prefix + "run-a/model.bin", "weights-1")
+    first = await storage.facts(prefix + "run-a/model.bin")
+    assert first is not None and first.size == len("weights-1") and first.etag
+
+    await storage.copy(prefix + "run-a/model.bin", prefix + "run-b/model.bin")
+    assert await storage.read_text(prefix + "run-b/model.bin") == "weights-1"
+
+    await storage.write_text(prefix + "run-a/model.bin", "weights-2")
+    second = await storage.facts(prefix + "run-a/model.bin")
+    assert second is not None and second.etag != first.etag
+    assert await storage.facts(prefix + "run-a/missing.bin") is None
+
+
+async def test_s3_copy_of_a_missing_object_says_it_is_missing(s3_server: S3Server) -> None:
+    storage = S3Storage(s3_server.endpoint)
+    prefix = f"s3://{BUCKET}/facts-{uuid.uuid4().hex[:6]}/"
+    with pytest.raises(ArtifactMissingError):
+        await storage.copy(prefix + "nothing.bin", prefix + "copy.bin")
+
+
+async def test_file_facts_change_with_a_rewrite_and_a_copy_keeps_the_bytes(tmp_path: Path) -> None:
+    storage = FileStorage()
+    source = tmp_path / "run-a" / "model.bin"
+    source.parent.mkdir()
+    source.write_bytes(b"weights-1")
+    first = await storage.facts(str(source))
+    assert first is not None and first.size == 9
+
+    target = tmp_path / "run-b" / "deep" / "model.bin"
+    await storage.copy(str(source), str(target))
+    assert target.read_bytes() == b"weights-1"
+
+    source.write_bytes(b"weights-22")
+    second = await storage.facts(str(source))
+    assert second is not None and second.etag != first.etag
+    assert await storage.facts(str(tmp_path / "missing.bin")) is None
+    with pytest.raises(ArtifactMissingError):
+        await storage.copy(str(tmp_path / "missing.bin"), str(target))

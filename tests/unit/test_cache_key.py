@@ -1,0 +1,145 @@
+"""A stage's cache key is over content, never names, and cannot collide by concatenation."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from pydantic import ValidationError
+
+from npaflow.cache import (
+    CachedOutput,
+    CacheEntry,
+    InputContent,
+    KeyComponents,
+    MismatchReason,
+    ObjectFacts,
+    StepIdentity,
+    cache_key,
+    differing,
+    encode,
+    mismatches,
+    symbolic,
+)
+
+pytestmark = pytest.mark.unit
+
+SHARDS = InputContent(
+    uri="s3://data/shards/",
+    objects=(ObjectFacts(key="a.bin", size=10, etag="e1"), ObjectFacts(key="b.bin", size=20, etag="e2")),
+)
+
+
+def components(**changes: object) -> KeyComponents:
+    base = KeyComponents(
+        scope="six-stage",
+        state="train",
+        step=StepIdentity(
+            argv=("python", "train.py", "--out", "s3://out/{{run.id}}/model"),
+            resources="gpu",
+            resources_profile={"accelerators": "H100:8"},
+            image="docker:registry/train@sha256:" + "0" * 64,
+            secret_names=("WANDB_API_KEY",),
+        ),
+        config={"lr": 0.1},
+        inputs=(SHARDS,),
+    )
+    return base.model_copy(update=changes)
+
+
+def test_the_same_components_give_the_same_key() -> None:
+    assert cache_key(components()) == cache_key(components())
+    assert cache_key(components()).startswith("sha256:")
+
+
+def test_two_runs_of_one_spec_share_a_key_once_the_run_id_is_symbolic() -> None:
+    first = symbolic("s3://out/run-2026-a/model", "run-2026-a")
+    second = symbolic("s3://out/run-2026-b/model", "run-2026-b")
+    assert first == second == "s3://out/{{run.id}}/model"
+
+
+def test_new_input_content_at_the_same_uri_is_a_new_key() -> None:
+    rewritten = SHARDS.model_copy(
+        update={"objects": (SHARDS.objects[0], ObjectFacts(key="b.bin", size=20, etag="e3"))}
+    )
+    assert cache_key(components(inputs=(rewritten,))) != cache_key(components())
+
+
+@pytest.mark.parametrize(
+    "step_change",
+    [
+        {"resources_profile": {"accelerators": "A100:8"}},
+        {"image": "docker:registry/train@sha256:" + "1" * 64},
+        {"argv": ("python", "train.py", "--epochs", "2")},
+    ],
+    ids=["accelerator", "image", "command"],
+)
+def test_a_changed_step_is_a_new_key(step_change: dict[str, object]) -> None:
+    step = components().step.model_copy(update=step_change)
+    assert cache_key(components(step=step)) != cache_key(components())
+
+
+def test_a_used_config_value_or_the_cache_version_is_a_new_key() -> None:
+    assert cache_key(components(config={"lr": 0.2})) != cache_key(components())
+    assert cache_key(components(cache_version="2")) != cache_key(components())
+
+
+def test_parts_that_concatenate_alike_never_encode_alike() -> None:
+    assert encode(["ab", "c"]) != encode(["a", "bc"])
+    assert encode({"a": "bc"}) != encode({"ab": "c"})
+    assert encode("1") != encode(1) and encode(1) != encode(True)
+
+
+def test_the_key_schema_version_is_part_of_the_key() -> None:
+    assert cache_key(components(schema_version=2)) != cache_key(components())
+
+
+def test_differing_names_the_component_that_changed() -> None:
+    step = components().step.model_copy(update={"resources_profile": {"accelerators": "A100:8"}})
+    assert differing(components(), components(step=step, config={"lr": 0.2})) == [
+        "step.resources_profile.accelerators",
+        "config.lr",
+    ]
+
+
+def entry(objects: tuple[ObjectFacts, ...] = SHARDS.objects) -> CacheEntry:
+    output = CachedOutput(declared="s3://out/{{run.id}}/model/", uri="s3://out/run-a/model/", objects=objects)
+    return CacheEntry(
+        key=cache_key(components()),
+        components=components(),
+        outputs=(output,),
+        source_run="run-a",
+        wave_key="001|serial|:train:-",
+        job_id="7",
+        gpu_hours=8.0,
+        created_at=datetime(2026, 12, 1, tzinfo=UTC),
+    )
+
+
+def test_an_entry_whose_objects_are_unchanged_has_no_mismatch() -> None:
+    observed = {f"s3://out/run-a/model/{facts.key}": facts for facts in SHARDS.objects}
+    assert mismatches(entry(), observed) == []
+
+
+def test_a_deleted_or_rewritten_object_is_a_mismatch_naming_it() -> None:
+    observed = {
+        "s3://out/run-a/model/a.bin": None,
+        "s3://out/run-a/model/b.bin": ObjectFacts(key="b.bin", size=20, etag="other"),
+    }
+    found = mismatches(entry(), observed)
+    assert [(m.uri, m.reason) for m in found] == [
+        ("s3://out/run-a/model/a.bin", MismatchReason.MISSING),
+        ("s3://out/run-a/model/b.bin", MismatchReason.CHECKSUM),
+    ]
+
+
+def test_an_entry_with_an_empty_output_cannot_exist() -> None:
+    with pytest.raises(ValidationError, match="no object cannot be cached"):
+        entry(objects=())
+
+
+def test_an_entry_older_than_max_age_is_expired() -> None:
+    now = datetime(2026, 12, 2, 12, tzinfo=UTC)
+    assert entry().expired(timedelta(hours=24), now)
+    assert not entry().expired(timedelta(days=2), now)
+    assert not entry().expired(None, now)
