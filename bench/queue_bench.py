@@ -9,7 +9,7 @@ backend's default tick over a `--latency` queue call; prints job end -> the
 await seeing it (median and p95; budget: median <= 10 s at 20 waves) and the
 queue calls per tick it took.
 
-Part 2 (`--live`): starts a SkyPilot 0.12.2 API server (consolidation mode,
+Part 2 (`--live`): starts a SkyPilot API server of the pinned release (consolidation mode,
 needs rsync), seeds its history with finished jobs through SkyPilot's own job
 state API, and times one tick (`queue_v2(job_ids=...)` through the backend)
 with 10 and with 1,000 finished jobs in the history.

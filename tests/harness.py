@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from tests.integration.fake_skypilot import FakeSkyPilotApi
 from tests.integration.fake_backend import FakeBackend
 from tests.s3_server import CREDENTIALS, S3Server
+from tests.skypilot_releases import installed_version, server_python
 from tests.skypilot_server import SkyApiServer, host_turn
 from worker.main import running_workers
 from workflows_def import SEARCH_ATTRIBUTE_KEYS, NpaWorkflowRun
@@ -203,19 +204,24 @@ def local_harness(env: WorkflowEnvironment, home: Path) -> Harness:
     return Harness(env.client, home, LocalBackend(home, WORKER_ID), f"tq-{uuid.uuid4().hex[:8]}")
 
 
-@pytest.fixture(scope="module")
-def sky_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SkyApiServer]:
-    """A real SkyPilot API server (consolidation mode, no cloud) for one test module.
-
-    Module scope: the server and the host's turn end with the module, not with
-    the xdist worker's session, so another suite's server waits no longer than needed.
-    """
+def running_sky_server(tmp_path_factory: pytest.TempPathFactory, version: str) -> Iterator[SkyApiServer]:
+    """A real SkyPilot API server of this release (consolidation mode, no cloud), held while iterated."""
     require_tool("rsync", package="rsync")
-    server = SkyApiServer(tmp_path_factory.mktemp("skypilot-home"))
+    server = SkyApiServer(tmp_path_factory.mktemp(f"skypilot-{version}-home"), server_python(version))
     with host_turn():
         server.start()
         yield server
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def sky_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SkyApiServer]:
+    """The pinned release's API server for one test module.
+
+    Module scope: the server and the host's turn end with the module, not with
+    the xdist worker's session, so another suite's server waits no longer than needed.
+    """
+    yield from running_sky_server(tmp_path_factory, installed_version())
 
 
 @pytest.fixture

@@ -1,8 +1,9 @@
-"""A real SkyPilot 0.12.2 API server for tests and benches, on a free port, in a HOME of its own.
+"""A real SkyPilot API server (0.12.2 to 0.14) for tests and benches, on a free port, in a HOME of its own.
 
 Consolidation mode runs the jobs controller inside the server, so launch,
 queue, cancel and logs are real with no cloud (launches end FAILED_PRECHECKS).
-Needs skypilot==0.12.2 with fastapi 0.128.0 (the `skypilot` extra) and rsync.
+The server runs from a Python of choice (its own venv: `server_pythons()`),
+while the worker's SDK is always this venv's; needs rsync.
 
 The server is started the way `sky api start` starts it (`python -m
 sky.server.server`), but on a port picked free, so two checkouts' suites run
@@ -79,17 +80,19 @@ class SkyApiServer:
     holds `host_turn()` around the server's life.
     """
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, python: Path | None = None) -> None:
         self.home = home.resolve()
+        self.python = python or Path(sys.executable)
         self.isolated = can_isolate_network()
         self.port = free_port() if self.isolated else SKYPILOT_PORT
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.socket = Path(tempfile.mkdtemp(prefix="npa-sky-")) / "api.sock"
         self.processes: list[subprocess.Popen[bytes]] = []
+        self.log_offset = 0
 
     def environ(self) -> dict[str, str]:
-        """Its own HOME; this venv first on PATH (the controllers it spawns run `python -m sky`)."""
-        path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+        """Its own HOME; the server's venv first on PATH (the controllers it spawns run `python -m sky`)."""
+        path = f"{self.python.parent}{os.pathsep}{os.environ.get('PATH', '')}"
         environ = {
             **os.environ,
             "HOME": str(self.home),
@@ -116,7 +119,8 @@ class SkyApiServer:
         self.processes = []
         self.socket.unlink(missing_ok=True)
         self.jobs_daemon_log().unlink(missing_ok=True)  # a restart must not read the last server's line
-        server = f"exec {shlex.quote(sys.executable)} -m sky.server.server --host 127.0.0.1"
+        self.log_offset = self.log_path().stat().st_size if self.log_path().exists() else 0
+        server = f"exec {shlex.quote(str(self.python))} -m sky.server.server --host 127.0.0.1"
         if self.isolated:
             bridge = (
                 f"{shlex.quote(sys.executable)} {shlex.quote(str(BRIDGE))} unix-to-tcp "
@@ -144,16 +148,21 @@ class SkyApiServer:
             time.sleep(0.5)
 
     def runs_managed_jobs(self) -> bool:
-        """True once the managed-job daemon holds the consolidated controller's lock.
+        """True once the server holds the consolidated controller's lock and has recovered.
 
         Until then the server answers health checks but starts no jobs controller, and
         every job it accepts stays PENDING (a leftover of an earlier server holding the
-        lock kept it so for good).
+        lock kept it so for good). 0.12 logs the lock in its refresh daemon's log; 0.14
+        takes it in a thread of the server (server.log) and then waits 15 s before its
+        recovery, gating controller starts on a signal file until recovery is done.
         """
-        try:
-            return "Lock acquired!" in self.jobs_daemon_log().read_text(errors="replace")
-        except FileNotFoundError:
-            return False
+        if "Lock acquired!" in _read(self.jobs_daemon_log()):
+            return True
+        this_server = _read(self.log_path())[self.log_offset :]
+        return "Consolidation mode lock acquired" in this_server and not self.recovering()
+
+    def recovering(self) -> bool:
+        return (self.home / ".sky" / ".controller_recovery_restarting_signal").exists()
 
     def jobs_daemon_log(self) -> Path:
         return self.home / ".sky" / "api_server" / "request_logs" / "managed-job-status-refresh-daemon.log"
@@ -206,6 +215,13 @@ class SkyApiServer:
 
     def log_path(self) -> Path:
         return self.home / ".sky" / "api_server" / "server.log"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
 
 
 def with_signal(pid: int, sig: signal.Signals, *, group: bool = False) -> None:

@@ -17,9 +17,11 @@ from npaflow.cli.temporal_client import connect, has_pollers
 from npaflow.cli.temporal_target import temporal_target
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, poll_task_queue, worker_task_queue
+from npaflow.runtime.request import BackendName
 from worker.config import WorkerConfig
 from worker.logging import configure_logging
 from worker.main import serve
+from worker.skypilot_check import skypilot_health
 
 
 def _config_from(args: argparse.Namespace, *, create_id: bool = True) -> WorkerConfig:
@@ -68,11 +70,15 @@ def check_worker(args: argparse.Namespace) -> int:
         ]
 
     idle = asyncio.run(polled())
-    for queue in idle:
-        print(f"unhealthy: nobody polls task queue {queue}", file=sys.stderr)
-    if not idle:
+    problems = [f"nobody polls task queue {queue}" for queue in idle]
+    if BackendName.SKYPILOT in config.backends:
+        refused = skypilot_health(config.skypilot_endpoint)
+        problems += [refused] if refused else []
+    for problem in problems:
+        print(f"unhealthy: {problem}", file=sys.stderr)
+    if not problems:
         print(f"healthy: worker {config.worker_id} polls {config.task_queue}")
-    return 1 if idle else 0
+    return 1 if problems else 0
 
 
 def temporal_binary() -> str:

@@ -37,6 +37,7 @@ from worker.logging import configure_logging
 from worker.metrics import MetricsEndpoint, watch_suspended_runs
 from worker.reconciler import RECONCILE_SECONDS, sweeping
 from worker.registry import WORKFLOWS, activities_for
+from worker.skypilot_check import announce_skypilot
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
 log = structlog.get_logger(__name__)
@@ -192,6 +193,7 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
         loop.add_signal_handler(sig, stop.set)
     target = temporal_target(config.address, config.namespace, config.profile)
     context = build_context(config)  # a backend that cannot be built fails before connecting
+    await announce_skypilot(context.backends)
     metrics = MetricsEndpoint(config.metrics_address) if config.metrics_address else None
     client = await connect(
         target,

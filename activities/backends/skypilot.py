@@ -60,7 +60,7 @@ LIVE_FIELDS = ["job_id", "task_id", "job_name", "status", "metadata"]
 SKYPILOT_POLL_SECONDS = 5.0
 #: Newest jobs scanned when a launch must be found by name (its request id was lost).
 NAME_LOOKUP_LIMIT = 1000
-#: SDK exception class names, by what they mean for a launch (sky/exceptions.py, 0.12.2).
+#: SDK exception class names, by what they mean for a launch (sky/exceptions.py, 0.12.2 to 0.14.1).
 CONFIGURATION_ERRORS = {
     "InvalidSkyPilotConfigError",
     "InvalidClusterNameError",

@@ -16,6 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from activities.backends.skypilot_versions import SkyPilotVersions, read_versions, route_skypilot_logging
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import EnvVar
 
@@ -52,9 +53,13 @@ class SkyPilotApi(Protocol):
         """The last `tail` lines of a job's logs, without following."""
         ...
 
+    async def versions(self) -> SkyPilotVersions:
+        """This client's and the API server's versions (the server's health check, afresh)."""
+        ...
+
 
 class SkyPilotSdk:
-    """The real SDK (skypilot==0.12.2): sync launch for its request id, async for the rest."""
+    """The real SDK (skypilot 0.12.2 to 0.14): sync launch for its request id, async for the rest."""
 
     def __init__(self, endpoint: str) -> None:
         os.environ.setdefault("SKYPILOT_DISABLE_USAGE_COLLECTION", "1")
@@ -79,6 +84,12 @@ class SkyPilotSdk:
         server_common.get_server_url.cache_clear()
         server_common.is_api_server_local.cache_clear()
         self._health_lock = asyncio.Lock()
+        route_skypilot_logging()
+
+    async def versions(self) -> SkyPilotVersions:
+        """The health check afresh: this SDK's and the server's release and API version."""
+        async with self._health_lock:
+            return await asyncio.to_thread(read_versions, self.endpoint)
 
     async def _healthy(self) -> None:
         """Check health afresh (raises ApiServerConnectionError; never starts a server)."""

@@ -18,14 +18,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import sky
+from packaging.version import Version
 from sky import exceptions as sky_exceptions
 from sky.jobs.state import ManagedJobStatus
 from sky.schemas.api.responses import ManagedJobRecord
+from sky.server.constants import API_VERSION
 from sky.utils import dag_utils
 
+from activities.backends.skypilot_versions import ServerState, SkyPilotVersions
+
 S = ManagedJobStatus
-#: Fields the real server fills whatever was asked for (observed on 0.12.2).
-ALWAYS_FILLED = {"is_job_group"}
+#: Fields the real server fills whatever was asked for: 0.12 fills is_job_group, 0.14 only what
+#: was asked (tests/fixtures/skypilot/queue_v2_failed_prechecks-<release>.json).
+ALWAYS_FILLED = {"is_job_group"} if Version(sky.__version__) < Version("0.14") else set()
 
 
 @dataclass
@@ -199,6 +205,20 @@ class FakeSkyPilotApi:
     async def logs(self, job_id: int, tail: int) -> str:
         self._reachable()
         return f"\x1b[1mlogs of managed job {job_id}\x1b[0m"
+
+    async def versions(self) -> SkyPilotVersions:
+        """A server of the SDK's own release, reachable unless calls are set to fail."""
+        client = SkyPilotVersions(
+            endpoint="http://fake-skypilot:46580",
+            client_version=sky.__version__,
+            client_api_version=API_VERSION,
+            server_state=ServerState.HEALTHY,
+        )
+        if self.unreachable_calls > 0:
+            return client.model_copy(update={"server_state": ServerState.UNHEALTHY})
+        return client.model_copy(
+            update={"server_version": sky.__version__, "server_api_version": API_VERSION}
+        )
 
     def names(self) -> list[str]:
         """The job name of every launch, in order."""

@@ -1,7 +1,9 @@
-"""The skypilot backend against a real SkyPilot 0.12.2 API server (consolidation mode, no cloud).
+"""The skypilot backend against real SkyPilot API servers (consolidation mode, no cloud).
 
-Launch, queue, cancel and logs are real; every launch ends FAILED_PRECHECKS for
-lack of a cloud. Jobs are counted in the server's own queue.
+Every test runs against each supported server release (the pinned one and the
+oldest, tests/skypilot_releases.py) with the pinned SDK in the worker. Launch,
+queue, cancel and logs are real; every launch ends FAILED_PRECHECKS for lack of
+a cloud. Jobs are counted in the server's own queue.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,8 +24,9 @@ from npaflow.runtime.contract import LAUNCHES_DIR
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.vocabulary import CancellationState, WaveStatus
 from tests.e2e.test_cli_runs import npaflow
-from tests.harness import Harness, replaced_worker, start_worker_process
+from tests.harness import Harness, replaced_worker, running_sky_server, start_worker_process
 from tests.helpers import eventually
+from tests.skypilot_releases import server_versions
 from tests.skypilot_server import SkyApiServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.skypilot_server]
@@ -30,6 +34,14 @@ pytestmark = [pytest.mark.integration, pytest.mark.skypilot_server]
 #: A cloud-less server on 2 cores keeps a job STARTING for minutes when ten launch at once:
 #: the wave deadline and the transport budget are the server's, not the harness's.
 SKY = {"backend": "skypilot", "poll_seconds": 0.5, "max_wait_seconds": 600, "transport_recovery_seconds": 120}
+
+
+@pytest.fixture(scope="module", params=server_versions(), ids=lambda version: f"server-{version}")
+def sky_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SkyApiServer]:
+    """This module's API server: one per supported release, each for all of the module's tests."""
+    yield from running_sky_server(tmp_path_factory, request.param)
 
 
 async def jobs_named(server: SkyApiServer, name: str) -> list[int]:

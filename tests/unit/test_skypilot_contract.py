@@ -1,8 +1,10 @@
 """The SkyPilot fake is held to SkyPilot's own models and to what the real server returned.
 
-tests/fixtures/skypilot/queue_v2_failed_prechecks.json was captured from a real
-SkyPilot 0.12.2 API server (consolidation mode, no cloud) asked for the
-backend's QUEUE_FIELDS; the live tests check the same against a running server.
+tests/fixtures/skypilot/queue_v2_failed_prechecks-<release>.json is captured
+(`python -m tests.capture_skypilot_queue`) from a real API server of the
+installed release (consolidation mode, no cloud) asked for the backend's
+QUEUE_FIELDS, so the fake is compared with the records of the SkyPilot it is
+built from; the live tests check the same against running servers.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pytest
 
 pytest.importorskip("sky", reason="install the 'skypilot' extra")
 
+import sky
 from sky.jobs.state import ManagedJobStatus
 from sky.schemas.api.responses import ManagedJobRecord
 
@@ -24,7 +27,7 @@ from tests.integration.fake_skypilot import FakeSkyPilotApi, statuses
 
 pytestmark = pytest.mark.unit
 
-CAPTURED = ROOT / "tests" / "fixtures" / "skypilot" / "queue_v2_failed_prechecks.json"
+CAPTURED = ROOT / "tests" / "fixtures" / "skypilot" / f"queue_v2_failed_prechecks-{sky.__version__}.json"
 #: Filled only once the job has reached them (the captured job never ran).
 FILLED_LATER = {"start_at", "current_cluster_name"}
 
@@ -51,6 +54,9 @@ def test_the_backend_asks_only_for_fields_skypilot_knows() -> None:
 
 
 async def test_fake_rows_are_skypilot_records_filled_like_the_real_server_fills_them() -> None:
+    assert CAPTURED.exists(), (
+        f"capture SkyPilot {sky.__version__}'s record: python -m tests.capture_skypilot_queue"
+    )
     (real,) = json.loads(CAPTURED.read_text())
     (fake,) = await fake_failed_prechecks()
     assert isinstance(fake, ManagedJobRecord)
