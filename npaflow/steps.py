@@ -6,7 +6,7 @@ from pydantic import BaseModel, Field, JsonValue
 
 from npaflow.catalog.models import ToolCatalog
 from npaflow.context import RunContext, state_config
-from npaflow.document.models import Artifact, State, WorkflowSpec
+from npaflow.document.models import Artifact, CacheSetting, State, WorkflowSpec
 from npaflow.presets import FROZEN, STRICT
 from npaflow.spec.resolve import profile_for, resolve_artifacts, resolve_command
 from npaflow.tokens import resolve_deep
@@ -28,6 +28,7 @@ class PlanStep(BaseModel):
     outputs: tuple[Artifact, ...] = ()
     inputs: tuple[Artifact, ...] = ()
     group: str = ""
+    cache: CacheSetting | None = None
 
     @property
     def task_name(self) -> str:
@@ -52,6 +53,7 @@ class PlanStep(BaseModel):
             "outputs": [a.model_dump(by_alias=True) for a in self.outputs],
             "inputs": [a.model_dump(by_alias=True) for a in self.inputs],
             "group": self.group,
+            **({"cache": self.cache.model_dump(mode="json")} if self.cache else {}),
         }
 
 
@@ -91,6 +93,7 @@ def materialize_step(
         outputs=resolve_artifacts(state.outputs, scope),
         inputs=resolve_artifacts(state.inputs, scope),
         group=placement.group,
+        cache=state.cache,
     )
 
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from datetime import timedelta
 
+from npaflow.durations import duration_seconds
 from npaflow.errors import UsageError
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def parse_duration(flag: str, text: str) -> timedelta:
@@ -16,8 +14,7 @@ def parse_duration(flag: str, text: str) -> timedelta:
     Raises:
         UsageError: not a positive duration.
     """
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd]?)", text.strip())
-    seconds = float(match.group(1)) * _UNITS[match.group(2) or "s"] if match else 0.0
-    if seconds <= 0:
+    seconds = duration_seconds(text)
+    if seconds is None:
         raise UsageError(f"{flag} {text!r}: expected a duration such as 30s, 15m, 24h or 7d")
     return timedelta(seconds=seconds)

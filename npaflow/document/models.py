@@ -86,6 +86,15 @@ class Transition(BaseModel):
     if_: str | None = Field(default=None, alias="if")
 
 
+class CacheSetting(BaseModel):
+    """A state's `cache:` (npaflow's extension): reuse a verified earlier result of the same key."""
+
+    model_config = _FROZEN
+
+    version: str = ""
+    max_age_seconds: float | None = None
+
+
 class State(BaseModel):
     """One state body of the graph, with aliases already folded in."""
 
@@ -111,6 +120,7 @@ class State(BaseModel):
     outputs: tuple[Artifact, ...] = ()
     resources: str = "default"
     multi_node_mode: MultiNodeMode = MultiNodeMode.FORBIDDEN
+    cache: CacheSetting | None = None
 
     def is_executable(self) -> bool:
         """True when the state launches work (a command or a catalog tool)."""

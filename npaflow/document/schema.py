@@ -84,6 +84,16 @@ class TransitionDoc(BaseModel):
     if_: str | None = Field(default=None, alias="if", description="config.<attr>: only when truthy.")
 
 
+class CacheDoc(BaseModel):
+    """npaflow's extension: reuse a verified earlier result of the same content key (docs/cache.md)."""
+
+    model_config = _STRICT
+
+    version: str | int | None = Field(default=None, description="Bump to invalidate earlier entries.")
+    max_age: str | int | None = Field(default=None, description="Oldest entry to reuse, e.g. 7d, 12h.")
+    maxAge: str | int | None = None
+
+
 class StateDoc(BaseModel):
     """One state body (camelCase; the snake_case aliases the loader accepts are allowed too)."""
 
@@ -113,6 +123,10 @@ class StateDoc(BaseModel):
     resources: str = Field(default="default", description="A profile name under resources.")
     multiNodeMode: Literal["forbidden", "sharded"] | None = None
     multi_node_mode: Literal["forbidden", "sharded"] | None = None
+    cache: bool | CacheDoc | None = Field(
+        default=None,
+        description="npaflow's extension: skip the launch when a verified result of the same key exists.",
+    )
 
 
 class MetadataDoc(BaseModel):

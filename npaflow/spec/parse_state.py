@@ -22,6 +22,7 @@ from npaflow.document.models import (
 from npaflow.document.yaml_source import KeyPath
 from npaflow.errors import TokenError
 from npaflow.spec.issues import IssueCollector, did_you_mean
+from npaflow.spec.parse_cache import parse_cache
 from npaflow.tokens import resolve_config_int
 
 #: State keys and the canonical field each one fills (aliases included).
@@ -50,6 +51,7 @@ STATE_KEYS: dict[str, str] = {
     "resources": "resources",
     "multiNodeMode": "multi_node_mode",
     "multi_node_mode": "multi_node_mode",
+    "cache": "cache",
 }
 TRIGGER_KEYS = {
     "uri": "uri",
@@ -105,6 +107,8 @@ class StateParser:
                 return self._string(value, path)
             case "multi_node_mode":
                 return self._multi_node_mode(value, path)
+            case "cache":
+                return parse_cache(value, path, self.issues)
             case "terminal" | "writes_decision":
                 return self._bool(value, path)
             case "needs" | "sequence":

@@ -15,6 +15,7 @@ from npaflow.graphs import deepest, find_cycle
 from npaflow.ids import RunId
 from npaflow.ledger_paths import bucket_problem, prefix_problem
 from npaflow.spec.issues import IssueCollector, did_you_mean
+from npaflow.spec.validate_cache import validate_cache
 from npaflow.spec.validate_contracts import (
     validate_executables,
     validate_profiles,
@@ -58,6 +59,7 @@ def validate_spec(
         _validate_state(spec, state, catalog, context, issues)
     validate_profiles(spec, context, issues)
     validate_executables(spec, catalog, context, issues)
+    validate_cache(spec, issues)
     _validate_needs_acyclic(spec, issues)
     _validate_sequence_nesting(spec, issues)
     if not any(state.terminal for state in spec.states.values()):

@@ -1,0 +1,15 @@
+"""Durations as people write them: `30s`, `15m`, `24h`, `7d` (a plain number is seconds)."""
+
+from __future__ import annotations
+
+import re
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
+
+
+def duration_seconds(text: str) -> float | None:
+    """The duration's seconds, or None when `text` is not a positive duration."""
+    match = _DURATION.fullmatch(text.strip())
+    seconds = float(match.group(1)) * _UNITS[match.group(2) or "s"] if match else 0.0
+    return seconds if seconds > 0 else None
