@@ -23,7 +23,7 @@ from npaflow.plan import ExecutionPlan, build_plan, plan_fingerprint
 from npaflow.plan_diff import PlanDiff, diff_plans
 from npaflow.runtime.contract import LOAD_SPEC, spec_file_uri
 from npaflow.runtime.ledger import FinishedWave, PlanChangeRecord, RuntimeLedger, attempt_usage
-from npaflow.runtime.locations import run_prefix_for
+from npaflow.runtime.locations import cache_root_for, run_prefix_for
 from npaflow.runtime.messages import AttemptUsage, LoadedSpec, LoadSpecInput, PriorRun
 from npaflow.spec import load_spec_from_str
 from npaflow.spec.decision_sources import decision_source_issues
@@ -100,6 +100,7 @@ class RunActivities:
             catalog=tools,
             workflow_yaml=_with_vars(text, request.vars),
             ledger_uri=ledger_uri,
+            cache_root=cache_root_for(spec, tools, request.run_id, self.context.ledger_base()),
             input_source=source,
             plan_fingerprint=fingerprint,
             prior=prior,

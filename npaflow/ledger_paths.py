@@ -15,6 +15,9 @@ MAX_PREFIX_BYTES = 1024
 BUCKET_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
 
+#: The directory beside the runs' ledgers where the stage cache keeps its entries.
+CACHE_DIR = ".npaflow-cache"
+
 
 def prefix_problem(prefix: str) -> str:
     """Why `prefix` cannot name a ledger directory under a root ("" when it can)."""
@@ -27,6 +30,8 @@ def prefix_problem(prefix: str) -> str:
     segments = prefix.strip("/").split("/")
     if any(segment in ("", ".", "..") for segment in segments):
         return "contains an empty, '.' or '..' segment (it must stay under the ledger root)"
+    if segments[0] == CACHE_DIR:
+        return f"starts with {CACHE_DIR}, where the stage cache keeps its entries"
     if any(len(segment.encode()) > MAX_SEGMENT_BYTES for segment in segments):
         return f"has a segment longer than {MAX_SEGMENT_BYTES} bytes"
     if len(prefix.encode()) > MAX_PREFIX_BYTES:

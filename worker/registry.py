@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from activities.artifacts import ArtifactActivities, RunArtifactActivities
+from activities.cache import CacheActivities
 from activities.context import ActivityContext
 from activities.control import request_cancel
 from activities.job_control import JobControlActivities
@@ -28,6 +29,7 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
     artifacts, runs = ArtifactActivities(context), RunActivities(context)
     ledger = LedgerActivities(context.storage, context.ledger_cache)
     reconcile = ReconcileActivities(ledger)
+    cache = CacheActivities(context)
     return {
         contract.LOAD_SPEC.name: runs.load_spec,
         contract.LAUNCH_WAVE.name: LaunchActivities(context).launch_wave,
@@ -43,6 +45,8 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
         contract.LIST_ARTIFACTS.name: RunArtifactActivities(context).list_artifacts,
         contract.CHECK_RUN.name: reconcile.check_run,
         contract.RECORD_RECONCILED.name: reconcile.record_reconciled,
+        contract.CACHE_LOOKUP.name: cache.cache_lookup,
+        contract.CACHE_STORE.name: cache.cache_store,
     }
 
 

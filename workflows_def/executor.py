@@ -18,6 +18,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
+from npaflow.runtime.cache_messages import CacheLookupResult
 from npaflow.runtime.contract import AWAIT_WAVE, LAUNCH_WAVE
 from npaflow.runtime.ledger import WaveAttemptRecord, latest_attempts
 from npaflow.runtime.ledger.book import AttemptId
@@ -55,6 +56,7 @@ from workflows_def.outputs import (
 from workflows_def.readings import ArtifactReads
 from workflows_def.recorder import RunDeps
 from workflows_def.run_gates import RunGates
+from workflows_def.stage_cache import StageCache
 
 
 class TemporalExecutor:
@@ -65,6 +67,7 @@ class TemporalExecutor:
         self.reads = ArtifactReads(deps)
         self.attempts = AttemptRunner(deps)
         self.gates = RunGates(deps, self.attempts.pending_launches)
+        self.cache = StageCache(deps)
         self.prior = latest_attempts(deps.loaded.prior.latest())
 
     async def read_decision(self, request: DecisionRequest) -> str:
@@ -93,7 +96,14 @@ class TemporalExecutor:
             # An earlier execution crossed the launch boundary without learning the job:
             # the same attempt again, reconciled by request id and name (never a second job).
             return await self._attempts(wave, prior.attempt, reconcile=True)
-        return await self._attempts(wave, prior.attempt + 1 if prior else 1)
+        attempt = prior.attempt + 1 if prior else 1
+        if not self.cache.applies(wave):
+            return await self._attempts(wave, attempt)
+        found = await self.cache.lookup(wave)
+        if found.served:
+            self.cache.serve(wave, attempt, found)
+            return WaveOutcome(succeeded=True)
+        return await self._attempts(wave, attempt, cache=found)
 
     async def _resume_from(self, wave: Wave, prior: WaveAttemptRecord) -> WaveOutcome | None:
         if prior.status is WaveStatus.SUCCEEDED:
@@ -110,15 +120,19 @@ class TemporalExecutor:
                 return WaveOutcome(succeeded=True)
         return None
 
-    async def _attempts(self, wave: Wave, attempt: int, *, reconcile: bool = False) -> WaveOutcome:
+    async def _attempts(
+        self, wave: Wave, attempt: int, *, reconcile: bool = False, cache: CacheLookupResult | None = None
+    ) -> WaveOutcome:
         budgets = {
             RetryBudget.RETRIES: self.request.retries,
             RetryBudget.INFRASTRUCTURE: self.request.max_infrastructure_recoveries,
         }
         failures = 0
         while True:
-            outcome = await self.attempts.run(wave, attempt, reconcile=reconcile)
+            outcome = await self.attempts.run(wave, attempt, reconcile=reconcile, cache=cache)
             if outcome.ok:
+                if cache is not None:
+                    await self.cache.store(wave, attempt, cache)
                 return WaveOutcome(succeeded=True)
             reconcile = False
             budget = outcome.failure_class.budget()
@@ -155,14 +169,16 @@ class AttemptRunner:
         self.budget = GpuBudget(deps.request, deps.loaded.prior.gpu_hours)
         self.cancels = JobCanceller(deps, self.pending_launches)
 
-    async def run(self, wave: Wave, attempt: int, *, reconcile: bool = False) -> AttemptOutcome:
+    async def run(
+        self, wave: Wave, attempt: int, *, reconcile: bool = False, cache: CacheLookupResult | None = None
+    ) -> AttemptOutcome:
         """Launch (shielded: a cancel mid-launch still learns the job id), then await it.
 
         A local-backend launch that began on a worker that died is reconciled on
         that worker's own queue (its host holds any job it made), never relaunched.
         """
         self.budget.check(wave)
-        self.state.waves.launching(wave, attempt, now=now())
+        self.state.waves.launching(wave, attempt, now=now(), cache=list(cache.steps) if cache else None)
         queue: str | None = None
         while True:
             handle = self._start_launch(wave, attempt, reconcile=reconcile or queue is not None, queue=queue)

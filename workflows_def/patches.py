@@ -18,6 +18,8 @@ FINAL_USAGE = "memo-final-usage-v1"
 NOTIFICATIONS = "run-notifications-v1"
 #: The spec is loaded by a local activity (no activity task, no workflow task of its own).
 LOCAL_LOAD = "load-spec-local-v1"
+#: Waves with cached steps ask the stage cache first (asked only by runs that cache a step).
+STAGE_CACHE = "stage-cache-v1"
 
 
 def loads_locally() -> bool:

@@ -71,6 +71,10 @@ class Storage(Protocol):
         """Return the keys under the prefix (all pages), at most `limit` of them."""
         ...
 
+    async def list_facts(self, prefix_uri: str, *, limit: int = MAX_LISTED_KEYS) -> list[ObjectFacts]:
+        """Each object under the prefix (key relative to it) with its facts, at most `limit`, sorted."""
+        ...
+
     async def facts(self, uri: str) -> ObjectFacts | None:
         """One object's size, checksum (ETag) and version id; None when it does not exist."""
         ...

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import hashlib
 import os
 import shutil
 import stat
@@ -133,11 +134,24 @@ def _version(path: Path) -> str | None:
     return f"{info.st_ino}:{info.st_mtime_ns}:{info.st_size}"
 
 
+#: Files whose sha256 is remembered per version, so unchanged inputs are not hashed again.
+MAX_REMEMBERED_DIGESTS = 10_000
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1024 * 1024), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 class FileStorage:
     """Storage on the worker's own file system (the embedded default)."""
 
     def __init__(self, *, threads: int = 4, name: str = "files") -> None:
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"npaflow-{name}")
+        self._digests: dict[tuple[str, str], str] = {}  # (path, inode:mtime:size) -> sha256
 
     async def _call(self, uri: str, fn: Callable[[], T]) -> T:
         loop = asyncio.get_running_loop()
@@ -188,17 +202,34 @@ class FileStorage:
             return None
 
     async def facts(self, uri: str) -> ObjectFacts | None:
-        """Size, and the version (inode, mtime, size) as the checksum: any rewrite changes it."""
+        """Size and the sha256 of the bytes (a copy checks alike; hashed once per file version)."""
         path = path_of(uri)
-
-        def read_facts() -> ObjectFacts | None:
-            version = _version(path) if path.is_file() else None
-            return None if version is None else ObjectFacts(key="", size=path.stat().st_size, etag=version)
-
         try:
-            return await self._call(uri, read_facts)
+            return await self._call(uri, lambda: self._facts_of(path, ""))
         except ArtifactMissingError:
             return None
+
+    async def list_facts(self, prefix_uri: str, *, limit: int = MAX_LISTED_KEYS) -> list[ObjectFacts]:
+        """Each file below the prefix directory with its size and sha256, sorted by key."""
+        root = path_of(prefix_uri)
+
+        def read_all() -> list[ObjectFacts]:
+            listed = (self._facts_of(root / key, key) for key in _walk(root, limit))
+            return [facts for facts in listed if facts is not None]
+
+        return await self._call(prefix_uri, read_all)
+
+    def _facts_of(self, path: Path, key: str) -> ObjectFacts | None:
+        version = _version(path) if path.is_file() else None
+        if version is None:
+            return None
+        digest = self._digests.get((str(path), version))
+        if digest is None:
+            digest = _sha256(path)
+            if len(self._digests) >= MAX_REMEMBERED_DIGESTS:
+                self._digests.clear()
+            self._digests[(str(path), version)] = digest
+        return ObjectFacts(key=key, size=int(version.rsplit(":", 1)[1]), etag=f"sha256:{digest}")
 
     async def copy(self, source_uri: str, target_uri: str) -> None:
         """Copy the file's bytes to a temp file beside the target, then rename it into place."""

@@ -235,8 +235,12 @@ class S3Storage:
 
     async def list_keys(self, prefix_uri: str, *, limit: int = MAX_LISTED_KEYS) -> list[str]:
         """List the keys under the prefix, following continuation tokens, at most `limit`."""
+        return [facts.key for facts in await self.list_facts(prefix_uri, limit=limit)]
+
+    async def list_facts(self, prefix_uri: str, *, limit: int = MAX_LISTED_KEYS) -> list[ObjectFacts]:
+        """Each object under the prefix with its size and ETag, from the listing itself (no HEADs)."""
         bucket, prefix = split_s3_uri(prefix_uri)
-        keys: list[str] = []
+        found: list[ObjectFacts] = []
         async with self._client(prefix_uri) as s3:
             token: str | None = None
             while True:
@@ -244,7 +248,14 @@ class S3Storage:
                 if token:
                     kwargs["ContinuationToken"] = token
                 page = await s3.list_objects_v2(**kwargs)
-                keys.extend(item["Key"][len(prefix) :] for item in page.get("Contents", []))
-                if not page.get("IsTruncated") or len(keys) >= limit:
-                    return keys[:limit]
+                found.extend(
+                    ObjectFacts(
+                        key=item["Key"][len(prefix) :],
+                        size=int(item.get("Size", 0)),
+                        etag=str(item.get("ETag") or ""),
+                    )
+                    for item in page.get("Contents", [])
+                )
+                if not page.get("IsTruncated") or len(found) >= limit:
+                    return found[:limit]
                 token = page.get("NextContinuationToken")

@@ -27,6 +27,7 @@ from npaflow.cache.key import (
     encode,
     symbolic,
 )
+from npaflow.cache.layout import entry_uri, scope_segment, scope_uri
 
 __all__ = [
     "ENTRY_SCHEMA",
@@ -43,7 +44,10 @@ __all__ = [
     "cache_key",
     "differing",
     "encode",
+    "entry_uri",
     "mismatches",
     "object_uri",
+    "scope_segment",
+    "scope_uri",
     "symbolic",
 ]

@@ -1,9 +1,11 @@
 """A stage's cache key: sha256 over a versioned, length-prefixed encoding of what its result depends on.
 
-Content, never names: the step as it would run (argv or shell, tool, resources
-with accelerators, image), the config values it uses, the *content* of every
-declared input (each object's key, size, ETag/checksum and version id), and the
-manifests of the upstream outputs it reads. Never the run id (it is written back
+Content, never names: the step as it would run (its rendered task: the command
+with every config value it uses already substituted, the tool's setup, resources
+with accelerators, the image) and the *content* of every declared input (each
+object's key, size, ETag/checksum and version id; an upstream stage's outputs
+are inputs here, so what it produced is keyed by content too). Config values the
+step does not use are not in the task, so they never change its key. Never the run id (it is written back
 as the `{{run.id}}` token, so two runs of one spec can share), the attempt, or a
 secret's value (only the secret's name). Every value is encoded with its type
 and its length, so no two different component sets encode alike (joining parts
@@ -49,16 +51,15 @@ class InputContent(BaseModel):
 
 
 class StepIdentity(BaseModel):
-    """The step as it would run, with the run id left symbolic and secrets only by name."""
+    """The step as it would run (npaflow/render/step_identity.py).
+
+    Its SkyPilot task (run script, setup, resources with accelerators, image, node
+    count) with the run id left symbolic, and the secrets by name only.
+    """
 
     model_config = FROZEN
 
-    argv: tuple[str, ...] = ()
-    shell: str = ""
-    tool_ref: str = ""
-    resources: str = "default"
-    resources_profile: dict[str, JsonValue] = Field(default_factory=dict)
-    image: str = Field(default="", description="the image by digest where it was resolved")
+    task: dict[str, JsonValue]
     secret_names: tuple[str, ...] = ()
 
 
@@ -72,9 +73,7 @@ class KeyComponents(BaseModel):
     state: str
     cache_version: str = ""
     step: StepIdentity
-    config: dict[str, JsonValue] = Field(default_factory=dict)
     inputs: tuple[InputContent, ...] = ()
-    upstream: tuple[str, ...] = Field(default=(), description="keys of the upstream entries it reads")
 
 
 def symbolic(text: str, run_id: str) -> str:

@@ -228,4 +228,6 @@ def _request(args: argparse.Namespace, spec_text: str, run_id: RunId, spec_uri: 
         secret_env=args.secret_env,
         backend=args.backend,
         infra=args.infra,
+        cache=args.cache,
+        cache_scope=args.cache_scope,
     )

@@ -20,6 +20,12 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from npaflow.errors import ErrorType
+from npaflow.runtime.cache_messages import (
+    CacheLookupInput,
+    CacheLookupResult,
+    CacheStoreInput,
+    CacheStoreResult,
+)
 from npaflow.runtime.environment import DEFAULT_TASK_QUEUE, ENV_DEFAULTS, EnvVar
 from npaflow.runtime.messages import (
     AwaitResult,
@@ -155,6 +161,8 @@ NOTIFY_RUN = ActivityRef("notify_run", RunNotification, NotificationResult)
 LIST_ARTIFACTS = ActivityRef("list_artifacts", ListArtifactsInput, RunArtifacts)
 CHECK_RUN = ActivityRef("check_run", CheckRunInput, RunStanding)
 RECORD_RECONCILED = ActivityRef("record_reconciled", RecordReconciledInput, ExportResult)
+CACHE_LOOKUP = ActivityRef("cache_lookup", CacheLookupInput, CacheLookupResult)
+CACHE_STORE = ActivityRef("cache_store", CacheStoreInput, CacheStoreResult)
 
 #: Every activity; a worker registers an implementation for each (worker/registry.py).
 ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
@@ -172,6 +180,8 @@ ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
     LIST_ARTIFACTS,
     CHECK_RUN,
     RECORD_RECONCILED,
+    CACHE_LOOKUP,
+    CACHE_STORE,
 )
 #: Served on each worker's own queue as well: a local job's activities run on its host, and a
 #: launch interrupted there is reconciled there.

@@ -16,7 +16,7 @@ from npaflow.context import build_run_context
 from npaflow.document.models import WorkflowSpec
 from npaflow.errors import ConfigurationError
 from npaflow.ids import RunId
-from npaflow.ledger_paths import bucket_problem, prefix_problem
+from npaflow.ledger_paths import CACHE_DIR, bucket_problem, prefix_problem
 
 
 def ledger_base(ledger_root: str, home: Path) -> str:
@@ -60,6 +60,13 @@ def run_prefix_for(spec: WorkflowSpec, catalog: ToolCatalog, run_id: RunId, base
     if not posixpath.normpath(_path_of(uri)).startswith(posixpath.normpath(_path_of(root)) + "/"):
         raise ConfigurationError(f"the ledger path {uri[:200]!r} is not under its root {root!r}")
     return uri
+
+
+def cache_root_for(spec: WorkflowSpec, catalog: ToolCatalog, run_id: RunId, base: str) -> str:
+    """Where the stage cache's entries live: beside the runs' ledgers, under CACHE_DIR."""
+    bucket = str(build_run_context(spec, catalog, run_id).config.get("bucket") or "").strip()
+    root = f"s3://{bucket.removeprefix('s3://').strip('/')}" if bucket else base.rstrip("/")
+    return f"{root}/{CACHE_DIR}" if root else ""
 
 
 def _path_of(uri: str) -> str:

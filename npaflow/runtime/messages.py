@@ -83,6 +83,7 @@ class LoadedSpec(BaseModel):
     workflow_yaml: str
     ledger_uri: str
     input_source: str
+    cache_root: str = ""  # where stage-cache entries live (npaflow/runtime/locations.py)
     plan_fingerprint: str = ""
     prior: PriorRun = Field(default_factory=PriorRun)
     accepted_change: PlanChangeRecord | None = None  # recorded with the first export

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from npaflow.decisions import assumption_problem
 from npaflow.ids import RunId
 from npaflow.presets import FROZEN
+from npaflow.runtime.cache_messages import CacheMode
 from npaflow.runtime.notifications import NotifyWhen
 
 #: Run ids become workflow ids, job names and ledger prefixes.
@@ -83,6 +84,8 @@ class RunRequest(BaseModel):
     secret_env: list[str] = Field(default_factory=list)
     backend: BackendName = BackendName.LOCAL
     infra: str = ""
+    cache: CacheMode = CacheMode.ON  # the stage cache: on, refresh (run and overwrite), off
+    cache_scope: str = Field(default="", max_length=200)  # "" = the spec's metadata.name
     continued: bool = False  # set by continue-as-new: the ledger's completed waves are trusted
     accepted_change: AcceptedPlanChange | None = None  # a restart onto an edited spec
 

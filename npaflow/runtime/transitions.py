@@ -130,6 +130,20 @@ class WaveTransition(Enum):
         "resume: succeeded earlier, outputs still there",
         Effect.NONE,
     )
+    SERVED_FROM_CACHE = Transition(
+        "wave_served_from_cache",
+        frozenset({A.NEW}),
+        A.SUCCEEDED,
+        "every step hit a verified cache entry; its outputs were copied, no job launched",
+        Effect.FLUSH,
+    )
+    CACHE_STORED = Transition(
+        "wave_cache_stored",
+        frozenset({A.SUCCEEDED}),
+        A.SUCCEEDED,
+        "succeeded with verified outputs: an entry per cached step written for later runs",
+        Effect.NONE,
+    )
     FAILED = Transition(
         "wave_failed",
         frozenset({A.LAUNCHING, A.IN_FLIGHT}),

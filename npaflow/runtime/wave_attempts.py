@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import TypedDict, Unpack
 
-from npaflow.runtime.ledger import Cancellation, Credentials, Observation, TaskRow, WaveAttemptRecord
+from npaflow.runtime.ledger import (
+    CachedStep,
+    Cancellation,
+    Credentials,
+    Observation,
+    TaskRow,
+    WaveAttemptRecord,
+)
 from npaflow.runtime.ledger.book import AttemptId, LedgerBook
 from npaflow.runtime.ledger.new_attempt import launch_credentials, new_attempt
 from npaflow.runtime.messages import AwaitResult, LaunchResult
@@ -51,6 +58,7 @@ class AttemptChanges(TypedDict, total=False):
     primary_error: str
     error_category: FailureClass
     cancellation: Cancellation
+    cache: list[CachedStep]
 
 
 class WaveAttempts:
@@ -89,10 +97,25 @@ class WaveAttempts:
 
     # --- the rows ------------------------------------------------------------------------------
 
-    def launching(self, wave: Wave, attempt: int, *, now: str) -> WaveAttemptRecord:
-        """Recorded as running before the launch boundary is crossed."""
+    def launching(
+        self, wave: Wave, attempt: int, *, now: str, cache: list[CachedStep] | None = None
+    ) -> WaveAttemptRecord:
+        """Recorded as running before the launch boundary is crossed (with its cache misses)."""
         record = new_attempt(wave, attempt, now=now)
-        return self._move(WaveTransition.LAUNCHING, (wave.key, attempt), record)
+        return self._move(WaveTransition.LAUNCHING, (wave.key, attempt), record, cache=cache or [])
+
+    def served_from_cache(
+        self, wave: Wave, attempt: int, *, now: str, cache: list[CachedStep]
+    ) -> WaveAttemptRecord:
+        """Every step hit a verified entry whose outputs were copied to this run's: no job."""
+        record = new_attempt(wave, attempt, now=now)
+        return self._move(
+            WaveTransition.SERVED_FROM_CACHE, (wave.key, attempt), record, cache=cache, ended_at=now
+        )
+
+    def cache_stored(self, key: WaveKey, attempt: int, cache: list[CachedStep]) -> WaveAttemptRecord:
+        """Entries written for the cached steps of a success (or why one was not)."""
+        return self._move(WaveTransition.CACHE_STORED, (key, attempt), cache=cache)
 
     def launched(self, key: WaveKey, attempt: int, launch: LaunchResult) -> WaveAttemptRecord:
         """The exact job, launched now or adopted by the launch."""

@@ -57,3 +57,25 @@ async def test_file_facts_change_with_a_rewrite_and_a_copy_keeps_the_bytes(tmp_p
     assert await storage.facts(str(tmp_path / "missing.bin")) is None
     with pytest.raises(ArtifactMissingError):
         await storage.copy(str(tmp_path / "missing.bin"), str(target))
+
+
+async def test_listed_facts_carry_each_object_s_size_and_checksum_on_s3_and_files(
+    s3_server: S3Server, tmp_path: Path
+) -> None:
+    s3 = S3Storage(s3_server.endpoint, page_size=2)
+    prefix = f"s3://{BUCKET}/facts-{uuid.uuid4().hex[:6]}/shards/"
+    for name, body in (("a", "1"), ("b", "22"), ("c", "333")):
+        await s3.write_text(prefix + name, body)
+    listed = await s3.list_facts(prefix)
+    assert [(f.key, f.size) for f in listed] == [("a", 1), ("b", 2), ("c", 3)]
+    assert [f.etag for f in listed] == [(await s3.facts(prefix + f.key)).etag for f in listed]  # type: ignore[union-attr]
+
+    files = FileStorage()
+    for name, body in (("a", "1"), ("sub/b", "22")):
+        (tmp_path / "shards" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "shards" / name).write_text(body)
+    listed = await files.list_facts(str(tmp_path / "shards") + "/")
+    assert [(f.key, f.size) for f in listed] == [("a", 1), ("sub/b", 2)]
+    copy = tmp_path / "copy.bin"
+    await files.copy(str(tmp_path / "shards" / "a"), str(copy))
+    assert (await files.facts(str(copy))) == listed[0].model_copy(update={"key": ""})

@@ -21,6 +21,10 @@ from npaflow.cache import (
     mismatches,
     symbolic,
 )
+from npaflow.plan import build_plan
+from npaflow.render.step_identity import step_identity
+from npaflow.steps import PlanStep
+from tests.helpers import CATALOG, load_doc, minimal_doc
 
 pytestmark = pytest.mark.unit
 
@@ -35,13 +39,15 @@ def components(**changes: object) -> KeyComponents:
         scope="six-stage",
         state="train",
         step=StepIdentity(
-            argv=("python", "train.py", "--out", "s3://out/{{run.id}}/model"),
-            resources="gpu",
-            resources_profile={"accelerators": "H100:8"},
-            image="docker:registry/train@sha256:" + "0" * 64,
+            task={
+                "run": "python train.py --lr 0.1 --out s3://out/{{run.id}}/model",
+                "resources": {
+                    "accelerators": "H100:8",
+                    "image_id": "docker:registry/train@sha256:" + "0" * 64,
+                },
+            },
             secret_names=("WANDB_API_KEY",),
         ),
-        config={"lr": 0.1},
         inputs=(SHARDS,),
     )
     return base.model_copy(update=changes)
@@ -65,22 +71,25 @@ def test_new_input_content_at_the_same_uri_is_a_new_key() -> None:
     assert cache_key(components(inputs=(rewritten,))) != cache_key(components())
 
 
+def task_with(**changes: object) -> StepIdentity:
+    step = components().step
+    return step.model_copy(update={"task": {**step.task, **changes}})
+
+
 @pytest.mark.parametrize(
-    "step_change",
+    "task_change",
     [
-        {"resources_profile": {"accelerators": "A100:8"}},
-        {"image": "docker:registry/train@sha256:" + "1" * 64},
-        {"argv": ("python", "train.py", "--epochs", "2")},
+        {"resources": {"accelerators": "A100:8", "image_id": "docker:registry/train@sha256:" + "0" * 64}},
+        {"resources": {"accelerators": "H100:8", "image_id": "docker:registry/train@sha256:" + "1" * 64}},
+        {"run": "python train.py --lr 0.2 --out s3://out/{{run.id}}/model"},
     ],
-    ids=["accelerator", "image", "command"],
+    ids=["accelerator", "image", "used-config-value"],
 )
-def test_a_changed_step_is_a_new_key(step_change: dict[str, object]) -> None:
-    step = components().step.model_copy(update=step_change)
-    assert cache_key(components(step=step)) != cache_key(components())
+def test_a_changed_step_is_a_new_key(task_change: dict[str, object]) -> None:
+    assert cache_key(components(step=task_with(**task_change))) != cache_key(components())
 
 
-def test_a_used_config_value_or_the_cache_version_is_a_new_key() -> None:
-    assert cache_key(components(config={"lr": 0.2})) != cache_key(components())
+def test_the_cache_version_is_part_of_the_key() -> None:
     assert cache_key(components(cache_version="2")) != cache_key(components())
 
 
@@ -95,10 +104,12 @@ def test_the_key_schema_version_is_part_of_the_key() -> None:
 
 
 def test_differing_names_the_component_that_changed() -> None:
-    step = components().step.model_copy(update={"resources_profile": {"accelerators": "A100:8"}})
-    assert differing(components(), components(step=step, config={"lr": 0.2})) == [
-        "step.resources_profile.accelerators",
-        "config.lr",
+    step = task_with(
+        resources={"accelerators": "A100:8", "image_id": "docker:registry/train@sha256:" + "0" * 64}
+    )
+    assert differing(components(), components(step=step, cache_version="2")) == [
+        "cache_version",
+        "step.task.resources.accelerators",
     ]
 
 
@@ -143,3 +154,31 @@ def test_an_entry_older_than_max_age_is_expired() -> None:
     assert entry().expired(timedelta(hours=24), now)
     assert not entry().expired(timedelta(days=2), now)
     assert not entry().expired(None, now)
+
+
+def planned_step(run_id: str, **config: object) -> PlanStep:
+    doc = minimal_doc(
+        work={
+            "run": {"argv": ["train", "--lr", "{{config.lr}}", "--out", "s3://b/{{run.id}}/model/"]},
+            "outputs": [{"uri": "s3://b/{{run.id}}/model/"}],
+            "next": "done",
+            "cache": True,
+        }
+    )
+    doc["config"] = {"lr": 0.1, "unrelated": "a", **config}
+    return build_plan(load_doc(doc), CATALOG, run_id=run_id).steps[0]
+
+
+def identity(step: PlanStep, run_id: str) -> StepIdentity:
+    return step_identity(step, CATALOG, run_id=run_id, infra="", secret_names=("B", "A"))
+
+
+def test_the_step_identity_is_the_same_for_two_runs_and_an_unrelated_config_value() -> None:
+    first = identity(planned_step("run-one"), "run-one")
+    second = identity(planned_step("run-two", unrelated="b"), "run-two")
+    assert first == second and first.secret_names == ("A", "B")
+    assert "{{run.id}}" in str(first.task["run"]) and "run-one" not in str(first.task)
+
+
+def test_a_used_config_value_changes_the_step_identity() -> None:
+    assert identity(planned_step("r-1"), "r-1") != identity(planned_step("r-1", lr=0.2), "r-1")

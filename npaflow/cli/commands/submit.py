@@ -11,6 +11,7 @@ import argparse
 import asyncio
 
 from npaflow.cli.options import SubParsers, add_connection_arguments, add_spec_arguments
+from npaflow.runtime.cache_messages import CacheMode
 from npaflow.runtime.notifications import NotifyWhen
 from npaflow.runtime.request import BackendName, OnFailure
 
@@ -123,3 +124,16 @@ def _add_launch_options(parser: argparse.ArgumentParser) -> None:
         help="where jobs run: processes on the worker, or SkyPilot managed jobs (default local)",
     )
     parser.add_argument("--infra", default="", help="SkyPilot infra for every task, e.g. k8s/my-context")
+    parser.add_argument(
+        "--cache",
+        choices=[m.value for m in CacheMode],
+        default=CacheMode.ON.value,
+        help="the stage cache for states with cache: — on (reuse verified results, store new ones), "
+        "refresh (run them and overwrite their entries), off (neither); default on",
+    )
+    parser.add_argument(
+        "--cache-scope",
+        default="",
+        metavar="SCOPE",
+        help="share cache entries across specs, or isolate them (default: the spec's metadata.name)",
+    )

@@ -41,11 +41,18 @@ from npaflow.runtime.ledger.models import (
     attempt_usage,
     latest_attempts,
 )
-from npaflow.runtime.ledger.records import DecisionRecord, LaunchReceipt, PlanChangeRecord, Watermark
+from npaflow.runtime.ledger.records import (
+    CachedStep,
+    DecisionRecord,
+    LaunchReceipt,
+    PlanChangeRecord,
+    Watermark,
+)
 
 __all__ = [
     "RUNTIME_SCHEMA",
     "RUN_SCHEMA",
+    "CachedStep",
     "Cancellation",
     "Credentials",
     "DecisionRecord",

@@ -14,7 +14,7 @@ from pydantic import BaseModel, BeforeValidator, Field, JsonValue, PlainSerializ
 from npaflow.document.models import Artifact
 from npaflow.ids import RunId
 from npaflow.presets import FROZEN, STRICT
-from npaflow.runtime.ledger.records import DecisionRecord, PlanChangeRecord, Watermark
+from npaflow.runtime.ledger.records import CachedStep, DecisionRecord, PlanChangeRecord, Watermark
 from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.usage import RunUsage, TaskShape, attempt_hours
@@ -172,6 +172,7 @@ class WaveAttemptRecord(BaseModel):
     planned: list[PlannedStep] = Field(default_factory=list)  # ours: each member as planned
     gpu_hours: float = 0.0  # ours: accelerator-hours of this attempt (so far, while running)
     node_hours: float = 0.0  # ours: node-hours of this attempt (CPU-only tasks too)
+    cache: list[CachedStep] = Field(default_factory=list)  # ours: the stage cache's keys, hits, misses
 
     def with_hours(self) -> WaveAttemptRecord:
         """This record with gpu_hours/node_hours recomputed from its task rows.

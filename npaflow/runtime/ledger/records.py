@@ -66,3 +66,23 @@ class PlanChangeRecord(BaseModel):
     from_fingerprint: str
     to_fingerprint: str
     changes: list[str] = Field(default_factory=list)
+
+
+class CachedStep(BaseModel):
+    """A cached step of a wave attempt: its key, and whether a verified entry stood in for its job.
+
+    A hit names the producing run and job and the GPU-hours it did not spend; a miss
+    says why (no entry, expired, an object changed) and whether this attempt's
+    success was stored for later runs.
+    """
+
+    model_config = STRICT
+
+    state: str
+    key: str
+    hit: bool = False
+    source_run: str = ""
+    source_job: str = ""
+    gpu_hours_saved: float = 0.0
+    reason: str = ""
+    stored: bool = False

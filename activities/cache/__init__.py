@@ -1,0 +1,75 @@
+"""The stage cache's activities (DESIGN 20, docs/cache.md): key, verify and serve a wave; store a success.
+
+Front door: `CacheActivities`. Inside: `keys.py` (a step's key from storage),
+`verify.py` (an entry re-checked object by object), `materialize.py` (a hit's
+outputs copied into this run's URIs), `store.py` (an entry per cached step).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from temporalio import activity
+
+from activities.cache.keys import step_key
+from activities.cache.materialize import materialize, targets
+from activities.cache.store import store_entry
+from activities.cache.verify import verdict
+from activities.context import ActivityContext
+from activities.errors import mapped_errors
+from npaflow.runtime.cache_messages import (
+    CacheLookupInput,
+    CacheLookupResult,
+    CacheMode,
+    CacheStoreInput,
+    CacheStoreResult,
+)
+from npaflow.runtime.contract import CACHE_LOOKUP, CACHE_STORE
+from npaflow.runtime.ledger import CachedStep
+
+__all__ = ["CacheActivities"]
+
+
+class CacheActivities:
+    """`cache_lookup` before a wave with cached steps launches; `cache_store` after it succeeded."""
+
+    def __init__(self, context: ActivityContext) -> None:
+        self.storage = context.storage
+
+    @activity.defn(name=CACHE_LOOKUP.name)
+    @mapped_errors
+    async def cache_lookup(self, request: CacheLookupInput) -> CacheLookupResult:
+        """Key every cached step; in ON mode serve the wave when every step hits (outputs copied)."""
+        cached = [step for step in request.wave.steps if step.cache is not None]
+        keys = tuple([await step_key(self.storage, step, request) for step in cached])
+        if request.mode is not CacheMode.ON:
+            reason = f"--cache {request.mode.value}"
+            return CacheLookupResult(
+                keys=keys, steps=tuple(CachedStep(state=k.state, key=k.key, reason=reason) for k in keys)
+            )
+        now = datetime.now(UTC)
+        verdicts = [
+            await verdict(self.storage, request.cache_root, request.scope, key, step, now)
+            for key, step in zip(keys, cached, strict=True)
+        ]
+        steps = [found for found, _ in verdicts]
+        if len(cached) < len(request.wave.steps) or not all(entry for _, entry in verdicts):
+            unused = "it hit, but other members of its wave must run, so it runs with them"
+            demoted = [s.model_copy(update={"hit": False, "reason": unused}) if s.hit else s for s in steps]
+            return CacheLookupResult(keys=keys, steps=tuple(demoted))
+        for index, ((found, entry), step) in enumerate(zip(verdicts, cached, strict=True)):
+            assert entry is not None
+            pairs = targets(entry, step, request.run_id)
+            problem = pairs if isinstance(pairs, str) else await materialize(self.storage, pairs)
+            if problem:
+                steps[index] = found.model_copy(update={"hit": False, "reason": problem})
+                return CacheLookupResult(keys=keys, steps=tuple(steps))
+        return CacheLookupResult(keys=keys, steps=tuple(steps), served=True)
+
+    @activity.defn(name=CACHE_STORE.name)
+    @mapped_errors
+    async def cache_store(self, request: CacheStoreInput) -> CacheStoreResult:
+        """Write an entry per cached step of a success (a write that fails is reported, not raised)."""
+        return CacheStoreResult(
+            steps=tuple([await store_entry(self.storage, request, key) for key in request.keys])
+        )

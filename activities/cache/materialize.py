@@ -1,0 +1,48 @@
+"""A hit's outputs copied into this run's own declared output URIs, then checked there.
+
+Downstream states, decisions and `npaflow artifacts` then find them where the
+spec says. Copies are server-side on S3 and atomic renames on files; copying
+again (a retried activity) writes the same bytes.
+"""
+
+from __future__ import annotations
+
+from activities.cache.keys import objects_at
+from activities.storage import StorageRouter
+from npaflow.cache import CachedOutput, CacheEntry, object_uri, symbolic
+from npaflow.steps import PlanStep
+
+
+def _scheme(uri: str) -> str:
+    return "s3" if uri.startswith("s3://") else "file"
+
+
+def targets(entry: CacheEntry, step: PlanStep, run_id: str) -> list[tuple[CachedOutput, str]] | str:
+    """Each cached output and where this run declares it, or why they do not pair up."""
+    declared = {symbolic(artifact.uri, run_id): artifact.uri for artifact in step.outputs}
+    pairs: list[tuple[CachedOutput, str]] = []
+    for output in entry.outputs:
+        target = declared.get(output.declared)
+        if target is None:
+            return f"the entry's output {output.declared} is not declared by this run's {step.state}"
+        if _scheme(target) != _scheme(output.uri):
+            return f"cannot copy {output.uri} to {target} across stores"
+        pairs.append((output, target))
+    return pairs
+
+
+async def materialize(storage: StorageRouter, pairs: list[tuple[CachedOutput, str]]) -> str:
+    """Copy every cached object to this run's URI; "" when all arrived intact, else what did not."""
+    for output, target in pairs:
+        store = storage.for_uri(target)
+        placed = CachedOutput(declared=output.declared, uri=target, objects=output.objects)
+        for facts in output.objects:
+            source, destination = object_uri(output, facts), object_uri(placed, facts)
+            if source != destination:
+                await store.copy(source, destination)
+        arrived = {facts.key: facts for facts in await objects_at(storage, target)}
+        for facts in output.objects:
+            copy = arrived.get(facts.key)
+            if copy is None or copy.size != facts.size:
+                return f"{object_uri(placed, facts)} did not arrive intact"
+    return ""

@@ -1,0 +1,51 @@
+"""After a launched wave succeeded with verified outputs: one entry per cached step, written whole."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import ValidationError
+
+from activities.cache.keys import objects_at
+from activities.storage import StorageRouter
+from npaflow.cache import CachedOutput, CacheEntry, entry_uri, symbolic
+from npaflow.errors import NpaflowError
+from npaflow.runtime.cache_messages import CacheStoreInput, StepKey
+from npaflow.runtime.ledger import CachedStep
+
+
+async def store_entry(storage: StorageRouter, request: CacheStoreInput, key: StepKey) -> CachedStep:
+    """Write the step's entry; a failure to write is recorded, never fatal to the run that succeeded."""
+    record = CachedStep(state=key.state, key=key.key)
+    step = next(step for step in request.wave.steps if step.state == key.state)
+    share = request.gpu_hours / max(1, len(request.wave.steps))
+    try:
+        outputs = [
+            CachedOutput(
+                declared=symbolic(artifact.uri, request.run_id),
+                uri=artifact.uri,
+                objects=tuple(await objects_at(storage, artifact.uri)),
+            )
+            for artifact in step.outputs
+        ]
+        entry = CacheEntry(
+            key=key.key,
+            components=key.components,
+            outputs=tuple(outputs),
+            source_run=request.run_id,
+            wave_key=request.wave_key,
+            job_id=request.job_id,
+            gpu_hours=share,
+            created_at=datetime.fromisoformat(request.created_at),
+        )
+    except (ValidationError, NpaflowError) as exc:
+        return record.model_copy(update={"reason": f"not stored: {_short(exc)}"})
+    uri = entry_uri(request.cache_root, request.scope, key.key)
+    await storage.for_uri(uri).write_text(uri, entry.model_dump_json(by_alias=True, indent=1))
+    return record.model_copy(update={"stored": True})
+
+
+def _short(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(str(error["msg"]) for error in exc.errors())
+    return str(exc)

@@ -1,0 +1,87 @@
+"""What the workflow and the stage-cache activities say to each other (DESIGN 20, docs/cache.md).
+
+The workflow asks `cache_lookup` before launching a wave with cached steps; the
+activity keys every cached step from what it reads in storage, verifies each
+candidate entry object by object, and copies the outputs into this run's own
+URIs only when every step of the wave hits. After a launched wave succeeded and
+its outputs were verified, `cache_store` writes one entry per cached step.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+from npaflow.cache import KeyComponents
+from npaflow.catalog.models import ToolCatalog
+from npaflow.presets import FROZEN
+from npaflow.runtime.ledger.records import CachedStep
+from npaflow.traversal.models import Wave
+
+
+class CacheMode(StrEnum):
+    """How a run uses the stage cache (`submit --cache`)."""
+
+    ON = "on"  # read verified entries, write new ones
+    REFRESH = "refresh"  # run every cached step and overwrite its entry
+    OFF = "off"  # neither read nor write
+
+
+class StepKey(BaseModel):
+    """One cached step's key and the components it was computed from."""
+
+    model_config = FROZEN
+
+    state: str
+    key: str
+    components: KeyComponents
+
+
+class CacheLookupInput(BaseModel):
+    """Key the wave's cached steps and, in ON mode, serve the wave from verified entries."""
+
+    model_config = FROZEN
+
+    run_id: str
+    wave: Wave
+    catalog: ToolCatalog
+    cache_root: str
+    scope: str
+    mode: CacheMode
+    secret_env: tuple[str, ...] = ()
+    infra: str = ""
+
+
+class CacheLookupResult(BaseModel):
+    """Each cached step's key and verdict; `served` when no job needs to run."""
+
+    model_config = FROZEN
+
+    keys: tuple[StepKey, ...]
+    steps: tuple[CachedStep, ...]
+    served: bool = False
+
+
+class CacheStoreInput(BaseModel):
+    """Write an entry per cached step of a wave that succeeded with verified outputs."""
+
+    model_config = FROZEN
+
+    run_id: str
+    wave: Wave
+    wave_key: str
+    job_id: str
+    gpu_hours: float = Field(ge=0)
+    cache_root: str
+    scope: str
+    keys: tuple[StepKey, ...]
+    created_at: str
+
+
+class CacheStoreResult(BaseModel):
+    """Which steps' entries were written, and why any was not."""
+
+    model_config = FROZEN
+
+    steps: tuple[CachedStep, ...]

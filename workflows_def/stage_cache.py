@@ -1,0 +1,112 @@
+"""The stage cache in the run (DESIGN 20): asked before a cached wave launches, told after it succeeded.
+
+A lookup that fails (storage unreadable, a bug) is never read as a hit: the wave
+launches as if there were no cache, and the ledger says why. A store that fails
+never fails a run whose wave succeeded. Runs whose spec caches nothing never
+reach this code, so their histories (and the recorded ones) are unchanged; runs
+that do record the STAGE_CACHE patch once.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import is_cancelled_exception
+
+from npaflow.runtime.cache_messages import (
+    CacheLookupInput,
+    CacheLookupResult,
+    CacheMode,
+    CacheStoreInput,
+)
+from npaflow.runtime.contract import CACHE_LOOKUP, CACHE_STORE
+from npaflow.runtime.ledger import CachedStep
+from npaflow.traversal import Wave
+from workflows_def.activity_calls import (
+    ACTIVITY_FAILURES,
+    SHORT_RETRY,
+    call,
+    classify_activity_error,
+    now,
+    retries_within,
+)
+from workflows_def.patches import STAGE_CACHE
+from workflows_def.recorder import RunDeps
+
+
+class StageCache:
+    """Looks a wave up before its launch and stores its entries after its success."""
+
+    def __init__(self, deps: RunDeps) -> None:
+        self.request, self.loaded, self.state = deps.request, deps.loaded, deps.state
+        self.scope = deps.request.cache_scope or deps.loaded.spec.metadata.name
+
+    def applies(self, wave: Wave) -> bool:
+        """True when the wave has cached steps and this run uses the cache (patch recorded once)."""
+        if self.request.cache is CacheMode.OFF or not self.loaded.cache_root:
+            return False
+        return any(step.cache is not None for step in wave.steps) and workflow.patched(STAGE_CACHE)
+
+    def _deadline(self) -> dict[str, object]:
+        deadline = timedelta(seconds=max(300.0, self.request.transport_recovery_seconds))
+        return {"schedule_to_close_timeout": deadline, "retry_policy": retries_within(SHORT_RETRY, deadline)}
+
+    async def lookup(self, wave: Wave) -> CacheLookupResult:
+        """Each cached step's key and verdict; served when its outputs were copied into this run's."""
+        request = CacheLookupInput(
+            run_id=self.state.run_id,
+            wave=wave,
+            catalog=self.loaded.catalog,
+            cache_root=self.loaded.cache_root,
+            scope=self.scope,
+            mode=self.request.cache,
+            secret_env=tuple(self.request.secret_env),
+            infra=self.request.infra,
+        )
+        try:
+            return await call(
+                CACHE_LOOKUP, request, summary=f"cache lookup: {', '.join(wave.states)}", **self._deadline()
+            )
+        except ACTIVITY_FAILURES as error:
+            if is_cancelled_exception(error):
+                raise
+            _, message = classify_activity_error(error)
+            unread = f"the cache could not be read, so the wave runs: {message}"
+            steps = [CachedStep(state=s.state, key="", reason=unread) for s in wave.steps if s.cache]
+            return CacheLookupResult(keys=(), steps=tuple(steps))
+
+    def serve(self, wave: Wave, attempt: int, found: CacheLookupResult) -> None:
+        """Record the wave as succeeded from the cache: no job, its GPU-hours saved."""
+        self.state.waves.served_from_cache(wave, attempt, now=now(), cache=list(found.steps))
+
+    async def store(self, wave: Wave, attempt: int, found: CacheLookupResult) -> None:
+        """Write the entries of a success; what was stored (or why not) goes to the attempt's record."""
+        if not found.keys or self.request.cache is CacheMode.OFF:
+            return
+        record = self.state.waves.attempt(wave.key, attempt)
+        request = CacheStoreInput(
+            run_id=self.state.run_id,
+            wave=wave,
+            wave_key=str(wave.key),
+            job_id=record.job_id,
+            gpu_hours=record.gpu_hours,
+            cache_root=self.loaded.cache_root,
+            scope=self.scope,
+            keys=found.keys,
+            created_at=now(),
+        )
+        try:
+            stored = await call(
+                CACHE_STORE, request, summary=f"cache store: {', '.join(wave.states)}", **self._deadline()
+            )
+            steps = list(stored.steps)
+        except ACTIVITY_FAILURES as error:
+            if is_cancelled_exception(error):
+                raise
+            _, message = classify_activity_error(error)
+            why_not = f"not stored: {message}"
+            steps = [CachedStep(state=k.state, key=k.key, reason=why_not) for k in found.keys]
+        why = {step.state: step.reason for step in record.cache}
+        merged = [s if s.reason else s.model_copy(update={"reason": why.get(s.state, "")}) for s in steps]
+        self.state.waves.cache_stored(wave.key, attempt, merged)
