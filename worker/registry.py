@@ -47,6 +47,7 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
         contract.RECORD_RECONCILED.name: reconcile.record_reconciled,
         contract.CACHE_LOOKUP.name: cache.cache_lookup,
         contract.CACHE_STORE.name: cache.cache_store,
+        contract.REQUEST_FLIGHT.name: cache.request_cache_flight,
     }
 
 

@@ -1,6 +1,7 @@
 """Temporal workflow definitions: deterministic glue between the traversal and activities."""
 
 from workflows_def.artifacts_workflow import NpaflowArtifacts
+from workflows_def.cache_flight_workflow import NpaflowCacheFlight
 from workflows_def.ledger_repair_workflow import NpaflowLedgerRepair
 from workflows_def.logs_workflow import NpaflowJobLogs
 from workflows_def.reconcile_workflow import NpaflowReconcileRun
@@ -8,7 +9,14 @@ from workflows_def.recorder import PHASE_ATTRIBUTE, SEARCH_ATTRIBUTE_KEYS, STATE
 from workflows_def.run_workflow import NpaWorkflowRun
 
 #: Every workflow a worker registers.
-WORKFLOWS = [NpaWorkflowRun, NpaflowJobLogs, NpaflowLedgerRepair, NpaflowArtifacts, NpaflowReconcileRun]
+WORKFLOWS = [
+    NpaWorkflowRun,
+    NpaflowJobLogs,
+    NpaflowLedgerRepair,
+    NpaflowArtifacts,
+    NpaflowReconcileRun,
+    NpaflowCacheFlight,
+]
 
 __all__ = [
     "PHASE_ATTRIBUTE",
@@ -18,6 +26,7 @@ __all__ = [
     "WORKFLOW_ATTRIBUTE",
     "NpaWorkflowRun",
     "NpaflowArtifacts",
+    "NpaflowCacheFlight",
     "NpaflowJobLogs",
     "NpaflowLedgerRepair",
     "NpaflowReconcileRun",

@@ -100,10 +100,15 @@ class TemporalExecutor:
         if not self.cache.applies(wave):
             return await self._attempts(wave, attempt)
         found = await self.cache.lookup(wave)
-        if found.served:
-            self.cache.serve(wave, attempt, found)
-            return WaveOutcome(succeeded=True)
-        return await self._attempts(wave, attempt, cache=found)
+        try:
+            if self.cache.flies(wave, found):
+                found = await self.cache.take_flight(wave, found)
+            if found.served:
+                self.cache.serve(wave, attempt, found)
+                return WaveOutcome(succeeded=True)
+            return await self._attempts(wave, attempt, cache=found)
+        finally:
+            await asyncio.shield(asyncio.ensure_future(self.cache.land(wave)))
 
     async def _resume_from(self, wave: Wave, prior: WaveAttemptRecord) -> WaveOutcome | None:
         if prior.status is WaveStatus.SUCCEEDED:

@@ -8,7 +8,7 @@ A delta stays pending until its export succeeded (npaflow/runtime/ledger/book.py
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from temporalio import workflow
@@ -155,3 +155,5 @@ class RunDeps:
     loaded: LoadedSpec
     state: RunState
     recorder: RunRecorder
+    #: Cache keys whose flight this run was granted (the run's FLIGHT_GRANTED_SIGNAL handler adds).
+    flight_grants: set[str] = field(default_factory=set)

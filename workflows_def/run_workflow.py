@@ -14,6 +14,7 @@ from npaflow.decisions import resolve_assumption
 from npaflow.document.models import ExecutionMode
 from npaflow.errors import BudgetSpentError, ErrorType, NpaflowError
 from npaflow.ids import RunId
+from npaflow.runtime.cache_messages import FLIGHT_GRANTED_SIGNAL, FlightTicket
 from npaflow.runtime.contract import (
     LOAD_SPEC,
     PENDING_LEDGER_QUERY,
@@ -54,6 +55,7 @@ class NpaWorkflowRun:
         self.recorder = RunRecorder(self.state)
         self.executor: TemporalExecutor | None = None
         self.request: RunRequest | None = None
+        self.flight_grants: set[str] = set()
 
     @workflow.run
     async def run(self, request: RunRequest) -> RunSummary:
@@ -119,7 +121,8 @@ class NpaWorkflowRun:
         assumption = resolve_assumption(
             request.assume_decision, spec.config.get("plan_assume_decision"), spec.has_transitions()
         )
-        self.executor = TemporalExecutor(RunDeps(request, loaded, self.state, self.recorder))
+        deps = RunDeps(request, loaded, self.state, self.recorder, self.flight_grants)
+        self.executor = TemporalExecutor(deps)
         walker = Walker(
             spec,
             catalog,
@@ -224,6 +227,11 @@ class NpaWorkflowRun:
             retry_policy=SHORT_RETRY,
             summary=f"cancel requested: {self.state.cancel_reason}",
         )
+
+    @workflow.signal(name=FLIGHT_GRANTED_SIGNAL)
+    def cache_flight_granted(self, ticket: FlightTicket) -> None:
+        """This run holds the key's flight: it may launch the key's step (workflows_def/stage_cache.py)."""
+        self.flight_grants.add(ticket.key)
 
     @workflow.signal(name=Signal.PAUSE.value)
     def pause(self) -> None:

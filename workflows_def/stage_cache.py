@@ -9,20 +9,27 @@ that do record the STAGE_CACHE patch once.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import is_cancelled_exception
+from temporalio.exceptions import FailureError, is_cancelled_exception
 
+from npaflow.cache import scope_segment
 from npaflow.runtime.cache_messages import (
+    FLIGHT_RELEASE_SIGNAL,
     CacheLookupInput,
     CacheLookupResult,
     CacheMode,
     CacheStoreInput,
+    FlightTicket,
+    RequestFlightInput,
+    flight_id,
 )
-from npaflow.runtime.contract import CACHE_LOOKUP, CACHE_STORE
+from npaflow.runtime.contract import CACHE_LOOKUP, CACHE_STORE, REQUEST_FLIGHT
 from npaflow.runtime.ledger import CachedStep
 from npaflow.traversal import Wave
+from npaflow.waves import WaveKey
 from workflows_def.activity_calls import (
     ACTIVITY_FAILURES,
     SHORT_RETRY,
@@ -41,6 +48,8 @@ class StageCache:
     def __init__(self, deps: RunDeps) -> None:
         self.request, self.loaded, self.state = deps.request, deps.loaded, deps.state
         self.scope = deps.request.cache_scope or deps.loaded.spec.metadata.name
+        self.grants = deps.flight_grants
+        self.asked: dict[WaveKey, list[str]] = {}  # flights each wave asked for, given back at its end
 
     def applies(self, wave: Wave) -> bool:
         """True when the wave has cached steps and this run uses the cache (patch recorded once)."""
@@ -75,6 +84,41 @@ class StageCache:
             unread = f"the cache could not be read, so the wave runs: {message}"
             steps = [CachedStep(state=s.state, key="", reason=unread) for s in wave.steps if s.cache]
             return CacheLookupResult(keys=(), steps=tuple(steps))
+
+    def flies(self, wave: Wave, found: CacheLookupResult) -> bool:
+        """A miss of a wave of cached steps only, in ON mode: its keys are launched once across runs."""
+        cached_only = all(step.cache is not None for step in wave.steps)
+        return self.request.cache is CacheMode.ON and cached_only and bool(found.keys) and not found.served
+
+    async def take_flight(self, wave: Wave, found: CacheLookupResult) -> CacheLookupResult:
+        """Hold every key of the wave (in key order, so no two runs wait on each other), then look again.
+
+        The first run to ask a key holds it; the others wait here until it gives the key
+        back, then look it up again: a hit when the holder stored its entry.
+        """
+        keys = sorted({key.key for key in found.keys})
+        self.asked[wave.key] = keys
+        for key in keys:
+            await call(
+                REQUEST_FLIGHT,
+                RequestFlightInput(
+                    flight_id=flight_id(scope_segment(self.scope), key),
+                    ticket=FlightTicket(run_id=self.state.run_id, key=key),
+                    task_queue=workflow.info().task_queue,
+                ),
+                summary=f"cache flight for {', '.join(wave.states)}",
+                **self._deadline(),
+            )
+            await workflow.wait_condition(lambda key=key: key in self.grants)  # type: ignore[misc]
+        return await self.lookup(wave)
+
+    async def land(self, wave: Wave) -> None:
+        """Give back every flight the wave asked for (held or still waited for)."""
+        for key in self.asked.pop(wave.key, []):
+            self.grants.discard(key)
+            handle = workflow.get_external_workflow_handle(flight_id(scope_segment(self.scope), key))
+            with suppress(FailureError):  # the flight ended: nothing is held there any more
+                await handle.signal(FLIGHT_RELEASE_SIGNAL, FlightTicket(run_id=self.state.run_id, key=key))
 
     def serve(self, wave: Wave, attempt: int, found: CacheLookupResult) -> None:
         """Record the wave as succeeded from the cache: no job, its GPU-hours saved."""

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from temporalio import activity
 
+from activities.cache.flight import request_flight
 from activities.cache.keys import step_key
 from activities.cache.materialize import materialize, targets
 from activities.cache.store import store_entry
@@ -23,8 +24,9 @@ from npaflow.runtime.cache_messages import (
     CacheMode,
     CacheStoreInput,
     CacheStoreResult,
+    RequestFlightInput,
 )
-from npaflow.runtime.contract import CACHE_LOOKUP, CACHE_STORE
+from npaflow.runtime.contract import CACHE_LOOKUP, CACHE_STORE, REQUEST_FLIGHT
 from npaflow.runtime.ledger import CachedStep
 
 __all__ = ["CacheActivities"]
@@ -65,6 +67,12 @@ class CacheActivities:
                 steps[index] = found.model_copy(update={"hit": False, "reason": problem})
                 return CacheLookupResult(keys=keys, steps=tuple(steps))
         return CacheLookupResult(keys=keys, steps=tuple(steps), served=True)
+
+    @activity.defn(name=REQUEST_FLIGHT.name)
+    @mapped_errors
+    async def request_cache_flight(self, request: RequestFlightInput) -> None:
+        """Join the key's flight (activities/cache/flight.py)."""
+        await request_flight(request)
 
     @activity.defn(name=CACHE_STORE.name)
     @mapped_errors

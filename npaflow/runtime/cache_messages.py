@@ -85,3 +85,34 @@ class CacheStoreResult(BaseModel):
     model_config = FROZEN
 
     steps: tuple[CachedStep, ...]
+
+
+#: The per-key flight workflow, its signals, and the signal it answers a run with.
+FLIGHT_WORKFLOW_TYPE = "NpaflowCacheFlight"
+FLIGHT_REQUEST_SIGNAL = "request"
+FLIGHT_RELEASE_SIGNAL = "release"
+FLIGHT_GRANTED_SIGNAL = "cache_flight_granted"
+
+
+def flight_id(scope_dir: str, key: str) -> str:
+    """One flight workflow per (scope, key): runs that reach the same key meet there."""
+    return f"npaflow-cache-flight-{scope_dir}-{key.removeprefix('sha256:')}"
+
+
+class FlightTicket(BaseModel):
+    """A run asking for (or giving back) one key's flight."""
+
+    model_config = FROZEN
+
+    run_id: str
+    key: str
+
+
+class RequestFlightInput(BaseModel):
+    """Signal-with-start the key's flight workflow with this run's request."""
+
+    model_config = FROZEN
+
+    flight_id: str
+    ticket: FlightTicket
+    task_queue: str

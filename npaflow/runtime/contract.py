@@ -25,6 +25,7 @@ from npaflow.runtime.cache_messages import (
     CacheLookupResult,
     CacheStoreInput,
     CacheStoreResult,
+    RequestFlightInput,
 )
 from npaflow.runtime.environment import DEFAULT_TASK_QUEUE, ENV_DEFAULTS, EnvVar
 from npaflow.runtime.messages import (
@@ -163,6 +164,7 @@ CHECK_RUN = ActivityRef("check_run", CheckRunInput, RunStanding)
 RECORD_RECONCILED = ActivityRef("record_reconciled", RecordReconciledInput, ExportResult)
 CACHE_LOOKUP = ActivityRef("cache_lookup", CacheLookupInput, CacheLookupResult)
 CACHE_STORE = ActivityRef("cache_store", CacheStoreInput, CacheStoreResult)
+REQUEST_FLIGHT = ActivityRef("request_cache_flight", RequestFlightInput, type(None))
 
 #: Every activity; a worker registers an implementation for each (worker/registry.py).
 ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
@@ -182,6 +184,7 @@ ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
     RECORD_RECONCILED,
     CACHE_LOOKUP,
     CACHE_STORE,
+    REQUEST_FLIGHT,
 )
 #: Served on each worker's own queue as well: a local job's activities run on its host, and a
 #: launch interrupted there is reconciled there.

@@ -137,3 +137,20 @@ async def test_a_failed_stage_is_never_reused(local_harness: Harness, tmp_path: 
     assert second.ledger is not None
     (train,) = [w for w in second.ledger.waves if w.states == ["train"]]
     assert train.job_id and train.status is WaveStatus.FAILED  # ...so it ran again, and failed again
+
+
+async def test_five_identical_runs_started_together_launch_each_cached_stage_once(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    slow = {
+        name: f"sleep 1 && cat {tmp_path}/seed.txt > {tmp_path}/{{{{run.id}}}}/{name}/out.txt"
+        for name in STAGES[:1]
+    }
+    spec = chain_spec(tmp_path, commands=slow)
+    async with local_harness.worker():
+        handles = [await local_harness.start(spec, run_id=f"flight-{index}") for index in range(5)]
+        outcomes = [await local_harness.finish(handle) for handle in handles]
+    assert [o.status for o in outcomes] == ["succeeded"] * 5, [o.error for o in outcomes]
+    assert sorted(launches(tmp_path)) == sorted(STAGES)
+    hits = [cache_of(outcome, "prep")["hit"] for outcome in outcomes]
+    assert hits.count(False) == 1 and hits.count(True) == 4
