@@ -7,12 +7,18 @@ them there for the next stage to read.
 
 from __future__ import annotations
 
+import asyncio
+import uuid
 from pathlib import Path
 
 import pytest
+from temporalio.testing import WorkflowEnvironment
 
+from npaflow.runtime.request import RunRequest
 from npaflow.runtime.vocabulary import WaveStatus
-from tests.harness import Harness, RunOutcome
+from tests.harness import Harness, RunOutcome, replaced_worker, start_worker_process
+from tests.helpers import COLD_WORKER_SECONDS, eventually
+from workflows_def import NpaWorkflowRun
 
 pytestmark = pytest.mark.integration
 
@@ -154,3 +160,28 @@ async def test_five_identical_runs_started_together_launch_each_cached_stage_onc
     assert sorted(launches(tmp_path)) == sorted(STAGES)
     hits = [cache_of(outcome, "prep")["hit"] for outcome in outcomes]
     assert hits.count(False) == 1 and hits.count(True) == 4
+
+
+async def test_a_worker_killed_while_its_run_holds_a_key_causes_no_second_launch(
+    env: WorkflowEnvironment, home: Path, tmp_path: Path
+) -> None:
+    slow = {"prep": f"sleep 4 && cat {tmp_path}/seed.txt > {tmp_path}/{{{{run.id}}}}/prep/out.txt"}
+    spec = chain_spec(tmp_path, commands=slow)
+    task_queue = f"tq-flight-{uuid.uuid4().hex[:6]}"
+    first = start_worker_process(env, home, task_queue)
+    requests = [RunRequest(spec=spec, poll_seconds=0.2, transport_recovery_seconds=5) for _ in range(2)]
+    holder = await env.client.start_workflow(
+        NpaWorkflowRun.run, requests[0], id="kill-a", task_queue=task_queue
+    )
+    await eventually(
+        lambda: next(iter((home / "local" / "jobs").glob("*/supervisor.json")), None),
+        timeout=COLD_WORKER_SECONDS,
+        what="the holder's prep job running",
+    )
+    waiter = await env.client.start_workflow(
+        NpaWorkflowRun.run, requests[1], id="kill-b", task_queue=task_queue
+    )
+    async with replaced_worker(first, env, home, task_queue):
+        results = await asyncio.wait_for(asyncio.gather(holder.result(), waiter.result()), timeout=120)
+    assert [r.status for r in results] == ["succeeded", "succeeded"]
+    assert sorted(launches(tmp_path)) == sorted(STAGES)  # every stage launched once, by either run
