@@ -106,6 +106,7 @@ class TemporalExecutor:
             if found.served:
                 self.cache.serve(wave, attempt, found)
                 return WaveOutcome(succeeded=True)
+            self.cache.counted(found)
             return await self._attempts(wave, attempt, cache=found)
         finally:
             await asyncio.shield(asyncio.ensure_future(self.cache.land(wave)))

@@ -9,7 +9,6 @@ that do record the STAGE_CACHE patch once.
 
 from __future__ import annotations
 
-from contextlib import suppress
 from datetime import timedelta
 
 from temporalio import workflow
@@ -28,6 +27,7 @@ from npaflow.runtime.cache_messages import (
 )
 from npaflow.runtime.contract import CACHE_LOOKUP, CACHE_STORE, REQUEST_FLIGHT
 from npaflow.runtime.ledger import CachedStep
+from npaflow.runtime.metrics import CacheResult, Metric
 from npaflow.traversal import Wave
 from npaflow.waves import WaveKey
 from workflows_def.activity_calls import (
@@ -38,6 +38,7 @@ from workflows_def.activity_calls import (
     now,
     retries_within,
 )
+from workflows_def.metrics import count
 from workflows_def.patches import STAGE_CACHE
 from workflows_def.recorder import RunDeps
 
@@ -117,12 +118,25 @@ class StageCache:
         for key in self.asked.pop(wave.key, []):
             self.grants.discard(key)
             handle = workflow.get_external_workflow_handle(flight_id(scope_segment(self.scope), key))
-            with suppress(FailureError):  # the flight ended: nothing is held there any more
+            try:  # noqa: SIM105 (workflow code imports no contextlib)
                 await handle.signal(FLIGHT_RELEASE_SIGNAL, FlightTicket(run_id=self.state.run_id, key=key))
+            except FailureError:
+                pass  # the flight ended: nothing is held there any more
 
     def serve(self, wave: Wave, attempt: int, found: CacheLookupResult) -> None:
         """Record the wave as succeeded from the cache: no job, its GPU-hours saved."""
         self.state.waves.served_from_cache(wave, attempt, now=now(), cache=list(found.steps))
+        self.counted(found)
+
+    def counted(self, found: CacheLookupResult) -> None:
+        """Count the wave's cached steps by hit or miss, and what the hits saved."""
+        spec = self.state.workflow
+        for step in found.steps:
+            result = CacheResult.HIT if step.hit and found.served else CacheResult.MISS
+            count(Metric.CACHE_LOOKUPS, spec=spec, result=result.value)
+        saved = sum(step.gpu_hours_saved for step in found.steps if step.hit) if found.served else 0.0
+        if saved:
+            count(Metric.CACHE_GPU_HOURS_SAVED, saved, spec=spec)
 
     async def store(self, wave: Wave, attempt: int, found: CacheLookupResult) -> None:
         """Write the entries of a success; what was stored (or why not) goes to the attempt's record."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from npaflow.runtime.cache_tally import CacheTally
 from npaflow.runtime.summary import ReportedWave, StatusReport
 from npaflow.runtime.usage import RunUsage
 from npaflow.runtime.vocabulary import WaveStatus
@@ -36,6 +37,9 @@ def status_text(report: StatusReport) -> str:
         state = f" (state {decision.state})" if decision.state else ""
         lines.append(f"  decision: {decision.decision} <- {decision.uri}{state}")
     lines.extend(_usage_lines(report.usage, is_open))
+    cache = CacheTally.of([step for wave in report.waves for step in wave.cache])
+    if cache.text():
+        lines.append(f"cache: {cache.text()}")
     lines.extend(ending_lines(report))
     if report.error:
         lines.append(f"error: {report.error}")
@@ -59,6 +63,10 @@ def _wave_line(wave: ReportedWave) -> str:
     told = sky not in ("", "SUBMITTED", "RUNNING") or wave.status is not WaveStatus.RUNNING
     seen = f" ({sky})" if sky and told else ""
     job = f"job {wave.job_id}{where}{seen}" if wave.job_id else "no job yet"
+    hits = [step for step in wave.cache if step.hit]
+    if hits and not wave.job_id:
+        saved = sum(step.gpu_hours_saved for step in hits)
+        job = f"from the cache: run {hits[0].source_run} job {hits[0].source_job} (saved {saved:.3f} GPU-h)"
     status = f"{wave.status.value} (reconciled)" if wave.reconciled else wave.status.value
     return f"  {wave.key.label()} attempt {wave.attempt}: {status}{category}, {job}"
 

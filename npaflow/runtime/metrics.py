@@ -40,6 +40,15 @@ class Metric(StrEnum):
     CANCELLATIONS = "npaflow_cancellations"
     DECISION_READS = "npaflow_decision_reads"
     JOBS_RECONCILED = "npaflow_jobs_reconciled"
+    CACHE_LOOKUPS = "npaflow_cache_lookups"
+    CACHE_GPU_HOURS_SAVED = "npaflow_cache_gpu_hours_saved"
+
+
+class CacheResult(StrEnum):
+    """The `result` label of `npaflow_cache_lookups_total`."""
+
+    HIT = "hit"  # a verified entry stood in for the step's job
+    MISS = "miss"  # no usable entry: the step ran
 
 
 class RunOutcome(StrEnum):
@@ -102,6 +111,15 @@ CATALOG: dict[Metric, MetricDef] = {
             Kind.COUNTER,
             ("backend", "ending"),
             "Jobs cancelled because their run ended without its cleanup (terminate, timeout, a bug)",
+        ),
+        MetricDef(
+            Metric.CACHE_LOOKUPS, Kind.COUNTER, ("spec", "result"), "Cached steps looked up, by hit or miss"
+        ),
+        MetricDef(
+            Metric.CACHE_GPU_HOURS_SAVED,
+            Kind.COUNTER,
+            ("spec",),
+            "GPU-hours the stage cache's hits did not spend (what their entries' jobs spent)",
         ),
     )
 }

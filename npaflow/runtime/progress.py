@@ -7,6 +7,7 @@ what one attempt's change changes.
 
 from __future__ import annotations
 
+from npaflow.runtime.cache_tally import CacheTally
 from npaflow.runtime.ledger import UsagePart, WaveAttemptRecord, attempt_usage
 from npaflow.runtime.usage import RunUsage, Usage
 from npaflow.runtime.vocabulary import WaveStatus
@@ -26,6 +27,8 @@ class RunProgress:
         self._usage = RunUsage()
         self._parts: dict[AttemptId, list[UsagePart]] = {}
         self._carried = RunUsage()  # what earlier executions spent, as it stood at this one's start
+        self.cache = CacheTally()
+        self._cache: dict[AttemptId, CacheTally] = {}
 
     def record(self, attempt: AttemptId, old: WaveAttemptRecord | None, new: WaveAttemptRecord) -> None:
         """Account for one attempt's record changing from `old` (None: new) to `new`."""
@@ -43,6 +46,10 @@ class RunProgress:
         parts = attempt_usage(new)
         self._parts[attempt] = parts
         self._add(parts, 1)
+        self.cache.add(self._cache.pop(attempt, CacheTally()), -1)
+        if new.cache:
+            self._cache[attempt] = CacheTally.of(new.cache)
+            self.cache.add(self._cache[attempt])
 
     def carry(self, attempt: AttemptId, parts: list[UsagePart], *, counted: bool = True) -> None:
         """Count an earlier execution's attempt (replaced if this execution records it again).

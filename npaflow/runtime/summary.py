@@ -8,8 +8,10 @@ from pydantic import BaseModel, Field
 
 from npaflow.ids import RunId
 from npaflow.presets import FROZEN
+from npaflow.runtime.cache_tally import CacheTally
 from npaflow.runtime.contract import RUNTIME_FILE, ledger_file_uri
 from npaflow.runtime.ledger import (
+    CachedStep,
     DecisionRecord,
     MaybeFailureClass,
     MaybeJobStatus,
@@ -45,6 +47,7 @@ class WaveView(BaseModel):
     ended_at: str = ""
     gpu_hours: float = 0.0
     node_hours: float = 0.0
+    cache: list[CachedStep] = Field(default_factory=list)  # the stage cache's hits and misses
 
     @classmethod
     def of(cls, record: WaveAttemptRecord) -> WaveView:
@@ -64,6 +67,7 @@ class WaveView(BaseModel):
             ended_at=record.ended_at,
             gpu_hours=record.gpu_hours,
             node_hours=record.node_hours,
+            cache=record.cache,
         )
 
 
@@ -107,6 +111,7 @@ class ProgressView(BaseModel):
     ledger_uri: str = ""
     ledger_behind: str = ""
     error: str = ""
+    cache: CacheTally = Field(default_factory=CacheTally)
 
 
 class StepRecord(BaseModel):
@@ -159,6 +164,7 @@ class RunSummary(BaseModel):
     failure_class: MaybeFailureClass = None
     usage: RunUsage = Field(default_factory=RunUsage)
     ledger_behind: str = ""  # why the last ledger export failed ("" when it was written)
+    cache: CacheTally = Field(default_factory=CacheTally)  # the stage cache's hits, misses, savings
 
     def text_lines(self) -> list[str]:
         """The reference's text form of a summary; decisions name the state that read them."""
@@ -168,6 +174,8 @@ class RunSummary(BaseModel):
                 f"{wave.key}: {wave.status.value} [{launched_as(wave)}] states="
                 f"{','.join(wave.states)} job_id={wave.job_id}"
             )
+        if self.cache.text():
+            lines.append(f"cache: {self.cache.text()}")
         lines.extend(
             f"decision: {d.decision} <- {d.uri}" + (f" (state {d.state})" if d.state else "")
             for d in self.decisions
@@ -256,6 +264,7 @@ def progress_view(state: RunState) -> ProgressView:
         ledger_uri=state.ledger_uri,
         ledger_behind=state.ledger.failed_export,
         error=state.error,
+        cache=state.progress.cache.model_copy(),
     )
 
 
@@ -298,4 +307,5 @@ def run_summary(state: RunState) -> RunSummary:
         failure_class=state.failure_class,
         usage=state.progress.usage(),
         ledger_behind=state.ledger.failed_export,
+        cache=state.progress.cache.model_copy(),
     )

@@ -57,6 +57,8 @@ def current_details(view: ProgressView) -> str:
             f"**last decision** {last.decision or '(none)'} from "
             f"{last.state or '-'} ({last.source or 'artifact'}: {last.uri})"
         )
+    if view.cache.text():
+        lines.append(f"**cache** {view.cache.text()}")
     usage = view.usage
     if usage.node_hours:
         lines.append(

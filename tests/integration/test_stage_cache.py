@@ -83,6 +83,8 @@ async def test_a_second_run_launches_nothing_and_has_byte_identical_outputs_at_i
         assert hit["hit"] and hit["source_run"] == "cache-one" and hit["source_job"]
     assert second.ledger is not None and all(w.status is WaveStatus.SUCCEEDED for w in second.ledger.waves)
     assert all(not w.job_id for w in second.ledger.waves)
+    assert second.summary is not None and (second.summary.cache.hits, second.summary.cache.misses) == (6, 0)
+    assert "cache: 6 hits (saved 0.000 GPU-h), 0 misses" in second.summary.text_lines()
 
 
 async def test_a_changed_command_reruns_that_state_and_the_states_whose_inputs_changed(
