@@ -48,6 +48,7 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
         contract.CACHE_LOOKUP.name: cache.cache_lookup,
         contract.CACHE_STORE.name: cache.cache_store,
         contract.REQUEST_FLIGHT.name: cache.request_cache_flight,
+        contract.CACHE_ADMIN.name: cache.cache_admin,
     }
 
 

@@ -1,6 +1,7 @@
 """Temporal workflow definitions: deterministic glue between the traversal and activities."""
 
 from workflows_def.artifacts_workflow import NpaflowArtifacts
+from workflows_def.cache_admin_workflow import NpaflowCacheAdmin
 from workflows_def.cache_flight_workflow import NpaflowCacheFlight
 from workflows_def.ledger_repair_workflow import NpaflowLedgerRepair
 from workflows_def.logs_workflow import NpaflowJobLogs
@@ -16,6 +17,7 @@ WORKFLOWS = [
     NpaflowArtifacts,
     NpaflowReconcileRun,
     NpaflowCacheFlight,
+    NpaflowCacheAdmin,
 ]
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "WORKFLOW_ATTRIBUTE",
     "NpaWorkflowRun",
     "NpaflowArtifacts",
+    "NpaflowCacheAdmin",
     "NpaflowCacheFlight",
     "NpaflowJobLogs",
     "NpaflowLedgerRepair",

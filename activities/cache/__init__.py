@@ -7,10 +7,12 @@ outputs copied into this run's URIs), `store.py` (an entry per cached step).
 
 from __future__ import annotations
 
+from contextlib import suppress
 from datetime import UTC, datetime
 
 from temporalio import activity
 
+from activities.cache.admin import administer
 from activities.cache.flight import request_flight
 from activities.cache.keys import step_key
 from activities.cache.materialize import materialize, targets
@@ -18,6 +20,10 @@ from activities.cache.store import store_entry
 from activities.cache.verify import verdict
 from activities.context import ActivityContext
 from activities.errors import mapped_errors
+from npaflow.cache import CacheEntry, entry_uri, key_record_uri
+from npaflow.errors import NpaflowError
+from npaflow.ledger_paths import CACHE_DIR
+from npaflow.runtime.cache_admin import CacheAdminInput, CacheAdminResult
 from npaflow.runtime.cache_messages import (
     CacheLookupInput,
     CacheLookupResult,
@@ -25,9 +31,11 @@ from npaflow.runtime.cache_messages import (
     CacheStoreInput,
     CacheStoreResult,
     RequestFlightInput,
+    StepKey,
 )
-from npaflow.runtime.contract import CACHE_LOOKUP, CACHE_STORE, REQUEST_FLIGHT
+from npaflow.runtime.contract import CACHE_ADMIN, CACHE_LOOKUP, CACHE_STORE, REQUEST_FLIGHT
 from npaflow.runtime.ledger import CachedStep
+from npaflow.steps import PlanStep
 
 __all__ = ["CacheActivities"]
 
@@ -37,6 +45,7 @@ class CacheActivities:
 
     def __init__(self, context: ActivityContext) -> None:
         self.storage = context.storage
+        self.default_root = f"{context.ledger_base()}/{CACHE_DIR}"
 
     @activity.defn(name=CACHE_LOOKUP.name)
     @mapped_errors
@@ -46,14 +55,43 @@ class CacheActivities:
         keys = tuple([await step_key(self.storage, step, request) for step in cached])
         if request.mode is not CacheMode.ON:
             reason = f"--cache {request.mode.value}"
-            return CacheLookupResult(
-                keys=keys, steps=tuple(CachedStep(state=k.state, key=k.key, reason=reason) for k in keys)
-            )
+            skipped = [
+                CachedStep(
+                    state=k.state,
+                    key=k.key,
+                    entry=entry_uri(request.cache_root, request.scope, k.key),
+                    reason=reason,
+                )
+                for k in keys
+            ]
+            await self._remember(keys, skipped)
+            return CacheLookupResult(keys=keys, steps=tuple(skipped))
         now = datetime.now(UTC)
         verdicts = [
             await verdict(self.storage, request.cache_root, request.scope, key, step, now)
             for key, step in zip(keys, cached, strict=True)
         ]
+        result = await self._serve(request, cached, keys, verdicts)
+        await self._remember(keys, [step for step in result.steps if not step.hit])
+        return result
+
+    async def _remember(self, keys: tuple[StepKey, ...], misses: list[CachedStep]) -> None:
+        """Write each miss's key components beside where its entry goes (`npaflow cache explain`)."""
+        by_key = {key.key: key for key in keys}
+        for step in misses:
+            if step.entry and step.key in by_key:
+                uri = key_record_uri(step.entry)
+                with suppress(NpaflowError):  # only explanations depend on it: never the run
+                    await self.storage.for_uri(uri).write_text(uri, by_key[step.key].model_dump_json())
+
+    async def _serve(
+        self,
+        request: CacheLookupInput,
+        cached: list[PlanStep],
+        keys: tuple[StepKey, ...],
+        verdicts: list[tuple[CachedStep, CacheEntry | None]],
+    ) -> CacheLookupResult:
+        """Copy every hit's outputs when the whole wave hits; else say why each step runs."""
         steps = [found for found, _ in verdicts]
         if len(cached) < len(request.wave.steps) or not all(entry for _, entry in verdicts):
             unused = "it hit, but other members of its wave must run, so it runs with them"
@@ -67,6 +105,12 @@ class CacheActivities:
                 steps[index] = found.model_copy(update={"hit": False, "reason": problem})
                 return CacheLookupResult(keys=keys, steps=tuple(steps))
         return CacheLookupResult(keys=keys, steps=tuple(steps), served=True)
+
+    @activity.defn(name=CACHE_ADMIN.name)
+    @mapped_errors
+    async def cache_admin(self, request: CacheAdminInput) -> CacheAdminResult:
+        """`npaflow cache list | explain | purge` (activities/cache/admin.py)."""
+        return await administer(self.storage, self.default_root, request)
 
     @activity.defn(name=REQUEST_FLIGHT.name)
     @mapped_errors

@@ -16,7 +16,8 @@ from npaflow.runtime.ledger import CachedStep
 
 async def store_entry(storage: StorageRouter, request: CacheStoreInput, key: StepKey) -> CachedStep:
     """Write the step's entry; a failure to write is recorded, never fatal to the run that succeeded."""
-    record = CachedStep(state=key.state, key=key.key)
+    uri = entry_uri(request.cache_root, request.scope, key.key)
+    record = CachedStep(state=key.state, key=key.key, entry=uri)
     step = next(step for step in request.wave.steps if step.state == key.state)
     share = request.gpu_hours / max(1, len(request.wave.steps))
     try:
@@ -40,7 +41,6 @@ async def store_entry(storage: StorageRouter, request: CacheStoreInput, key: Ste
         )
     except (ValidationError, NpaflowError) as exc:
         return record.model_copy(update={"reason": f"not stored: {_short(exc)}"})
-    uri = entry_uri(request.cache_root, request.scope, key.key)
     await storage.for_uri(uri).write_text(uri, entry.model_dump_json(by_alias=True, indent=1))
     return record.model_copy(update={"stored": True})
 

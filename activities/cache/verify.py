@@ -35,8 +35,9 @@ async def verdict(
     storage: StorageRouter, root: str, scope: str, key: StepKey, step: PlanStep, now: datetime
 ) -> tuple[CachedStep, CacheEntry | None]:
     """A hit with its entry, or a miss that says why."""
-    miss = CachedStep(state=key.state, key=key.key)
-    found = await read_entry(storage, entry_uri(root, scope, key.key))
+    location = entry_uri(root, scope, key.key)
+    miss = CachedStep(state=key.state, key=key.key, entry=location)
+    found = await read_entry(storage, location)
     if isinstance(found, str):
         return miss.model_copy(update={"reason": found}), None
     if found.key != key.key:

@@ -79,6 +79,10 @@ class Storage(Protocol):
         """One object's size, checksum (ETag) and version id; None when it does not exist."""
         ...
 
+    async def delete(self, uri: str) -> bool:
+        """Delete one object; False when there was none."""
+        ...
+
     async def copy(self, source_uri: str, target_uri: str) -> None:
         """Copy one object within this store (server-side where the store can), replacing the target.
 

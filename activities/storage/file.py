@@ -231,6 +231,21 @@ class FileStorage:
             self._digests[(str(path), version)] = digest
         return ObjectFacts(key=key, size=int(version.rsplit(":", 1)[1]), etag=f"sha256:{digest}")
 
+    async def delete(self, uri: str) -> bool:
+        """Unlink the file; False when there was none."""
+        path = path_of(uri)
+
+        def unlink() -> bool:
+            if not path.is_file():
+                return False
+            path.unlink()
+            return True
+
+        try:
+            return await self._call(uri, unlink)
+        except ArtifactMissingError:
+            return False
+
     async def copy(self, source_uri: str, target_uri: str) -> None:
         """Copy the file's bytes to a temp file beside the target, then rename it into place."""
         source, target = path_of(source_uri), path_of(target_uri)

@@ -192,6 +192,15 @@ class S3Storage:
             version_id=str(head.get("VersionId") or ""),
         )
 
+    async def delete(self, uri: str) -> bool:
+        """DELETE the object (HEAD first, so the answer says whether it was there)."""
+        if await self._head(uri, bucket_must_exist=True) is None:
+            return False
+        bucket, key = split_s3_uri(uri)
+        async with self._client(uri) as s3:
+            await s3.delete_object(Bucket=bucket, Key=key)
+        return True
+
     async def copy(self, source_uri: str, target_uri: str) -> None:
         """Server-side copy (CopyObject; S3's managed multipart copy above 5 GiB)."""
         source_bucket, source_key = split_s3_uri(source_uri)

@@ -27,10 +27,11 @@ from npaflow.cache.key import (
     encode,
     symbolic,
 )
-from npaflow.cache.layout import entry_uri, scope_segment, scope_uri
+from npaflow.cache.layout import KEYS_DIR, entry_uri, key_record_uri, scope_segment, scope_uri
 
 __all__ = [
     "ENTRY_SCHEMA",
+    "KEYS_DIR",
     "KEY_SCHEMA_VERSION",
     "RUN_ID_TOKEN",
     "CacheEntry",
@@ -45,6 +46,7 @@ __all__ = [
     "differing",
     "encode",
     "entry_uri",
+    "key_record_uri",
     "mismatches",
     "object_uri",
     "scope_segment",

@@ -31,3 +31,13 @@ def scope_uri(cache_root: str, scope: str) -> str:
 def entry_uri(cache_root: str, scope: str, key: str) -> str:
     """The object that holds the entry of `key` (`sha256:<hex>`)."""
     return f"{scope_uri(cache_root, scope)}{key.removeprefix('sha256:')}.json"
+
+
+def key_record_uri(entry: str) -> str:
+    """Beside an entry: the components of its key, written at every miss (for `cache explain`)."""
+    directory, _, name = entry.rpartition("/")
+    return f"{directory}/{KEYS_DIR}/{name}"
+
+
+#: The subdirectory of a scope holding the key records of misses.
+KEYS_DIR = "keys"

@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from npaflow.errors import ErrorType
+from npaflow.runtime.cache_admin import CacheAdminInput, CacheAdminResult
 from npaflow.runtime.cache_messages import (
     CacheLookupInput,
     CacheLookupResult,
@@ -62,6 +63,8 @@ LOGS_WORKFLOW_TYPE = "NpaflowJobLogs"
 LEDGER_REPAIR_WORKFLOW_TYPE = "NpaflowLedgerRepair"
 #: A small workflow that lists a run's artifacts where its storage is (`npaflow artifacts`).
 ARTIFACTS_WORKFLOW_TYPE = "NpaflowArtifacts"
+#: `npaflow cache list | explain | purge` (workflows_def/cache_admin_workflow.py).
+CACHE_ADMIN_WORKFLOW_TYPE = "NpaflowCacheAdmin"
 #: Cancels, by exact id, the jobs of a run that ended without its cleanup (worker/reconciler.py).
 RECONCILE_WORKFLOW_TYPE = "NpaflowReconcileRun"
 #: The signal a worker's sweep sends it with the orphans it found (signal-with-start).
@@ -165,6 +168,7 @@ RECORD_RECONCILED = ActivityRef("record_reconciled", RecordReconciledInput, Expo
 CACHE_LOOKUP = ActivityRef("cache_lookup", CacheLookupInput, CacheLookupResult)
 CACHE_STORE = ActivityRef("cache_store", CacheStoreInput, CacheStoreResult)
 REQUEST_FLIGHT = ActivityRef("request_cache_flight", RequestFlightInput, type(None))
+CACHE_ADMIN = ActivityRef("cache_admin", CacheAdminInput, CacheAdminResult)
 
 #: Every activity; a worker registers an implementation for each (worker/registry.py).
 ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
@@ -185,6 +189,7 @@ ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
     CACHE_LOOKUP,
     CACHE_STORE,
     REQUEST_FLIGHT,
+    CACHE_ADMIN,
 )
 #: Served on each worker's own queue as well: a local job's activities run on its host, and a
 #: launch interrupted there is reconciled there.

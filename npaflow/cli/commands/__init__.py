@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from npaflow.cli.commands import (
     artifacts,
+    cache,
     cancel,
     init,
     list_runs,
@@ -37,6 +38,7 @@ COMMANDS = (
     submit,
     schedule,
     artifacts,
+    cache,
     list_runs,
     status,
     cancel,

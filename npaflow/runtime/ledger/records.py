@@ -80,6 +80,7 @@ class CachedStep(BaseModel):
 
     state: str
     key: str
+    entry: str = ""  # where its entry is (or would be) stored
     hit: bool = False
     source_run: str = ""
     source_job: str = ""

@@ -1,0 +1,135 @@
+"""`npaflow cache list | explain | purge` on a worker: entries read, explained and deleted where they live."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from activities.cache.verify import read_entry
+from activities.ledger import read_ledger
+from activities.storage import ArtifactMissingError, StorageRouter
+from npaflow.cache import KEYS_DIR, CacheEntry, differing, key_record_uri, scope_uri
+from npaflow.errors import ConfigurationError
+from npaflow.runtime.cache_admin import (
+    MAX_LISTED_ENTRIES,
+    CacheAction,
+    CacheAdminInput,
+    CacheAdminResult,
+    CacheExplanation,
+    CacheRow,
+)
+from npaflow.runtime.cache_messages import StepKey
+from npaflow.runtime.ledger import CachedStep
+
+
+async def entries_under(
+    storage: StorageRouter, prefix: str, limit: int
+) -> tuple[list[tuple[str, CacheEntry]], bool]:
+    """The readable entries under a prefix (at most `limit`), and whether there were more."""
+    keys = [
+        key
+        for key in await storage.for_uri(prefix).list_keys(prefix)
+        if key.endswith(".json") and f"{KEYS_DIR}/" not in key
+    ]
+    found: list[tuple[str, CacheEntry]] = []
+    for key in keys[:limit]:
+        uri = prefix.rstrip("/") + "/" + key
+        entry = await read_entry(storage, uri)
+        if isinstance(entry, CacheEntry):
+            found.append((uri, entry))
+    return found, len(keys) > limit
+
+
+def row(uri: str, entry: CacheEntry) -> CacheRow:
+    """An entry as one `cache list` line."""
+    return CacheRow(
+        scope=entry.components.scope,
+        state=entry.components.state,
+        key=entry.key,
+        created_at=entry.created_at.isoformat(),
+        source_run=entry.source_run,
+        source_job=entry.job_id,
+        gpu_hours=entry.gpu_hours,
+        objects=sum(len(output.objects) for output in entry.outputs),
+        uri=uri,
+    )
+
+
+async def explain(storage: StorageRouter, request: CacheAdminInput) -> CacheExplanation:
+    """The state's newest cached attempt: its key's components, and where the newest entry differs.
+
+    Raises:
+        ConfigurationError: the run has no ledger, or never looked its state up in the cache.
+    """
+    ledger = await read_ledger(storage, request.ledger_uri)
+    if ledger is None:
+        raise ConfigurationError(f"no ledger at {request.ledger_uri} (the run wrote none yet)")
+    looked = [step for wave in ledger.waves for step in wave.cache if step.state == request.state]
+    if not looked:
+        raise ConfigurationError(
+            f"state {request.state!r} of run {ledger.run_id} was never looked up in the stage cache "
+            "(it has no cache:, the run ran with --cache off, or it has not reached the state yet)"
+        )
+    step = looked[-1]
+    if not step.entry:
+        raise ConfigurationError(f"state {request.state!r}: the run recorded no cache entry location for it")
+    mine = await _components_of(storage, step)
+    scope_prefix = step.entry.rpartition("/")[0] + "/"
+    entries, _ = await entries_under(storage, scope_prefix, MAX_LISTED_ENTRIES)
+    same_state = [
+        (uri, entry)
+        for uri, entry in entries
+        if entry.components.state == request.state and entry.key != step.key  # not the one it stored
+    ]
+    if not same_state:
+        return CacheExplanation(state=request.state, step=step, components=_dump(mine))
+    newest_uri, newest = max(same_state, key=lambda pair: pair[1].created_at)
+    changed = differing(newest.components, mine.components) if mine else []
+    return CacheExplanation(
+        state=request.state, step=step, components=_dump(mine), newest_entry=newest_uri, differing=changed
+    )
+
+
+async def _components_of(storage: StorageRouter, step: CachedStep) -> StepKey | None:
+    """The key's components: from its entry when it has one, else from the key record of its miss."""
+    entry = await read_entry(storage, step.entry) if step.entry else "no entry"
+    if isinstance(entry, CacheEntry):
+        return StepKey(state=step.state, key=entry.key, components=entry.components)
+    uri = key_record_uri(step.entry) if step.entry else ""
+    try:
+        return StepKey.model_validate_json(await storage.for_uri(uri).read_text(uri)) if uri else None
+    except ArtifactMissingError:
+        return None
+
+
+def _dump(key: StepKey | None) -> dict[str, object]:
+    return key.components.model_dump(mode="json") if key else {}
+
+
+async def purge(storage: StorageRouter, root: str, request: CacheAdminInput) -> int:
+    """Delete the entries of a scope (or of all), or those older than a bound, with their key records."""
+    prefix = scope_uri(root, request.scope) if request.scope else root.rstrip("/") + "/"
+    entries, _ = await entries_under(storage, prefix, limit=10**9)
+    cutoff = (
+        datetime.now(UTC) - timedelta(seconds=request.older_than_seconds)
+        if request.older_than_seconds
+        else None
+    )
+    deleted = 0
+    for uri, entry in entries:
+        if cutoff is None or entry.created_at < cutoff:
+            deleted += await storage.for_uri(uri).delete(uri)
+            await storage.for_uri(uri).delete(key_record_uri(uri))
+    return deleted
+
+
+async def administer(storage: StorageRouter, default_root: str, request: CacheAdminInput) -> CacheAdminResult:
+    """Carry out one `npaflow cache` request."""
+    root = request.root.rstrip("/") or default_root
+    if request.action is CacheAction.EXPLAIN:
+        return CacheAdminResult(root=root, explanation=await explain(storage, request))
+    if request.action is CacheAction.PURGE:
+        return CacheAdminResult(root=root, purged=await purge(storage, root, request))
+    prefix = scope_uri(root, request.scope) if request.scope else root + "/"
+    entries, more = await entries_under(storage, prefix, MAX_LISTED_ENTRIES)
+    rows = sorted((row(uri, entry) for uri, entry in entries), key=lambda r: r.created_at, reverse=True)
+    return CacheAdminResult(root=root, rows=rows, truncated=more)

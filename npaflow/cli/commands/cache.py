@@ -1,0 +1,52 @@
+"""`npaflow cache list | explain | purge`: the stage cache's entries, why a state missed, and clean-up."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from npaflow.cli.options import SubParsers, add_connection_arguments, add_run_id_arguments
+
+
+def add(commands: SubParsers) -> None:
+    """Register `cache` and its actions."""
+    cache = commands.add_parser("cache", help="the stage cache: entries, why a state missed, purge")
+    actions = cache.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="cache entries, newest first (state, key, source run, GPU-h)")
+    _add_where(listing)
+    listing.add_argument("--scope", default="", help="only this scope (default: every scope)")
+    listing.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    listing.set_defaults(handler=run_cache)
+    explain = actions.add_parser(
+        "explain",
+        help="a run's state: its key's components and, for a miss, what differs from the newest entry",
+    )
+    add_run_id_arguments(explain)
+    explain.add_argument("--state", required=True, help="the state to explain")
+    explain.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    explain.set_defaults(handler=run_cache)
+    purge = actions.add_parser("purge", help="delete the entries of a scope, or those older than a duration")
+    _add_where(purge)
+    purge.add_argument("--scope", default="", help="delete this scope's entries")
+    purge.add_argument(
+        "--older-than", default="", metavar="DURATION", help="delete entries older than, e.g. 30d"
+    )
+    purge.set_defaults(handler=run_cache)
+
+
+def _add_where(parser: argparse.ArgumentParser) -> None:
+    add_connection_arguments(parser, ledger_root=False)
+    parser.add_argument(
+        "--root",
+        default="",
+        metavar="URI",
+        help="the cache root (default: the workers' ledger root's .npaflow-cache; for specs with "
+        "config.bucket: s3://BUCKET/.npaflow-cache)",
+    )
+
+
+def run_cache(args: argparse.Namespace) -> int:
+    """The handler: the Temporal client is imported only now."""
+    from npaflow.cli.cache_handler import cache
+
+    return asyncio.run(cache(args))
