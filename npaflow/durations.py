@@ -13,3 +13,11 @@ def duration_seconds(text: str) -> float | None:
     match = _DURATION.fullmatch(text.strip())
     seconds = float(match.group(1)) * _UNITS[match.group(2) or "s"] if match else 0.0
     return seconds if seconds > 0 else None
+
+
+def duration_text(seconds: float) -> str:
+    """The largest whole unit that writes `seconds` exactly: 604800 -> `7d`, 90 -> `90s`."""
+    for unit, size in sorted(_UNITS.items(), key=lambda item: -item[1]):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from npaflow.cli.commands.plan_spec import format_steps
 from npaflow.plan import build_plan
 from tests.helpers import CATALOG, issues_of, load_doc, messages_of, minimal_doc
 
@@ -69,3 +70,10 @@ def test_the_plan_marks_cached_steps_and_leaves_others_as_the_reference_plans_th
     work, done = (step.to_plan_dict() for step in plan.steps)
     assert work["cache"] == {"version": "3", "max_age_seconds": None}
     assert "cache" not in done
+
+
+def test_plan_spec_marks_the_states_the_cache_may_serve() -> None:
+    plan = build_plan(load_doc(cached({"version": "2", "max_age": "7d"})), CATALOG, run_id="r1")
+    work, done = format_steps(plan)[1:]
+    assert work == "00. work [cached v2, max_age 7d]: echo hi"
+    assert done == "01. done: echo done"
