@@ -18,6 +18,7 @@ from npaflow.runtime.request import RunRequest
 from npaflow.runtime.vocabulary import WaveStatus
 from tests.harness import Harness, RunOutcome, replaced_worker, start_worker_process
 from tests.helpers import COLD_WORKER_SECONDS, eventually
+from tests.integration.fake_skypilot import FakeSkyPilotApi
 from workflows_def import NpaWorkflowRun
 
 pytestmark = pytest.mark.integration
@@ -187,3 +188,26 @@ async def test_a_worker_killed_while_its_run_holds_a_key_causes_no_second_launch
         results = await asyncio.wait_for(asyncio.gather(holder.result(), waiter.result()), timeout=120)
     assert [r.status for r in results] == ["succeeded", "succeeded"]
     assert sorted(launches(tmp_path)) == sorted(STAGES)  # every stage launched once, by either run
+
+
+async def test_a_hit_on_the_skypilot_backend_launches_no_skypilot_job(
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi, tmp_path: Path
+) -> None:
+    spec = (
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: sky-cache}\ninitial: train\n"
+        "states:\n  train:\n    run: {argv: [python, train.py]}\n"
+        f"    outputs: [{{uri: '{tmp_path}/{{{{run.id}}}}/model/'}}]\n    cache: true\n    terminal: true\n"
+    )
+    (tmp_path / "sky-one" / "model").mkdir(parents=True)
+    (tmp_path / "sky-one" / "model" / "weights.bin").write_bytes(b"w" * 64)  # what the fake job wrote
+    async with fake_sky_harness.worker():
+        first = await fake_sky_harness.finish(
+            await fake_sky_harness.start(spec, run_id="sky-one", backend="skypilot")
+        )
+        second = await fake_sky_harness.finish(
+            await fake_sky_harness.start(spec, run_id="sky-two", backend="skypilot")
+        )
+    assert (first.status, second.status) == ("succeeded", "succeeded"), (first.error, second.error)
+    assert fake_sky.names() == ["sky-one-01-train"]
+    assert (tmp_path / "sky-two" / "model" / "weights.bin").read_bytes() == b"w" * 64
+    assert cache_of(second, "train")["source_job"] == "1"
