@@ -26,7 +26,14 @@ pytestmark = pytest.mark.integration
 STAGES = ("prep", "tokenize", "train", "evaluate", "report", "publish")
 
 
-def chain_spec(root: Path, *, commands: dict[str, str] | None = None, seed: str = "s1") -> str:
+def chain_spec(
+    root: Path,
+    *,
+    commands: dict[str, str] | None = None,
+    seed: str = "s1",
+    cache: str = "true",
+    config: str = "{}",
+) -> str:
     """Six cached states, each reading the previous one's output and writing its own."""
     commands = commands or {}
     states = []
@@ -41,13 +48,13 @@ def chain_spec(root: Path, *, commands: dict[str, str] | None = None, seed: str 
             f"    run: {{shell: '{shell}'}}\n"
             f"    inputs: [{{uri: '{source}'}}]\n"
             f"    outputs: [{{uri: '{target}'}}]\n"
-            f"    cache: true\n"
+            f"    cache: {cache}\n"
             f"    {nxt}\n"
         )
     (root / "seed.txt").write_text(seed + "\n")
     return (
         "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: cache-chain}\n"
-        f"initial: prep\nstates:\n{''.join(states)}"
+        f"config: {config}\ninitial: prep\nstates:\n{''.join(states)}"
     )
 
 
@@ -211,3 +218,22 @@ async def test_a_hit_on_the_skypilot_backend_launches_no_skypilot_job(
     assert fake_sky.names() == ["sky-one-01-train"]
     assert (tmp_path / "sky-two" / "model" / "weights.bin").read_bytes() == b"w" * 64
     assert cache_of(second, "train")["source_job"] == "1"
+
+
+async def test_an_unrelated_config_value_is_a_hit_and_a_cache_version_bump_a_miss(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        await local_harness.finish(
+            await local_harness.start(chain_spec(tmp_path, config="{unused: a}"), run_id="ver-one")
+        )
+        launches(tmp_path)
+        unrelated = await local_harness.finish(
+            await local_harness.start(chain_spec(tmp_path, config="{unused: b}"), run_id="ver-two")
+        )
+        assert (unrelated.status, launches(tmp_path)) == ("succeeded", [])
+        bumped = await local_harness.finish(
+            await local_harness.start(chain_spec(tmp_path, cache="{version: '2'}"), run_id="ver-three")
+        )
+    assert bumped.status == "succeeded", bumped.error
+    assert launches(tmp_path) == list(STAGES)
