@@ -1,7 +1,9 @@
 """`NpaflowCacheFlight`: one per cache key; runs that miss the same key at once launch one job between them.
 
-A mutex with a queue, in Temporal (DESIGN 21's rule for shared state): the first
-run to ask holds the key and launches; the others wait, in the order they asked.
+A mutex with a queue, in Temporal (DESIGN 21's rule for shared state): a run asks
+with update-with-start, so the first one learns at once that it holds the key and
+launches (no round trip); the others are told to wait, in the order they asked,
+and are granted the key by a signal.
 When the holder gives the key back (its wave stored an entry, failed or was
 cancelled) the next one is granted it and looks the key up again: a hit if the
 holder stored, else its own launch. A holder whose run has closed without giving
@@ -20,9 +22,9 @@ from temporalio.exceptions import FailureError
 
 from npaflow.ids import RunId
 from npaflow.runtime.cache_messages import (
+    FLIGHT_ASK_UPDATE,
     FLIGHT_GRANTED_SIGNAL,
     FLIGHT_RELEASE_SIGNAL,
-    FLIGHT_REQUEST_SIGNAL,
     FLIGHT_WORKFLOW_TYPE,
     FlightTicket,
 )
@@ -44,13 +46,22 @@ class NpaflowCacheFlight:
     def __init__(self) -> None:
         self.holder = ""
         self.waiting: list[str] = []
-        self.asked: list[FlightTicket] = []
+        self.passed_over: set[str] = set()  # waiting while another run was granted the key
         self.given_back: list[FlightTicket] = []
 
-    @workflow.signal(name=FLIGHT_REQUEST_SIGNAL)
-    def request(self, ticket: FlightTicket) -> None:
-        """A run missed the key and asks to launch it."""
-        self.asked.append(ticket)
+    @workflow.update(name=FLIGHT_ASK_UPDATE)
+    def ask(self, ticket: FlightTicket) -> bool:
+        """A run missed the key: True when it holds the key now, else it waits for the grant signal."""
+        run = ticket.run_id
+        if run == self.holder:
+            return True  # asked again (a retried ask)
+        if not self.holder and not self.waiting:
+            self.holder = run
+            return True
+        if run not in self.waiting:
+            self.waiting.append(run)
+            self.passed_over.add(run)  # another run holds the key or waits first: look it up again
+        return False
 
     @workflow.signal(name=FLIGHT_RELEASE_SIGNAL)
     def release(self, ticket: FlightTicket) -> None:
@@ -69,13 +80,14 @@ class NpaflowCacheFlight:
             await self._settle(key)
             busy = bool(self.holder or self.waiting)
             try:
-                await workflow.wait_condition(
-                    lambda: bool(self.asked or self.given_back), timeout=LIVENESS if busy else LINGER
-                )
+                await workflow.wait_condition(self._has_work, timeout=LIVENESS if busy else LINGER)
             except TimeoutError:
-                if not busy:
+                if not (self.holder or self.waiting):
                     return
                 await self._check_holder()
+
+    def _has_work(self) -> bool:
+        return bool(self.given_back) or (not self.holder and bool(self.waiting))
 
     async def _settle(self, key: str) -> None:
         for ticket in self.given_back:
@@ -83,23 +95,20 @@ class NpaflowCacheFlight:
                 self.holder = ""
             elif ticket.run_id in self.waiting:
                 self.waiting.remove(ticket.run_id)
+            self.passed_over.discard(ticket.run_id)
         self.given_back.clear()
-        for ticket in self.asked:
-            if ticket.run_id == self.holder:
-                await self._grant(ticket.run_id, key)  # asked again (a retried request): answer again
-            elif ticket.run_id not in self.waiting:
-                self.waiting.append(ticket.run_id)
-        self.asked.clear()
         while not self.holder and self.waiting:
             candidate = self.waiting.pop(0)
-            if await self._grant(candidate, key):
+            if await self._grant(candidate, key, waited=candidate in self.passed_over):
                 self.holder = candidate
+                self.passed_over.discard(candidate)
+                self.passed_over.update(self.waiting)
 
-    async def _grant(self, run_id: str, key: str) -> bool:
-        """Tell the run it holds the key; False when the run is gone (closed)."""
+    async def _grant(self, run_id: str, key: str, *, waited: bool) -> bool:
+        """Tell the run it holds the key (and whether another held it first); False when it is gone."""
         try:
             await workflow.get_external_workflow_handle(run_id).signal(
-                FLIGHT_GRANTED_SIGNAL, FlightTicket(run_id=run_id, key=key)
+                FLIGHT_GRANTED_SIGNAL, FlightTicket(run_id=run_id, key=key, waited=waited)
             )
         except FailureError:
             return False

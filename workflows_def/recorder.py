@@ -155,5 +155,5 @@ class RunDeps:
     loaded: LoadedSpec
     state: RunState
     recorder: RunRecorder
-    #: Cache keys whose flight this run was granted (the run's FLIGHT_GRANTED_SIGNAL handler adds).
-    flight_grants: set[str] = field(default_factory=set)
+    #: Cache keys whose flight this run was granted, and whether another run held it first.
+    flight_grants: dict[str, bool] = field(default_factory=dict)

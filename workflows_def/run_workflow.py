@@ -55,7 +55,7 @@ class NpaWorkflowRun:
         self.recorder = RunRecorder(self.state)
         self.executor: TemporalExecutor | None = None
         self.request: RunRequest | None = None
-        self.flight_grants: set[str] = set()
+        self.flight_grants: dict[str, bool] = {}
 
     @workflow.run
     async def run(self, request: RunRequest) -> RunSummary:
@@ -231,7 +231,7 @@ class NpaWorkflowRun:
     @workflow.signal(name=FLIGHT_GRANTED_SIGNAL)
     def cache_flight_granted(self, ticket: FlightTicket) -> None:
         """This run holds the key's flight: it may launch the key's step (workflows_def/stage_cache.py)."""
-        self.flight_grants.add(ticket.key)
+        self.flight_grants[ticket.key] = ticket.waited
 
     @workflow.signal(name=Signal.PAUSE.value)
     def pause(self) -> None:

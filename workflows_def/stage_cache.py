@@ -12,20 +12,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import FailureError, is_cancelled_exception
+from temporalio.exceptions import is_cancelled_exception
 
-from npaflow.cache import scope_segment
 from npaflow.runtime.cache_messages import (
-    FLIGHT_RELEASE_SIGNAL,
     CacheLookupInput,
     CacheLookupResult,
     CacheMode,
     CacheStoreInput,
-    FlightTicket,
-    RequestFlightInput,
-    flight_id,
 )
-from npaflow.runtime.contract import CACHE_LOOKUP, CACHE_STORE, REQUEST_FLIGHT
+from npaflow.runtime.contract import CACHE_LOOKUP, CACHE_STORE
 from npaflow.runtime.ledger import CachedStep
 from npaflow.runtime.metrics import CacheResult, Metric
 from npaflow.traversal import Wave
@@ -33,11 +28,12 @@ from npaflow.waves import WaveKey
 from workflows_def.activity_calls import (
     ACTIVITY_FAILURES,
     SHORT_RETRY,
-    call,
+    call_local,
     classify_activity_error,
     now,
     retries_within,
 )
+from workflows_def.cache_flights import Flights
 from workflows_def.metrics import count
 from workflows_def.patches import STAGE_CACHE
 from workflows_def.recorder import RunDeps
@@ -49,8 +45,8 @@ class StageCache:
     def __init__(self, deps: RunDeps) -> None:
         self.request, self.loaded, self.state = deps.request, deps.loaded, deps.state
         self.scope = deps.request.cache_scope or deps.loaded.spec.metadata.name
-        self.grants = deps.flight_grants
-        self.asked: dict[WaveKey, list[str]] = {}  # flights each wave asked for, given back at its end
+        self.flights = Flights(deps.state.run_id, self.scope, deps.flight_grants)
+        self.released: set[WaveKey] = set()  # waves whose store gave their flights back
 
     def applies(self, wave: Wave) -> bool:
         """True when the wave has cached steps and this run uses the cache (patch recorded once)."""
@@ -58,12 +54,24 @@ class StageCache:
             return False
         return any(step.cache is not None for step in wave.steps) and workflow.patched(STAGE_CACHE)
 
-    def _deadline(self) -> dict[str, object]:
-        deadline = timedelta(seconds=max(300.0, self.request.transport_recovery_seconds))
-        return {"schedule_to_close_timeout": deadline, "retry_policy": retries_within(SHORT_RETRY, deadline)}
+    def _deadline(self) -> timedelta:
+        return timedelta(seconds=max(300.0, self.request.transport_recovery_seconds))
 
-    async def lookup(self, wave: Wave) -> CacheLookupResult:
-        """Each cached step's key and verdict; served when its outputs were copied into this run's."""
+    def _options(self, summary: str) -> dict[str, object]:
+        deadline = self._deadline()
+        return {
+            "schedule_to_close_timeout": deadline,
+            "retry_policy": retries_within(SHORT_RETRY, deadline),
+            "summary": summary,
+        }
+
+    async def lookup(self, wave: Wave, *, fly: bool = True) -> CacheLookupResult:
+        """Each cached step's key and verdict; served when its outputs were copied into this run's.
+
+        With `fly`, a miss of a wave of cached steps only (ON mode) asks for its first key's flight.
+        """
+        cached_only = all(step.cache is not None for step in wave.steps)
+        flying = fly and cached_only and self.request.cache is CacheMode.ON
         request = CacheLookupInput(
             run_id=self.state.run_id,
             wave=wave,
@@ -73,10 +81,11 @@ class StageCache:
             mode=self.request.cache,
             secret_env=tuple(self.request.secret_env),
             infra=self.request.infra,
+            flight_queue=workflow.info().task_queue if flying else "",
         )
         try:
-            return await call(
-                CACHE_LOOKUP, request, summary=f"cache lookup: {', '.join(wave.states)}", **self._deadline()
+            return await call_local(
+                CACHE_LOOKUP, request, **self._options(f"cache lookup: {', '.join(wave.states)}")
             )
         except ACTIVITY_FAILURES as error:
             if is_cancelled_exception(error):
@@ -87,41 +96,18 @@ class StageCache:
             return CacheLookupResult(keys=(), steps=tuple(steps))
 
     def flies(self, wave: Wave, found: CacheLookupResult) -> bool:
-        """A miss of a wave of cached steps only, in ON mode: its keys are launched once across runs."""
-        cached_only = all(step.cache is not None for step in wave.steps)
-        return self.request.cache is CacheMode.ON and cached_only and bool(found.keys) and not found.served
+        """The lookup missed and asked for a flight: the wave's keys are launched once across runs."""
+        return bool(found.flying) and not found.served
 
     async def take_flight(self, wave: Wave, found: CacheLookupResult) -> CacheLookupResult:
-        """Hold every key of the wave (in key order, so no two runs wait on each other), then look again.
-
-        The first run to ask a key holds it; the others wait here until it gives the key
-        back, then look it up again: a hit when the holder stored its entry.
-        """
-        keys = sorted({key.key for key in found.keys})
-        self.asked[wave.key] = keys
-        for key in keys:
-            await call(
-                REQUEST_FLIGHT,
-                RequestFlightInput(
-                    flight_id=flight_id(scope_segment(self.scope), key),
-                    ticket=FlightTicket(run_id=self.state.run_id, key=key),
-                    task_queue=workflow.info().task_queue,
-                ),
-                summary=f"cache flight for {', '.join(wave.states)}",
-                **self._deadline(),
-            )
-            await workflow.wait_condition(lambda key=key: key in self.grants)  # type: ignore[misc]
-        return await self.lookup(wave)
+        """Hold every key of the wave; look again when another run held one first (it may have stored)."""
+        waited = await self.flights.board(wave, found, self._deadline())
+        return await self.lookup(wave, fly=False) if waited else found
 
     async def land(self, wave: Wave) -> None:
-        """Give back every flight the wave asked for (held or still waited for)."""
-        for key in self.asked.pop(wave.key, []):
-            self.grants.discard(key)
-            handle = workflow.get_external_workflow_handle(flight_id(scope_segment(self.scope), key))
-            try:  # noqa: SIM105 (workflow code imports no contextlib)
-                await handle.signal(FLIGHT_RELEASE_SIGNAL, FlightTicket(run_id=self.state.run_id, key=key))
-            except FailureError:
-                pass  # the flight ended: nothing is held there any more
+        """Give back the wave's flights, unless its store already did."""
+        await self.flights.land(wave, released=wave.key in self.released)
+        self.released.discard(wave.key)
 
     def serve(self, wave: Wave, attempt: int, found: CacheLookupResult) -> None:
         """Record the wave as succeeded from the cache: no job, its GPU-hours saved."""
@@ -153,12 +139,15 @@ class StageCache:
             scope=self.scope,
             keys=found.keys,
             created_at=now(),
+            release_flights=self.flights.holds(wave),
         )
         try:
-            stored = await call(
-                CACHE_STORE, request, summary=f"cache store: {', '.join(wave.states)}", **self._deadline()
+            stored = await call_local(
+                CACHE_STORE, request, **self._options(f"cache store: {', '.join(wave.states)}")
             )
             steps = list(stored.steps)
+            if stored.released:
+                self.released.add(wave.key)
         except ACTIVITY_FAILURES as error:
             if is_cancelled_exception(error):
                 raise

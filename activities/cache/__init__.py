@@ -13,14 +13,14 @@ from datetime import UTC, datetime
 from temporalio import activity
 
 from activities.cache.admin import administer
-from activities.cache.flight import request_flight
+from activities.cache.flight import release_flights, request_flight
 from activities.cache.keys import step_key
 from activities.cache.materialize import materialize, targets
 from activities.cache.store import store_entry
 from activities.cache.verify import verdict
 from activities.context import ActivityContext
 from activities.errors import mapped_errors
-from npaflow.cache import CacheEntry, entry_uri, key_record_uri
+from npaflow.cache import CacheEntry, entry_uri, key_record_uri, scope_segment
 from npaflow.errors import NpaflowError
 from npaflow.ledger_paths import CACHE_DIR
 from npaflow.runtime.cache_admin import CacheAdminInput, CacheAdminResult
@@ -30,8 +30,10 @@ from npaflow.runtime.cache_messages import (
     CacheMode,
     CacheStoreInput,
     CacheStoreResult,
+    FlightTicket,
     RequestFlightInput,
     StepKey,
+    flight_id,
 )
 from npaflow.runtime.contract import CACHE_ADMIN, CACHE_LOOKUP, CACHE_STORE, REQUEST_FLIGHT
 from npaflow.runtime.ledger import CachedStep
@@ -73,7 +75,17 @@ class CacheActivities:
         ]
         result = await self._serve(request, cached, keys, verdicts)
         await self._remember(keys, [step for step in result.steps if not step.hit])
-        return result
+        if result.served or not request.flight_queue or len(cached) < len(request.wave.steps):
+            return result
+        first = min(key.key for key in keys)  # keys are held in order, so no two runs wait on each other
+        holding = await request_flight(
+            RequestFlightInput(
+                flight_id=flight_id(scope_segment(request.scope), first),
+                ticket=FlightTicket(run_id=request.run_id, key=first),
+                task_queue=request.flight_queue,
+            )
+        )
+        return result.model_copy(update={"flying": first, "holding": holding})
 
     async def _remember(self, keys: tuple[StepKey, ...], misses: list[CachedStep]) -> None:
         """Write each miss's key components beside where its entry goes (`npaflow cache explain`)."""
@@ -114,14 +126,15 @@ class CacheActivities:
 
     @activity.defn(name=REQUEST_FLIGHT.name)
     @mapped_errors
-    async def request_cache_flight(self, request: RequestFlightInput) -> None:
-        """Join the key's flight (activities/cache/flight.py)."""
-        await request_flight(request)
+    async def request_cache_flight(self, request: RequestFlightInput) -> bool:
+        """Ask the key's flight; True when the run holds it now (activities/cache/flight.py)."""
+        return await request_flight(request)
 
     @activity.defn(name=CACHE_STORE.name)
     @mapped_errors
     async def cache_store(self, request: CacheStoreInput) -> CacheStoreResult:
         """Write an entry per cached step of a success (a write that fails is reported, not raised)."""
-        return CacheStoreResult(
-            steps=tuple([await store_entry(self.storage, request, key) for key in request.keys])
-        )
+        stored = [await store_entry(self.storage, request, key) for key in request.keys]
+        if request.release_flights:
+            await release_flights(request.run_id, request.scope, sorted({key.key for key in request.keys}))
+        return CacheStoreResult(steps=tuple(stored), released=request.release_flights)

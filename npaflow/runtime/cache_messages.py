@@ -51,6 +51,7 @@ class CacheLookupInput(BaseModel):
     mode: CacheMode
     secret_env: tuple[str, ...] = ()
     infra: str = ""
+    flight_queue: str = ""  # set: on a miss, ask the first key's flight (its workflow runs here)
 
 
 class CacheLookupResult(BaseModel):
@@ -61,6 +62,8 @@ class CacheLookupResult(BaseModel):
     keys: tuple[StepKey, ...]
     steps: tuple[CachedStep, ...]
     served: bool = False
+    flying: str = ""  # the key whose flight this lookup asked for ("" when none)
+    holding: bool = False  # and the run holds it already (no other run had it)
 
 
 class CacheStoreInput(BaseModel):
@@ -77,19 +80,21 @@ class CacheStoreInput(BaseModel):
     scope: str
     keys: tuple[StepKey, ...]
     created_at: str
+    release_flights: bool = False  # give the keys' flights back once the entries are written
 
 
 class CacheStoreResult(BaseModel):
-    """Which steps' entries were written, and why any was not."""
+    """Which steps' entries were written, and why any was not; whether the flights were given back."""
 
     model_config = FROZEN
 
     steps: tuple[CachedStep, ...]
+    released: bool = False
 
 
 #: The per-key flight workflow, its signals, and the signal it answers a run with.
 FLIGHT_WORKFLOW_TYPE = "NpaflowCacheFlight"
-FLIGHT_REQUEST_SIGNAL = "request"
+FLIGHT_ASK_UPDATE = "ask"
 FLIGHT_RELEASE_SIGNAL = "release"
 FLIGHT_GRANTED_SIGNAL = "cache_flight_granted"
 
@@ -106,10 +111,11 @@ class FlightTicket(BaseModel):
 
     run_id: str
     key: str
+    waited: bool = False  # granted after another run held the key: look it up again first
 
 
 class RequestFlightInput(BaseModel):
-    """Signal-with-start the key's flight workflow with this run's request."""
+    """Ask the key's flight (update-with-start): the answer says whether the run holds it now."""
 
     model_config = FROZEN
 

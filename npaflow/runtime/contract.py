@@ -167,7 +167,7 @@ CHECK_RUN = ActivityRef("check_run", CheckRunInput, RunStanding)
 RECORD_RECONCILED = ActivityRef("record_reconciled", RecordReconciledInput, ExportResult)
 CACHE_LOOKUP = ActivityRef("cache_lookup", CacheLookupInput, CacheLookupResult)
 CACHE_STORE = ActivityRef("cache_store", CacheStoreInput, CacheStoreResult)
-REQUEST_FLIGHT = ActivityRef("request_cache_flight", RequestFlightInput, type(None))
+REQUEST_FLIGHT = ActivityRef("request_cache_flight", RequestFlightInput, bool)
 CACHE_ADMIN = ActivityRef("cache_admin", CacheAdminInput, CacheAdminResult)
 
 #: Every activity; a worker registers an implementation for each (worker/registry.py).

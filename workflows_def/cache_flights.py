@@ -1,0 +1,81 @@
+"""A run's side of the stage cache's flights: hold a wave's keys in order, give them back at its end.
+
+The lookup that missed already asked for the first key; the others are asked
+one at a time after each grant, in key order, so no two runs ever wait on each
+other. A run granted a key another run held first looks the wave up again (the
+holder may have stored it); one granted at once launches without a second look.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import FailureError
+
+from npaflow.cache import scope_segment
+from npaflow.runtime.cache_messages import (
+    FLIGHT_RELEASE_SIGNAL,
+    CacheLookupResult,
+    FlightTicket,
+    RequestFlightInput,
+    flight_id,
+)
+from npaflow.runtime.contract import REQUEST_FLIGHT
+from npaflow.traversal import Wave
+from npaflow.waves import WaveKey
+from workflows_def.activity_calls import SHORT_RETRY, call_local, retries_within
+
+
+class Flights:
+    """The flights a run's waves asked for, and which of them the run was granted."""
+
+    def __init__(self, run_id: str, scope: str, grants: dict[str, bool]) -> None:
+        self.run_id, self.scope = run_id, scope
+        self.grants = grants  # key -> granted after another run held it (the run's signal handler)
+        self.asked: dict[WaveKey, list[str]] = {}
+
+    def _id(self, key: str) -> str:
+        return flight_id(scope_segment(self.scope), key)
+
+    async def board(self, wave: Wave, found: CacheLookupResult, deadline: timedelta) -> bool:
+        """Wait until the run holds every key of the wave; True when another run held one first."""
+        keys = sorted({key.key for key in found.keys})
+        self.asked[wave.key] = keys
+        waited = False
+        for key in keys:
+            if key == found.flying:
+                holding = found.holding
+            else:
+                holding = await call_local(
+                    REQUEST_FLIGHT,
+                    RequestFlightInput(
+                        flight_id=self._id(key),
+                        ticket=FlightTicket(run_id=self.run_id, key=key),
+                        task_queue=workflow.info().task_queue,
+                    ),
+                    schedule_to_close_timeout=deadline,
+                    retry_policy=retries_within(SHORT_RETRY, deadline),
+                    summary=f"cache flight for {', '.join(wave.states)}",
+                )
+            if holding:
+                self.grants[key] = False
+            await workflow.wait_condition(lambda key=key: key in self.grants)  # type: ignore[misc]
+            waited = waited or self.grants[key]
+        return waited
+
+    def holds(self, wave: Wave) -> bool:
+        """Whether the wave asked for flights (so its store gives them back)."""
+        return wave.key in self.asked
+
+    async def land(self, wave: Wave, *, released: bool) -> None:
+        """Forget the wave's flights, giving them back unless its store already did."""
+        for key in self.asked.pop(wave.key, []):
+            self.grants.pop(key, None)
+            if released:
+                continue
+            handle = workflow.get_external_workflow_handle(self._id(key))
+            try:  # noqa: SIM105 (workflow code imports no contextlib)
+                await handle.signal(FLIGHT_RELEASE_SIGNAL, FlightTicket(run_id=self.run_id, key=key))
+            except FailureError:
+                pass  # the flight ended: nothing is held there any more
