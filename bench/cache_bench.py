@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dev_server import start_dev_server  # noqa: E402  (bench/, the script's directory)
+from dev_server import start_dev_server, start_worker  # noqa: E402  (bench/, the script's directory)
 from temporalio.client import Client  # noqa: E402
 
 from npaflow.runtime.request import RunRequest  # noqa: E402
@@ -129,20 +127,7 @@ async def main(stage_seconds: float, rounds: int) -> None:
     root.mkdir()
     (root / "seed.txt").write_text("seed\n")
     queue = f"cache-bench-{uuid.uuid4().hex[:6]}"
-    environ = {
-        **os.environ,
-        "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
-        "NPAFLOW_TASK_QUEUE": queue,
-        "NPAFLOW_HOME": str(home),
-        "NPAFLOW_DEPLOYMENT": "none",
-    }
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "worker"],
-        cwd=ROOT,
-        env=environ,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    worker = start_worker(env.client.service_client.config.target_host, home, queue)
     try:
         results = [await measure(env.client, queue, root, stage_seconds) for _ in range(rounds)]
         report(results)

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from baseline import BaselinePipeline, PipelineInput  # noqa: E402  (bench/, the script's directory)
-from dev_server import start_dev_server  # noqa: E402
+from dev_server import start_dev_server, start_worker  # noqa: E402
 from temporalio.client import Client  # noqa: E402
 
 from npaflow.runtime.request import RunRequest  # noqa: E402
@@ -99,20 +99,7 @@ class System:
 
 async def npaflow_system(env_address: str, client: Client, home: Path) -> System:
     queue = f"cmp-npa-{uuid.uuid4().hex[:6]}"
-    environ = {
-        **os.environ,
-        "TEMPORAL_ADDRESS": env_address,
-        "NPAFLOW_TASK_QUEUE": queue,
-        "NPAFLOW_HOME": str(home),
-        "NPAFLOW_LOG_FORMAT": "json",
-    }
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "worker"],
-        cwd=ROOT,
-        env=environ,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    worker = start_worker(env_address, home, queue)
 
     async def run(run_id: str, waves: int, log: str, body: str) -> object:
         request = RunRequest(spec=serial_spec(waves, log, body))

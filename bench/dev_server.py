@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,4 +21,23 @@ async def start_dev_server() -> WorkflowEnvironment:
         dev_server_log_level="error",
         ui=False,
         search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
+    )
+
+
+def start_worker(address: str, home: Path, task_queue: str) -> subprocess.Popen[bytes]:
+    """An unversioned `python -m worker` process (local backend) on `task_queue`; stop it with terminate()."""
+    environ = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": address,
+        "NPAFLOW_TASK_QUEUE": task_queue,
+        "NPAFLOW_HOME": str(home),
+        "NPAFLOW_LOG_FORMAT": "json",
+        "NPAFLOW_DEPLOYMENT": "none",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "worker"],
+        cwd=Path(__file__).resolve().parents[1],
+        env=environ,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )

@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dev_server import start_dev_server  # noqa: E402  (bench/, the script's directory)
+from dev_server import start_dev_server, start_worker  # noqa: E402  (bench/, the script's directory)
 
 from npaflow.runtime.request import RunRequest  # noqa: E402
 from workflows_def import NpaWorkflowRun  # noqa: E402
@@ -52,20 +51,7 @@ async def main() -> None:
     spec = (ROOT / "specs" / "examples" / "gate-loop.yaml").read_text()
     with tempfile.TemporaryDirectory() as scratch:
         home, queue = Path(scratch) / "home", f"load-{uuid.uuid4().hex[:6]}"
-        environ = {
-            **os.environ,
-            "TEMPORAL_ADDRESS": env.client.service_client.config.target_host,
-            "NPAFLOW_TASK_QUEUE": queue,
-            "NPAFLOW_HOME": str(home),
-            "NPAFLOW_LOG_FORMAT": "json",
-        }
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "worker"],
-            cwd=ROOT,
-            env=environ,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        worker = start_worker(env.client.service_client.config.target_host, home, queue)
         try:
             latencies, statuses, handles = [], [], []
 
