@@ -230,11 +230,15 @@ class JobWatch:
 
     def _observe(self, rows: list[TaskRow], status: JobStatus) -> None:
         statuses = {row.task_name or str(row.task_id): row.status for row in rows}
+        recovering = {
+            row.task_name or str(row.task_id): row.recovery_reason for row in rows if row.recovery_reason
+        }
         running = sorted(row.task_name for row in rows if row.status.is_active())
         self.hb.details = self.hb.details.model_copy(
             update={"max_concurrent": max(self.hb.details.max_concurrent, len(running))}
         )
-        if self.observations and self.observations[-1].statuses == statuses:
+        last = self.observations[-1] if self.observations else None
+        if last is not None and (last.statuses, last.recovering) == (statuses, recovering):
             return
         self.observations.append(
             Observation(
@@ -243,6 +247,7 @@ class JobWatch:
                 running=running,
                 running_count=len(running),
                 statuses=statuses,
+                recovering=recovering,
             )
         )
         del self.observations[:-MAX_OBSERVATIONS]

@@ -47,6 +47,7 @@ QUEUE_FIELDS = [
     "start_at",
     "end_at",
     "failure_reason",
+    "details",
     "metadata",
     "recovery_count",
     "current_cluster_name",
@@ -162,7 +163,24 @@ def task_row(record: Any) -> TaskRow:
         cluster_name=str(record.current_cluster_name or ""),
         retry_count=int(record.recovery_count or 0),
         failure_reason=clean(record.failure_reason),
+        recovery_reason=recovery_reason(status, record.details),
     )
+
+
+#: How a 0.14+ server's `details` names why a RECOVERING job recovers (skypilot PR #9868).
+_RECOVERING_PREFIX = "Recovering: "
+
+
+def recovery_reason(status: JobStatus, details: str | None) -> str:
+    """Why SkyPilot is recovering the task (a preemption, an OOM-killed pod), where the server says.
+
+    0.14 servers put the recovery's cause in `details` while a task is RECOVERING; older
+    ones say nothing there, and the row then has no reason (never a guessed one).
+    """
+    text = clean(details)
+    if status is not JobStatus.RECOVERING or not text.startswith(_RECOVERING_PREFIX):
+        return ""
+    return text.removeprefix(_RECOVERING_PREFIX)
 
 
 class SkyPilotBackend:

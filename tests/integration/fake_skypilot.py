@@ -32,6 +32,8 @@ S = ManagedJobStatus
 #: Fields the real server fills whatever was asked for: 0.12 fills is_job_group, 0.14 only what
 #: was asked (tests/fixtures/skypilot/queue_v2_failed_prechecks-<release>.json).
 ALWAYS_FILLED = {"is_job_group"} if Version(sky.__version__) < Version("0.14") else set()
+#: 0.14 servers name a recovery's cause in `details` (skypilot PR #9868); 0.12 servers do not.
+RECOVERY_DETAILS = Version(sky.__version__) >= Version("0.14")
 
 
 @dataclass
@@ -50,6 +52,7 @@ class FakeJob:
     start_at: list[float | None] = field(default_factory=list)
     end_at: list[float | None] = field(default_factory=list)
     failure_reason: str | None = None
+    recovery_reason: str | None = None  # what a 0.14+ server says while it recovers the job
     lost: bool = False  # the controller lost the record: the queue no longer lists it
 
     def advance(self) -> None:
@@ -73,6 +76,15 @@ class FakeJob:
         self.statuses = list(step)
         self.schedule_state = "DONE" if all(s.is_terminal() for s in step) else "ALIVE"
 
+    def details(self, index: int) -> str | None:
+        """The `details` column as the server formats it (sky/jobs/utils.py `_format_job_details`)."""
+        status = self.statuses[index]
+        if status.is_failed() and self.failure_reason:
+            return f"Failure: {self.failure_reason}"
+        if status is S.RECOVERING and self.recovery_reason and RECOVERY_DETAILS:
+            return f"Recovering: {self.recovery_reason}"
+        return None
+
     def record(self, index: int, fields: list[str]) -> ManagedJobRecord:
         values = {
             "job_id": self.job_id,
@@ -86,6 +98,7 @@ class FakeJob:
             "end_at": self.end_at[index],
             "recovery_count": 0,
             "failure_reason": self.failure_reason if self.statuses[index].is_failed() else None,
+            "details": self.details(index),
             "metadata": dict(self.metadata),
             "current_cluster_name": None,
             "execution": self.execution,
@@ -106,6 +119,7 @@ class FakeSkyPilotApi:
     scripts: list[list[list[ManagedJobStatus]]] = field(default_factory=list)
     default: list[list[ManagedJobStatus]] = field(default_factory=lambda: [statuses("SUCCEEDED")])
     failure_reasons: dict[int, str] = field(default_factory=dict)  # launch number -> reason
+    recovery_reasons: dict[int, str] = field(default_factory=dict)  # launch number -> recovery cause
     launch_errors: dict[int, Exception] = field(default_factory=dict)  # launch number -> get() raises
     unreachable_calls: int = 0  # the next N calls raise ApiServerConnectionError
     queue_latency: float = 0.0  # seconds every queue call takes (the real one: 2-20 s)
@@ -144,6 +158,7 @@ class FakeSkyPilotApi:
             start_at=[None] * len(tasks),
             end_at=[None] * len(tasks),
             failure_reason=self.failure_reasons.get(job_id),
+            recovery_reason=self.recovery_reasons.get(job_id),
         )
         self.jobs[job_id] = job
         self.launched.append((name, dict(secrets)))

@@ -229,3 +229,21 @@ async def test_ten_runs_at_once_over_a_slow_queue_launch_exactly_one_job_each(
     assert fake_sky.cancel_calls == []
     polls = [ids for ids in fake_sky.queue_calls if ids is not None]
     assert max(len(ids) for ids in polls) > 2  # the awaits shared calls
+
+
+async def test_why_skypilot_recovered_a_job_is_kept_in_the_attempt_s_observations(
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
+    fake_sky.default = [
+        statuses("RUNNING"),
+        statuses("RECOVERING"),
+        statuses("RUNNING"),
+        statuses("SUCCEEDED"),
+    ]
+    fake_sky.recovery_reasons = {1: "Cluster preempted or failed: spot instance reclaimed"}
+    outcome = await fake_sky_harness.run("runtime/sky-one.yaml", poll_seconds=0.05, **SKY)
+    assert outcome.status == "succeeded", outcome.error
+    (wave,) = outcome.ledger.waves
+    reasons = [o.recovering for o in wave.observations if o.recovering]
+    assert reasons and set(reasons[0].values()) == {"Cluster preempted or failed: spot instance reclaimed"}
+    assert wave.tasks[0].recovery_reason == ""  # the last row: running again, then done

@@ -101,6 +101,7 @@ class TaskRow(BaseModel):
     last_progress_at: str = ""
     last_updated_at: str = ""
     failure_reason: str = ""
+    recovery_reason: str = ""  # ours: why SkyPilot recovers it, while RECOVERING (0.14+ servers)
 
 
 class Observation(BaseModel):
@@ -113,6 +114,7 @@ class Observation(BaseModel):
     running: list[str] = Field(default_factory=list)
     running_count: int = 0
     statuses: dict[str, JobStatus] = Field(default_factory=dict)
+    recovering: dict[str, str] = Field(default_factory=dict)  # ours: task -> why SkyPilot recovers it
 
 
 class PlannedStep(BaseModel):
