@@ -237,3 +237,40 @@ async def test_an_unrelated_config_value_is_a_hit_and_a_cache_version_bump_a_mis
         )
     assert bumped.status == "succeeded", bumped.error
     assert launches(tmp_path) == list(STAGES)
+
+
+def one_stage(
+    root: Path, *, accelerator: str = "H100:1", image: str = "registry/train:1", lr: str = "0.1"
+) -> str:
+    out = f"{root}/{{{{run.id}}}}/out.txt"
+    log = f"{root}/launches.log"
+    shell = f"mkdir -p {root}/{{{{run.id}}}} && echo {{{{config.lr}}}} > {out} && echo train >> {log}"
+    return (
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: one-stage}\n"
+        f"config: {{lr: '{lr}', unused: x}}\n"
+        f"resources:\n  gpu: {{accelerators: '{accelerator}', image: '{image}'}}\n"
+        f"initial: train\nstates:\n  train:\n    run: {{shell: '{shell}'}}\n    resources: gpu\n"
+        f"    outputs: [{{uri: '{root}/{{{{run.id}}}}/out.txt'}}]\n    cache: true\n    terminal: true\n"
+    )
+
+
+async def test_an_accelerator_an_image_or_a_used_config_value_is_a_miss_and_a_secret_value_a_hit(
+    local_harness: Harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRAIN_TOKEN", "first-secret")
+    runs = [
+        ("base", one_stage(tmp_path), ["train"]),
+        ("secret", one_stage(tmp_path), []),  # only the secret's value changes (below): a hit
+        ("accelerator", one_stage(tmp_path, accelerator="A100:1"), ["train"]),
+        ("image", one_stage(tmp_path, image="registry/train:2"), ["train"]),
+        ("config", one_stage(tmp_path, lr="0.2"), ["train"]),
+    ]
+    async with local_harness.worker():
+        for name, spec, expected in runs:
+            if name == "secret":
+                monkeypatch.setenv("TRAIN_TOKEN", "second-secret")
+            outcome = await local_harness.finish(
+                await local_harness.start(spec, run_id=f"what-{name}", secret_env=["TRAIN_TOKEN"])
+            )
+            assert outcome.status == "succeeded", (name, outcome.error)
+            assert launches(tmp_path) == expected, name
