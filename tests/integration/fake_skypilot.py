@@ -29,9 +29,9 @@ from sky.utils import dag_utils
 from activities.backends.skypilot_versions import ServerState, SkyPilotVersions
 
 S = ManagedJobStatus
-#: Fields the real server fills whatever was asked for: 0.12 fills is_job_group, 0.14 only what
-#: was asked (tests/fixtures/skypilot/queue_v2_failed_prechecks-<release>.json).
-ALWAYS_FILLED = {"is_job_group"} if Version(sky.__version__) < Version("0.14") else set()
+#: Fields the real server fills whatever was asked for: 0.12 fills is_job_group and priority,
+#: 0.14 only what was asked (tests/fixtures/skypilot/queue_v2_failed_prechecks-<release>.json).
+ALWAYS_FILLED = {"is_job_group", "priority"} if Version(sky.__version__) < Version("0.14") else set()
 #: 0.14 servers name a recovery's cause in `details` (skypilot PR #9868); 0.12 servers do not.
 RECOVERY_DETAILS = Version(sky.__version__) >= Version("0.14")
 
@@ -103,6 +103,7 @@ class FakeJob:
             "current_cluster_name": None,
             "execution": self.execution,
             "is_job_group": self.execution == "parallel",
+            "priority": 0,
         }
         return ManagedJobRecord(**{k: v for k, v in values.items() if k in fields or k in ALWAYS_FILLED})
 
