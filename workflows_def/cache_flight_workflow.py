@@ -26,6 +26,7 @@ from npaflow.runtime.cache_messages import (
     FLIGHT_GRANTED_SIGNAL,
     FLIGHT_RELEASE_SIGNAL,
     FLIGHT_WORKFLOW_TYPE,
+    FlightQueue,
     FlightTicket,
 )
 from npaflow.runtime.contract import CHECK_RUN
@@ -74,10 +75,22 @@ class NpaflowCacheFlight:
         return [self.holder, *self.waiting]
 
     @workflow.run
-    async def run(self, key: str) -> None:
-        """Serve requests until nobody holds or waits, checking a silent holder every LIVENESS."""
+    async def run(self, key: str, carried: FlightQueue | None = None) -> None:
+        """Serve requests until nobody holds or waits, checking a silent holder every LIVENESS.
+
+        A holder's job may run for days: the queue continues as new when Temporal suggests,
+        so the checks never grow one history past its limits.
+        """
+        if carried is not None:
+            self.holder, self.waiting = carried.holder, list(carried.waiting)
+            self.passed_over = set(carried.passed_over)
         while True:
             await self._settle(key)
+            if workflow.info().is_continue_as_new_suggested() and workflow.all_handlers_finished():
+                queue = FlightQueue(
+                    holder=self.holder, waiting=self.waiting, passed_over=sorted(self.passed_over)
+                )
+                workflow.continue_as_new(args=[key, queue])
             busy = bool(self.holder or self.waiting)
             try:
                 await workflow.wait_condition(self._has_work, timeout=LIVENESS if busy else LINGER)

@@ -114,6 +114,16 @@ class FlightTicket(BaseModel):
     waited: bool = False  # granted after another run held the key: look it up again first
 
 
+class FlightQueue(BaseModel):
+    """A key's flight as it continues as new: who holds it, who waits, who was passed over."""
+
+    model_config = FROZEN
+
+    holder: str = ""
+    waiting: list[str] = Field(default_factory=list)
+    passed_over: list[str] = Field(default_factory=list)
+
+
 class RequestFlightInput(BaseModel):
     """Ask the key's flight (update-with-start): the answer says whether the run holds it now."""
 

@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from npaflow.runtime.cache_messages import FlightQueue, FlightTicket
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.vocabulary import WaveStatus
 from tests.harness import Harness, RunOutcome, replaced_worker, start_worker_process
 from tests.helpers import COLD_WORKER_SECONDS, eventually
 from tests.integration.fake_skypilot import FakeSkyPilotApi
-from workflows_def import NpaWorkflowRun
+from workflows_def import NpaflowCacheFlight, NpaWorkflowRun
 
 pytestmark = pytest.mark.integration
 
@@ -274,3 +275,23 @@ async def test_an_accelerator_an_image_or_a_used_config_value_is_a_miss_and_a_se
             )
             assert outcome.status == "succeeded", (name, outcome.error)
             assert launches(tmp_path) == expected, name
+
+
+async def test_a_flight_continued_as_new_keeps_its_holder_and_its_queue(local_harness: Harness) -> None:
+    queue = FlightQueue(holder="run-holding", waiting=["run-waiting"], passed_over=["run-waiting"])
+    async with local_harness.worker():
+        handle = await local_harness.client.start_workflow(
+            NpaflowCacheFlight.run,
+            args=["sha256:" + "0" * 64, queue],
+            id=f"flight-{uuid.uuid4().hex[:6]}",
+            task_queue=local_harness.task_queue,
+        )
+        assert await handle.query(NpaflowCacheFlight.holding) == ["run-holding", "run-waiting"]
+        await handle.signal(NpaflowCacheFlight.release, FlightTicket(run_id="run-holding", key="k"))
+        # the waiting run does not exist, so its grant cannot be delivered: it is dropped, not held
+        await eventually(lambda: _empty(handle), timeout=30, what="the flight to drop a waiter that is gone")
+
+
+async def _empty(handle: object) -> bool | None:
+    holding = await handle.query(NpaflowCacheFlight.holding)  # type: ignore[attr-defined]
+    return True if holding == [""] else None
