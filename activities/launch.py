@@ -66,6 +66,7 @@ class LaunchActivities:
                 aws_endpoint_url=self.context.aws_endpoint_url,
                 secret_env=tuple(request.secret_env),
                 infra=request.infra,
+                images=request.images,
             ),
         )
         details = resume_details(worker_id=self.context.worker_id)

@@ -18,6 +18,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
+from npaflow.images import wave_images
 from npaflow.runtime.cache_messages import CacheLookupResult
 from npaflow.runtime.contract import AWAIT_WAVE, LAUNCH_WAVE
 from npaflow.runtime.ledger import WaveAttemptRecord, latest_attempts
@@ -184,7 +185,13 @@ class AttemptRunner:
         that worker's own queue (its host holds any job it made), never relaunched.
         """
         self.budget.check(wave)
-        self.state.waves.launching(wave, attempt, now=now(), cache=list(cache.steps) if cache else None)
+        self.state.waves.launching(
+            wave,
+            attempt,
+            now=now(),
+            cache=list(cache.steps) if cache else None,
+            images=wave_images(wave, self.loaded.catalog, self.request.images),
+        )
         queue: str | None = None
         while True:
             handle = self._start_launch(wave, attempt, reconcile=reconcile or queue is not None, queue=queue)
@@ -223,6 +230,7 @@ class AttemptRunner:
                 catalog=self.loaded.catalog,
                 secret_env=self.request.secret_env,
                 infra=self.request.infra,
+                images=self.request.images,
                 ledger_uri=self.loaded.ledger_uri,
                 reconcile=reconcile,
                 transport_recovery_seconds=self.request.transport_recovery_seconds,

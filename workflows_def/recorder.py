@@ -14,6 +14,7 @@ from typing import Any
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
 
+from npaflow.images import ImageBinding
 from npaflow.runtime.contract import EXPORT_LEDGER, RunMemo, SearchAttribute
 from npaflow.runtime.ledger.book import Receipt
 from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec
@@ -48,10 +49,12 @@ class RunRecorder:
         self._published: dict[str, object] = {}
         self._memo: dict[str, Any] = {}
         self._deadline = ledger_deadline(RunRequest.model_fields["transport_recovery_seconds"].default)
+        self._images: ImageBinding | None = None
 
     def attach(self, loaded: LoadedSpec, request: RunRequest) -> None:
         """Start exporting once the spec (and so the ledger location) is known."""
         self.loaded = loaded
+        self._images = request.images
         self._deadline = ledger_deadline(request.transport_recovery_seconds)
 
     async def sync(self) -> None:
@@ -133,7 +136,11 @@ class RunRecorder:
         spec = loaded.spec
         if receipt.spec:
             delta = delta.model_copy(
-                update={"plan_fingerprint": loaded.plan_fingerprint, "plan_change": loaded.accepted_change}
+                update={
+                    "plan_fingerprint": loaded.plan_fingerprint,
+                    "plan_change": loaded.accepted_change,
+                    "images": self._images,
+                }
             )
         request = ExportLedgerInput(
             run_id=state.run_id,

@@ -14,6 +14,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import is_cancelled_exception
 
+from npaflow.images import wave_images
 from npaflow.runtime.cache_messages import (
     CacheLookupInput,
     CacheLookupResult,
@@ -81,6 +82,7 @@ class StageCache:
             mode=self.request.cache,
             secret_env=tuple(self.request.secret_env),
             infra=self.request.infra,
+            images=self.request.images,
             flight_queue=workflow.info().task_queue if flying else "",
         )
         try:
@@ -111,7 +113,8 @@ class StageCache:
 
     def serve(self, wave: Wave, attempt: int, found: CacheLookupResult) -> None:
         """Record the wave as succeeded from the cache: no job, its GPU-hours saved."""
-        self.state.waves.served_from_cache(wave, attempt, now=now(), cache=list(found.steps))
+        images = wave_images(wave, self.loaded.catalog, self.request.images)
+        self.state.waves.served_from_cache(wave, attempt, now=now(), cache=list(found.steps), images=images)
         self.counted(found)
 
     def counted(self, found: CacheLookupResult) -> None:

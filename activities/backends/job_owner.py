@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from npaflow.render.wave import dump_wave_yaml, load_wave_yaml
+from npaflow.render.wave_yaml import dump_wave_yaml, load_wave_yaml
 from npaflow.runtime.reconcile.models import JobOwner
 
 #: The `_metadata` key holding the owner as JSON (beside the launch token's key).

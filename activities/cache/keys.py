@@ -42,7 +42,12 @@ async def step_key(storage: StorageRouter, step: PlanStep, request: CacheLookupI
         state=step.state,
         cache_version=step.cache.version if step.cache else "",
         step=step_identity(
-            step, request.catalog, run_id=request.run_id, infra=request.infra, secret_names=request.secret_env
+            step,
+            request.catalog,
+            run_id=request.run_id,
+            infra=request.infra,
+            secret_names=request.secret_env,
+            images=request.images,
         ),
         inputs=tuple(inputs),
     )

@@ -20,6 +20,7 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureEr
 from temporalio.common import WorkflowIDReusePolicy
 
 from npaflow.catalog import load_catalogs
+from npaflow.cli.images import checked_binding
 from npaflow.cli.temporal_client import (
     connect_from,
     describe_or_fail,
@@ -152,7 +153,11 @@ async def _onto_new_spec(
             changes=diff.text_lines(),
             accepted_by=getpass.getuser(),
         )
-    return request.model_copy(update={"spec": new_text, "spec_uri": "", "accepted_change": change})
+    catalog = load_catalogs(request.catalogs)
+    new_spec = load_spec_from_str(new_text, args.spec, catalog=catalog, overrides=request.vars)
+    images = await checked_binding(args, new_spec, catalog, started=request.images)
+    update = {"spec": new_text, "spec_uri": "", "accepted_change": change, "images": images}
+    return request.model_copy(update=update)
 
 
 async def plan_change(

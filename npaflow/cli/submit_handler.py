@@ -31,6 +31,7 @@ from npaflow.cli.exits import (
     StoppedFollowing,
 )
 from npaflow.cli.follow_run import follow_run, no_worker_text
+from npaflow.cli.images import checked_binding
 from npaflow.cli.options import catalog_paths, load_spec_for, parse_vars, require_decision_sources
 from npaflow.cli.run_endings import next_steps
 from npaflow.cli.run_handlers import status_once
@@ -66,6 +67,7 @@ async def submit(args: argparse.Namespace) -> int:
     text = Path(args.spec).read_text(encoding="utf-8")
     spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
     request = build_request(args, text, run_id, spec_uri=spec_uri)
+    request = request.model_copy(update={"images": await checked_binding(args, spec, catalog)})
     client = await connect_from(args)
     queue = task_queue_from(args.task_queue)
     handle: WorkflowHandle[Any, RunSummary] = client.get_workflow_handle(run_id, result_type=RunSummary)

@@ -6,12 +6,11 @@ from npaflow.render.wave import (
     LAUNCH_TOKEN_KEY,
     RenderedWave,
     RenderOptions,
-    dump_wave_yaml,
-    load_wave_yaml,
     logical_launch_id,
     render_wave,
     sanitize_task_name,
 )
+from npaflow.render.wave_yaml import dump_wave_yaml, load_wave_yaml
 
 __all__ = [
     "LAUNCH_TOKEN_KEY",

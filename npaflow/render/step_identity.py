@@ -13,6 +13,7 @@ from pydantic import JsonValue
 
 from npaflow.cache.key import StepIdentity, symbolic
 from npaflow.catalog.models import ToolCatalog
+from npaflow.images import NO_BINDING, ImageBinding
 from npaflow.render.wave import build_task, sanitize_task_name
 from npaflow.steps import PlanStep
 
@@ -21,7 +22,13 @@ _IDENTITY_FIELDS = ("_metadata", "envs")
 
 
 def step_identity(
-    step: PlanStep, catalog: ToolCatalog, *, run_id: str, infra: str, secret_names: tuple[str, ...]
+    step: PlanStep,
+    catalog: ToolCatalog,
+    *,
+    run_id: str,
+    infra: str,
+    secret_names: tuple[str, ...],
+    images: ImageBinding = NO_BINDING,
 ) -> StepIdentity:
     """The step's task as rendered for any run of this spec.
 
@@ -29,7 +36,13 @@ def step_identity(
         RenderError: the step cannot be rendered (it could not launch either).
     """
     task = build_task(
-        step, sanitize_task_name(step.task_name), catalog=catalog, envs={}, token="", infra=infra
+        step,
+        sanitize_task_name(step.task_name),
+        catalog=catalog,
+        envs={},
+        token="",
+        infra=infra,
+        images=images,
     )
     kept = {key: value for key, value in task.items() if key not in _IDENTITY_FIELDS}
     text = symbolic(json.dumps(kept, sort_keys=True), run_id)

@@ -11,15 +11,16 @@ import hashlib
 import re
 import shlex
 
-import yaml
 from pydantic import BaseModel, JsonValue
 
 from npaflow.catalog.models import ToolCatalog, ToolEntry
 from npaflow.errors import RenderError
 from npaflow.ids import RunId
+from npaflow.images import NO_BINDING, ImageBinding, launch_image
 from npaflow.presets import FROZEN
 from npaflow.render.guard import assert_no_unresolved_placeholders
 from npaflow.render.resources import kubernetes_config, normalize_resources
+from npaflow.render.wave_yaml import dump_wave_yaml
 from npaflow.runtime.environment import EnvVar
 from npaflow.spec.validate_contracts import profile_num_nodes
 from npaflow.steps import PlanStep
@@ -30,7 +31,6 @@ from npaflow.waves import job_name
 LAUNCH_TOKEN_KEY = "npaflow_launch_token"
 _TASK_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _SEPARATOR_RUN = re.compile(r"([-_]{2})[-_]+")
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class RenderOptions(BaseModel):
@@ -45,6 +45,7 @@ class RenderOptions(BaseModel):
     aws_endpoint_url: str = ""
     secret_env: tuple[str, ...] = ()
     infra: str = ""  # written into every task's resources.infra
+    images: ImageBinding = NO_BINDING  # overrides and the digests preflight pinned
 
 
 class RenderedWave(BaseModel):
@@ -107,25 +108,26 @@ def build_run_script(step: PlanStep, entry: ToolEntry | None) -> str:
     return f"{preamble}\n{command}" if preamble else command
 
 
-def _image_for(step: PlanStep, entry: ToolEntry | None, catalog: ToolCatalog) -> str:
-    image = str(step.resources_profile.get("image") or "")
-    if image.startswith("tool://"):
-        referenced = catalog.get(image.removeprefix("tool://"))
-        image = referenced.image if referenced else ""
-    return image or (entry.image if entry else "")
-
-
 def build_task(
-    step: PlanStep, name: str, *, catalog: ToolCatalog, envs: dict[str, str], token: str, infra: str = ""
+    step: PlanStep,
+    name: str,
+    *,
+    catalog: ToolCatalog,
+    envs: dict[str, str],
+    token: str,
+    infra: str = "",
+    images: ImageBinding = NO_BINDING,
 ) -> dict[str, JsonValue]:
     """Return one SkyPilot task document for a step (reference §8.3 key order).
+
+    The image is the one `images` selects, launched by the digest preflight pinned.
 
     Raises:
         RenderError: no command, or a bad num_nodes.
     """
     entry = catalog.get(step.tool_ref) if step.tool_ref else None
     resources = normalize_resources(step.resources_profile, infra)
-    image = _image_for(step, entry, catalog)
+    image = launch_image(step, catalog, images).launched
     if image:
         resources["image_id"] = f"docker:{image}"
     task: dict[str, JsonValue] = {
@@ -179,7 +181,15 @@ def render_wave(
         envs[EnvVar.AWS_ENDPOINT_URL.value] = options.aws_endpoint_url
     names = _unique_task_names(wave.steps)
     tasks = [
-        build_task(step, task_name, catalog=catalog, envs=envs, token=token, infra=options.infra)
+        build_task(
+            step,
+            task_name,
+            catalog=catalog,
+            envs=envs,
+            token=token,
+            infra=options.infra,
+            images=options.images,
+        )
         for step, task_name in zip(wave.steps, names, strict=True)
     ]
     text = dump_wave_yaml({"name": name, "execution": execution.value}, tasks)
@@ -194,38 +204,3 @@ def render_wave(
         secret_names=tuple(sorted(set(options.secret_env))),
         yaml=text,
     )
-
-
-class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    """Block style, insertion order, multi-line scripts as literal blocks."""
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _represent_str)
-
-
-def dump_wave_yaml(header: dict[str, JsonValue], tasks: list[dict[str, JsonValue]]) -> str:
-    """Join the header and task documents with `---`, ending in a newline."""
-    documents = [
-        yaml.dump(
-            doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=10000, allow_unicode=True
-        ).rstrip("\n")
-        for doc in (header, *tasks)
-    ]
-    return "\n---\n".join(documents) + "\n"
-
-
-def load_wave_yaml(text: str) -> tuple[dict[str, JsonValue], list[dict[str, JsonValue]]]:
-    """Split rendered YAML back into (header, tasks); the inverse of `dump_wave_yaml`.
-
-    Raises:
-        RenderError: the text is not a rendered wave.
-    """
-    documents = [doc for doc in yaml.load_all(text, Loader=_LOADER) if doc is not None]
-    if not documents or not isinstance(documents[0], dict) or "execution" not in documents[0]:
-        raise RenderError("not a rendered wave: the first document must be {name, execution}")
-    return documents[0], documents[1:]

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from npaflow.cache import KeyComponents
 from npaflow.catalog.models import ToolCatalog
+from npaflow.images import ImageBinding
 from npaflow.presets import FROZEN
 from npaflow.runtime.ledger.records import CachedStep
 from npaflow.traversal.models import Wave
@@ -51,6 +52,7 @@ class CacheLookupInput(BaseModel):
     mode: CacheMode
     secret_env: tuple[str, ...] = ()
     infra: str = ""
+    images: ImageBinding = Field(default_factory=ImageBinding)  # so a key names the digest, not the tag
     flight_queue: str = ""  # set: on a miss, ask the first key's flight (its workflow runs here)
 
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from npaflow.catalog.models import ToolCatalog
 from npaflow.document.models import Trigger, WorkflowSpec
 from npaflow.ids import RunId
+from npaflow.images import ImageBinding
 from npaflow.presets import FROZEN
 from npaflow.runtime.ledger import (
     DecisionRecord,
@@ -114,6 +115,7 @@ class LaunchWaveInput(BaseModel):
     catalog: ToolCatalog
     secret_env: list[str] = Field(default_factory=list)
     infra: str = ""
+    images: ImageBinding = Field(default_factory=ImageBinding)  # the run's overrides and pinned digests
     ledger_uri: str = ""
     reconcile: bool = False  # an earlier execution may already have launched this attempt
     transport_recovery_seconds: float = 600

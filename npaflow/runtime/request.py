@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from npaflow.decisions import assumption_problem
 from npaflow.ids import RunId
+from npaflow.images import ImageBinding
 from npaflow.presets import FROZEN
 from npaflow.runtime.cache_messages import CacheMode
 from npaflow.runtime.notifications import NotifyWhen
@@ -86,6 +87,8 @@ class RunRequest(BaseModel):
     infra: str = ""
     cache: CacheMode = CacheMode.ON  # the stage cache: on, refresh (run and overwrite), off
     cache_scope: str = Field(default="", max_length=200)  # "" = the spec's metadata.name
+    #: Image overrides and the digests preflight verified: every launch of the run uses exactly these.
+    images: ImageBinding = Field(default_factory=ImageBinding)
     continued: bool = False  # set by continue-as-new: the ledger's completed waves are trusted
     accepted_change: AcceptedPlanChange | None = None  # a restart onto an edited spec
 

@@ -9,8 +9,10 @@ and the ledger's pending changes follow every move.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TypedDict, Unpack
 
+from npaflow.images import LaunchImage
 from npaflow.runtime.ledger import (
     CachedStep,
     Cancellation,
@@ -98,17 +100,29 @@ class WaveAttempts:
     # --- the rows ------------------------------------------------------------------------------
 
     def launching(
-        self, wave: Wave, attempt: int, *, now: str, cache: list[CachedStep] | None = None
+        self,
+        wave: Wave,
+        attempt: int,
+        *,
+        now: str,
+        cache: list[CachedStep] | None = None,
+        images: Sequence[LaunchImage] = (),
     ) -> WaveAttemptRecord:
         """Recorded as running before the launch boundary is crossed (with its cache misses)."""
-        record = new_attempt(wave, attempt, now=now)
+        record = new_attempt(wave, attempt, now=now, images=images)
         return self._move(WaveTransition.LAUNCHING, (wave.key, attempt), record, cache=cache or [])
 
     def served_from_cache(
-        self, wave: Wave, attempt: int, *, now: str, cache: list[CachedStep]
+        self,
+        wave: Wave,
+        attempt: int,
+        *,
+        now: str,
+        cache: list[CachedStep],
+        images: Sequence[LaunchImage] = (),
     ) -> WaveAttemptRecord:
         """Every step hit a verified entry whose outputs were copied to this run's: no job."""
-        record = new_attempt(wave, attempt, now=now)
+        record = new_attempt(wave, attempt, now=now, images=images)
         return self._move(
             WaveTransition.SERVED_FROM_CACHE, (wave.key, attempt), record, cache=cache, ended_at=now
         )

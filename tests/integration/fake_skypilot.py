@@ -128,6 +128,7 @@ class FakeSkyPilotApi:
     jobs: dict[int, FakeJob] = field(default_factory=dict)
     requests: dict[str, int] = field(default_factory=dict)
     launched: list[tuple[str, Mapping[str, str]]] = field(default_factory=list)
+    yamls: list[str] = field(default_factory=list)  # the YAML of each launch, as the backend sent it
     queue_calls: list[list[int] | None] = field(default_factory=list)
     cancel_calls: list[list[int]] = field(default_factory=list)
     live_calls: int = 0
@@ -163,6 +164,7 @@ class FakeSkyPilotApi:
         )
         self.jobs[job_id] = job
         self.launched.append((name, dict(secrets)))
+        self.yamls.append(yaml_text)
         request_id = str(uuid.uuid4())
         self.requests[request_id] = job_id
         return request_id

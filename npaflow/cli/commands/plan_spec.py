@@ -7,7 +7,9 @@ import json
 import sys
 from enum import StrEnum
 
+from npaflow.catalog.models import ToolCatalog
 from npaflow.cli.commands.render import wave_file_name
+from npaflow.cli.image_flags import add_image_arguments, add_resolve_argument, image_binding
 from npaflow.cli.options import (
     SubParsers,
     add_cap_argument,
@@ -19,6 +21,8 @@ from npaflow.cli.options import (
 )
 from npaflow.durations import duration_text
 from npaflow.gc_pause import gc_paused
+from npaflow.images import ImageBinding
+from npaflow.images import wave_images as images_of_wave
 from npaflow.plan import DEFAULT_PLAN_RUN_ID, ExecutionPlan
 from npaflow.steps import PlanStep
 
@@ -49,6 +53,8 @@ def add(commands: SubParsers) -> None:
         "(every state, branch, loop and group; no assumption needed)",
     )
     add_cap_argument(plan)
+    add_image_arguments(plan)
+    add_resolve_argument(plan)
     plan.set_defaults(handler=run_plan)
 
 
@@ -68,13 +74,29 @@ def run_plan(args: argparse.Namespace) -> int:
         if not args.assume_decision:
             warn_decision_sources(args, spec, catalog)
         plan = preview_plan(args, spec, catalog)
+        launched = wave_images(plan, catalog, image_binding(args, spec, catalog)) if args.waves else {}
     if args.json:
         payload = plan.waves_to_dict() if args.waves else plan.to_dict()
+        if launched:
+            payload["images"] = {name: list(images) for name, images in launched.items()}
         print(json.dumps(payload, indent=2, sort_keys=True))
     else:
-        lines = format_waves(plan, max(0, args.max_concurrency)) if args.waves else format_steps(plan)
+        lines = (
+            format_waves(plan, max(0, args.max_concurrency), launched) if args.waves else format_steps(plan)
+        )
         print("\n".join(lines))
     return 0
+
+
+def wave_images(plan: ExecutionPlan, catalog: ToolCatalog, binding: ImageBinding) -> dict[str, list[str]]:
+    """Wave file name -> the image each member launches (`repo@sha256:...` once resolved); none: {}."""
+    launched = {
+        wave_file_name(plan.run_id, wave): [
+            image.launched for image in images_of_wave(wave, catalog, binding)
+        ]
+        for wave in plan.waves
+    }
+    return launched if any(image for images in launched.values() for image in images) else {}
 
 
 def format_steps(plan: ExecutionPlan) -> list[str]:
@@ -104,10 +126,13 @@ def _cached(step: PlanStep) -> str:
     return " [cached" + (f" {', '.join(parts)}" if parts else "") + "]"
 
 
-def format_waves(plan: ExecutionPlan, cap: int = 0) -> list[str]:
+def format_waves(
+    plan: ExecutionPlan, cap: int = 0, launched: dict[str, list[str]] | None = None
+) -> list[str]:
     """One line per occurrence: `NN. [kind] name: s1, s2[ maxConcurrency=K batches=B]`.
 
     K is the bound that applies: the spec's, or `--max-concurrency` where it is lower.
+    With `launched`, each wave's images follow on their own lines.
     """
     lines = []
     for occurrence in plan.occurrences():
@@ -120,4 +145,9 @@ def format_waves(plan: ExecutionPlan, cap: int = 0) -> list[str]:
             text += f" maxConcurrency={bound} batches={len(occurrence.batches)}"
         text += " -> " + ", ".join(wave_file_name(plan.run_id, w) for w in occurrence.batches)
         lines.append(text)
+        for wave in occurrence.batches:
+            images = sorted(
+                {image for image in (launched or {}).get(wave_file_name(plan.run_id, wave), []) if image}
+            )
+            lines.extend(f"    image {image}" for image in images)
     return lines

@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from npaflow.cli.image_flags import add_image_arguments, add_resolve_argument, image_binding
 from npaflow.cli.options import SubParsers, add_cap_argument, add_spec_arguments, load_spec_for, preview_plan
 from npaflow.gc_pause import gc_paused
 from npaflow.ids import RunId
@@ -23,6 +24,8 @@ def add(commands: SubParsers) -> None:
     render.add_argument("--run-id", default=DEFAULT_PLAN_RUN_ID, help="run id used for names")
     render.add_argument("--assume-decision", default="", help="decision assumed for every gate")
     add_cap_argument(render)
+    add_image_arguments(render)
+    add_resolve_argument(render)
     render.set_defaults(handler=run_render)
 
 
@@ -36,9 +39,9 @@ def run_render(args: argparse.Namespace) -> int:
     with gc_paused():
         spec, catalog = load_spec_for(args)
         plan = preview_plan(args, spec, catalog)
+    options = RenderOptions(run_id=args.run_id, workflow=spec.name, images=image_binding(args, spec, catalog))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    options = RenderOptions(run_id=args.run_id, workflow=spec.name)
     written: list[dict[str, str | list[str]]] = []
     for wave in plan.waves:
         rendered = render_wave(wave, catalog, options)

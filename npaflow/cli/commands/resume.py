@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from npaflow.cli.image_flags import add_preflight_argument
 from npaflow.cli.options import SubParsers, add_run_id_arguments
 
 
@@ -21,6 +22,7 @@ def add(commands: SubParsers) -> None:
         help="with --spec: re-run the changed steps that have not completed",
     )
     resume.add_argument("--json", action="store_true", help="print the change as JSON")
+    add_preflight_argument(resume)
     resume.add_argument(
         "--max-gpu-hours",
         type=float,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from npaflow.cli.image_flags import add_image_arguments, add_preflight_argument
 from npaflow.cli.options import SubParsers, add_connection_arguments, add_spec_arguments
 from npaflow.runtime.cache_messages import CacheMode
 from npaflow.runtime.notifications import NotifyWhen
@@ -54,6 +55,8 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     """The flags that shape a run: how long it waits and retries, where and how its jobs run."""
     _add_waiting_options(parser)
     _add_launch_options(parser)
+    add_image_arguments(parser)
+    add_preflight_argument(parser)
 
 
 def _add_waiting_options(parser: argparse.ArgumentParser) -> None:

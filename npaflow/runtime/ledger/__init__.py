@@ -31,7 +31,6 @@ from npaflow.runtime.ledger.models import (
     MaybeFailureClass,
     MaybeJobStatus,
     Observation,
-    PlannedStep,
     ReconciledJob,
     RuntimeLedger,
     StageRecord,
@@ -46,6 +45,7 @@ from npaflow.runtime.ledger.records import (
     DecisionRecord,
     LaunchReceipt,
     PlanChangeRecord,
+    PlannedStep,
     Watermark,
 )
 

@@ -140,6 +140,8 @@ class LedgerDocument:
             ledger.plan_fingerprint = delta.plan_fingerprint
         if delta.cancel_reason:
             ledger.cancel_reason = delta.cancel_reason
+        if delta.images is not None:
+            ledger.images = delta.images
         if delta.plan_change is not None:
             self._add_plan_change(delta.plan_change, now)
         for note in delta.notifications:

@@ -13,8 +13,15 @@ from pydantic import BaseModel, BeforeValidator, Field, JsonValue, PlainSerializ
 
 from npaflow.document.models import Artifact
 from npaflow.ids import RunId
+from npaflow.images import ImageBinding
 from npaflow.presets import FROZEN, STRICT
-from npaflow.runtime.ledger.records import CachedStep, DecisionRecord, PlanChangeRecord, Watermark
+from npaflow.runtime.ledger.records import (
+    CachedStep,
+    DecisionRecord,
+    PlanChangeRecord,
+    PlannedStep,
+    Watermark,
+)
 from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.usage import RunUsage, TaskShape, attempt_hours
@@ -115,20 +122,6 @@ class Observation(BaseModel):
     running_count: int = 0
     statuses: dict[str, JobStatus] = Field(default_factory=dict)
     recovering: dict[str, str] = Field(default_factory=dict)  # ours: task -> why SkyPilot recovers it
-
-
-class PlannedStep(BaseModel):
-    """One member of a wave as the plan made it: what `manifest.json` steps carry (reference §6.9)."""
-
-    model_config = STRICT
-
-    state: str
-    iteration: int | None = None
-    tool_ref: str = ""
-    resources: str = "default"
-    resources_profile: dict[str, JsonValue] = Field(default_factory=dict)
-    inputs: list[Artifact] = Field(default_factory=list)
-    outputs: list[Artifact] = Field(default_factory=list)
 
 
 class WaveAttemptRecord(BaseModel):
@@ -288,6 +281,7 @@ class LedgerDelta(BaseModel):
     watermarks: dict[str, Watermark] = Field(default_factory=dict)
     cancel_reason: str = ""
     plan_change: PlanChangeRecord | None = None
+    images: ImageBinding | None = None  # with the spec: how the run's images were checked and pinned
     notifications: list[NotificationRecord] = Field(default_factory=list)  # upserted by id
     reconciled: list[ReconciledJob] = Field(default_factory=list)  # upserted by job id
 
@@ -316,6 +310,8 @@ class RuntimeLedger(BaseModel):
     notifications: list[NotificationRecord] = Field(default_factory=list)  # ours: webhook deliveries
     #: ours: jobs cancelled after their run ended without its cleanup (terminate, timeout)
     reconciled: list[ReconciledJob] = Field(default_factory=list)
+    #: ours: the run's image overrides, the digests it launches, and whether preflight verified them
+    images: ImageBinding | None = None
 
     def latest_attempts(self) -> dict[WaveKey, WaveAttemptRecord]:
         """Return the newest attempt recorded for each wave key."""

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from npaflow.runtime.ledger.models import Credentials, PlannedStep, WaveAttemptRecord
+from collections.abc import Sequence
+
+from npaflow.images import LaunchImage
+from npaflow.runtime.ledger.models import Credentials, WaveAttemptRecord
+from npaflow.runtime.ledger.records import PlannedStep
 from npaflow.runtime.usage import task_shapes
 from npaflow.traversal.models import Wave
 
 
-def new_attempt(wave: Wave, attempt: int, *, now: str) -> WaveAttemptRecord:
-    """The record of `attempt` of `wave`: its members as planned, its outputs, its task shapes."""
+def new_attempt(
+    wave: Wave, attempt: int, *, now: str, images: Sequence[LaunchImage] = ()
+) -> WaveAttemptRecord:
+    """The record of `attempt` of `wave`: its members as planned (with the image each launches)."""
+    launched = list(images) + [LaunchImage()] * (len(wave.steps) - len(images))
     return WaveAttemptRecord(
         key=wave.key,
         states=wave.states,
@@ -28,8 +35,10 @@ def new_attempt(wave: Wave, attempt: int, *, now: str) -> WaveAttemptRecord:
                 resources_profile=step.resources_profile,
                 inputs=list(step.inputs),
                 outputs=list(step.outputs),
+                image=image.image,
+                image_digest=image.digest,
             )
-            for step in wave.steps
+            for step, image in zip(wave.steps, launched, strict=True)
         ],
     )
 

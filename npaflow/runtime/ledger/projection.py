@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from npaflow.document.models import Artifact
 from npaflow.ids import RunId
 from npaflow.presets import STRICT
-from npaflow.runtime.ledger.models import RUN_SCHEMA, PlannedStep, StageRecord, TaskRow, WaveAttemptRecord
+from npaflow.runtime.ledger.models import RUN_SCHEMA, StageRecord, TaskRow, WaveAttemptRecord
+from npaflow.runtime.ledger.records import PlannedStep
 from npaflow.runtime.usage import RunUsage
 from npaflow.runtime.vocabulary import StepStatus
 from npaflow.waves import WaveKey
@@ -128,6 +129,8 @@ class ManifestStep(BaseModel):
     outputs: list[Artifact] = Field(default_factory=list)
     error: str = ""
     attempt: int = 1  # ours: which attempt this step's record comes from
+    image: str = ""  # ours: the image as chosen
+    image_digest: str = ""  # ours: the digest launched ("" = the tag, unpinned)
 
 
 def manifest_steps(wave: WaveAttemptRecord) -> list[ManifestStep]:
@@ -153,6 +156,8 @@ def manifest_steps(wave: WaveAttemptRecord) -> list[ManifestStep]:
                 outputs=planned.outputs,
                 error=wave.error,
                 attempt=wave.attempt,
+                image=planned.image,
+                image_digest=planned.image_digest,
             )
         )
     return steps

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, BeforeValidator, Field, JsonValue
 
+from npaflow.document.models import Artifact
 from npaflow.presets import STRICT
 from npaflow.runtime.vocabulary import DecisionSource
 
@@ -87,3 +88,19 @@ class CachedStep(BaseModel):
     gpu_hours_saved: float = 0.0
     reason: str = ""
     stored: bool = False
+
+
+class PlannedStep(BaseModel):
+    """One member of a wave as the plan made it: what `manifest.json` steps carry (reference §6.9)."""
+
+    model_config = STRICT
+
+    state: str
+    iteration: int | None = None
+    tool_ref: str = ""
+    resources: str = "default"
+    resources_profile: dict[str, JsonValue] = Field(default_factory=dict)
+    inputs: list[Artifact] = Field(default_factory=list)
+    outputs: list[Artifact] = Field(default_factory=list)
+    image: str = ""  # ours: the image as chosen (usually a tag); "" = SkyPilot's default
+    image_digest: str = ""  # ours: the digest it launched as ("" = not pinned: the tag as it was then)

@@ -1,0 +1,42 @@
+"""`npaflow preflight-images`: every image a spec would launch, resolved in its registry before a run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from npaflow.cli.image_flags import add_image_arguments
+from npaflow.cli.options import SubParsers, add_spec_arguments
+
+
+def add(commands: SubParsers) -> None:
+    """Register `preflight-images`."""
+    parser = commands.add_parser(
+        "preflight-images",
+        help="resolve every image the spec launches to a digest (ok, not_found, forbidden, unavailable)",
+        epilog="exit codes: 0 every image verified, 2 a usage or validation error or any image that "
+        "cannot be verified (all listed, each with its fix)",
+    )
+    add_spec_arguments(parser)
+    add_image_arguments(parser)
+    parser.set_defaults(handler=run_preflight_images)
+
+
+def run_preflight_images(args: argparse.Namespace) -> int:
+    """Check every image of every path through the spec; print each answer; exit 2 on any problem."""
+    from npaflow.cli.image_flags import overrides_from
+    from npaflow.cli.images import images_of, preflight
+    from npaflow.cli.options import load_spec_for
+
+    spec, catalog = load_spec_for(args)
+    report = preflight(images_of(spec, catalog, overrides_from(args)))
+    if args.json:
+        payload = {
+            "workflow": spec.name,
+            "ok": not report.problems,
+            "images": [check.model_dump(mode="json") for check in report.checks],
+        }
+        print(json.dumps(payload, indent=2))
+    else:
+        print("\n".join(report.text_lines()))
+    return 2 if report.problems else 0

@@ -1,0 +1,90 @@
+"""The image flags (`--image`, `--image-override`, `--skip-image-preflight`, `--resolve-images`).
+
+Loaded with every command's parser, so it stays light: the registry is asked
+by `npaflow/cli/images/`, imported only when a command checks images.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from pydantic import ValidationError
+
+from npaflow.catalog.models import ToolCatalog
+from npaflow.document.models import WorkflowSpec
+from npaflow.errors import UsageError
+from npaflow.images import EVERY_TOOL, ImageBinding
+
+
+def add_image_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--image` and `--image-override`: which image a step launches, over the spec's."""
+    parser.add_argument(
+        "--image",
+        default="",
+        metavar="IMAGE",
+        help="launch every step on IMAGE (none, default or - = SkyPilot's default image); "
+        "--image-override beats it",
+    )
+    parser.add_argument(
+        "--image-override",
+        action="append",
+        default=[],
+        metavar="TOOL_REF=IMAGE",
+        help="launch steps of this toolRef on IMAGE (repeatable): an exact toolRef beats the longest "
+        "family prefix at '.' boundaries (train= covers train.sft), which beats --image",
+    )
+
+
+def add_preflight_argument(parser: argparse.ArgumentParser) -> None:
+    """`--skip-image-preflight`: start without checking the registries (recorded in the run)."""
+    parser.add_argument(
+        "--skip-image-preflight",
+        action="store_true",
+        help="start without resolving images in their registries: tags launch as they are then, "
+        "unverified and unpinned (recorded in the run's input and ledger)",
+    )
+
+
+def add_resolve_argument(parser: argparse.ArgumentParser) -> None:
+    """`--resolve-images`: ask the registries and show the digests a run would launch."""
+    parser.add_argument(
+        "--resolve-images",
+        action="store_true",
+        help="resolve every image in its registry and show the digest it would launch "
+        "(exit 2 when one cannot be verified)",
+    )
+
+
+def overrides_from(args: argparse.Namespace) -> ImageBinding:
+    """The flags' overrides as a binding (no pins yet).
+
+    Raises:
+        UsageError: an override is not TOOL_REF=IMAGE or names no valid image.
+    """
+    overrides: dict[str, str] = {}
+    for item in getattr(args, "image_override", None) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UsageError(
+                f"--image-override {item!r}: write TOOL_REF=IMAGE, e.g. train.sft=ghcr.io/team/sft:v3"
+            )
+        overrides[key.strip()] = value.strip()
+    image = str(getattr(args, "image", "") or "").strip()
+    try:
+        return ImageBinding(image=image or overrides.pop(EVERY_TOOL, ""), overrides=overrides)
+    except ValidationError as exc:
+        message = str(exc.errors(include_url=False)[0]["msg"]).removeprefix("Value error, ")
+        raise UsageError(f"--image/--image-override: {message}") from None
+
+
+def image_binding(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> ImageBinding:
+    """`render` / `plan-spec`: the flags' overrides, and with --resolve-images the digests a run pins now.
+
+    Raises:
+        UsageError: a bad override, or with --resolve-images an image that cannot be verified.
+    """
+    if not getattr(args, "resolve_images", False):
+        return overrides_from(args)
+    from npaflow.cli.images import resolved_binding
+
+    return resolved_binding(args, spec, catalog)

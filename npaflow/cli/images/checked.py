@@ -1,0 +1,59 @@
+"""Checked first, pinned after (DESIGN 22): the binding a run starts with, or every problem at once."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from npaflow.catalog.models import ToolCatalog
+from npaflow.cli.image_flags import overrides_from
+from npaflow.cli.images.preflight import images_of, preflight, preflight_async
+from npaflow.document.models import WorkflowSpec
+from npaflow.errors import UsageError
+from npaflow.images import ImageBinding, ImagePreflight, PreflightReport
+
+
+async def checked_binding(
+    args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog, *, started: ImageBinding | None = None
+) -> ImageBinding:
+    """The run's image binding: the flags' overrides, and every image verified and pinned.
+
+    `started` is a restarted run's binding: its overrides stay and its pins stay
+    (each image it launched is checked by that digest), new images are pinned now.
+    With --skip-image-preflight nothing is asked and the binding says so.
+
+    Raises:
+        UsageError: any image is not verified (every problem listed; nothing starts).
+    """
+    binding = started if started is not None else overrides_from(args)
+    if getattr(args, "skip_image_preflight", False):
+        return binding.model_copy(update={"preflight": ImagePreflight.SKIPPED})
+    images = images_of(spec, catalog, binding)
+    report = await preflight_async(images, pins=binding.pins)
+    if report.problems:
+        raise UsageError(problems_text(report, spec.name))
+    if images:
+        print(f"images: {len(images)} verified and pinned by digest", file=sys.stderr)
+    pins = {**report.pins(), **binding.pins}
+    return binding.model_copy(update={"pins": pins, "preflight": ImagePreflight.VERIFIED})
+
+
+def problems_text(report: PreflightReport, workflow: str) -> str:
+    """Every image that cannot be launched, one per line, then the way out."""
+    lines = [f"workflow {workflow}: image preflight failed, nothing was started"]
+    lines += [f"  {check.line()}" for check in report.problems]
+    lines.append("fix each image above, or pass --skip-image-preflight to launch tags unverified")
+    return "\n".join(lines)
+
+
+def resolved_binding(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> ImageBinding:
+    """For `render` / `plan-spec --resolve-images`: the digests a run would pin now.
+
+    Raises:
+        UsageError: any image is not verified.
+    """
+    binding = overrides_from(args)
+    report = preflight(images_of(spec, catalog, binding))
+    if report.problems:
+        raise UsageError(problems_text(report, spec.name).replace(", nothing was started", ""))
+    return binding.model_copy(update={"pins": report.pins(), "preflight": ImagePreflight.VERIFIED})
