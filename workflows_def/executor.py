@@ -185,13 +185,9 @@ class AttemptRunner:
         that worker's own queue (its host holds any job it made), never relaunched.
         """
         self.budget.check(wave)
-        self.state.waves.launching(
-            wave,
-            attempt,
-            now=now(),
-            cache=list(cache.steps) if cache else None,
-            images=wave_images(wave, self.loaded.catalog, self.request.images),
-        )
+        images = wave_images(wave, self.loaded.catalog, self.request.images)
+        steps = list(cache.steps) if cache else None
+        self.state.waves.launching(wave, attempt, now=now(), cache=steps, images=images)
         queue: str | None = None
         while True:
             handle = self._start_launch(wave, attempt, reconcile=reconcile or queue is not None, queue=queue)

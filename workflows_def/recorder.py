@@ -135,13 +135,8 @@ class RunRecorder:
         delta, receipt = state.pending_delta()
         spec = loaded.spec
         if receipt.spec:
-            delta = delta.model_copy(
-                update={
-                    "plan_fingerprint": loaded.plan_fingerprint,
-                    "plan_change": loaded.accepted_change,
-                    "images": self._images,
-                }
-            )
+            update = {"plan_fingerprint": loaded.plan_fingerprint, "plan_change": loaded.accepted_change}
+            delta = delta.model_copy(update={**update, "images": self._images})
         request = ExportLedgerInput(
             run_id=state.run_id,
             workflow=spec.name,

@@ -81,8 +81,8 @@ def parse_image(text: str) -> ImageReference:
     if digest and not DIGEST.match(digest):
         raise ImageReferenceError(f"image {text!r}: the digest must be 'sha256:' and 64 lowercase hex digits")
     registry, path = _split_registry(rest)
-    path, tag = _split_tag(path)
-    if tag and not _TAG.match(tag):
+    path, tagged, tag = _split_tag(path)
+    if tagged and not _TAG.match(tag):
         raise ImageReferenceError(f"image {text!r}: tag {tag!r} is not a valid tag (letters, digits, '_.-')")
     if not _NAME.match(path):
         raise ImageReferenceError(
@@ -103,12 +103,13 @@ def _split_registry(text: str) -> tuple[str, str]:
     return DOCKER_HUB, text
 
 
-def _split_tag(path: str) -> tuple[str, str]:
+def _split_tag(path: str) -> tuple[str, bool, str]:
+    """(repository, whether a `:` names a tag, the tag)."""
     slash = path.rfind("/")
     colon = path.rfind(":")
     if colon > slash:
-        return path[:colon], path[colon + 1 :]
-    return path, ""
+        return path[:colon], True, path[colon + 1 :]
+    return path, False, ""
 
 
 def image_problem(text: str) -> str:

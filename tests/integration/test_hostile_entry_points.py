@@ -137,3 +137,14 @@ async def test_a_raw_start_with_an_unknown_assumption_fails_before_launch(
         temporal_start(env, local_harness, "rt-maybe", {"spec": SPEC, "assume_decision": "maybe"}, tmp_path)
         await failure_of(env, local_harness, "rt-maybe")
     assert launched_jobs(local_harness) == []
+
+
+async def test_a_raw_start_with_a_pin_that_is_not_a_digest_fails_before_launch(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    images = {"pins": {"ghcr.io/acme/train:v1": "sha256:not-a-digest"}, "preflight": "verified"}
+    async with local_harness.worker():
+        temporal_start(env, local_harness, "rt-badpin", {"spec": SPEC, "images": images}, tmp_path)
+        error = await failure_of(env, local_harness, "rt-badpin")
+    assert "is not 'sha256:' and 64 hex digits" in error
+    assert launched_jobs(local_harness) == []

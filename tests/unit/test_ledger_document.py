@@ -7,6 +7,7 @@ import json
 import pytest
 
 from npaflow.document.models import Artifact
+from npaflow.images import ImageBinding, ImagePreflight
 from npaflow.runtime.ledger import (
     DecisionRecord,
     LedgerDelta,
@@ -146,3 +147,18 @@ def test_status_json_repeats_the_manifest_status() -> None:
 def test_older_ledgers_with_plain_output_uris_still_load() -> None:
     record = WaveAttemptRecord.model_validate({"key": "001|serial|:a:-", "outputs": ["s3://b/o.json"]})
     assert record.outputs[0].uri == "s3://b/o.json"
+
+
+def test_a_delta_carries_the_runs_images_and_the_manifest_names_each_steps_digest() -> None:
+    digest = "sha256:" + "c" * 64
+    binding = ImageBinding(pins={"ghcr.io/a/train:v1": digest}, preflight=ImagePreflight.VERIFIED)
+    pinned = wave("001|serial|:a:-").model_copy(
+        update={"planned": [PlannedStep(state="a", image="ghcr.io/a/train:v1", image_digest=digest)]}
+    )
+    document = LedgerDocument(RuntimeLedger(workflow="w", run_id="r", api_version="v"))
+    document.apply(LedgerDelta(waves=[pinned], images=binding), run_prefix_uri="s3://b/r", now="t1")
+    runtime = json.loads(document.runtime_text())
+    step = json.loads(document.manifest_text())["steps"][0]
+    assert runtime["images"]["pins"] == {"ghcr.io/a/train:v1": digest}
+    assert runtime["images"]["preflight"] == "verified"
+    assert (step["image"], step["image_digest"]) == ("ghcr.io/a/train:v1", digest)
