@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import subprocess
 import time
 import urllib.error
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.helpers import free_port, require_tool
+from tests.registry_tokens import TokenService
 
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -35,6 +37,15 @@ class Registry:
     host: str
     process: subprocess.Popen[bytes]
     protected: bool
+    tokens: TokenService | None = None
+
+    def authorization(self, repository: str) -> str:
+        """What the test's own pushes send: basic auth, or a push token from the token service."""
+        basic = "Basic " + base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+        if self.tokens is not None:
+            _, token = self.tokens.grant(basic, [f"repository:{repository}:pull,push"])
+            return f"Bearer {token}"
+        return basic if self.protected else ""
 
     def _request(
         self, method: str, path: str, data: bytes = b"", content_type: str = ""
@@ -43,9 +54,9 @@ class Registry:
         request = urllib.request.Request(url, data=data or None, method=method)
         if content_type:
             request.add_header("Content-Type", content_type)
-        if self.protected:
-            token = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
-            request.add_header("Authorization", f"Basic {token}")
+        repository = re.split(r"/(?:blobs|manifests)/", path.split("/v2/", 1)[-1])[0]
+        if authorization := self.authorization(repository):
+            request.add_header("Authorization", authorization)
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
                 return response.status, dict(response.headers)
@@ -99,9 +110,8 @@ class Registry:
         """The manifest as stored (for sizes in an index)."""
         request = urllib.request.Request(f"http://{self.host}/v2/{repository}/manifests/{reference}")
         request.add_header("Accept", OCI_MANIFEST)
-        if self.protected:
-            token = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
-            request.add_header("Authorization", f"Basic {token}")
+        if authorization := self.authorization(repository):
+            request.add_header("Authorization", authorization)
         with urllib.request.urlopen(request, timeout=30) as response:
             body: bytes = response.read()
             return body
@@ -117,8 +127,11 @@ class Registry:
                 self.process.wait()
 
 
-def start_registry(root: Path, *, protected: bool = False, port: int = 0) -> Registry:
-    """Start `docker-registry serve` on a free loopback port (htpasswd auth when `protected`)."""
+def start_registry(
+    root: Path, *, protected: bool = False, tokens: TokenService | None = None, port: int = 0
+) -> Registry:
+    """Start `docker-registry serve` on a free loopback port (htpasswd auth when `protected`,
+    bearer tokens from `tokens` when given)."""
     binary = require_tool("docker-registry", package="docker-registry")
     root.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
@@ -133,10 +146,12 @@ def start_registry(root: Path, *, protected: bool = False, port: int = 0) -> Reg
         line = subprocess.run([htpasswd, "-Bbn", USER, PASSWORD], capture_output=True, text=True, check=True)
         (root / "htpasswd").write_text(line.stdout)
         config["auth"] = {"htpasswd": {"realm": "npaflow-test", "path": str(root / "htpasswd")}}
+    if tokens is not None:
+        config["auth"] = tokens.registry_auth()
     (root / "config.yml").write_text(json.dumps(config))  # JSON is YAML
     log = (root / "registry.log").open("ab")
     process = subprocess.Popen([binary, "serve", str(root / "config.yml")], stdout=log, stderr=log)
-    registry = Registry(host=f"127.0.0.1:{port}", process=process, protected=protected)
+    registry = Registry(host=f"127.0.0.1:{port}", process=process, protected=protected, tokens=tokens)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:

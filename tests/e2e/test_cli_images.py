@@ -17,7 +17,8 @@ from tests.e2e.test_cli_runs import npaflow
 from tests.harness import Harness
 from tests.helpers import NPAFLOW, ROOT
 from tests.integration.fake_skypilot import FakeSkyPilotApi, statuses
-from tests.registry_server import Registry, docker_config, start_registry
+from tests.registry_server import PASSWORD, USER, Registry, docker_config, start_registry
+from tests.registry_tokens import TokenService
 
 pytestmark = pytest.mark.e2e
 
@@ -245,3 +246,38 @@ def test_render_and_plan_spec_show_the_digests_with_resolve_images_and_overrides
     assert f"    image {public.host}/team/train@{tagged}" in planned.stdout
     assert f"    image {public.host}/team/train:v1" in unresolved.stdout
     assert f"    image {public.host}/team/eval@{other}" in overridden.stdout
+
+
+def test_a_registry_behind_a_bearer_token_service_answers_per_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "no-docker-config"))
+    tokens = TokenService(tmp_path, USER, PASSWORD)
+    registry = start_registry(tmp_path / "tokens", tokens=tokens)
+    try:
+        public = registry.push_image("public/train", "v1", "public train")
+        private = registry.push_image("private/secret", "v1", "private secret")
+        spec = image_spec(
+            tmp_path,
+            {"open": f"{registry.host}/public/train:v1", "closed": f"{registry.host}/private/secret:v1"},
+        )
+        anonymous = offline("preflight-images", str(spec))
+        monkeypatch.setenv("NPAFLOW_REGISTRY_HOST", registry.host)
+        monkeypatch.setenv("NPAFLOW_REGISTRY_USERNAME", USER)
+        monkeypatch.setenv("NPAFLOW_REGISTRY_PASSWORD", PASSWORD)
+        member = offline("preflight-images", str(spec))
+        monkeypatch.setenv("NPAFLOW_REGISTRY_PASSWORD", "wrong")
+        impostor = offline("preflight-images", str(spec))  # a verified answer is not shared across identities
+    finally:
+        registry.stop()
+        tokens.stop()
+    assert anonymous.returncode == 2
+    assert f"ok {public}  {registry.host}/public/train:v1 (open)" in anonymous.stdout
+    refused = f"forbidden  {host}/private/secret:v1 (closed): registry {host} refused an anonymous pull"
+    assert refused in anonymous.stdout
+    assert member.returncode == 0 and f"ok {private}  {registry.host}/private/secret:v1" in member.stdout
+    assert impostor.returncode == 2
+    assert (
+        "refused the credentials from NPAFLOW_REGISTRY_USERNAME/NPAFLOW_REGISTRY_PASSWORD" in impostor.stdout
+    )

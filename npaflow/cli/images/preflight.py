@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 
 import aiohttp
 
 from npaflow.catalog.models import ToolCatalog
+from npaflow.cli.images.credentials import Credentials, CredentialsError, credentials_for
 from npaflow.cli.images.digest_cache import DigestCache
 from npaflow.cli.images.registry import RegistryClient, Resolution
 from npaflow.document.models import WorkflowSpec
@@ -68,9 +70,15 @@ async def _check(
         return ImageCheck(
             image=image, status=ImageStatus.NOT_FOUND, detail=str(exc), fix=fix, used_by=used_by
         )
-    key = f"{reference.registry}/{reference.repository}:{reference.reference}"
+    try:
+        credentials = credentials_for(reference)
+    except CredentialsError as exc:
+        return ImageCheck(image=image, status=ImageStatus.FORBIDDEN, detail=str(exc), used_by=used_by)
+    key = f"{reference.registry}/{reference.repository}:{reference.reference} {identity(credentials)}"
     digest = cache.get(key)
-    found = Resolution(ImageStatus.OK, digest=digest) if digest else await client.resolve(reference)
+    found = (
+        Resolution(ImageStatus.OK, digest=digest) if digest else await client.resolve(reference, credentials)
+    )
     if found.status is ImageStatus.OK:
         cache.put(key, found.digest)
     return ImageCheck(
@@ -98,3 +106,11 @@ def _fix(status: ImageStatus, image: str, registry: str) -> str:
             "(--skip-image-preflight launches the tags unverified)"
         )
     return ""
+
+
+def identity(credentials: Credentials | None) -> str:
+    """Who asked, for the digest cache: a verified answer for one identity is not another's."""
+    if credentials is None:
+        return "anonymous"
+    material = f"{credentials.username}\0{credentials.secret}".encode()
+    return hashlib.sha256(material).hexdigest()[:16]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from npaflow.cli.images.credentials import Credentials, CredentialsError, credentials_for
+from npaflow.cli.images.credentials import Credentials
 from npaflow.images import DIGEST, ImageReference, ImageStatus
 
 MANIFEST_TYPES = frozenset(
@@ -64,12 +64,8 @@ class RegistryClient:
     def __init__(self, session: aiohttp.ClientSession) -> None:
         self.session = session
 
-    async def resolve(self, image: ImageReference) -> Resolution:
+    async def resolve(self, image: ImageReference, credentials: Credentials | None) -> Resolution:
         """The image's digest, or why there is none (never raises for a registry's answer)."""
-        try:
-            credentials = credentials_for(image)
-        except CredentialsError as exc:
-            return Resolution(ImageStatus.FORBIDDEN, detail=str(exc))
         try:
             return await _Lookup(self.session, image, credentials).run()
         except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as exc:
