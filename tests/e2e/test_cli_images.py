@@ -255,12 +255,12 @@ def test_a_registry_behind_a_bearer_token_service_answers_per_identity(
     monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "no-docker-config"))
     tokens = TokenService(tmp_path, USER, PASSWORD)
     registry = start_registry(tmp_path / "tokens", tokens=tokens)
+    host = registry.host
     try:
         public = registry.push_image("public/train", "v1", "public train")
         private = registry.push_image("private/secret", "v1", "private secret")
         spec = image_spec(
-            tmp_path,
-            {"open": f"{registry.host}/public/train:v1", "closed": f"{registry.host}/private/secret:v1"},
+            tmp_path, {"open": f"{host}/public/train:v1", "closed": f"{host}/private/secret:v1"}
         )
         anonymous = offline("preflight-images", str(spec))
         monkeypatch.setenv("NPAFLOW_REGISTRY_HOST", registry.host)
