@@ -32,6 +32,7 @@ class ActivityContext:
     ledger_cache: LedgerCache = field(default_factory=LedgerCache)  # each run's ledger as last written
     notify_webhooks: tuple[SecretStr, ...] = ()  # NPAFLOW_NOTIFY_URL (never logged or returned)
     ui_url: str = ""  # NPAFLOW_UI_URL: links in notifications
+    quota_pool: str = ""  # NPAFLOW_QUOTA_POOL: the pool of runs started without --quota-pool
     _pollers: dict[BackendName, JobPoller] = field(default_factory=dict)
 
     @property

@@ -101,6 +101,7 @@ class RunActivities:
             workflow_yaml=_with_vars(text, request.vars),
             ledger_uri=ledger_uri,
             cache_root=cache_root_for(spec, tools, request.run_id, self.context.ledger_base()),
+            quota_pool=self.context.quota_pool,
             input_source=source,
             plan_fingerprint=fingerprint,
             prior=prior,

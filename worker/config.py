@@ -88,6 +88,7 @@ class WorkerConfig(BaseModel):
     metrics_address: str = ""  # HOST:PORT for Prometheus; "": no metrics endpoint
     notify_urls: tuple[SecretStr, ...] = ()  # run notification webhooks (secret: never logged)
     ui_url: str = ""  # the Temporal UI's base URL, for links in notifications
+    quota_pool: str = ""  # NPAFLOW_QUOTA_POOL: the pool of runs started without --quota-pool
     #: Seconds between orphan sweeps (worker/reconciler.py); 0 turns the sweep off.
     reconcile_seconds: float = Field(default=float(ENV_DEFAULTS[EnvVar.RECONCILE_SECONDS]), ge=0, le=600)
 
@@ -126,6 +127,7 @@ class WorkerConfig(BaseModel):
             "metrics_address": env(EnvVar.METRICS_ADDRESS),
             "notify_urls": parse_webhooks(env(EnvVar.NOTIFY_URL)),
             "ui_url": env(EnvVar.UI_URL),
+            "quota_pool": env(EnvVar.QUOTA_POOL),
             "reconcile_seconds": env(EnvVar.RECONCILE_SECONDS),
         }
         values.update({k: v for k, v in overrides.items() if v not in (None, "", ())})

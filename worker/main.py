@@ -116,6 +116,7 @@ def build_context(config: WorkerConfig) -> ActivityContext:
         ledger_root=config.ledger_root,
         notify_webhooks=config.notify_urls,
         ui_url=config.ui_url,
+        quota_pool=config.quota_pool,
     )
 
 

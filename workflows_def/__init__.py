@@ -5,6 +5,7 @@ from workflows_def.cache_admin_workflow import NpaflowCacheAdmin
 from workflows_def.cache_flight_workflow import NpaflowCacheFlight
 from workflows_def.ledger_repair_workflow import NpaflowLedgerRepair
 from workflows_def.logs_workflow import NpaflowJobLogs
+from workflows_def.quota_pool_workflow import NpaflowQuotaPool
 from workflows_def.reconcile_workflow import NpaflowReconcileRun
 from workflows_def.recorder import PHASE_ATTRIBUTE, SEARCH_ATTRIBUTE_KEYS, STATE_ATTRIBUTE, WORKFLOW_ATTRIBUTE
 from workflows_def.run_workflow import NpaWorkflowRun
@@ -18,6 +19,7 @@ WORKFLOWS = [
     NpaflowReconcileRun,
     NpaflowCacheFlight,
     NpaflowCacheAdmin,
+    NpaflowQuotaPool,
 ]
 
 __all__ = [
@@ -32,5 +34,6 @@ __all__ = [
     "NpaflowCacheFlight",
     "NpaflowJobLogs",
     "NpaflowLedgerRepair",
+    "NpaflowQuotaPool",
     "NpaflowReconcileRun",
 ]

@@ -31,7 +31,7 @@ from workflows_def.activity_calls import (
     worker_bound,
 )
 from workflows_def.metrics import count
-from workflows_def.recorder import RunDeps
+from workflows_def.run_deps import RunDeps
 
 #: How long a cancel is polled before it counts as only `requested`.
 CANCEL_VERIFY_SECONDS = (2.0, 60.0)

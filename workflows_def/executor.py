@@ -54,8 +54,9 @@ from workflows_def.outputs import (
     failure_text,
     missing_outputs,
 )
+from workflows_def.quota_leases import QuotaLeases
 from workflows_def.readings import ArtifactReads
-from workflows_def.recorder import RunDeps
+from workflows_def.run_deps import RunDeps
 from workflows_def.run_gates import RunGates
 from workflows_def.stage_cache import StageCache
 
@@ -69,6 +70,7 @@ class TemporalExecutor:
         self.attempts = AttemptRunner(deps)
         self.gates = RunGates(deps, self.attempts.pending_launches)
         self.cache = StageCache(deps)
+        self.leases = QuotaLeases(deps)
         self.prior = latest_attempts(deps.loaded.prior.latest())
 
     async def read_decision(self, request: DecisionRequest) -> str:
@@ -130,6 +132,12 @@ class TemporalExecutor:
     async def _attempts(
         self, wave: Wave, attempt: int, *, reconcile: bool = False, cache: CacheLookupResult | None = None
     ) -> WaveOutcome:
+        """Within both retry budgets, holding the wave's GPUs from the run's quota pool (if any)."""
+        return await self.leases.held(wave, lambda: self._within_budgets(wave, attempt, reconcile, cache))
+
+    async def _within_budgets(
+        self, wave: Wave, attempt: int, reconcile: bool, cache: CacheLookupResult | None
+    ) -> WaveOutcome:
         budgets = {
             RetryBudget.RETRIES: self.request.retries,
             RetryBudget.INFRASTRUCTURE: self.request.max_infrastructure_recoveries,
@@ -146,13 +154,8 @@ class TemporalExecutor:
             if not (outcome.kept or outcome.fail_closed) and budgets.get(budget, 0) > 0:
                 budgets[budget] -= 1
                 failures += 1
-                count(
-                    Metric.WAVE_RETRIES,
-                    spec=self.state.workflow,
-                    budget=(
-                        BudgetLabel.PAYLOAD if budget is RetryBudget.RETRIES else BudgetLabel.INFRASTRUCTURE
-                    ).value,
-                )
+                label = BudgetLabel.PAYLOAD if budget is RetryBudget.RETRIES else BudgetLabel.INFRASTRUCTURE
+                count(Metric.WAVE_RETRIES, spec=self.state.workflow, budget=label.value)
                 await workflow.sleep(
                     timedelta(seconds=self.request.backoff_seconds(failures)),
                     summary=f"backoff before attempt {attempt + 1} of {wave.key}",

@@ -31,7 +31,7 @@ from workflows_def.activity_calls import (
     wait_timeout,
 )
 from workflows_def.metrics import count
-from workflows_def.recorder import RunDeps
+from workflows_def.run_deps import RunDeps
 
 
 class ArtifactReads:

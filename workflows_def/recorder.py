@@ -8,7 +8,6 @@ A delta stays pending until its export succeeded (npaflow/runtime/ledger/book.py
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from temporalio import workflow
@@ -147,15 +146,3 @@ class RunRecorder:
             workflow_yaml=loaded.workflow_yaml if receipt.spec else "",
         )
         return request, receipt
-
-
-@dataclass
-class RunDeps:
-    """What every part of the run's glue shares: its input, its spec, its state and its recorder."""
-
-    request: RunRequest
-    loaded: LoadedSpec
-    state: RunState
-    recorder: RunRecorder
-    #: Cache keys whose flight this run was granted, and whether another run held it first.
-    flight_grants: dict[str, bool] = field(default_factory=dict)

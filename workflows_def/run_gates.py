@@ -14,7 +14,7 @@ from npaflow.runtime.request import OnFailure
 from npaflow.runtime.status import RetryBudget
 from workflows_def.notify import notify
 from workflows_def.outputs import AttemptOutcome
-from workflows_def.recorder import RunDeps
+from workflows_def.run_deps import RunDeps
 
 
 class RunGates:

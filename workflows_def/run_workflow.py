@@ -14,6 +14,8 @@ from npaflow.decisions import resolve_assumption
 from npaflow.document.models import ExecutionMode
 from npaflow.errors import BudgetSpentError, ErrorType, NpaflowError
 from npaflow.ids import RunId
+from npaflow.quota import LeaseAnswer
+from npaflow.quota.messages import ANSWER_SIGNAL
 from npaflow.runtime.cache_messages import FLIGHT_GRANTED_SIGNAL, FlightTicket
 from npaflow.runtime.contract import (
     LOAD_SPEC,
@@ -43,7 +45,8 @@ from workflows_def.activity_calls import (
 from workflows_def.executor import TemporalExecutor
 from workflows_def.metrics import count
 from workflows_def.notify import notify
-from workflows_def.recorder import RunDeps, RunRecorder
+from workflows_def.recorder import RunRecorder
+from workflows_def.run_deps import Mailbox, RunDeps
 
 
 @workflow.defn(name=WORKFLOW_TYPE, failure_exception_types=[pydantic.ValidationError])
@@ -55,7 +58,7 @@ class NpaWorkflowRun:
         self.recorder = RunRecorder(self.state)
         self.executor: TemporalExecutor | None = None
         self.request: RunRequest | None = None
-        self.flight_grants: dict[str, bool] = {}
+        self.mailbox = Mailbox()
 
     @workflow.run
     async def run(self, request: RunRequest) -> RunSummary:
@@ -121,7 +124,7 @@ class NpaWorkflowRun:
         assumption = resolve_assumption(
             request.assume_decision, spec.config.get("plan_assume_decision"), spec.has_transitions()
         )
-        deps = RunDeps(request, loaded, self.state, self.recorder, self.flight_grants)
+        deps = RunDeps(request, loaded, self.state, self.recorder, self.mailbox)
         self.executor = TemporalExecutor(deps)
         walker = Walker(
             spec,
@@ -231,7 +234,12 @@ class NpaWorkflowRun:
     @workflow.signal(name=FLIGHT_GRANTED_SIGNAL)
     def cache_flight_granted(self, ticket: FlightTicket) -> None:
         """This run holds the key's flight: it may launch the key's step (workflows_def/stage_cache.py)."""
-        self.flight_grants[ticket.key] = ticket.waited
+        self.mailbox.flight_grants[ticket.key] = ticket.waited
+
+    @workflow.signal(name=ANSWER_SIGNAL)
+    def quota_answer(self, answer: LeaseAnswer) -> None:
+        """A quota pool answered one of this run's waves: granted, its place in line, or refused."""
+        self.mailbox.quota_answers[answer.lease_id] = answer
 
     @workflow.signal(name=Signal.PAUSE.value)
     def pause(self) -> None:

@@ -37,7 +37,7 @@ from workflows_def.activity_calls import (
 from workflows_def.cache_flights import Flights
 from workflows_def.metrics import count
 from workflows_def.patches import STAGE_CACHE
-from workflows_def.recorder import RunDeps
+from workflows_def.run_deps import RunDeps
 
 
 class StageCache:
@@ -46,7 +46,7 @@ class StageCache:
     def __init__(self, deps: RunDeps) -> None:
         self.request, self.loaded, self.state = deps.request, deps.loaded, deps.state
         self.scope = deps.request.cache_scope or deps.loaded.spec.metadata.name
-        self.flights = Flights(deps.state.run_id, self.scope, deps.flight_grants)
+        self.flights = Flights(deps.state.run_id, self.scope, deps.mailbox.flight_grants)
         self.released: set[WaveKey] = set()  # waves whose store gave their flights back
 
     def applies(self, wave: Wave) -> bool:

@@ -32,6 +32,7 @@ def status_text(report: StatusReport) -> str:
         lines.append(f"current: {', '.join(report.current_states) or '-'}")
     if report.no_worker:
         lines.append(f"waiting: {report.no_worker}")
+    lines.extend(f"waiting: {text}" for text in report.quota_waits if is_open)
     lines.extend(_wave_line(wave) for wave in report.waves)
     for decision in report.decisions:
         state = f" (state {decision.state})" if decision.state else ""

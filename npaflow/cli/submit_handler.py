@@ -14,7 +14,6 @@ from typing import Any
 from pydantic import ValidationError
 from temporalio.client import (
     Client,
-    WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowHandle,
 )
@@ -23,6 +22,7 @@ from temporalio.common import (
     WorkflowIDReusePolicy,
 )
 
+from npaflow.cli.duplicate_runs import duplicate_of
 from npaflow.cli.exits import (
     EXIT_ALREADY_RUNNING,
     EXIT_CANCELLED,
@@ -34,7 +34,6 @@ from npaflow.cli.follow_run import follow_run, no_worker_text
 from npaflow.cli.images import checked_binding
 from npaflow.cli.options import catalog_paths, load_spec_for, parse_vars, require_decision_sources
 from npaflow.cli.run_endings import next_steps
-from npaflow.cli.run_handlers import status_once
 from npaflow.cli.temporal_client import (
     connect_from,
     has_pollers,
@@ -71,7 +70,7 @@ async def submit(args: argparse.Namespace) -> int:
     client = await connect_from(args)
     queue = task_queue_from(args.task_queue)
     handle: WorkflowHandle[Any, RunSummary] = client.get_workflow_handle(run_id, result_type=RunSummary)
-    duplicate = await _duplicate_of(handle, request)
+    duplicate = await duplicate_of(handle, request)
     if duplicate is not None and not args.attach:
         print(duplicate)
         return EXIT_ALREADY_RUNNING
@@ -105,38 +104,6 @@ async def submit(args: argparse.Namespace) -> int:
         )
         return 0
     return await _wait_and_report(client, handle, queue, as_json=args.json)
-
-
-async def _duplicate_of(handle: WorkflowHandle[Any, RunSummary], request: RunRequest) -> str | None:
-    """What to say when the run id is already running (None when it is not).
-
-    Raises:
-        UsageError: it runs with other --var values, or it already completed.
-    """
-    try:
-        description = await handle.describe()
-    except Exception:  # noqa: BLE001 - no such run (or not visible yet): a fresh start
-        return None
-    if description.status == WorkflowExecutionStatus.COMPLETED:
-        raise UsageError(
-            f"run id '{handle.id}' already completed successfully; a completed run is "
-            "never re-run (hint: choose another --run-id)"
-        )
-    if description.status != WorkflowExecutionStatus.RUNNING:
-        return None
-    running = RunMemo.read(await description.memo()).vars
-    if running != request.vars:
-        keys = sorted(set(running) | set(request.vars))
-        changes = [
-            f"{k}: {running.get(k, '<unset>')!r} -> {request.vars.get(k, '<unset>')!r}"
-            for k in keys
-            if running.get(k) != request.vars.get(k)
-        ]
-        raise UsageError(
-            f"run id '{handle.id}' is already running with other --var values "
-            f"({'; '.join(changes)}); choose another --run-id, or cancel it first"
-        )
-    return f"run {handle.id} is already running (attach with --attach):\n" + await status_once(handle)
 
 
 async def _wait_and_report(

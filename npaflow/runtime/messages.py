@@ -85,6 +85,7 @@ class LoadedSpec(BaseModel):
     ledger_uri: str
     input_source: str
     cache_root: str = ""  # where stage-cache entries live (npaflow/runtime/locations.py)
+    quota_pool: str = ""  # the worker's NPAFLOW_QUOTA_POOL: runs without `quota` join it
     plan_fingerprint: str = ""
     prior: PriorRun = Field(default_factory=PriorRun)
     accepted_change: PlanChangeRecord | None = None  # recorded with the first export

@@ -11,6 +11,7 @@ from npaflow.decisions import assumption_problem
 from npaflow.ids import RunId
 from npaflow.images import ImageBinding
 from npaflow.presets import FROZEN
+from npaflow.quota import QuotaClaim
 from npaflow.runtime.cache_messages import CacheMode
 from npaflow.runtime.notifications import NotifyWhen
 
@@ -87,6 +88,7 @@ class RunRequest(BaseModel):
     infra: str = ""
     cache: CacheMode = CacheMode.ON  # the stage cache: on, refresh (run and overwrite), off
     cache_scope: str = Field(default="", max_length=200)  # "" = the spec's metadata.name
+    quota: QuotaClaim | None = None  # the GPU quota pool each wave acquires its GPUs from
     #: Image overrides and the digests preflight verified: every launch of the run uses exactly these.
     images: ImageBinding = Field(default_factory=ImageBinding)
     continued: bool = False  # set by continue-as-new: the ledger's completed waves are trusted

@@ -39,6 +39,7 @@ class RunState:
         self.backend = BackendName.LOCAL
         self.phase = RunPhase.STARTING
         self.current_states: list[str] = []
+        self.quota_waits: dict[str, str] = {}  # wave key -> "waiting for quota POOL: ..."
         self.error = ""
         self._failure_class: FailureClass | None = None  # the run's own, when it failed for good
         self.cancel_reason = ""
@@ -121,6 +122,16 @@ class RunState:
         """A trigger's wait begins: the ledger and the UI catch up first."""
         self._note(RunNote.TRIGGER_WAITING)
         self.current_states = [state]
+
+    def quota_waiting(self, wave_key: str, text: str) -> None:
+        """A wave waits for GPUs: where it stands in its pool's line, for status and the UI."""
+        self._note(RunNote.QUOTA_WAITING)
+        self.quota_waits[wave_key] = text
+
+    def quota_settled(self, wave_key: str) -> None:
+        """The wave no longer waits for GPUs (granted, refused, or it ended)."""
+        if self.quota_waits.pop(wave_key, None) is not None:
+            self._note(RunNote.QUOTA_SETTLED)
 
     def launches_held(self) -> None:
         """A pause request reached the launch gate: the ledger catches up before the wait."""

@@ -79,6 +79,7 @@ class RunFacts(BaseModel):
     pause_requested: bool = False  # `pause` signalled; PAUSED once in-flight waves finish
     backend: BackendName = BackendName.LOCAL
     current_states: list[str] = Field(default_factory=list)
+    quota_waits: list[str] = Field(default_factory=list)  # "waiting for quota POOL: needs 8 GPUs, ..."
     decisions: list[DecisionRecord] = Field(default_factory=list)
     ledger_uri: str = ""
     ledger_behind: str = ""  # why the last ledger export failed; "" while the ledger is current
@@ -112,6 +113,7 @@ class ProgressView(BaseModel):
     ledger_behind: str = ""
     error: str = ""
     cache: CacheTally = Field(default_factory=CacheTally)
+    quota_waits: list[str] = Field(default_factory=list)
 
 
 class StepRecord(BaseModel):
@@ -265,6 +267,7 @@ def progress_view(state: RunState) -> ProgressView:
         ledger_behind=state.ledger.failed_export,
         error=state.error,
         cache=state.progress.cache.model_copy(),
+        quota_waits=list(state.quota_waits.values()),
     )
 
 
@@ -277,6 +280,7 @@ def status_view(state: RunState) -> RunStatusView:
         pause_requested=state.pause_requested,
         backend=state.backend,
         current_states=state.current_states,
+        quota_waits=list(state.quota_waits.values()),
         waves=[WaveView.of(r) for r in state.waves.records()],
         decisions=state.decisions,
         ledger_uri=state.ledger_uri,

@@ -182,6 +182,8 @@ class RunNote(Enum):
     USAGE_CARRIED = Note("usage_carried", "earlier executions' hours count in this run's", Effect.NONE)
     LOCATED = Note("run_located", "the ledger's location is known", Effect.NONE)
     TRIGGER_WAITING = Note("trigger_waiting", "a trigger's wait begins: the ledger catches up", Effect.FLUSH)
+    QUOTA_WAITING = Note("quota_waiting", "a wave waits for GPUs from its quota pool", Effect.PUBLISH)
+    QUOTA_SETTLED = Note("quota_settled", "the wave was granted its GPUs, or stopped waiting", Effect.PUBLISH)
     LAUNCHES_HELD = Note("launches_held", "pause reached the launch gate: ledger catches up", Effect.FLUSH)
     HANDING_OVER = Note("handing_over", "continue-as-new: the ledger catches up first", Effect.FLUSH)
     EXPORTED = Note("ledger_written", "an export succeeded: what it carried is written", Effect.NONE)

@@ -51,6 +51,7 @@ def current_details(view: ProgressView) -> str:
         f"**waves** {view.done} done of {view.total} so far"
         + (f", {view.retried} retried" if view.retried else ""),
     ]
+    lines.extend(f"**quota** {text}" for text in view.quota_waits)
     last = view.last_decision
     if last is not None:
         lines.append(

@@ -62,7 +62,7 @@ async def test_submit_lists_a_missing_and_a_protected_image_at_once_and_starts_n
     env: WorkflowEnvironment, fake_sky_harness: Harness, registries: tuple[Registry, Registry], tmp_path: Path
 ) -> None:
     public, protected = registries
-    public.push_image("team/train", "v1", "train v1")
+    present = public.push_image("team/train", "v1", "train v1")
     protected.push_image("team/secret", "v1", "secret v1")
     spec = image_spec(
         tmp_path,
@@ -82,7 +82,8 @@ async def test_submit_lists_a_missing_and_a_protected_image_at_once_and_starts_n
     assert f"docker push {public.host}/team/absent:v1" in submitted.stderr
     assert f"forbidden  {protected.host}/team/secret:v1 (guarded)" in submitted.stderr
     assert f"docker login {protected.host}" in submitted.stderr
-    assert f"{public.host}/team/train:v1" not in submitted.stderr  # verified, so not a problem
+    assert f"ok {present}  {public.host}/team/train:v1 (present)" in submitted.stderr  # all three listed
+    assert "2 of 3 images cannot be launched" in submitted.stderr
     assert "Traceback" not in submitted.stderr
     with pytest.raises(Exception, match="not found"):
         await env.client.get_workflow_handle("img-refused").describe()

@@ -39,10 +39,10 @@ async def checked_binding(
 
 
 def problems_text(report: PreflightReport, workflow: str) -> str:
-    """Every image that cannot be launched, one per line, then the way out."""
+    """Every image with its answer (the verified ones first), then the way out."""
     lines = [f"workflow {workflow}: image preflight failed, nothing was started"]
-    lines += [f"  {check.line()}" for check in report.problems]
-    lines.append("fix each image above, or pass --skip-image-preflight to launch tags unverified")
+    lines += [f"  {line}" for line in report.text_lines()]
+    lines.append("fix each image that is not ok, or pass --skip-image-preflight to launch tags unverified")
     return "\n".join(lines)
 
 

@@ -1,0 +1,43 @@
+"""`npaflow quota set | list | status | delete`: GPU quota pools shared by a team's runs."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from npaflow.cli.options import SubParsers, add_connection_arguments
+
+
+def add(commands: SubParsers) -> None:
+    """Register `quota` and its actions."""
+    quota = commands.add_parser("quota", help="GPU quota pools: capacity, teams, holders and waiters")
+    actions = quota.add_subparsers(dest="action", metavar="ACTION", required=True)
+    setting = actions.add_parser("set", help="create a pool, or change its capacity, accelerator or weights")
+    setting.add_argument("pool", metavar="POOL", help="the pool's name (lowercase letters, digits, ._-)")
+    setting.add_argument("--gpus", type=int, required=True, metavar="N", help="GPUs the pool holds")
+    setting.add_argument(
+        "--accelerator", default="", metavar="TYPE", help="count only this accelerator type, e.g. H100"
+    )
+    setting.add_argument(
+        "--team",
+        action="append",
+        default=[],
+        metavar="NAME=WEIGHT",
+        help="a team's weight in fair share (repeatable; a team not named weighs 1)",
+    )
+    listing = actions.add_parser("list", help="every pool: capacity, in use, waiting")
+    status = actions.add_parser("status", help="a pool's use by team, holders and waiters in order")
+    status.add_argument("pool", metavar="POOL", nargs="?", default="", help="the pool (default: every pool)")
+    delete = actions.add_parser("delete", help="delete a pool nothing holds or waits for")
+    delete.add_argument("pool", metavar="POOL", help="the pool")
+    for parser in (setting, listing, status, delete):
+        add_connection_arguments(parser, ledger_root=False)
+        parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+        parser.set_defaults(handler=run_quota)
+
+
+def run_quota(args: argparse.Namespace) -> int:
+    """The handler: the Temporal client is imported only now."""
+    from npaflow.cli.quota_handler import quota
+
+    return asyncio.run(quota(args))

@@ -1,0 +1,131 @@
+"""`npaflow quota ...`: pools live in Temporal (one `NpaflowQuotaPool` workflow each), asked directly."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from pydantic import ValidationError
+from temporalio.client import Client, WithStartWorkflowOperation, WorkflowExecutionStatus
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.service import RPCError, RPCStatusCode
+
+from npaflow.cli.quota_text import pool_lines
+from npaflow.cli.temporal_client import connect_from, helper_attributes, task_queue_from
+from npaflow.errors import UsageError
+from npaflow.quota import PoolConfig, PoolStatus, name_problem
+from npaflow.quota.messages import (
+    CONFIGURE_UPDATE,
+    DELETE_UPDATE,
+    POOL_PREFIX,
+    POOL_WORKFLOW_TYPE,
+    STATUS_QUERY,
+    pool_workflow_id,
+)
+
+
+async def quota(args: argparse.Namespace) -> int:
+    """Set, list, show or delete pools (exit 2 on a bad value or a pool that does not exist)."""
+    client = await connect_from(args)
+    if args.action == "set":
+        statuses = [await set_pool(client, args.pool, _config(args), task_queue_from(args.task_queue))]
+    elif args.action == "delete":
+        await _delete(client, args.pool)
+        print(json.dumps({"deleted": args.pool}) if args.json else f"deleted quota pool {args.pool}")
+        return 0
+    elif args.action == "status" and args.pool:
+        statuses = [await pool_status(client, args.pool)]
+    else:
+        statuses = [await pool_status(client, pool) for pool in await pool_names(client)]
+    if args.json:
+        print(json.dumps([s.model_dump(mode="json") for s in statuses], indent=2))
+    elif args.action == "list":
+        print(
+            "\n".join(_summary(s) for s in statuses)
+            or "no quota pools (create one: npaflow quota set POOL --gpus N)"
+        )
+    else:
+        print("\n\n".join("\n".join(pool_lines(s)) for s in statuses) or "no quota pools")
+    return 0
+
+
+def _summary(status: PoolStatus) -> str:
+    kind = f" {status.config.accelerator}" if status.config.accelerator else ""
+    waiting = sum(lease.gpus for lease in status.waiting)
+    return f"{status.pool}: {status.in_use} of {status.config.gpus}{kind} GPUs in use, {waiting} waiting"
+
+
+def _config(args: argparse.Namespace) -> PoolConfig:
+    if problem := name_problem("quota pool", args.pool):
+        raise UsageError(problem)
+    weights: dict[str, float] = {}
+    for item in args.team:
+        team, sep, weight = item.partition("=")
+        try:
+            weights[team.strip()] = float(weight) if sep else 1.0
+        except ValueError:
+            raise UsageError(f"--team {item!r}: write NAME=WEIGHT, e.g. research=2") from None
+    try:
+        return PoolConfig(gpus=args.gpus, accelerator=args.accelerator, weights=weights)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        field = str(error["loc"][0]) if error["loc"] else "team"
+        flag = {"gpus": "--gpus", "accelerator": "--accelerator"}.get(field, "--team")
+        raise UsageError(f"{flag}: {str(error['msg']).removeprefix('Value error, ')}") from None
+
+
+async def set_pool(client: Client, pool: str, config: PoolConfig, task_queue: str) -> PoolStatus:
+    """Create the pool (its workflow) or change it; its status after."""
+    start: WithStartWorkflowOperation[Any, None] = WithStartWorkflowOperation(
+        POOL_WORKFLOW_TYPE,
+        None,
+        id=pool_workflow_id(pool),
+        task_queue=task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        search_attributes=helper_attributes(),  # out of the UI's run list
+    )
+    status: PoolStatus = await client.execute_update_with_start_workflow(
+        CONFIGURE_UPDATE, config, start_workflow_operation=start, result_type=PoolStatus
+    )
+    return status
+
+
+async def pool_status(client: Client, pool: str) -> PoolStatus:
+    """The pool's status.
+
+    Raises:
+        UsageError: no such pool (or it cannot be asked).
+    """
+    if problem := name_problem("quota pool", pool):
+        raise UsageError(problem)
+    handle = client.get_workflow_handle(pool_workflow_id(pool))
+    try:
+        status: PoolStatus = await handle.query(STATUS_QUERY, result_type=PoolStatus)
+    except RPCError as error:
+        if error.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
+            raise UsageError(
+                f"no quota pool {pool!r}: create it with `npaflow quota set {pool} --gpus N`"
+            ) from None
+        raise UsageError(f"quota pool {pool} cannot be asked: {error.message}") from None
+    return status
+
+
+async def pool_names(client: Client) -> list[str]:
+    """Every pool that exists now."""
+    names = []
+    query = f"WorkflowType = '{POOL_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'"
+    async for execution in client.list_workflows(query):
+        names.append(execution.id.removeprefix(POOL_PREFIX))
+    return sorted(set(names))
+
+
+async def _delete(client: Client, pool: str) -> None:
+    await pool_status(client, pool)  # names the pool when it does not exist
+    handle = client.get_workflow_handle(pool_workflow_id(pool))
+    refused = await handle.execute_update(DELETE_UPDATE, result_type=str)
+    if refused:
+        raise UsageError(f"quota pool {pool} is in use: {refused}")
+    description = await handle.describe()
+    if description.status not in (WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.COMPLETED):
+        raise UsageError(f"quota pool {pool} ended as {description.status}")

@@ -1,0 +1,41 @@
+"""The text of `npaflow quota status`: capacity, use by team, holders, waiters in the order served."""
+
+from __future__ import annotations
+
+import time
+
+from npaflow.quota import PoolStatus
+
+
+def pool_lines(status: PoolStatus, now: float | None = None) -> list[str]:
+    """One block per pool."""
+    now = time.time() if now is None else now
+    config = status.config
+    kind = f" {config.accelerator}" if config.accelerator else ""
+    lines = [f"quota pool {status.pool}: {status.in_use} of {config.gpus}{kind} GPUs in use"]
+    for team in status.teams:
+        lines.append(
+            f"  team {team.team} (weight {team.weight:g}): {team.in_use} in use, {team.waiting} waiting, "
+            f"{team.gpu_hours:.3f} GPU-h (decayed)"
+        )
+    for lease in status.holders:
+        held = _elapsed(max(0.0, now - lease.since))
+        lines.append(
+            f"  holds: {lease.request.run_id} wave {lease.request.wave}: {lease.gpus} GPUs for {held}"
+        )
+    for position, lease in enumerate(status.waiting, start=1):
+        asked = _elapsed(max(0.0, now - lease.asked_at))
+        lines.append(
+            f"  waits {position}: {lease.request.run_id} wave {lease.request.wave}: {lease.gpus} GPUs, "
+            f"team {lease.request.team}, priority {lease.request.priority}, for {asked}"
+        )
+    return lines
+
+
+def _elapsed(seconds: float) -> str:
+    """`42s`, `7m`, `3h12m`: how long a lease has been held or waited."""
+    if seconds < 120:
+        return f"{seconds:.0f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m"
+    return f"{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}m"

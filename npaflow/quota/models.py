@@ -1,0 +1,151 @@
+"""A GPU quota pool's documents: its configuration, leases, waiters, and what it answers (DESIGN 21).
+
+The pool's state lives in its Temporal workflow (`NpaflowQuotaPool`, one per
+pool); these models are what crosses its boundary and what it carries across
+continue-as-new.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field, field_validator
+
+from npaflow.presets import FROZEN
+
+#: Pool and team names become workflow ids and metric labels.
+NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+MAX_GPUS = 1_000_000
+MIN_PRIORITY, MAX_PRIORITY, DEFAULT_PRIORITY = 1, 5, 3
+DEFAULT_TEAM = "default"
+
+
+def name_problem(kind: str, name: str) -> str:
+    """Why `name` cannot name a pool or team ("" when it can)."""
+    if NAME.match(name):
+        return ""
+    rule = "1-63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit"
+    return f"{kind} {name!r} must be {rule}"
+
+
+class PoolConfig(BaseModel):
+    """What `npaflow quota set` declares: capacity, the accelerator it counts, team weights."""
+
+    model_config = FROZEN
+
+    gpus: int = Field(ge=0, le=MAX_GPUS)
+    accelerator: str = Field(default="", max_length=64)  # "" = every accelerator type counts
+    weights: dict[str, float] = Field(default_factory=dict)  # team -> weight (default 1)
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, weights: dict[str, float]) -> dict[str, float]:
+        for team, weight in weights.items():
+            if problem := name_problem("team", team):
+                raise ValueError(problem)
+            if not 0 < weight <= 1000:
+                raise ValueError(f"team {team!r}: a weight is a number in (0, 1000], got {weight}")
+        return weights
+
+    def weight(self, team: str) -> float:
+        """The team's weight in fair share (1 unless declared)."""
+        return self.weights.get(team, 1.0)
+
+
+class QuotaClaim(BaseModel):
+    """How a run joins a pool: `submit --quota-pool P --team T --priority 1..5`."""
+
+    model_config = FROZEN
+
+    pool: str
+    team: str = DEFAULT_TEAM
+    priority: int = Field(default=DEFAULT_PRIORITY, ge=MIN_PRIORITY, le=MAX_PRIORITY)
+
+    @field_validator("pool", "team")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        if problem := name_problem("quota pool or team", value):
+            raise ValueError(problem)
+        return value
+
+
+class LeaseRequest(BaseModel):
+    """One wave asking for its GPUs; `lease_id` makes a retried ask the same ask."""
+
+    model_config = FROZEN
+
+    lease_id: str
+    run_id: str
+    wave: str  # the wave's key, for people
+    team: str = DEFAULT_TEAM
+    priority: int = Field(default=DEFAULT_PRIORITY, ge=MIN_PRIORITY, le=MAX_PRIORITY)
+    accelerators: dict[str, int] = Field(default_factory=dict)  # type -> GPUs the wave holds at once
+
+    def gpus_for(self, accelerator: str) -> int:
+        """GPUs a pool of `accelerator` ("" = any type) counts for this wave."""
+        wanted = accelerator.lower()
+        return sum(n for kind, n in self.accelerators.items() if not wanted or kind.lower() == wanted)
+
+
+class Lease(BaseModel):
+    """A request the pool holds: granted (`since` set) or waiting (`asked_at`, `order`)."""
+
+    model_config = FROZEN
+
+    request: LeaseRequest
+    gpus: int = Field(ge=0, le=MAX_GPUS)  # what this pool counts of the request
+    asked_at: float  # workflow time, epoch seconds
+    order: int  # first come, first served among equals
+    since: float = 0.0  # granted at (0 while waiting)
+
+
+class LeaseAnswer(BaseModel):
+    """The pool's answer to an ask: granted now, or where the wave waits."""
+
+    model_config = FROZEN
+
+    lease_id: str = ""
+    granted: bool
+    position: int = 0  # 1 = next in line
+    in_use: int = 0
+    capacity: int = 0
+    refused: str = ""  # the wave can never fit, or the pool is being deleted
+
+
+class TeamUsage(BaseModel):
+    """One team's GPUs held now, waiting, and decayed GPU-hours (what fair share compares)."""
+
+    model_config = FROZEN
+
+    team: str
+    in_use: int = 0
+    waiting: int = 0
+    gpu_hours: float = 0.0
+    weight: float = 1.0
+
+
+class PoolStatus(BaseModel):
+    """`npaflow quota status POOL`: capacity, use by team, holders, waiters in the order served."""
+
+    model_config = FROZEN
+
+    pool: str
+    config: PoolConfig
+    in_use: int
+    holders: list[Lease] = Field(default_factory=list)
+    waiting: list[Lease] = Field(default_factory=list)
+    teams: list[TeamUsage] = Field(default_factory=list)
+    deleting: bool = False
+
+
+class PoolCarry(BaseModel):
+    """A pool as it continues as new: its config, leases and fair-share ledger."""
+
+    model_config = FROZEN
+
+    config: PoolConfig
+    holders: list[Lease] = Field(default_factory=list)
+    waiting: list[Lease] = Field(default_factory=list)
+    used: dict[str, float] = Field(default_factory=dict)  # team -> decayed GPU-seconds
+    used_at: float = 0.0
+    order: int = 0

@@ -1,0 +1,97 @@
+"""A run's side of its GPU quota pool: each wave acquires its GPUs before it launches and gives them back.
+
+One ask and one release per wave, by signal; the pool answers by signal. While
+the wave waits it asks again every ASK_AGAIN, which refreshes its place in line
+(what `npaflow status` and the Temporal UI show) and finds a pool that is gone:
+fail closed, the wave does not launch and says why. A wave whose demand the
+pool does not count (CPU only, another accelerator type) launches at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import FailureError
+
+from npaflow.quota import LeaseAnswer, LeaseRequest, QuotaClaim
+from npaflow.quota.messages import ASK_SIGNAL, RELEASE_SIGNAL, lease_id, pool_workflow_id
+from npaflow.runtime.gpu_demand import wave_accelerators
+from npaflow.traversal import Wave, WaveOutcome
+from workflows_def.run_deps import RunDeps
+
+#: How often a waiting wave asks again (its place in line refreshed, a vanished pool found).
+ASK_AGAIN = timedelta(seconds=30)
+
+
+class QuotaLeases:
+    """Holds each wave's GPUs from the run's pool for as long as the wave runs."""
+
+    def __init__(self, deps: RunDeps) -> None:
+        request, loaded = deps.request, deps.loaded
+        self.claim = request.quota or (QuotaClaim(pool=loaded.quota_pool) if loaded.quota_pool else None)
+        self.state = deps.state
+        self.answers = deps.mailbox.quota_answers
+
+    async def held(self, wave: Wave, body: Callable[[], Awaitable[WaveOutcome]]) -> WaveOutcome:
+        """Run `body` while the wave holds its GPUs; a refused or unreachable pool fails the wave."""
+        demand = wave_accelerators(wave.steps)
+        if self.claim is None or not demand:
+            return await body()
+        claim = self.claim
+        request = LeaseRequest(
+            lease_id=lease_id(self.state.run_id, str(wave.key)),
+            run_id=self.state.run_id,
+            wave=str(wave.key),
+            team=claim.team,
+            priority=claim.priority,
+            accelerators=demand,
+        )
+        try:
+            problem = await self._acquire(claim.pool, request)
+            if problem:
+                return WaveOutcome(succeeded=False, error=problem)
+            return await body()
+        finally:
+            self.state.quota_settled(str(wave.key))
+            await asyncio.shield(asyncio.ensure_future(self._release(claim.pool, request.lease_id)))
+
+    async def _acquire(self, pool: str, request: LeaseRequest) -> str:
+        """Wait until granted; "" then, else why the wave cannot launch."""
+        handle = workflow.get_external_workflow_handle(pool_workflow_id(pool))
+        while True:
+            try:
+                await handle.signal(ASK_SIGNAL, request)
+            except FailureError:
+                return (
+                    f"quota pool {pool} cannot be reached (it does not exist or was deleted), so wave "
+                    f"{request.wave} does not launch: create it with `npaflow quota set {pool} --gpus N`"
+                )
+            try:
+                await workflow.wait_condition(lambda: request.lease_id in self.answers, timeout=ASK_AGAIN)
+            except TimeoutError:
+                continue
+            answer = self.answers.pop(request.lease_id)
+            if answer.refused:
+                return f"quota pool {pool} refused wave {request.wave}: {answer.refused}"
+            if answer.granted:
+                return ""
+            self.state.quota_waiting(request.wave, waiting_text(pool, request, answer))
+
+    async def _release(self, pool: str, lease: str) -> None:
+        self.answers.pop(lease, None)
+        try:  # noqa: SIM105 (workflow code imports no contextlib)
+            await workflow.get_external_workflow_handle(pool_workflow_id(pool)).signal(RELEASE_SIGNAL, lease)
+        except FailureError:
+            pass  # the pool is gone: nothing is held there any more
+
+
+def waiting_text(pool: str, request: LeaseRequest, answer: LeaseAnswer) -> str:
+    """`waiting for quota gpu16: needs 8 GPUs, 12 of 16 in use, position 2` (wave named)."""
+    needs = sum(request.accelerators.values())
+    return (
+        f"waiting for quota {pool}: needs {needs} GPUs, {answer.in_use} of {answer.capacity} in use, "
+        f"position {answer.position} (wave {request.wave})"
+    )

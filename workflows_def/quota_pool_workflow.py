@@ -1,0 +1,162 @@
+"""`NpaflowQuotaPool`: one per GPU pool; waves acquire GPUs before they launch and give them back after.
+
+The pool's state lives here, in Temporal (DESIGN 21): durable across worker and
+server restarts, visible by query. A run's wave asks by signal and is answered
+by signal (granted, its place in line, or refused when it could never fit); it
+asks again every ASK_AGAIN while it waits, which also refreshes its place. A
+lease whose run has closed without giving it back (terminated, timed out) is
+found by a check every LIVENESS and reclaimed. The pool continues as new when
+Temporal suggests, carrying its leases and fair-share ledger; it ends only when
+`quota delete` asks and nothing holds or waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import FailureError
+
+from npaflow.ids import RunId
+from npaflow.quota import LeaseAnswer, LeaseRequest, PoolBook, PoolCarry, PoolConfig, PoolStatus
+from npaflow.quota.messages import (
+    ANSWER_SIGNAL,
+    ASK_SIGNAL,
+    CONFIGURE_UPDATE,
+    DELETE_UPDATE,
+    POOL_PREFIX,
+    POOL_WORKFLOW_TYPE,
+    RELEASE_SIGNAL,
+    STATUS_QUERY,
+)
+from npaflow.runtime.contract import CHECK_RUN
+from npaflow.runtime.reconcile.models import CheckRunInput
+from npaflow.runtime.vocabulary import RunEnding
+from workflows_def.activity_calls import ACTIVITY_FAILURES, SHORT_RETRY, call
+
+#: How often the runs holding or waiting are checked; a vanished run's GPUs come back within it.
+LIVENESS = timedelta(seconds=15)
+
+
+@workflow.defn(name=POOL_WORKFLOW_TYPE)
+class NpaflowQuotaPool:
+    """Grants GPUs by priority, then weighted fair share, then first come first served."""
+
+    def __init__(self) -> None:
+        self.book = PoolBook(PoolCarry(config=PoolConfig(gpus=0)))
+        self.asks: list[LeaseRequest] = []
+        self.releases: list[str] = []
+        self.answers: list[LeaseAnswer] = []
+        self.deleting = False
+
+    def _now(self) -> float:
+        return workflow.now().timestamp()
+
+    @workflow.update(name=CONFIGURE_UPDATE)
+    def configure(self, config: PoolConfig) -> PoolStatus:
+        """`quota set`: capacity, accelerator type, team weights; grants what now fits."""
+        self.book.configure(config)
+        self.deleting = False
+        self._grant()
+        return self.status()
+
+    @workflow.update(name=DELETE_UPDATE)
+    def delete(self) -> str:
+        """`quota delete`: "" when the pool ends now, else why it cannot."""
+        if self.book.leases():
+            held, waiting = len(self.book.holders), len(self.book.waiting)
+            return f"{held} waves hold GPUs and {waiting} wait; delete the pool once they are done"
+        self.deleting = True
+        return ""
+
+    @workflow.signal(name=ASK_SIGNAL)
+    def ask(self, request: LeaseRequest) -> None:
+        """A wave asks for its GPUs (answered by ANSWER_SIGNAL to its run)."""
+        self.asks.append(request)
+
+    @workflow.signal(name=RELEASE_SIGNAL)
+    def release(self, lease_id: str) -> None:
+        """A wave is done with its GPUs, or no longer waits for them."""
+        self.releases.append(lease_id)
+
+    @workflow.query(name=STATUS_QUERY)
+    def status(self) -> PoolStatus:
+        """Capacity, use by team, holders, and waiters in the order they will be served."""
+        return self.book.status(self._pool(), deleting=self.deleting)
+
+    def _pool(self) -> str:
+        return workflow.info().workflow_id.removeprefix(POOL_PREFIX)
+
+    def _grant(self) -> None:
+        """Grant what fits now; each granted wave's run is told."""
+        self.answers.extend(
+            self.book.answer(lease.request.lease_id) for lease in self.book.grant(self._now())
+        )
+
+    @workflow.run
+    async def run(self, carried: PoolCarry | None = None) -> None:
+        """Serve asks and releases until deleted, checking the runs that hold or wait every LIVENESS."""
+        if carried is not None:
+            self.book = PoolBook(carried)
+        while not self.deleting:
+            await self._settle()
+            if workflow.info().is_continue_as_new_suggested() and workflow.all_handlers_finished():
+                workflow.continue_as_new(args=[self.book.carry()])
+            try:
+                await workflow.wait_condition(self._has_work, timeout=LIVENESS)
+            except TimeoutError:
+                await self._reclaim()
+
+    def _has_work(self) -> bool:
+        return bool(self.asks or self.releases or self.answers or self.deleting)
+
+    async def _settle(self) -> None:
+        now = self._now()
+        released = bool(self.releases)
+        for lease_id in self.releases:
+            self.book.release(lease_id, now)
+        self.releases.clear()
+        for request in self.asks:
+            self.answers.append(self.book.ask(request, now))
+        self.asks.clear()
+        if released:
+            self._grant()
+        answers, self.answers = self.answers, []
+        await asyncio.gather(*(self._send(answer) for answer in answers))
+
+    async def _send(self, answer: LeaseAnswer) -> None:
+        """Tell the run; a run that is gone gives its lease back."""
+        run_id = self._run_of(answer.lease_id)
+        try:
+            await workflow.get_external_workflow_handle(run_id).signal(ANSWER_SIGNAL, answer)
+        except FailureError:
+            self.releases.append(answer.lease_id)
+
+    def _run_of(self, lease_id: str) -> str:
+        for lease in self.book.leases():
+            if lease.request.lease_id == lease_id:
+                return lease.request.run_id
+        return lease_id.split("|", 1)[0]
+
+    async def _reclaim(self) -> None:
+        """Check every run holding or waiting; leases of runs that closed come back."""
+        runs = sorted(self.book.runs())
+        standings = await asyncio.gather(*(self._closed(run) for run in runs))
+        closed = {run for run, gone in zip(runs, standings, strict=True) if gone}
+        if closed:
+            self.book.drop_runs(closed, self._now())
+            self._grant()
+
+    async def _closed(self, run_id: str) -> bool:
+        try:
+            standing = await call(
+                CHECK_RUN,
+                CheckRunInput(run_id=RunId(run_id)),
+                start_to_close_timeout=timedelta(seconds=30),
+                retry_policy=SHORT_RETRY,
+                summary=f"is {run_id} still running?",
+            )
+        except ACTIVITY_FAILURES:
+            return False  # unknown is not "gone": keep its lease
+        return bool(standing.known and standing.ending is not RunEnding.OPEN)
