@@ -30,8 +30,9 @@ class QuotaLeases:
     """Holds each wave's GPUs from the run's pool for as long as the wave runs."""
 
     def __init__(self, deps: RunDeps) -> None:
-        request, loaded = deps.request, deps.loaded
-        self.claim = request.quota or (QuotaClaim(pool=loaded.quota_pool) if loaded.quota_pool else None)
+        claim = deps.request.quota or QuotaClaim()
+        pool = claim.pool or deps.loaded.quota_pool  # the workers' NPAFLOW_QUOTA_POOL
+        self.claim = claim.model_copy(update={"pool": pool}) if pool else None
         self.state = deps.state
         self.answers = deps.mailbox.quota_answers
 
@@ -61,23 +62,27 @@ class QuotaLeases:
     async def _acquire(self, pool: str, request: LeaseRequest) -> str:
         """Wait until granted; "" then, else why the wave cannot launch."""
         handle = workflow.get_external_workflow_handle(pool_workflow_id(pool))
+        ask = True
         while True:
-            try:
-                await handle.signal(ASK_SIGNAL, request)
-            except FailureError:
-                return (
-                    f"quota pool {pool} cannot be reached (it does not exist or was deleted), so wave "
-                    f"{request.wave} does not launch: create it with `npaflow quota set {pool} --gpus N`"
-                )
+            if ask:
+                try:
+                    await handle.signal(ASK_SIGNAL, request)
+                except FailureError:
+                    return (
+                        f"quota pool {pool} cannot be reached (it does not exist or was deleted), so wave "
+                        f"{request.wave} does not launch: create it with `npaflow quota set {pool} --gpus N`"
+                    )
             try:
                 await workflow.wait_condition(lambda: request.lease_id in self.answers, timeout=ASK_AGAIN)
             except TimeoutError:
+                ask = True  # ask again: a fresh place in line, and a pool that is gone is found
                 continue
             answer = self.answers.pop(request.lease_id)
             if answer.refused:
                 return f"quota pool {pool} refused wave {request.wave}: {answer.refused}"
             if answer.granted:
                 return ""
+            ask = False
             self.state.quota_waiting(request.wave, waiting_text(pool, request, answer))
 
     async def _release(self, pool: str, lease: str) -> None:

@@ -39,6 +39,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.images import checked_binding
 from npaflow.cli.options import Overlap, load_spec_for, require_decision_sources
+from npaflow.cli.quota_check import check_quota
 from npaflow.cli.submit_handler import INLINE_SPEC_LIMIT, build_request
 from npaflow.cli.temporal_client import connect_from, task_queue_from
 from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
@@ -86,6 +87,7 @@ async def create(args: argparse.Namespace) -> int:
     spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
     request = build_request(args, text, RunId(""), spec_uri=spec_uri)
     request = request.model_copy(update={"images": await checked_binding(args, spec, catalog)})
+    await check_quota(await connect_from(args), request, spec, catalog)
     catchup = parse_duration("--catchup-window", args.catchup_window) if args.catchup_window else None
     action = ScheduleActionStartWorkflow(
         WORKFLOW_TYPE,

@@ -33,6 +33,7 @@ from npaflow.cli.exits import (
 from npaflow.cli.follow_run import follow_run, no_worker_text
 from npaflow.cli.images import checked_binding
 from npaflow.cli.options import catalog_paths, load_spec_for, parse_vars, require_decision_sources
+from npaflow.cli.quota_check import check_quota
 from npaflow.cli.run_endings import next_steps
 from npaflow.cli.temporal_client import (
     connect_from,
@@ -44,6 +45,7 @@ from npaflow.cli.temporal_client import (
 )
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
+from npaflow.quota import DEFAULT_TEAM, QuotaClaim
 from npaflow.runtime.contract import (
     WORKFLOW_TYPE,
     RunMemo,
@@ -68,6 +70,7 @@ async def submit(args: argparse.Namespace) -> int:
     request = build_request(args, text, run_id, spec_uri=spec_uri)
     request = request.model_copy(update={"images": await checked_binding(args, spec, catalog)})
     client = await connect_from(args)
+    await check_quota(client, request, spec, catalog)
     queue = task_queue_from(args.task_queue)
     handle: WorkflowHandle[Any, RunSummary] = client.get_workflow_handle(run_id, result_type=RunSummary)
     duplicate = await duplicate_of(handle, request)
@@ -199,4 +202,5 @@ def _request(args: argparse.Namespace, spec_text: str, run_id: RunId, spec_uri: 
         infra=args.infra,
         cache=args.cache,
         cache_scope=args.cache_scope,
+        quota=QuotaClaim(pool=args.quota_pool, team=args.team or DEFAULT_TEAM, priority=args.priority),
     )

@@ -53,18 +53,25 @@ class PoolConfig(BaseModel):
 
 
 class QuotaClaim(BaseModel):
-    """How a run joins a pool: `submit --quota-pool P --team T --priority 1..5`."""
+    """How a run joins a pool: `submit --quota-pool P --team T --priority 1..5` ("" = the workers' pool)."""
 
     model_config = FROZEN
 
-    pool: str
+    pool: str = ""
     team: str = DEFAULT_TEAM
     priority: int = Field(default=DEFAULT_PRIORITY, ge=MIN_PRIORITY, le=MAX_PRIORITY)
 
-    @field_validator("pool", "team")
+    @field_validator("pool")
     @classmethod
-    def _named(cls, value: str) -> str:
-        if problem := name_problem("quota pool or team", value):
+    def _pool(cls, value: str) -> str:
+        if value and (problem := name_problem("quota pool", value)):
+            raise ValueError(problem)
+        return value
+
+    @field_validator("team")
+    @classmethod
+    def _team(cls, value: str) -> str:
+        if problem := name_problem("team", value):
             raise ValueError(problem)
         return value
 

@@ -101,3 +101,95 @@ async def test_a_run_whose_pool_does_not_exist_does_not_launch_and_says_how_to_c
         )
     assert outcome.status == "failed"
     assert "quota pool nope cannot be reached" in outcome.error and "npaflow quota set nope" in outcome.error
+
+
+async def started_at(harness: Harness, handle: object) -> str:
+    outcome = await harness.finish(handle)  # type: ignore[arg-type]
+    assert outcome.status == "succeeded", outcome.error
+    return outcome.ledger.waves[0].started_at
+
+
+async def wait_for(client: Client, pool: str, check: object, timeout: float = 30.0) -> PoolStatus:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        status = await pool_status(client, pool)
+        if check(status):  # type: ignore[operator]
+            return status
+        assert asyncio.get_running_loop().time() < deadline, status.model_dump_json(indent=2)
+        await asyncio.sleep(0.2)
+
+
+async def test_a_priority_1_run_asked_last_is_served_before_earlier_priority_3_waiters(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 8)
+        holder = await local_harness.start(gpu_spec(tmp_path, "h", seconds=3), quota=QuotaClaim(pool=pool))
+        await wait_for(env.client, pool, lambda s: s.in_use == 8)
+        early = [
+            await local_harness.start(gpu_spec(tmp_path, "e"), quota=QuotaClaim(pool=pool, priority=3))
+            for _ in range(2)
+        ]
+        await wait_for(env.client, pool, lambda s: len(s.waiting) == 2)
+        urgent = await local_harness.start(gpu_spec(tmp_path, "u"), quota=QuotaClaim(pool=pool, priority=1))
+        await wait_for(env.client, pool, lambda s: len(s.waiting) == 3)
+        line = [lease.request.priority for lease in (await pool_status(env.client, pool)).waiting]
+        urgent_at = await started_at(local_harness, urgent)
+        early_at = [await started_at(local_harness, handle) for handle in early]
+        await local_harness.finish(holder)
+    assert line == [1, 3, 3]
+    assert all(urgent_at < at for at in early_at), (urgent_at, early_at)
+
+
+async def test_two_equal_teams_take_turns_even_when_one_asked_first(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 8)
+        blocker = await local_harness.start(
+            gpu_spec(tmp_path, "b", seconds=2), quota=QuotaClaim(pool=pool, team="c")
+        )
+        await wait_for(env.client, pool, lambda s: s.in_use == 8)
+        runs = [
+            await local_harness.start(gpu_spec(tmp_path, team), quota=QuotaClaim(pool=pool, team=team))
+            for team in ("a", "a", "a", "a", "b", "b", "b", "b")
+        ]
+        teams = ["a"] * 4 + ["b"] * 4
+        starts = [await started_at(local_harness, handle) for handle in runs]
+        await local_harness.finish(blocker)
+    first_four = [team for _, team in sorted(zip(starts, teams, strict=True))[:4]]
+    assert first_four.count("b") == 2, first_four  # FIFO alone would give team a all four
+
+
+async def test_a_cancelled_waiter_leaves_the_line_and_a_cancelled_holder_frees_its_gpus_within_seconds(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 8)
+        holder = await local_harness.start(gpu_spec(tmp_path, "h", seconds=60), quota=QuotaClaim(pool=pool))
+        await wait_for(env.client, pool, lambda s: s.in_use == 8)
+        waiter = await local_harness.start(gpu_spec(tmp_path, "w", seconds=60), quota=QuotaClaim(pool=pool))
+        await wait_for(env.client, pool, lambda s: len(s.waiting) == 1)
+        await waiter.cancel()
+        await wait_for(env.client, pool, lambda s: not s.waiting, timeout=10)
+        await holder.cancel()
+        await wait_for(env.client, pool, lambda s: s.in_use == 0, timeout=10)
+        ended = [await local_harness.finish(h) for h in (holder, waiter)]
+    assert [o.status for o in ended] == ["CancelledError", "CancelledError"]
+
+
+async def test_a_terminated_holder_gives_its_gpus_back_within_the_liveness_bound(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 8)
+        holder = await local_harness.start(gpu_spec(tmp_path, "h", seconds=120), quota=QuotaClaim(pool=pool))
+        await wait_for(env.client, pool, lambda s: s.in_use == 8)
+        waiter = await local_harness.start(gpu_spec(tmp_path, "w"), quota=QuotaClaim(pool=pool))
+        await wait_for(env.client, pool, lambda s: len(s.waiting) == 1)
+        await holder.terminate("test: terminated while holding GPUs")
+        status = await wait_for(
+            env.client, pool, lambda s: s.holders and s.holders[0].request.run_id == waiter.id, 40
+        )
+        outcome = await local_harness.finish(waiter)
+    assert status.in_use == 8 and outcome.status == "succeeded"

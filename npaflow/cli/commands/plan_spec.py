@@ -24,6 +24,7 @@ from npaflow.gc_pause import gc_paused
 from npaflow.images import ImageBinding
 from npaflow.images import wave_images as images_of_wave
 from npaflow.plan import DEFAULT_PLAN_RUN_ID, ExecutionPlan
+from npaflow.runtime.gpu_demand import gpus_of, wave_accelerators
 from npaflow.steps import PlanStep
 
 
@@ -79,6 +80,10 @@ def run_plan(args: argparse.Namespace) -> int:
         payload = plan.waves_to_dict() if args.waves else plan.to_dict()
         if launched:
             payload["images"] = {name: list(images) for name, images in launched.items()}
+        if args.waves:
+            demand = {wave_file_name(plan.run_id, w): gpus_of(wave_accelerators(w.steps)) for w in plan.waves}
+            payload["gpu_demand"] = dict(demand.items())
+            payload["peak_gpus"] = max(demand.values(), default=0)
         print(json.dumps(payload, indent=2, sort_keys=True))
     else:
         lines = (
@@ -144,10 +149,16 @@ def format_waves(
             bound = f"{cap} (spec {declared}, --max-concurrency)" if 0 < cap < declared else f"{declared}"
             text += f" maxConcurrency={bound} batches={len(occurrence.batches)}"
         text += " -> " + ", ".join(wave_file_name(plan.run_id, w) for w in occurrence.batches)
+        gpus = [gpus_of(wave_accelerators(wave.steps)) for wave in occurrence.batches]
+        if any(gpus):
+            text += " gpus=" + ",".join(str(n) for n in gpus)
         lines.append(text)
         for wave in occurrence.batches:
             images = sorted(
                 {image for image in (launched or {}).get(wave_file_name(plan.run_id, wave), []) if image}
             )
             lines.extend(f"    image {image}" for image in images)
+    peak = max((gpus_of(wave_accelerators(wave.steps)) for wave in plan.waves), default=0)
+    if peak:
+        lines.append(f"peak GPU demand: {peak} (the widest wave; waves run one after another)")
     return lines

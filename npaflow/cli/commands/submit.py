@@ -57,6 +57,28 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     _add_launch_options(parser)
     add_image_arguments(parser)
     add_preflight_argument(parser)
+    _add_quota_options(parser)
+
+
+def _add_quota_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--quota-pool",
+        default="",
+        metavar="POOL",
+        help="acquire each wave's GPUs from this pool before it launches (default: the workers' "
+        "NPAFLOW_QUOTA_POOL); a wave bigger than the pool is refused here",
+    )
+    parser.add_argument(
+        "--team", default="", metavar="NAME", help="the team the run's GPUs count for (default)"
+    )
+    parser.add_argument(
+        "--priority",
+        type=int,
+        default=3,
+        choices=range(1, 6),
+        metavar="1..5",
+        help="1 is served first; equal priorities share by team weight, then first come (default 3)",
+    )
 
 
 def _add_waiting_options(parser: argparse.ArgumentParser) -> None:
