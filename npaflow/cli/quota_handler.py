@@ -23,6 +23,7 @@ from npaflow.quota.messages import (
     STATUS_QUERY,
     pool_workflow_id,
 )
+from npaflow.runtime.contract import HELPER_DIVISION, NAMESPACE_DIVISION_ATTRIBUTE
 
 
 async def quota(args: argparse.Namespace) -> int:
@@ -100,13 +101,14 @@ async def pool_status(client: Client, pool: str) -> PoolStatus:
     if problem := name_problem("quota pool", pool):
         raise UsageError(problem)
     handle = client.get_workflow_handle(pool_workflow_id(pool))
+    missing = UsageError(f"no quota pool {pool!r}: create it with `npaflow quota set {pool} --gpus N`")
     try:
+        if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+            raise missing  # deleted (a closed pool still answers queries from its history)
         status: PoolStatus = await handle.query(STATUS_QUERY, result_type=PoolStatus)
     except RPCError as error:
         if error.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
-            raise UsageError(
-                f"no quota pool {pool!r}: create it with `npaflow quota set {pool} --gpus N`"
-            ) from None
+            raise missing from None
         raise UsageError(f"quota pool {pool} cannot be asked: {error.message}") from None
     return status
 
@@ -114,7 +116,10 @@ async def pool_status(client: Client, pool: str) -> PoolStatus:
 async def pool_names(client: Client) -> list[str]:
     """Every pool that exists now."""
     names = []
-    query = f"WorkflowType = '{POOL_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'"
+    query = (
+        f"WorkflowType = '{POOL_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' "
+        f"AND {NAMESPACE_DIVISION_ATTRIBUTE} = '{HELPER_DIVISION}'"  # pools live out of the run list
+    )
     async for execution in client.list_workflows(query):
         names.append(execution.id.removeprefix(POOL_PREFIX))
     return sorted(set(names))
@@ -126,6 +131,4 @@ async def _delete(client: Client, pool: str) -> None:
     refused = await handle.execute_update(DELETE_UPDATE, result_type=str)
     if refused:
         raise UsageError(f"quota pool {pool} is in use: {refused}")
-    description = await handle.describe()
-    if description.status not in (WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.COMPLETED):
-        raise UsageError(f"quota pool {pool} ended as {description.status}")
+    await handle.result()  # the pool's workflow ends at once: nothing holds or waits

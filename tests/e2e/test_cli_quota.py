@@ -1,0 +1,90 @@
+"""`npaflow quota` end to end, and submit's arithmetic check (issue 31)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from tests.e2e.test_cli_runs import npaflow
+from tests.harness import Harness
+
+pytestmark = pytest.mark.e2e
+
+
+def sweep_spec(tmp_path: Path, members: int, concurrency: int) -> Path:
+    """A parallel group of 8-GPU members, `concurrency` at a time."""
+    names = [f"m{i}" for i in range(members)]
+    doc = {
+        "apiVersion": "npa.workflow/v0.0.1",
+        "kind": "Workflow",
+        "metadata": {"name": "sweep"},
+        "resources": {"gpu": {"accelerators": "H100:8"}},
+        "initial": "sweep",
+        "states": {
+            "sweep": {"parallel": names, "maxConcurrency": concurrency, "next": "done"},
+            **{name: {"run": {"shell": "true"}, "resources": "gpu"} for name in names},
+            "done": {"run": {"shell": "true"}, "terminal": True},
+        },
+    }
+    path = tmp_path / "sweep.yaml"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+async def test_quota_set_status_list_and_delete_and_submit_refuses_a_wave_the_pool_cannot_hold(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        created = await npaflow(
+            env, local_harness, "quota", "set", "gpu16", "--gpus", "16", "--team", "research=2"
+        )
+        too_wide = await npaflow(
+            env,
+            local_harness,
+            "submit",
+            str(sweep_spec(tmp_path, 3, 3)),
+            "--run-id",
+            "q-wide",
+            "--quota-pool",
+            "gpu16",
+        )
+        fits = await npaflow(
+            env,
+            local_harness,
+            "submit",
+            str(sweep_spec(tmp_path, 3, 2)),
+            "--run-id",
+            "q-fits",
+            "--quota-pool",
+            "gpu16",
+            "--team",
+            "research",
+            "--wait",
+            "--poll-seconds",
+            "0.2",
+        )
+        unknown = await npaflow(
+            env, local_harness, "submit", str(sweep_spec(tmp_path, 1, 1)), "--quota-pool", "nope"
+        )
+        bad = await npaflow(env, local_harness, "quota", "set", "Bad Pool", "--gpus", "4")
+        status = await npaflow(env, local_harness, "quota", "status", "gpu16")
+        listed = await npaflow(env, local_harness, "quota", "list")  # visibility has caught up by now
+        deleted = await npaflow(env, local_harness, "quota", "delete", "gpu16")
+        gone = await npaflow(env, local_harness, "quota", "status", "gpu16")
+    assert created.returncode == 0, created.stderr
+    assert "quota pool gpu16: 0 of 16 GPUs in use" in created.stdout
+    assert listed.stdout.strip() == "gpu16: 0 of 16 GPUs in use, 0 waiting"
+    assert too_wide.returncode == 2, too_wide.stderr
+    assert "quota pool gpu16 holds 16 GPUs; nothing was started" in too_wide.stderr
+    assert "required 24, available 16, shortfall 8" in too_wide.stderr
+    with pytest.raises(Exception, match="not found"):
+        await env.client.get_workflow_handle("q-wide").describe()
+    assert fits.returncode == 0, fits.stderr + fits.stdout
+    assert unknown.returncode == 2 and "no quota pool 'nope'" in unknown.stderr
+    assert bad.returncode == 2 and "quota pool 'Bad Pool' must be" in bad.stderr
+    assert "team research (weight 2): 0 in use, 0 waiting" in status.stdout
+    assert deleted.returncode == 0 and gone.returncode == 2 and "no quota pool 'gpu16'" in gone.stderr
+    assert "Traceback" not in too_wide.stderr + unknown.stderr + bad.stderr + gone.stderr

@@ -1,0 +1,103 @@
+"""A quota pool's bookkeeping: who is served next, and what a pool refuses (issue 31)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from npaflow.quota import LeaseRequest, PoolBook, PoolCarry, PoolConfig, QuotaClaim
+
+pytestmark = pytest.mark.unit
+
+
+def ask(
+    book: PoolBook, run: str, gpus: int = 8, *, team: str = "t", priority: int = 3, at: float = 0.0
+) -> bool:
+    request = LeaseRequest(
+        lease_id=f"{run}|w", run_id=run, wave="w", team=team, priority=priority, accelerators={"H100": gpus}
+    )
+    return book.ask(request, at).granted
+
+
+def pool(gpus: int = 8, **weights: float) -> PoolBook:
+    return PoolBook(PoolCarry(config=PoolConfig(gpus=gpus, weights=weights)))
+
+
+def test_a_wave_is_granted_while_it_fits_and_waits_once_the_pool_is_full() -> None:
+    book = pool(16)
+    assert [ask(book, r) for r in ("a", "b", "c")] == [True, True, False]
+    assert book.in_use == 16 and [lease.request.run_id for lease in book.queue()] == ["c"]
+
+
+def test_asking_again_is_the_same_ask() -> None:
+    book = pool(8)
+    ask(book, "a")
+    ask(book, "b")
+    ask(book, "b")
+    assert len(book.waiting) == 1 and book.answer("b|w").position == 1
+
+
+def test_priority_beats_arrival_and_the_head_of_the_line_is_not_overtaken() -> None:
+    book = pool(8)
+    ask(book, "holder")
+    ask(book, "early", 8, priority=3)
+    ask(book, "small", 2, priority=3)
+    ask(book, "urgent", 8, priority=1)
+    assert [lease.request.run_id for lease in book.queue()] == ["urgent", "early", "small"]
+    book.release("holder|w", 10)
+    granted = [lease.request.run_id for lease in book.grant(10)]
+    assert granted == ["urgent"]  # "small" would fit beside nothing else: it does not jump the line
+
+
+def test_the_team_with_fewer_gpu_hours_per_weight_is_served_first() -> None:
+    book = pool(8, heavy=3)
+    ask(book, "h1", team="heavy", at=0)
+    book.release("h1|w", 3600)  # heavy ran 8 GPUs for an hour: 8 GPU-h, weight 3
+    ask(book, "x", team="light", at=3600)
+    book.release("x|w", 3600 + 1800)  # light: 4 GPU-h, weight 1
+    ask(book, "blocker", team="other", at=5400)
+    ask(book, "h2", team="heavy", at=5400)
+    ask(book, "l2", team="light", at=5400)
+    assert [lease.request.team for lease in book.queue()] == ["heavy", "light"]  # 8/3 < 4/1
+
+
+def test_a_wave_bigger_than_the_pool_is_refused_with_the_arithmetic() -> None:
+    request = LeaseRequest(lease_id="r|w", run_id="r", wave="w", accelerators={"H100": 24})
+    answer = pool(16).ask(request, 0)
+    assert not answer.granted and answer.refused == "the wave needs 24 GPUs and the pool holds 16"
+
+
+def test_a_pool_of_one_accelerator_type_does_not_count_another() -> None:
+    book = PoolBook(PoolCarry(config=PoolConfig(gpus=8, accelerator="H100")))
+    request = LeaseRequest(lease_id="r|w", run_id="r", wave="w", accelerators={"A100": 8})
+    assert book.ask(request, 0).granted and book.in_use == 0
+
+
+def test_the_leases_of_runs_that_are_gone_are_reclaimed_and_the_next_wave_granted() -> None:
+    book = pool(8)
+    ask(book, "gone")
+    ask(book, "next")
+    book.drop_runs({"gone"}, 5)
+    assert [lease.request.run_id for lease in book.grant(5)] == ["next"]
+
+
+def test_a_pool_carried_across_continue_as_new_keeps_its_leases_and_its_ledger() -> None:
+    book = pool(8)
+    ask(book, "a", team="x")
+    ask(book, "b", team="y")
+    book.charge(100)
+    again = PoolBook(book.carry())
+    assert again.status("p").model_dump() == book.status("p").model_dump()
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"pool": "Bad Pool"}, "quota pool 'Bad Pool'"),
+        ({"team": "A"}, "team 'A'"),
+        ({"priority": 9}, "less than"),
+    ],
+)
+def test_a_claim_with_a_bad_pool_team_or_priority_is_refused(fields: dict[str, object], problem: str) -> None:
+    with pytest.raises(ValidationError, match=problem):
+        QuotaClaim.model_validate(fields)
