@@ -34,7 +34,7 @@ from npaflow.runtime.request import BackendName
 from worker.config import WorkerConfig
 from worker.deployment import Deployment, adopt_if_first, deployment_from
 from worker.logging import configure_logging
-from worker.metrics import MetricsEndpoint, watch_suspended_runs
+from worker.metrics import MetricsEndpoint, watch_quota_pools, watch_suspended_runs
 from worker.reconciler import RECONCILE_SECONDS, sweeping
 from worker.registry import WORKFLOWS, activities_for
 from worker.skypilot_check import announce_skypilot
@@ -204,11 +204,14 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
     )
     await register_search_attributes(client)
     deployment = deployment_from(config.deployment, config.build_id)
-    suspended: asyncio.Task[None] | None = None
+    watchers: list[asyncio.Task[None]] = []
     if metrics is not None:
         await metrics.start()
         install_metrics(metrics.sink)
-        suspended = asyncio.create_task(watch_suspended_runs(client, metrics.sink))
+        watchers = [
+            asyncio.create_task(watch_suspended_runs(client, metrics.sink)),
+            asyncio.create_task(watch_quota_pools(client, metrics.sink)),
+        ]
     async with running_workers(
         client, context, config.max_concurrent_pollers, deployment, reconcile_seconds=config.reconcile_seconds
     ):
@@ -229,8 +232,8 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
             deployment_version=deployment.version if deployment else "unversioned",
         )
         await stop.wait()
-    if suspended is not None:
-        suspended.cancel()
+    for watcher in watchers:
+        watcher.cancel()
     if metrics is not None:
         install_metrics(None)
         await metrics.stop()

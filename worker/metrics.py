@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import socket
+import time
 import urllib.request
 from collections.abc import Mapping
 
@@ -20,6 +21,7 @@ from temporalio.common import SearchAttributeKey
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
 from npaflow.errors import UsageError
+from npaflow.quota import PoolStatus
 from npaflow.runtime.contract import SearchAttribute
 from npaflow.runtime.metrics import CATALOG, Kind, Metric
 from npaflow.runtime.vocabulary import RunPhase
@@ -99,6 +101,39 @@ async def watch_suspended_runs(
         except Exception as exc:  # noqa: BLE001 - visibility may be briefly unavailable: try again
             log.warning("metrics.suspended_count_failed", error=str(exc)[:200])
         await asyncio.sleep(interval)
+
+
+#: The pools' gauges, set together from their statuses.
+QUOTA_GAUGES = (Metric.QUOTA_CAPACITY, Metric.QUOTA_IN_USE, Metric.QUOTA_WAITING, Metric.QUOTA_OLDEST_WAIT)
+
+
+async def watch_quota_pools(
+    client: Client, sink: PrometheusSink, interval: float = SUSPENDED_REFRESH_SECONDS
+) -> None:
+    """Keep the pools' gauges current until cancelled (cluster-wide: every worker reports the same)."""
+    from npaflow.cli.quota_handler import pool_names, pool_status
+
+    while True:
+        try:
+            statuses = [await pool_status(client, pool) for pool in await pool_names(client)]
+            for metric, values in quota_gauges(statuses, time.time()).items():
+                sink.set(metric, values)
+        except Exception as exc:  # noqa: BLE001 - visibility or a pool may be briefly unavailable
+            log.warning("metrics.quota_pools_failed", error=str(exc)[:200])
+        await asyncio.sleep(interval)
+
+
+def quota_gauges(statuses: list[PoolStatus], now: float) -> dict[Metric, dict[tuple[str, ...], float]]:
+    """Each pool's capacity, GPUs in use and waiting by team, and its oldest wait."""
+    gauges: dict[Metric, dict[tuple[str, ...], float]] = {metric: {} for metric in QUOTA_GAUGES}
+    for status in statuses:
+        gauges[Metric.QUOTA_CAPACITY][(status.pool,)] = status.config.gpus
+        for team in status.teams:
+            gauges[Metric.QUOTA_IN_USE][(status.pool, team.team)] = team.in_use
+            gauges[Metric.QUOTA_WAITING][(status.pool, team.team)] = team.waiting
+        oldest = min((lease.asked_at for lease in status.waiting), default=now)
+        gauges[Metric.QUOTA_OLDEST_WAIT][(status.pool,)] = max(0.0, now - oldest)
+    return gauges
 
 
 def _free_loopback_port() -> int:

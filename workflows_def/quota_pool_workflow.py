@@ -31,9 +31,11 @@ from npaflow.quota.messages import (
     STATUS_QUERY,
 )
 from npaflow.runtime.contract import CHECK_RUN
+from npaflow.runtime.metrics import Metric
 from npaflow.runtime.reconcile.models import CheckRunInput
 from npaflow.runtime.vocabulary import RunEnding
 from workflows_def.activity_calls import ACTIVITY_FAILURES, SHORT_RETRY, call
+from workflows_def.metrics import count
 
 #: How often the runs holding or waiting are checked; a vanished run's GPUs come back within it.
 LIVENESS = timedelta(seconds=15)
@@ -89,10 +91,11 @@ class NpaflowQuotaPool:
         return workflow.info().workflow_id.removeprefix(POOL_PREFIX)
 
     def _grant(self) -> None:
-        """Grant what fits now; each granted wave's run is told."""
-        self.answers.extend(
-            self.book.answer(lease.request.lease_id) for lease in self.book.grant(self._now())
-        )
+        """Grant what fits now; each granted wave's run is told (and its wait measured)."""
+        for lease in self.book.grant(self._now()):
+            self.answers.append(self.book.answer(lease.request.lease_id))
+            waited = max(0.0, lease.since - lease.asked_at)
+            count(Metric.QUOTA_WAIT_SECONDS, waited, pool=self._pool(), team=lease.request.team)
 
     @workflow.run
     async def run(self, carried: PoolCarry | None = None) -> None:

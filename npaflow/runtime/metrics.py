@@ -42,6 +42,11 @@ class Metric(StrEnum):
     JOBS_RECONCILED = "npaflow_jobs_reconciled"
     CACHE_LOOKUPS = "npaflow_cache_lookups"
     CACHE_GPU_HOURS_SAVED = "npaflow_cache_gpu_hours_saved"
+    QUOTA_CAPACITY = "npaflow_quota_capacity_gpus"
+    QUOTA_IN_USE = "npaflow_quota_in_use_gpus"
+    QUOTA_WAITING = "npaflow_quota_waiting_gpus"
+    QUOTA_OLDEST_WAIT = "npaflow_quota_oldest_wait_seconds"
+    QUOTA_WAIT_SECONDS = "npaflow_quota_wait_seconds"
 
 
 class CacheResult(StrEnum):
@@ -120,6 +125,15 @@ CATALOG: dict[Metric, MetricDef] = {
             Kind.COUNTER,
             ("spec",),
             "GPU-hours the stage cache's hits did not spend (what their entries' jobs spent)",
+        ),
+        MetricDef(Metric.QUOTA_CAPACITY, Kind.GAUGE, ("pool",), "GPUs a quota pool holds"),
+        MetricDef(Metric.QUOTA_IN_USE, Kind.GAUGE, ("pool", "team"), "GPUs granted now, by team"),
+        MetricDef(Metric.QUOTA_WAITING, Kind.GAUGE, ("pool", "team"), "GPUs waves wait for now, by team"),
+        MetricDef(
+            Metric.QUOTA_OLDEST_WAIT, Kind.GAUGE, ("pool",), "Seconds the longest-waiting wave has waited"
+        ),
+        MetricDef(
+            Metric.QUOTA_WAIT_SECONDS, Kind.SECONDS, ("pool", "team"), "Seconds a wave waited for its GPUs"
         ),
     )
 }
