@@ -6,14 +6,19 @@ import asyncio
 import json
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from npaflow.cli.quota_handler import pool_status, set_pool
 from npaflow.quota import PoolConfig, PoolStatus, QuotaClaim
-from tests.harness import Harness
+from npaflow.runtime.request import RunRequest
+from npaflow.runtime.summary import RunSummary
+from tests.harness import Harness, replaced_worker, start_worker_process
+from tests.helpers import COLD_WORKER_SECONDS
+from workflows_def import NpaWorkflowRun
 
 pytestmark = pytest.mark.integration
 
@@ -193,3 +198,31 @@ async def test_a_terminated_holder_gives_its_gpus_back_within_the_liveness_bound
         )
         outcome = await local_harness.finish(waiter)
     assert status.in_use == 8 and outcome.status == "succeeded"
+
+
+async def test_a_worker_killed_while_its_wave_holds_gpus_neither_leaks_nor_doubles_them(
+    env: WorkflowEnvironment, home: Path, tmp_path: Path
+) -> None:
+    task_queue = f"tq-qkill-{uuid.uuid4().hex[:6]}"
+    first = start_worker_process(env, home, task_queue)
+    pool = f"pool-{uuid.uuid4().hex[:6]}"
+    await asyncio.wait_for(set_pool(env.client, pool, PoolConfig(gpus=8), task_queue), COLD_WORKER_SECONDS)
+    claim = QuotaClaim(pool=pool)
+
+    async def start(name: str, seconds: float) -> WorkflowHandle[Any, RunSummary]:
+        request = RunRequest(spec=gpu_spec(tmp_path, name, seconds=seconds), poll_seconds=0.2, quota=claim)
+        return await env.client.start_workflow(
+            NpaWorkflowRun.run, request, id=f"qk-{name}-{uuid.uuid4().hex[:4]}", task_queue=task_queue
+        )
+
+    holder = await start("holder", 4)
+    await wait_for(env.client, pool, lambda s: s.in_use == 8, timeout=COLD_WORKER_SECONDS)
+    waiter = await start("waiter", 0.5)
+    await wait_for(env.client, pool, lambda s: len(s.waiting) == 1)
+    async with replaced_worker(first, env, home, task_queue):
+        held = await asyncio.wait_for(holder.result(), timeout=120)
+        waited = await asyncio.wait_for(waiter.result(), timeout=120)
+        final = await pool_status(env.client, pool)
+    assert held.status == "succeeded" and waited.status == "succeeded"
+    assert waited.waves[0].started_at >= held.waves[0].ended_at  # never both at once: no doubled GPUs
+    assert final.in_use == 0 and not final.waiting  # and nothing leaked
