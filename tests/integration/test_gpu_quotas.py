@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import uuid
 from pathlib import Path
@@ -10,15 +11,17 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client, WorkflowHandle
+from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from activities.backends.local import LocalBackend
 from npaflow.cli.quota_handler import pool_status, set_pool
 from npaflow.quota import PoolConfig, PoolStatus, QuotaClaim
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
-from tests.harness import Harness, replaced_worker, start_worker_process
-from tests.helpers import COLD_WORKER_SECONDS
-from workflows_def import NpaWorkflowRun
+from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness, replaced_worker, start_worker_process
+from tests.helpers import COLD_WORKER_SECONDS, free_port
+from workflows_def import SEARCH_ATTRIBUTE_KEYS, NpaWorkflowRun
 
 pytestmark = pytest.mark.integration
 
@@ -226,3 +229,50 @@ async def test_a_worker_killed_while_its_wave_holds_gpus_neither_leaks_nor_doubl
     assert held.status == "succeeded" and waited.status == "succeeded"
     assert waited.waves[0].started_at >= held.waves[0].ended_at  # never both at once: no doubled GPUs
     assert final.in_use == 0 and not final.waiting  # and nothing leaked
+
+
+async def persistent_server(db: Path, port: int) -> WorkflowEnvironment:
+    """A dev server that keeps its state in `db`, so a restart on the same port keeps every workflow."""
+    return await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(TEMPORAL_BIN),
+        data_converter=pydantic_data_converter,
+        search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
+        dev_server_log_level="error",
+        ui=False,
+        port=port,
+        dev_server_extra_args=["--db-filename", str(db)],
+    )
+
+
+async def test_a_temporal_server_restart_loses_no_lease_and_invents_none(home: Path, tmp_path: Path) -> None:
+    port, db = free_port(), tmp_path / "temporal.db"
+    server = await persistent_server(db, port)
+    harness = Harness(
+        server.client, home, LocalBackend(home / "local", WORKER_ID), f"tq-{uuid.uuid4().hex[:6]}"
+    )
+    async with harness.worker():
+        pool = await new_pool(server.client, harness, 8)
+        holder = await harness.start(gpu_spec(tmp_path, "h", seconds=6), quota=QuotaClaim(pool=pool))
+        await wait_for(server.client, pool, lambda s: s.in_use == 8)
+        waiter = await harness.start(gpu_spec(tmp_path, "w", seconds=0.5), quota=QuotaClaim(pool=pool))
+        before = await wait_for(server.client, pool, lambda s: len(s.waiting) == 1)
+    await server.shutdown()
+    runs = (holder, waiter)
+    server = await persistent_server(db, port)
+    harness = dataclasses.replace(harness, client=server.client)
+    try:
+        async with harness.worker():
+            after = await pool_status(server.client, pool)
+            handles = [server.client.get_workflow_handle(h.id, result_type=RunSummary) for h in runs]
+            outcomes = [await harness.finish(handle) for handle in handles]
+            final = await pool_status(server.client, pool)
+    finally:
+        await server.shutdown()
+    assert [lease.request.run_id for lease in after.holders] == [holder.id]
+    assert (
+        [lease.request.run_id for lease in after.waiting]
+        == [waiter.id]
+        == [w.request.run_id for w in before.waiting]
+    )
+    assert [o.status for o in outcomes] == ["succeeded", "succeeded"], [o.error for o in outcomes]
+    assert final.in_use == 0 and not final.waiting
