@@ -7,13 +7,14 @@ by `npaflow/cli/images/`, imported only when a command checks images.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
-from npaflow.catalog.models import ToolCatalog
-from npaflow.document.models import WorkflowSpec
 from npaflow.errors import UsageError
-from npaflow.images import EVERY_TOOL, ImageBinding
+
+if TYPE_CHECKING:  # the models load only when a command checks images, not with every parser
+    from npaflow.catalog.models import ToolCatalog
+    from npaflow.document.models import WorkflowSpec
+    from npaflow.images import ImageBinding
 
 
 def add_image_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +62,10 @@ def overrides_from(args: argparse.Namespace) -> ImageBinding:
     Raises:
         UsageError: an override is not TOOL_REF=IMAGE or names no valid image.
     """
+    from pydantic import ValidationError
+
+    from npaflow.images import EVERY_TOOL, ImageBinding
+
     overrides: dict[str, str] = {}
     for item in getattr(args, "image_override", None) or []:
         key, sep, value = item.partition("=")
