@@ -70,6 +70,9 @@ async def test_quota_set_status_list_and_delete_and_submit_refuses_a_wave_the_po
             env, local_harness, "submit", str(sweep_spec(tmp_path, 1, 1)), "--quota-pool", "nope"
         )
         bad = await npaflow(env, local_harness, "quota", "set", "Bad Pool", "--gpus", "4")
+        bad_team = await npaflow(
+            env, local_harness, "submit", str(sweep_spec(tmp_path, 1, 1)), "--team", "Bad Team"
+        )
         status = await npaflow(env, local_harness, "quota", "status", "gpu16")
         listed = await npaflow(env, local_harness, "quota", "list")  # visibility has caught up by now
         deleted = await npaflow(env, local_harness, "quota", "delete", "gpu16")
@@ -85,6 +88,7 @@ async def test_quota_set_status_list_and_delete_and_submit_refuses_a_wave_the_po
     assert fits.returncode == 0, fits.stderr + fits.stdout
     assert unknown.returncode == 2 and "no quota pool 'nope'" in unknown.stderr
     assert bad.returncode == 2 and "quota pool 'Bad Pool' must be" in bad.stderr
+    assert bad_team.returncode == 2 and "--team: team 'Bad Team' must be" in bad_team.stderr
     assert "team research (weight 2): 0 in use, 0 waiting" in status.stdout
     assert deleted.returncode == 0 and gone.returncode == 2 and "no quota pool 'gpu16'" in gone.stderr
     assert "Traceback" not in too_wide.stderr + unknown.stderr + bad.stderr + gone.stderr
