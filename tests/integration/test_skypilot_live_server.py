@@ -128,7 +128,9 @@ async def test_an_api_server_outage_before_launch_is_waited_out_with_one_job(
     try:
         async with sky_harness.worker():
             handle = await sky_harness.start(
-                "runtime/sky-one.yaml", run_id="sky-outage", **{**SKY, "transport_recovery_seconds": 300}
+                "runtime/sky-one.yaml",
+                run_id=f"sky-outage-{uuid.uuid4().hex[:6]}",
+                **{**SKY, "transport_recovery_seconds": 300},
             )
             await asyncio.sleep(25)  # the outage the run must ride out, not a synchronisation
             assert not sky_server.healthy(), "a worker must never start an API server itself"
