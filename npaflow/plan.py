@@ -15,7 +15,7 @@ from pydantic import BaseModel, JsonValue
 
 from npaflow.catalog.models import ToolCatalog
 from npaflow.context import build_run_context
-from npaflow.decisions import normalize_decision, resolve_assumption
+from npaflow.decisions import LOOP_BACK, PROMOTE, normalize_decision, resolve_assumption
 from npaflow.document.models import WorkflowSpec
 from npaflow.ids import RunId
 from npaflow.presets import FROZEN
@@ -229,6 +229,21 @@ def plan_fingerprint(plan: ExecutionPlan, spec: WorkflowSpec | None = None) -> s
         document["spec"] = spec_content(spec)
     canonical = json.dumps(document, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def spec_plans(spec: WorkflowSpec, catalog: ToolCatalog) -> list[ExecutionPlan]:
+    """The plan under each decision a gate can read (one plan when nothing is decided).
+
+    What is checked before a run starts (images, quota arithmetic) is checked on every
+    path the run could take, since the decisions are only read at run time.
+    """
+    if not spec.has_transitions() and not _has_decided_loops(spec):
+        return [build_plan(spec, catalog)]
+    return [build_plan(spec, catalog, assume_decision=decision) for decision in (PROMOTE, LOOP_BACK)]
+
+
+def _has_decided_loops(spec: WorkflowSpec) -> bool:
+    return any(state.loop is not None for state in spec.states.values())
 
 
 def run_to_completion(coroutine: Coroutine[object, object, T]) -> T:

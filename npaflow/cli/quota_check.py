@@ -8,7 +8,7 @@ from npaflow.catalog.models import ToolCatalog
 from npaflow.cli.quota_handler import pool_status
 from npaflow.document.models import WorkflowSpec
 from npaflow.errors import UsageError
-from npaflow.images.plan_images import spec_plans
+from npaflow.plan import spec_plans
 from npaflow.runtime.gpu_demand import gpus_of, wave_accelerators
 from npaflow.runtime.request import RunRequest
 

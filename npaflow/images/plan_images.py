@@ -9,23 +9,10 @@ still verified before anything starts.
 from __future__ import annotations
 
 from npaflow.catalog.models import ToolCatalog
-from npaflow.decisions import LOOP_BACK, PROMOTE
-from npaflow.document.models import WorkflowSpec
 from npaflow.images.binding import ImageBinding
 from npaflow.images.selection import chosen_image
-from npaflow.plan import ExecutionPlan, build_plan
+from npaflow.plan import ExecutionPlan
 from npaflow.steps import PlanStep
-
-
-def spec_plans(spec: WorkflowSpec, catalog: ToolCatalog) -> list[ExecutionPlan]:
-    """The plan under each decision a gate can read (one plan when nothing is decided)."""
-    if not spec.has_transitions() and not _has_decided_loops(spec):
-        return [build_plan(spec, catalog)]
-    return [build_plan(spec, catalog, assume_decision=decision) for decision in (PROMOTE, LOOP_BACK)]
-
-
-def _has_decided_loops(spec: WorkflowSpec) -> bool:
-    return any(state.loop is not None for state in spec.states.values())
 
 
 def plan_images(

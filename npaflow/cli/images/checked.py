@@ -38,9 +38,9 @@ async def checked_binding(
     return binding.model_copy(update={"pins": pins, "preflight": ImagePreflight.VERIFIED})
 
 
-def problems_text(report: PreflightReport, workflow: str) -> str:
+def problems_text(report: PreflightReport, workflow: str, *, starting: bool = True) -> str:
     """Every image with its answer (the verified ones first), then the way out."""
-    lines = [f"workflow {workflow}: image preflight failed, nothing was started"]
+    lines = [f"workflow {workflow}: image preflight failed" + (", nothing was started" if starting else "")]
     lines += [f"  {line}" for line in report.text_lines()]
     lines.append("fix each image that is not ok, or pass --skip-image-preflight to launch tags unverified")
     return "\n".join(lines)
@@ -55,5 +55,5 @@ def resolved_binding(args: argparse.Namespace, spec: WorkflowSpec, catalog: Tool
     binding = overrides_from(args)
     report = preflight(images_of(spec, catalog, binding))
     if report.problems:
-        raise UsageError(problems_text(report, spec.name).replace(", nothing was started", ""))
+        raise UsageError(problems_text(report, spec.name, starting=False))
     return binding.model_copy(update={"pins": report.pins(), "preflight": ImagePreflight.VERIFIED})

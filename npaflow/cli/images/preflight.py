@@ -20,7 +20,8 @@ from npaflow.images import (
     PreflightReport,
     parse_image,
 )
-from npaflow.images.plan_images import plan_images, spec_plans
+from npaflow.images.plan_images import plan_images
+from npaflow.plan import spec_plans
 
 #: Registries asked at once; each answers in a round trip or two.
 CONCURRENCY = 8
