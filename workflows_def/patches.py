@@ -20,6 +20,8 @@ NOTIFICATIONS = "run-notifications-v1"
 LOCAL_LOAD = "load-spec-local-v1"
 #: Waves with cached steps ask the stage cache first (asked only by runs that cache a step).
 STAGE_CACHE = "stage-cache-v1"
+#: A quota pool sends each wave only its newest answer of a settle (NpaflowQuotaPool, not runs).
+ONE_ANSWER_PER_WAVE = "quota-one-answer-per-wave-v1"
 
 
 def loads_locally() -> bool:

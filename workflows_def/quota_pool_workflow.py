@@ -19,7 +19,7 @@ from temporalio import workflow
 from temporalio.exceptions import FailureError
 
 from npaflow.ids import RunId
-from npaflow.quota import LeaseAnswer, LeaseRequest, PoolBook, PoolCarry, PoolConfig, PoolStatus
+from npaflow.quota import Lease, LeaseAnswer, LeaseRequest, PoolBook, PoolCarry, PoolConfig, PoolStatus
 from npaflow.quota.messages import (
     ANSWER_SIGNAL,
     ASK_SIGNAL,
@@ -36,6 +36,7 @@ from npaflow.runtime.reconcile.models import CheckRunInput
 from npaflow.runtime.vocabulary import RunEnding
 from workflows_def.activity_calls import ACTIVITY_FAILURES, SHORT_RETRY, call
 from workflows_def.metrics import count
+from workflows_def.patches import ONE_ANSWER_PER_WAVE
 
 #: How often the runs holding or waiting are checked; a vanished run's GPUs come back within it.
 LIVENESS = timedelta(seconds=15)
@@ -92,7 +93,10 @@ class NpaflowQuotaPool:
 
     def _grant(self) -> None:
         """Grant what fits now; each granted wave's run is told (and its wait measured)."""
-        for lease in self.book.grant(self._now()):
+        self._tell(self.book.grant(self._now()))
+
+    def _tell(self, granted: list[Lease]) -> None:
+        for lease in granted:
             self.answers.append(self.book.answer(lease.request.lease_id))
             waited = max(0.0, lease.since - lease.asked_at)
             count(Metric.QUOTA_WAIT_SECONDS, waited, pool=self._pool(), team=lease.request.team)
@@ -115,17 +119,30 @@ class NpaflowQuotaPool:
         return bool(self.asks or self.releases or self.answers or self.deleting)
 
     async def _settle(self) -> None:
+        """Releases, then asks, then grants; each wave is sent one answer: its newest.
+
+        Signals sent together may arrive in any order, so a wave asked and granted in
+        one settle is not sent "waiting" beside "granted".
+        """
         now = self._now()
-        released = bool(self.releases)
-        for lease_id in self.releases:
-            self.book.release(lease_id, now)
-        self.releases.clear()
-        for request in self.asks:
-            self.answers.append(self.book.ask(request, now))
-        self.asks.clear()
-        if released:
-            self._grant()
-        answers, self.answers = self.answers, []
+        if workflow.patched(ONE_ANSWER_PER_WAVE):
+            granted, asked = self.book.settle(self.releases, self.asks, now)
+            self.releases.clear()
+            self.asks.clear()
+            self._tell(granted)
+            self.answers.extend(asked)
+            answers = list({answer.lease_id: answer for answer in self.answers}.values())
+        else:  # pools started before the patch: grants made while asking went untold
+            released = bool(self.releases)
+            for lease_id in self.releases:
+                self.book.release(lease_id, now)
+            self.releases.clear()
+            self.answers.extend(self.book.ask(request, now) for request in self.asks)
+            self.asks.clear()
+            if released:
+                self._grant()
+            answers = self.answers
+        self.answers = []
         await asyncio.gather(*(self._send(answer) for answer in answers))
 
     async def _send(self, answer: LeaseAnswer) -> None:

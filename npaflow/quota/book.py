@@ -43,8 +43,12 @@ class PoolBook:
         """New capacity or weights; holders keep their GPUs (a shrink only slows new grants)."""
         self.config = config
 
-    def ask(self, request: LeaseRequest, now: float) -> LeaseAnswer:
-        """Register a wave's ask (again: the same answer); grant it at once when it is next and fits."""
+    def ask(self, request: LeaseRequest, now: float, *, serve: bool = True) -> LeaseAnswer:
+        """Register a wave's ask (again: the same answer); with `serve`, grant what is next and fits.
+
+        `serve` grants any waiter, not only this one, and the answer names only this
+        one: pools from before `settle` asked with it (their histories replay so).
+        """
         lease_id = request.lease_id
         gpus = request.gpus_for(self.config.accelerator)
         if gpus > self.config.gpus:
@@ -61,8 +65,24 @@ class PoolBook:
         if lease_id not in self.holders and lease_id not in self.waiting:
             self.order += 1
             self.waiting[lease_id] = Lease(request=request, gpus=gpus, asked_at=now, order=self.order)
-            self.grant(now)
+            if serve:
+                self.grant(now)
         return self.answer(lease_id)
+
+    def settle(
+        self, releases: list[str], asks: list[LeaseRequest], now: float
+    ) -> tuple[list[Lease], list[LeaseAnswer]]:
+        """Releases, then asks, then one grant: the leases granted, and each asker's answer after it.
+
+        Every lease granted is returned, so its wave is told: a grant its wave never
+        hears of holds GPUs that no job uses until the wave asks again.
+        """
+        for lease_id in releases:
+            self.release(lease_id, now)
+        asked = [self.ask(request, now, serve=False) for request in asks]
+        granted = self.grant(now)
+        known = {lease.request.lease_id for lease in self.leases()}
+        return granted, [self.answer(a.lease_id) if a.lease_id in known else a for a in asked]
 
     def answer(self, lease_id: str) -> LeaseAnswer:
         """Where a lease stands: granted, or its place in line."""

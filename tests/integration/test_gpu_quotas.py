@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import json
 import uuid
 from pathlib import Path
@@ -13,15 +14,19 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer
 
 from activities.backends.local import LocalBackend
+from activities.backends.local.inventory import held_accelerators
 from npaflow.cli.quota_handler import pool_status, set_pool
 from npaflow.quota import PoolConfig, PoolStatus, QuotaClaim
+from npaflow.quota.messages import pool_workflow_id
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness, replaced_worker, start_worker_process
 from tests.helpers import COLD_WORKER_SECONDS, free_port
-from workflows_def import SEARCH_ATTRIBUTE_KEYS, NpaWorkflowRun
+from worker.main import workflow_runner
+from workflows_def import SEARCH_ATTRIBUTE_KEYS, WORKFLOWS, NpaWorkflowRun
 
 pytestmark = pytest.mark.integration
 
@@ -53,34 +58,64 @@ async def new_pool(client: Client, harness: Harness, gpus: int, **weights: float
     return pool
 
 
-async def sample_in_use(client: Client, pool: str, seen: list[PoolStatus], stop: asyncio.Event) -> None:
+@dataclasses.dataclass
+class Sample:
+    """What the backend held at one moment: GPUs per team, from the jobs' own records."""
+
+    at: float
+    by_team: dict[str, float]
+
+
+async def sample_backend(
+    jobs_dir: Path, teams: dict[str, str], seen: list[Sample], stop: asyncio.Event
+) -> None:
+    """Every 0.5 s, the GPUs each team's jobs hold on the local backend (not what the pool says)."""
+    loop = asyncio.get_running_loop()
     while not stop.is_set():
-        seen.append(await pool_status(client, pool))
-        await asyncio.sleep(0.2)
+        by_team: dict[str, float] = {}
+        for job in await asyncio.to_thread(held_accelerators, jobs_dir):
+            team = teams[job.run_id]
+            by_team[team] = by_team.get(team, 0) + job.gpus
+        seen.append(Sample(at=loop.time(), by_team=by_team))
+        await asyncio.sleep(0.5)
 
 
-async def test_waves_over_a_pool_never_hold_more_gpus_than_it_has_and_every_run_succeeds(
+def contended_shares(seen: list[Sample], since: float, teams: set[str]) -> dict[str, float]:
+    """Each team's share of the GPU-hours held from `since` (every team asked) to the first team's end."""
+    last_held = {team: max(i for i, s in enumerate(seen) if s.by_team.get(team)) for team in teams}
+    window = [s for s in seen[: min(last_held.values())] if s.at >= since]
+    totals = {team: sum(s.by_team.get(team, 0) for s in window) for team in teams}
+    return {team: total / sum(totals.values()) for team, total in totals.items()}
+
+
+async def test_three_teams_of_four_runs_never_hold_more_gpus_than_the_pool_and_equal_teams_share_evenly(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
-    seen: list[PoolStatus] = []
+    seen: list[Sample] = []
     stop = asyncio.Event()
+    teams = {f"q{team}-{i}": team for team in "abc" for i in range(4)}  # team a asks first, then b, then c
     async with local_harness.worker():
-        pool = await new_pool(env.client, local_harness, 16)
-        sampler = asyncio.ensure_future(sample_in_use(env.client, pool, seen, stop))
+        pool = await new_pool(env.client, local_harness, 16, a=1, b=1, c=1)
+        jobs_dir = local_harness.home / "local" / "jobs"
+        sampler = asyncio.ensure_future(sample_backend(jobs_dir, teams, seen, stop))
         handles = [
             await local_harness.start(
-                gpu_spec(tmp_path, "q"), run_id=f"q-{i}", quota=QuotaClaim(pool=pool, team=f"t{i % 3}")
+                gpu_spec(tmp_path, "q", states=2), run_id=run_id, quota=QuotaClaim(pool=pool, team=team)
             )
-            for i in range(6)
+            for run_id, team in teams.items()
         ]
+        every_team_asked = asyncio.get_running_loop().time()
         outcomes = [await local_harness.finish(handle) for handle in handles]
         stop.set()
         await sampler
         final = await pool_status(env.client, pool)
-    assert [o.status for o in outcomes] == ["succeeded"] * 6, [o.error for o in outcomes]
-    assert max(status.in_use for status in seen) == 16
-    assert any(status.waiting for status in seen)  # some waves waited their turn
+    assert [o.status for o in outcomes] == ["succeeded"] * 12, [o.error for o in outcomes]
+    assert max(sum(s.by_team.values()) for s in seen) == 16  # the pool was used to the full, never beyond
+    shares = contended_shares(seen, every_team_asked, {"a", "b", "c"})
+    for one, other in itertools.combinations("abc", 2):  # FIFO would give team a most of the start
+        assert 0.4 <= shares[one] / (shares[one] + shares[other]) <= 0.6, shares
     assert final.in_use == 0 and not final.waiting
+    print("GPU-hour shares while every team waited:", {t: round(v, 3) for t, v in shares.items()})
 
 
 async def test_a_wave_bigger_than_the_pool_fails_with_the_arithmetic_and_launches_nothing(
@@ -147,6 +182,29 @@ async def test_a_priority_1_run_asked_last_is_served_before_earlier_priority_3_w
         await local_harness.finish(holder)
     assert line == [1, 3, 3]
     assert all(urgent_at < at for at in early_at), (urgent_at, early_at)
+
+
+async def test_a_pool_and_a_run_that_waited_for_quota_replay_their_histories_deterministically(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 8)
+        holder = await local_harness.start(gpu_spec(tmp_path, "h", seconds=2), quota=QuotaClaim(pool=pool))
+        await wait_for(env.client, pool, lambda s: s.in_use == 8)
+        waiter = await local_harness.start(gpu_spec(tmp_path, "w", states=2), quota=QuotaClaim(pool=pool))
+        await wait_for(env.client, pool, lambda s: len(s.waiting) == 1)
+        outcomes = [await local_harness.finish(handle) for handle in (holder, waiter)]
+        histories = [
+            await env.client.get_workflow_handle(workflow_id).fetch_history()
+            for workflow_id in (pool_workflow_id(pool), waiter.id)
+        ]
+    assert [o.status for o in outcomes] == ["succeeded", "succeeded"]
+    replayer = Replayer(
+        workflows=WORKFLOWS, data_converter=pydantic_data_converter, workflow_runner=workflow_runner()
+    )
+    for history in histories:
+        result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+        assert result.replay_failure is None, (history.workflow_id, result.replay_failure)
 
 
 async def test_two_equal_teams_take_turns_even_when_one_asked_first(

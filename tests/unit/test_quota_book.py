@@ -101,3 +101,33 @@ def test_a_pool_carried_across_continue_as_new_keeps_its_leases_and_its_ledger()
 def test_a_claim_with_a_bad_pool_team_or_priority_is_refused(fields: dict[str, object], problem: str) -> None:
     with pytest.raises(ValidationError, match=problem):
         QuotaClaim.model_validate(fields)
+
+
+def request(run: str, gpus: int = 8, team: str = "t") -> LeaseRequest:
+    return LeaseRequest(lease_id=f"{run}|w", run_id=run, wave="w", team=team, accelerators={"H100": gpus})
+
+
+def test_a_settle_reports_every_grant_it_makes_even_one_made_while_an_ask_came_in() -> None:
+    book = pool(16)
+    for run in ("a", "b", "waiter"):
+        ask(book, run)
+    granted, asked = book.settle(["a|w"], [request("late")], 10)
+    # The freed GPUs go to the head of the line, and its wave is told: a grant made
+    # while registering "late" and never reported would hold 8 GPUs that no job uses.
+    assert [lease.request.run_id for lease in granted] == ["waiter"]
+    assert [(a.lease_id, a.granted, a.position) for a in asked] == [("late|w", False, 1)]
+    assert set(book.holders) == {"b|w", "waiter|w"}
+
+
+def test_a_settle_answers_an_asker_granted_in_it_with_its_grant() -> None:
+    book = pool(16)
+    ask(book, "a")
+    granted, asked = book.settle([], [request("b"), request("c")], 5)
+    assert [lease.request.run_id for lease in granted] == ["b"]
+    assert [(a.lease_id, a.granted) for a in asked] == [("b|w", True), ("c|w", False)]
+
+
+def test_a_settle_refuses_an_ask_the_pool_could_never_hold_without_queueing_it() -> None:
+    book = pool(8)
+    granted, asked = book.settle([], [request("big", 16)], 0)
+    assert not granted and "needs 16 GPUs and the pool holds 8" in asked[0].refused and not book.waiting

@@ -164,7 +164,7 @@ class LocalBackend:
             launched_at=time.time(),
             worker_id=self.worker_id,
             env_names=sorted({*BASE_ENV, *self.job_env, *request.secret_values}),
-            tasks=[LocalTask(name=d["name"], num_nodes=int(d.get("num_nodes", 1))) for d in documents[1:]],
+            tasks=[LocalTask.of_document(document) for document in documents[1:]],
             marker=job_marker(self.jobs_dir, job_id),
             owner=request.owner,
         )

@@ -13,13 +13,14 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from activities.backends.local.task_status import JOB_FILE, JOB_MARKER_ENV, SUPERVISOR_FILE, WAVE_FILE
 from activities.files import write_text_atomic
 from npaflow.runtime.reconcile.models import JobOwner
+from npaflow.runtime.usage import accelerator_count
 from npaflow.traversal.models import WaveKind
 
 CANCEL_MARKER = "cancel_requested"
@@ -54,6 +55,18 @@ class LocalTask(BaseModel):
 
     name: str
     num_nodes: int = 1
+    accelerator: str = ""  # e.g. "H100", from the task's `resources.accelerators`; "" for CPU-only
+    accelerators_per_node: float = 0
+
+    @classmethod
+    def of_document(cls, document: dict[str, Any]) -> LocalTask:
+        """A wave task document's name, nodes and the accelerators it holds on each node."""
+        resources = document.get("resources")
+        kind, count = accelerator_count(
+            resources.get("accelerators") if isinstance(resources, dict) else None
+        )
+        nodes = int(document.get("num_nodes", 1))
+        return cls(name=document["name"], num_nodes=nodes, accelerator=kind, accelerators_per_node=count)
 
 
 class LocalJobRecord(BaseModel):
