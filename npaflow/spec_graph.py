@@ -42,7 +42,7 @@ class Graph:
 _CONFIG_REFERENCE = re.compile(r"^\s*(?:\{\{\s*)?config\.([A-Za-z0-9_]+)(?:\s*\}\})?\s*$")
 
 
-def _shown(value: object, config: dict[str, Any]) -> str:
+def shown_bound(value: object, config: dict[str, Any]) -> str:
     """A bound as the run will read it: `{{config.rounds}}` shows the configured number."""
     match = _CONFIG_REFERENCE.match(str(value))
     if match and match.group(1) in config:
@@ -54,7 +54,7 @@ def _loop_text(state: State, config: dict[str, Any]) -> str:
     if state.loop is None:
         return ""
     until = f" until {state.loop.until}" if state.loop.until else ""
-    return f"loop max {_shown(state.loop.max, config)}{until}"
+    return f"loop max {shown_bound(state.loop.max, config)}{until}"
 
 
 def _node_label(state: State, config: dict[str, Any]) -> str:
@@ -79,7 +79,7 @@ def spec_graph(spec: WorkflowSpec) -> Graph:
             members = list(state.sequence or state.parallel)
             if state.parallel:
                 bound = (
-                    f", maxConcurrency {_shown(state.max_concurrency, config)}"
+                    f", maxConcurrency {shown_bound(state.max_concurrency, config)}"
                     if state.max_concurrency
                     else ""
                 )

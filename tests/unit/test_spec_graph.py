@@ -1,10 +1,11 @@
-"""`plan-spec --format mermaid|dot`: the spec as a graph, every state, branch, loop and group."""
+"""`plan-spec --format mermaid|dot|svg`: the spec as a graph, every state, branch, loop and group."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pydot
 import pytest
@@ -39,6 +40,13 @@ def node_names(graph: pydot.Dot | pydot.Subgraph) -> set[str]:
 def test_every_example_renders_as_dot_that_graphviz_parsers_read(path: Path) -> None:
     (graph,) = pydot.graph_from_dot_data(rendered(path, "dot"))
     assert set(load_spec_from_path(path, catalog=CATALOG).states) <= node_names(graph)
+
+
+@pytest.mark.parametrize("path", SPECS, ids=lambda p: p.stem)
+def test_every_example_renders_as_an_svg_document_with_a_node_or_box_per_state(path: Path) -> None:
+    root = ElementTree.fromstring(rendered(path, "svg"))
+    drawn = {g.get("data-state") for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("data-state")}
+    assert drawn == set(load_spec_from_path(path, catalog=CATALOG).states)
 
 
 @pytest.mark.parametrize("path", SPECS, ids=lambda p: p.stem)

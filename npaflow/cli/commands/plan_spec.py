@@ -29,12 +29,13 @@ from npaflow.steps import PlanStep
 
 
 class PlanFormat(StrEnum):
-    """How `plan-spec` prints: the plan (text, json) or the spec as a graph (mermaid, dot)."""
+    """How `plan-spec` prints: the plan (text, json) or the spec as a graph (mermaid, dot, svg)."""
 
     TEXT = "text"
     JSON = "json"
     MERMAID = "mermaid"
     DOT = "dot"
+    SVG = "svg"
 
 
 def add(commands: SubParsers) -> None:
@@ -50,8 +51,9 @@ def add(commands: SubParsers) -> None:
         "--format",
         choices=[f.value for f in PlanFormat],
         default=PlanFormat.TEXT.value,
-        help="text or json: the plan under the assumption; mermaid or dot: the spec as a graph "
-        "(every state, branch, loop and group; no assumption needed)",
+        help="text or json: the plan under the assumption; mermaid, dot or svg: the spec as a graph "
+        "(every state, branch, loop and group; no assumption needed; svg is laid out by npaflow, "
+        "as on the run page and in report.html)",
     )
     add_cap_argument(plan)
     add_image_arguments(plan)
@@ -62,6 +64,11 @@ def add(commands: SubParsers) -> None:
 def run_plan(args: argparse.Namespace) -> int:
     """Plan the spec and print steps or waves, or draw the spec as a graph."""
     check_assumption(args.assume_decision)
+    if args.format == PlanFormat.SVG:
+        from npaflow.picture import spec_svg
+
+        sys.stdout.write(spec_svg(load_spec_for(args)[0]) + "\n")
+        return 0
     if args.format in (PlanFormat.MERMAID, PlanFormat.DOT):
         from npaflow.spec_graph import spec_graph, to_dot, to_mermaid
 

@@ -1,0 +1,125 @@
+"""`report.html`: one run as a page that needs nothing else (inline SVG and CSS, no script).
+
+Written beside `runtime.json` when a run ends, so whoever has only the bucket
+sees the run: its graph coloured by what happened, the timeline of every attempt,
+the decisions read and where from, GPU-hours by state, and every state's jobs.
+"""
+
+from __future__ import annotations
+
+import time
+from html import escape
+
+from pydantic import BaseModel
+
+from npaflow.document.models import WorkflowSpec
+from npaflow.picture.blocks import spec_blocks
+from npaflow.picture.layout import spec_layout
+from npaflow.picture.node_states import NodeView, node_views
+from npaflow.picture.svg import PHASE_COLOURS, graph_svg
+from npaflow.picture.timeline import timeline_svg
+from npaflow.presets import FROZEN
+from npaflow.runtime.ledger.models import RuntimeLedger
+
+_CSS = """
+body{font:14px/1.45 sans-serif;color:#1d232b;margin:24px;max-width:1400px}
+h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:28px 0 8px}
+.meta{color:#4a5360} .scroll{overflow-x:auto;border:1px solid #e1e4e8;border-radius:6px;padding:8px}
+table{border-collapse:collapse} td,th{padding:4px 10px;border-bottom:1px solid #e1e4e8;text-align:left}
+th{font-weight:600;background:#f6f8fa} .num{text-align:right;font-variant-numeric:tabular-nums}
+.error{color:#c93636;white-space:pre-wrap} .chip{display:inline-block;padding:0 8px;border-radius:9px}
+code{background:#f6f8fa;padding:0 4px;border-radius:3px}
+"""
+
+
+class ReportLinks(BaseModel):
+    """Where the page may link (none of it needed to read the page)."""
+
+    model_config = FROZEN
+
+    temporal_ui: str = ""  # the run's page in the Temporal UI
+    logs: str = ""  # a URL template with {state}; "" shows the `npaflow logs` command instead
+
+
+def chip(view: NodeView) -> str:
+    """The phase as a coloured label."""
+    fill, stroke = PHASE_COLOURS[view.phase]
+    return f'<span class="chip" style="background:{fill};border:1px solid {stroke}">{view.phase.value}</span>'
+
+
+def _states_table(ledger: RuntimeLedger, views: dict[str, NodeView], links: ReportLinks) -> str:
+    rows = []
+    for name, view in views.items():
+        if not view.attempts and not view.job_ids:
+            continue
+        logs = (
+            f'<a href="{escape(links.logs.format(state=name))}">logs</a>'
+            if links.logs
+            else f"<code>npaflow logs {escape(ledger.run_id)} --state {escape(name)}</code>"
+        )
+        rows.append(
+            f"<tr><td>{escape(name)}</td><td>{chip(view)}</td><td class=num>{view.attempts}</td>"
+            f"<td class=num>{view.iteration or ''}</td><td>{escape(', '.join(view.job_ids))}</td>"
+            f"<td class=num>{view.gpu_hours:.4f}</td><td>{logs}</td>"
+            f"<td class=error>{escape(view.error[:500])}</td></tr>"
+        )
+    head = (
+        "<tr><th>state</th><th>phase</th><th>attempts</th><th>iteration</th><th>jobs</th>"
+        "<th>GPU-hours</th><th>logs</th><th>error</th></tr>"
+    )
+    return f"<table>{head}{''.join(rows)}</table>" if rows else "<p>No wave launched.</p>"
+
+
+def _decisions_table(ledger: RuntimeLedger) -> str:
+    if not ledger.decisions:
+        return "<p>No decision read.</p>"
+    rows = "".join(
+        f"<tr><td>{escape(d.state)}</td><td><b>{escape(d.decision or '-')}</b></td>"
+        f"<td>{escape(d.source.value)}</td><td>{escape(d.uri)}</td><td>{escape(d.read_at)}</td></tr>"
+        for d in ledger.decisions
+    )
+    return (
+        "<table><tr><th>state</th><th>decision</th><th>source</th><th>read from</th><th>at</th></tr>"
+        f"{rows}</table>"
+    )
+
+
+def _usage_table(ledger: RuntimeLedger) -> str:
+    usage = ledger.usage
+    rows = "".join(
+        f"<tr><td>{escape(state)}</td><td class=num>{part.gpu_hours:.4f}</td>"
+        f"<td class=num>{part.node_hours:.4f}</td><td class=num>{part.failed_gpu_hours:.4f}</td></tr>"
+        for state, part in sorted(usage.by_state.items())
+    )
+    total = (
+        f"<tr><th>total</th><th class=num>{usage.gpu_hours:.4f}</th><th class=num>{usage.node_hours:.4f}</th>"
+        f"<th class=num>{usage.failed_gpu_hours:.4f}</th></tr>"
+    )
+    head = "<tr><th>state</th><th>GPU-hours</th><th>node-hours</th><th>on failed attempts</th></tr>"
+    return f"<table>{head}{rows}{total}</table>"
+
+
+def report_html(
+    spec: WorkflowSpec, ledger: RuntimeLedger, *, now: float | None = None, links: ReportLinks | None = None
+) -> str:
+    """The whole page for one run, as it stands in `ledger`."""
+    links = links or ReportLinks()
+    views = node_views(spec_blocks(spec), ledger)
+    graph = graph_svg(spec_layout(spec), views, title=f"{spec.name}: {ledger.run_id}")
+    timeline = timeline_svg(ledger.waves, time.time() if now is None else now) or "<p>Nothing launched.</p>"
+    temporal = f' · <a href="{escape(links.temporal_ui)}">Temporal UI</a>' if links.temporal_ui else ""
+    error = f'<p class="error">{escape(ledger.error)}</p>' if ledger.error else ""
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        f"<title>{escape(ledger.run_id)} · {escape(spec.name)} · npaflow</title><style>{_CSS}</style></head>"
+        f"<body><h1>{escape(ledger.run_id)}</h1>"
+        f'<div class="meta">workflow <b>{escape(spec.name)}</b> · status <b id="run-status">'
+        f"{escape(ledger.status.value)}</b> · updated {escape(ledger.updated_at or '-')} · "
+        f"{ledger.usage.gpu_hours:.4f} GPU-hours{temporal}</div>{error}"
+        f'<h2>Graph</h2><div class="scroll" id="graph">{graph}</div>'
+        f'<h2>Timeline</h2><div class="scroll" id="timeline">{timeline}</div>'
+        f'<h2>States</h2><div id="states">{_states_table(ledger, views, links)}</div>'
+        f'<h2>Decisions</h2><div id="decisions">{_decisions_table(ledger)}</div>'
+        f'<h2>GPU-hours</h2><div id="usage">{_usage_table(ledger)}</div>'
+        "</body></html>\n"
+    )

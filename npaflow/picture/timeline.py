@@ -1,0 +1,138 @@
+"""The run's timeline: one row per wave (its states and loop iterations), one bar per attempt.
+
+A bar runs from the launch to the end (or to the newest observation while it
+runs): the part before the first task started is drawn pale (launching,
+provisioning), the rest in the attempt's colour; a failed attempt ends in a cross.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+from npaflow.picture.geometry import CHAR_WIDTH, MARGIN
+from npaflow.picture.node_states import NodePhase
+from npaflow.picture.svg import PHASE_COLOURS
+from npaflow.runtime.ledger.models import WaveAttemptRecord
+from npaflow.runtime.timestamps import epoch_seconds
+from npaflow.runtime.vocabulary import WaveStatus
+
+ROW = 22.0
+BARS_WIDTH = 720.0
+AXIS = 26.0
+_PHASE = {
+    WaveStatus.PENDING: NodePhase.PENDING,
+    WaveStatus.RUNNING: NodePhase.RUNNING,
+    WaveStatus.SUCCEEDED: NodePhase.SUCCEEDED,
+    WaveStatus.FAILED: NodePhase.FAILED,
+    WaveStatus.CANCELLED: NodePhase.CANCELLED,
+}
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One attempt on the time axis, in seconds from the run's first launch."""
+
+    row: int
+    attempt: int
+    launched: float
+    started: float  # the first task's start (== launched when it never started)
+    ended: float
+    phase: NodePhase
+    text: str
+
+
+def _seconds(stamp: str) -> float | None:
+    return epoch_seconds(stamp) if stamp else None
+
+
+def _end(wave: WaveAttemptRecord, now: float) -> float:
+    observed = wave.observations[-1].observed_at if wave.observations else ""
+    return _seconds(wave.ended_at) or _seconds(observed) or now
+
+
+def timeline_bars(waves: list[WaveAttemptRecord], now: float) -> tuple[list[str], list[Bar], float]:
+    """The row labels, the bars, and the span in seconds (every time relative to the first launch)."""
+    launched = [(wave, _seconds(wave.started_at)) for wave in waves]
+    timed = [(wave, at) for wave, at in launched if at is not None]
+    if not timed:
+        return [], [], 0.0
+    origin = min(at for _, at in timed)
+    passes: dict[str, list[int]] = {}  # each label's waves in order: one per loop pass
+    for wave, _ in timed:
+        seen = passes.setdefault(wave.key.label(), [])
+        if wave.key.sequence not in seen:
+            seen.append(wave.key.sequence)
+    rows: dict[str, int] = {}
+    bars = []
+    for wave, at in timed:
+        label, seen = wave.key.label(), passes[wave.key.label()]
+        if len(seen) > 1:
+            label += f" #{seen.index(wave.key.sequence) + 1}"
+        row = rows.setdefault(label, len(rows))
+        starts = [s for s in (_seconds(t.start_at) for t in wave.tasks) if s is not None]
+        end = max(_end(wave, now), at)
+        started = min(max(min(starts, default=end), at), end)
+        phase = _PHASE[wave.status]
+        text = f"{label} · attempt {wave.attempt} · {phase.value}"
+        if wave.job_id:
+            text += f" · job {wave.job_id}"
+        if wave.error:
+            text += f"\n{wave.error[:300]}"
+        bars.append(Bar(row, wave.attempt, at - origin, started - origin, end - origin, phase, text))
+    return list(rows), bars, max(bar.ended for bar in bars) or 1.0
+
+
+def _tick_text(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    if seconds >= 120:
+        return f"{seconds / 60:.0f} m"
+    return f"{seconds:.0f} s" if seconds >= 10 or seconds == 0 else f"{seconds:.1f} s"
+
+
+def timeline_svg(waves: list[WaveAttemptRecord], now: float) -> str:
+    """The Gantt chart of every wave attempt ("" when nothing launched yet)."""
+    labels, bars, span = timeline_bars(waves, now)
+    if not bars:
+        return ""
+    left = MARGIN + CHAR_WIDTH * max(len(label) for label in labels) + 12
+    width, height = left + BARS_WIDTH + MARGIN, AXIS + ROW * len(labels) + MARGIN
+    scale = BARS_WIDTH / span
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="npa-timeline" width="{width:.0f}" '
+        f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="timeline">'
+        "<style>.npa-timeline text{font:11px sans-serif;fill:#1d232b}"
+        ".npa-timeline .tick{stroke:#e1e4e8}</style>"
+    ]
+    for i in range(5):
+        x = left + BARS_WIDTH * i / 4
+        parts.append(
+            f'<line class="tick" x1="{x:.1f}" y1="{AXIS - 6:.1f}" x2="{x:.1f}" y2="{height - MARGIN:.1f}"/>'
+            f'<text x="{x:.1f}" y="{AXIS - 10:.1f}" text-anchor="middle">{_tick_text(span * i / 4)}</text>'
+        )
+    for row, label in enumerate(labels):
+        y = AXIS + ROW * row + ROW * 0.7
+        parts.append(f'<text x="{MARGIN:.1f}" y="{y:.1f}">{escape(label)}</text>')
+    for bar in bars:
+        parts.append(_bar(bar, left, scale))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _bar(bar: Bar, left: float, scale: float) -> str:
+    fill, stroke = PHASE_COLOURS[bar.phase]
+    y = AXIS + ROW * bar.row + 4
+    x0, x1, x2 = (left + t * scale for t in (bar.launched, bar.started, bar.ended))
+    x2 = max(x2, x0 + 2)  # an attempt that ended at once is still seen
+    drawn = (
+        f'<g class="bar phase-{bar.phase.value}" data-attempt="{bar.attempt}">'
+        f"<title>{escape(bar.text)}</title>"
+        f'<rect x="{x0:.1f}" y="{y:.1f}" width="{max(x1 - x0, 0):.1f}" height="{ROW - 8:.1f}" '
+        f'fill="{PHASE_COLOURS[NodePhase.LAUNCHING][0]}" stroke="{stroke}" stroke-dasharray="2 2"/>'
+        f'<rect x="{x1:.1f}" y="{y:.1f}" width="{max(x2 - x1, 0):.1f}" height="{ROW - 8:.1f}" '
+        f'fill="{fill}" stroke="{stroke}"/>'
+    )
+    if bar.phase is NodePhase.FAILED:
+        drawn += f'<text x="{x2 + 3:.1f}" y="{y + ROW - 10:.1f}" fill="{stroke}">✕</text>'
+    return drawn + "</g>"

@@ -1,0 +1,106 @@
+"""`report.html` and the timeline: one run as a page that needs nothing else."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from npaflow.catalog.load import load_catalogs
+from npaflow.picture.report import ReportLinks, report_html
+from npaflow.picture.timeline import timeline_bars, timeline_svg
+from npaflow.runtime.ledger.models import DecisionRecord, RuntimeLedger, TaskRow, WaveAttemptRecord
+from npaflow.runtime.timestamps import epoch_seconds
+from npaflow.runtime.vocabulary import LedgerStatus, WaveStatus
+from npaflow.spec.load import load_spec_from_path
+from npaflow.waves import WaveKey
+from tests.helpers import EXAMPLES
+
+pytestmark = pytest.mark.unit
+T30 = "2026-12-03T01:00:30Z"
+
+
+def attempt(
+    key: str, status: WaveStatus, start: str, end: str, attempt: int = 1, **extra: str
+) -> WaveAttemptRecord:
+    row = TaskRow(job_id="j", start_at=extra.pop("task_start", start), end_at=end)
+    return WaveAttemptRecord(
+        key=WaveKey.parse(key), status=status, attempt=attempt, started_at=start, ended_at=end, tasks=[row]
+    ).model_copy(update=extra)
+
+
+def failed_gate_ledger() -> RuntimeLedger:
+    return RuntimeLedger(
+        workflow="gate-loop",
+        run_id="gate-1",
+        api_version="npa.workflow/v0.0.1",
+        status=LedgerStatus.FAILED,
+        error="wave score-batch failed",
+        waves=[
+            attempt(
+                "001|serial|refine:caption-batch:-",
+                WaveStatus.SUCCEEDED,
+                "2026-12-03T01:00:00Z",
+                "2026-12-03T01:00:10Z",
+                task_start="2026-12-03T01:00:04Z",
+            ),
+            attempt(
+                "002|serial|refine:score-batch:-",
+                WaveStatus.FAILED,
+                "2026-12-03T01:00:10Z",
+                "2026-12-03T01:00:20Z",
+                job_id="41",
+                error="exit 3: <not fixed>",
+            ),
+        ],
+        decisions=[DecisionRecord(state="quality-gate", uri="file:///d.json", decision="loop_back")],
+    )
+
+
+def test_a_bar_is_pale_until_its_first_task_starts_and_each_loop_pass_gets_its_own_row() -> None:
+    waves = [
+        attempt(
+            "001|serial|refine:a:-",
+            WaveStatus.SUCCEEDED,
+            "2026-12-03T01:00:00Z",
+            "2026-12-03T01:00:10Z",
+            task_start="2026-12-03T01:00:04Z",
+        ),
+        attempt("002|serial|refine:a:-", WaveStatus.FAILED, "2026-12-03T01:00:10Z", "2026-12-03T01:00:20Z"),
+        attempt(
+            "002|serial|refine:a:-", WaveStatus.SUCCEEDED, "2026-12-03T01:00:20Z", "2026-12-03T01:00:30Z", 2
+        ),
+    ]
+    labels, bars, span = timeline_bars(waves, now=0)
+    assert labels == ["a #1", "a #2"] and span == 30
+    assert [(b.row, b.launched, b.started, b.ended) for b in bars] == [
+        (0, 0, 4, 10),
+        (1, 10, 10, 20),
+        (1, 20, 20, 30),
+    ]
+    assert "✕" in timeline_svg(waves, now=0)  # the failed attempt is marked
+
+
+def test_a_running_attempt_is_drawn_up_to_now() -> None:
+    running = attempt("001|serial|:a:-", WaveStatus.RUNNING, "2026-12-03T01:00:00Z", "")
+    _, (bar,), _ = timeline_bars([running], now=epoch_seconds(T30))
+    assert bar.ended - bar.launched == 30
+
+
+def test_the_report_shows_the_failed_state_with_its_error_the_decisions_and_how_to_read_logs() -> None:
+    spec = load_spec_from_path(EXAMPLES / "gate-loop.yaml", catalog=load_catalogs())
+    page = report_html(spec, failed_gate_ledger(), now=0)
+    assert 'data-state="score-batch" data-phase="failed"' in page
+    assert 'data-state="publish" data-phase="skipped"' in page
+    assert "exit 3: &lt;not fixed&gt;" in page  # escaped, never markup
+    assert "npaflow logs gate-1 --state score-batch" in page and "loop_back" in page
+
+
+def test_the_report_loads_nothing_from_anywhere_and_links_only_where_it_is_told() -> None:
+    spec = load_spec_from_path(EXAMPLES / "gate-loop.yaml", catalog=load_catalogs())
+    page = report_html(spec, failed_gate_ledger(), now=0)
+    assert "<script" not in page and not re.search(r"(?:src|href)=\"(?!#)|url\((?!#)|@import", page)
+    linked = report_html(
+        spec, failed_gate_ledger(), now=0, links=ReportLinks(temporal_ui="http://127.0.0.1:8233/x")
+    )
+    assert re.findall(r'href="([^"#]+)"', linked) == ["http://127.0.0.1:8233/x"]
