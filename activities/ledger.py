@@ -14,7 +14,7 @@ nor its ledger stop, because a directory was briefly unwritable.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import structlog
 from pydantic import ValidationError
@@ -36,9 +36,12 @@ from npaflow.runtime.ledger import LedgerDelta, RuntimeLedger
 from npaflow.runtime.ledger.document import LedgerDocument
 from npaflow.runtime.ledger.projection import InputSource
 from npaflow.runtime.messages import ExportLedgerInput, ExportResult
+from npaflow.runtime.vocabulary import LedgerStatus
 
 log = structlog.get_logger(__name__)
 
+#: Called with (run prefix, ledger, spec text or "") by each export of a run that has ended.
+EndHook = Callable[[str, RuntimeLedger, str], Awaitable[None]]
 #: Runs whose documents a worker keeps between exports (least recently exported are dropped).
 MAX_CACHED_LEDGERS = 256
 
@@ -94,9 +97,10 @@ class LedgerCache:
 class LedgerActivities:
     """The ledger export, with this worker's document cache."""
 
-    def __init__(self, storage: StorageRouter, cache: LedgerCache) -> None:
+    def __init__(self, storage: StorageRouter, cache: LedgerCache, on_end: EndHook | None = None) -> None:
         self.storage = storage
         self.cache = cache
+        self.on_end = on_end  # writes report.html once the ledger says the run ended
 
     @activity.defn(name=EXPORT_LEDGER.name)
     @mapped_errors
@@ -143,4 +147,6 @@ class LedgerActivities:
         if request.workflow_yaml:
             uri = spec_file_uri(request.ledger_uri)
             await self.storage.for_ledger(uri).write_text(uri, request.workflow_yaml, "application/yaml")
+        if self.on_end is not None and document.ledger.status is not LedgerStatus.RUNNING:
+            await self.on_end(request.ledger_uri, document.ledger, request.workflow_yaml)
         return await self.storage.for_ledger(runtime_uri).write_text(runtime_uri, document.runtime_text())

@@ -15,6 +15,7 @@ from activities.launch import LaunchActivities
 from activities.ledger import LedgerActivities
 from activities.notify import Notifier
 from activities.reconcile import ReconcileActivities
+from activities.run_report import ReportActivities
 from activities.runs import RunActivities
 from npaflow.runtime import contract
 from npaflow.runtime.contract import ACTIVITIES, WORKER_QUEUE_ACTIVITIES, QueueKind
@@ -27,7 +28,8 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
     """Every activity implementation, keyed by its contract name."""
     jobs, control = JobActivities(context), JobControlActivities(context)
     artifacts, runs = ArtifactActivities(context), RunActivities(context)
-    ledger = LedgerActivities(context.storage, context.ledger_cache)
+    reports = ReportActivities(context.storage, context.ui_url)
+    ledger = LedgerActivities(context.storage, context.ledger_cache, reports.write_at_end)
     reconcile = ReconcileActivities(ledger)
     cache = CacheActivities(context)
     return {
@@ -49,6 +51,7 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
         contract.CACHE_STORE.name: cache.cache_store,
         contract.REQUEST_FLIGHT.name: cache.request_cache_flight,
         contract.CACHE_ADMIN.name: cache.cache_admin,
+        contract.RENDER_REPORT.name: reports.render_report,
     }
 
 

@@ -8,6 +8,7 @@ from workflows_def.logs_workflow import NpaflowJobLogs
 from workflows_def.quota_pool_workflow import NpaflowQuotaPool
 from workflows_def.reconcile_workflow import NpaflowReconcileRun
 from workflows_def.recorder import PHASE_ATTRIBUTE, SEARCH_ATTRIBUTE_KEYS, STATE_ATTRIBUTE, WORKFLOW_ATTRIBUTE
+from workflows_def.report_workflow import NpaflowRunReport
 from workflows_def.run_workflow import NpaWorkflowRun
 
 #: Every workflow a worker registers.
@@ -20,6 +21,7 @@ WORKFLOWS = [
     NpaflowCacheFlight,
     NpaflowCacheAdmin,
     NpaflowQuotaPool,
+    NpaflowRunReport,
 ]
 
 __all__ = [
@@ -36,4 +38,5 @@ __all__ = [
     "NpaflowLedgerRepair",
     "NpaflowQuotaPool",
     "NpaflowReconcileRun",
+    "NpaflowRunReport",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from datetime import timedelta
 from typing import Any
 
@@ -29,6 +30,7 @@ from npaflow.cli.exits import (
     StoppedFollowing,
 )
 from npaflow.cli.follow_run import follow_run, no_worker_text
+from npaflow.cli.report_handler import fetch_report
 from npaflow.cli.run_endings import add_ending
 from npaflow.cli.status_text import status_text
 from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers, helper_attributes
@@ -153,13 +155,19 @@ async def status(args: argparse.Namespace) -> int:
 
             await follow_run(client, handle, queue, ended)
             print(status_text(await _view(handle, repair_with=client)))
+            if args.write_report:
+                print(f"report: {(await fetch_report(client, args.run_id, write=True)).written_uri}")
             return 0
         while True:
             report = await _view(handle, repair_with=client)
             print(report.model_dump_json(indent=2) if args.json else status_text(report), flush=True)
             if not args.watch or report.execution_status != "RUNNING":
-                return 0
+                break
             await asyncio.sleep(2)
+        if args.write_report:
+            written = (await fetch_report(client, args.run_id, write=True)).written_uri
+            print(f"report: {written}", file=sys.stderr if args.json else sys.stdout)
+        return 0
     except asyncio.CancelledError:
         if not args.watch:
             raise

@@ -7,7 +7,6 @@ the decisions read and where from, GPU-hours by state, and every state's jobs.
 
 from __future__ import annotations
 
-import time
 from html import escape
 
 from pydantic import BaseModel
@@ -100,13 +99,13 @@ def _usage_table(ledger: RuntimeLedger) -> str:
 
 
 def report_html(
-    spec: WorkflowSpec, ledger: RuntimeLedger, *, now: float | None = None, links: ReportLinks | None = None
+    spec: WorkflowSpec, ledger: RuntimeLedger, *, now: float, links: ReportLinks | None = None
 ) -> str:
-    """The whole page for one run, as it stands in `ledger`."""
+    """The whole page for one run, as it stands in `ledger` (`now`: epoch seconds, for what still runs)."""
     links = links or ReportLinks()
     views = node_views(spec_blocks(spec), ledger)
     graph = graph_svg(spec_layout(spec), views, title=f"{spec.name}: {ledger.run_id}")
-    timeline = timeline_svg(ledger.waves, time.time() if now is None else now) or "<p>Nothing launched.</p>"
+    timeline = timeline_svg(ledger.waves, now) or "<p>Nothing launched.</p>"
     temporal = f' · <a href="{escape(links.temporal_ui)}">Temporal UI</a>' if links.temporal_ui else ""
     error = f'<p class="error">{escape(ledger.error)}</p>' if ledger.error else ""
     return (

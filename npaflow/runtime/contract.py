@@ -49,7 +49,14 @@ from npaflow.runtime.messages import (
     WaitTriggerInput,
 )
 from npaflow.runtime.notifications import NotificationResult, RunNotification
-from npaflow.runtime.reads import JobLogs, ListArtifactsInput, ReadJobLogsInput, RunArtifacts
+from npaflow.runtime.reads import (
+    JobLogs,
+    ListArtifactsInput,
+    ReadJobLogsInput,
+    RenderReportInput,
+    RunArtifacts,
+    RunReport,
+)
 from npaflow.runtime.reconcile.models import CheckRunInput, RecordReconciledInput, RunStanding
 from npaflow.runtime.status import FailureClass
 
@@ -63,6 +70,8 @@ LOGS_WORKFLOW_TYPE = "NpaflowJobLogs"
 LEDGER_REPAIR_WORKFLOW_TYPE = "NpaflowLedgerRepair"
 #: A small workflow that lists a run's artifacts where its storage is (`npaflow artifacts`).
 ARTIFACTS_WORKFLOW_TYPE = "NpaflowArtifacts"
+#: Renders a run's report.html where its storage is (`npaflow report`, `status --write-report`).
+REPORT_WORKFLOW_TYPE = "NpaflowRunReport"
 #: `npaflow cache list | explain | purge` (workflows_def/cache_admin_workflow.py).
 CACHE_ADMIN_WORKFLOW_TYPE = "NpaflowCacheAdmin"
 #: Cancels, by exact id, the jobs of a run that ended without its cleanup (worker/reconciler.py).
@@ -169,6 +178,7 @@ CACHE_LOOKUP = ActivityRef("cache_lookup", CacheLookupInput, CacheLookupResult)
 CACHE_STORE = ActivityRef("cache_store", CacheStoreInput, CacheStoreResult)
 REQUEST_FLIGHT = ActivityRef("request_cache_flight", RequestFlightInput, bool)
 CACHE_ADMIN = ActivityRef("cache_admin", CacheAdminInput, CacheAdminResult)
+RENDER_REPORT = ActivityRef("render_report", RenderReportInput, RunReport)
 
 #: Every activity; a worker registers an implementation for each (worker/registry.py).
 ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
@@ -190,6 +200,7 @@ ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
     CACHE_STORE,
     REQUEST_FLIGHT,
     CACHE_ADMIN,
+    RENDER_REPORT,
 )
 #: Served on each worker's own queue as well: a local job's activities run on its host, and a
 #: launch interrupted there is reconciled there.
@@ -275,6 +286,8 @@ LEDGER_DIR = "npa-workflow"
 RUNTIME_FILE = "runtime.json"
 MANIFEST_FILE = "manifest.json"
 STATUS_FILE = "status.json"
+#: The run as a page (graph, timeline, decisions), written when it ends (npaflow/picture/report.py).
+REPORT_FILE = "report.html"
 #: Launch receipts (request id, token) written before a launch is awaited.
 LAUNCHES_DIR = "launches"
 #: The submitted spec with `--var` values merged: `<run prefix>/workflow.yaml`.

@@ -54,6 +54,25 @@ class ListArtifactsInput(BaseModel):
     state: str = ""
 
 
+class RenderReportInput(BaseModel):
+    """Input of `render_report` (and the `NpaflowRunReport` workflow): a run's ledger."""
+
+    model_config = FROZEN
+
+    ledger_uri: str
+    write: bool = False  # also write report.html beside runtime.json
+
+
+class RunReport(BaseModel):
+    """A run's report.html, and where it was written ("" when it was not)."""
+
+    model_config = FROZEN
+
+    run_id: str
+    html: str
+    written_uri: str = ""
+
+
 class ArtifactRow(BaseModel):
     """One artifact of a run: a wave's declared output, a decision it read, a trigger's objects."""
 

@@ -23,8 +23,9 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
+from tests.browser import chromium
 from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness
-from tests.helpers import NPAFLOW, ROOT, free_port, require_tool
+from tests.helpers import NPAFLOW, ROOT, free_port
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
 pytestmark = pytest.mark.e2e
@@ -48,24 +49,6 @@ async def ui_env() -> AsyncIterator[tuple[WorkflowEnvironment, int]]:
     )
     yield environment, ui_port
     await environment.shutdown()
-
-
-async def chromium(*args: str) -> str:
-    """Run headless Chromium (virtual time lets the single-page app settle) and return stdout."""
-    process = await asyncio.create_subprocess_exec(
-        require_tool("chromium", "chromium-browser", package="chromium"),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--virtual-time-budget=20000",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    out, _ = await asyncio.wait_for(process.communicate(), timeout=120)
-    return out.decode(errors="replace")
 
 
 async def page(url: str, marker: str) -> str:

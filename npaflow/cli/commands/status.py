@@ -18,6 +18,11 @@ def add(commands: SubParsers) -> None:
         action="store_true",
         help="follow until the run ends (Ctrl-C stops following: exit 4, the run continues)",
     )
+    status.add_argument(
+        "--write-report",
+        action="store_true",
+        help="also write the run's report page (graph, timeline, decisions) beside its ledger",
+    )
     status.set_defaults(handler=run_status)
 
 

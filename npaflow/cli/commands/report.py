@@ -1,0 +1,28 @@
+"""`npaflow report RUN_ID --out FILE`: the run as one self-contained page (graph, timeline, decisions)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from npaflow.cli.options import SubParsers, add_run_id_arguments
+
+
+def add(commands: SubParsers) -> None:
+    """Register `report`."""
+    report = commands.add_parser(
+        "report",
+        help="write a run's report.html: its graph coloured by what happened, timeline, decisions, GPU-hours",
+    )
+    add_run_id_arguments(report)
+    report.add_argument(
+        "--out", default="", help="where to write the page (default: RUN_ID.html here; '-' prints it)"
+    )
+    report.set_defaults(handler=run_report)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """The handler: the Temporal client is imported only now."""
+    from npaflow.cli.report_handler import report
+
+    return asyncio.run(report(args))

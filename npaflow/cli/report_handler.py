@@ -1,0 +1,63 @@
+"""`npaflow report` and `status --write-report`: a run's report.html, rendered by a worker.
+
+The worker holds the storage credentials: it reads the ledger and the stored
+spec and renders the page (the `NpaflowRunReport` helper workflow); the CLI
+writes it where asked, or the worker writes it beside `runtime.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowFailureError
+
+from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers, run_helper
+from npaflow.errors import UsageError
+from npaflow.runtime.contract import REPORT_WORKFLOW_TYPE, RunMemo
+from npaflow.runtime.reads import RenderReportInput, RunReport
+
+
+async def fetch_report(client: Client, run_id: str, *, write: bool = False) -> RunReport:
+    """The run's page as its worker renders it now (and written beside its ledger with `write`).
+
+    Raises:
+        UsageError: the run has no ledger yet, no worker serves its queue, or the page cannot be drawn.
+    """
+    description = await describe_or_fail(client.get_workflow_handle(run_id))
+    ledger_uri = RunMemo.read(await description.memo()).ledger_uri
+    if not ledger_uri:
+        raise UsageError(f"run {run_id} has no ledger location yet (it has not loaded its spec)")
+    if not await has_pollers(client, description.task_queue, activities=True):
+        raise UsageError(
+            f"no worker polls task queue '{description.task_queue}': reports are drawn by workers "
+            "(start one with 'npaflow worker')"
+        )
+    try:
+        return await run_helper(
+            client,
+            REPORT_WORKFLOW_TYPE,
+            RenderReportInput(ledger_uri=ledger_uri, write=write),
+            name=f"report:{run_id}",
+            task_queue=description.task_queue,
+            result_type=RunReport,
+        )
+    except WorkflowFailureError as error:
+        raise UsageError(f"run {run_id}: its report could not be drawn: {error.cause}") from None
+
+
+async def report(args: argparse.Namespace) -> int:
+    """Write the page to --out (default RUN_ID.html; '-' prints it)."""
+    client = await connect_from(args)
+    page = await fetch_report(client, args.run_id)
+    if args.out == "-":
+        sys.stdout.write(page.html)
+        return 0
+    out = Path(args.out or f"{args.run_id}.html")
+    try:
+        out.write_text(page.html, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"--out {out}: cannot write the report: {error.strerror or error}") from None
+    print(f"wrote {out} ({len(page.html) // 1024 + 1} KiB): open it in a browser, it needs no network")
+    return 0
