@@ -68,7 +68,7 @@ async def _row(run: WorkflowExecution, now: datetime) -> dict[str, Any]:
     }
 
 
-async def _runs(client: Client, query: str, limit: int, now: datetime) -> list[dict[str, Any]]:
+async def run_rows(client: Client, query: str, limit: int, now: datetime) -> list[dict[str, Any]]:
     """One row per run id (its newest execution; GPU-hours are the run's total) with its executions."""
     rows: dict[str, dict[str, Any]] = {}
     async for run in client.list_workflows(query, limit=limit * MAX_EXECUTIONS_READ):
@@ -109,7 +109,7 @@ async def list_runs(args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
     query = visibility_query(args.phase, args.spec, args.since, now)
     client: Client = await connect_from(args)
-    rows = await _runs(client, query, args.limit, now)
+    rows = await run_rows(client, query, args.limit, now)
     if args.json:
         print(json.dumps(rows, indent=2))
     elif rows:

@@ -6,33 +6,43 @@ import argparse
 import asyncio
 import difflib
 
+from temporalio.client import Client
+
 from npaflow.cli.temporal_client import connect_from, describe_or_fail, run_helper, task_queue_from
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, STATUS_QUERY
 from npaflow.runtime.messages import JobRef
 from npaflow.runtime.reads import JobLogsRequest, JobLogsResult, ReadJobLogsInput
-from npaflow.runtime.summary import RunStatusView
+from npaflow.runtime.summary import RunStatusView, WaveView
 
 
-async def logs(args: argparse.Namespace) -> int:
-    """Print the end of each job's logs, read by the run's backend on the job's own worker."""
-    client = await connect_from(args)
-    handle = client.get_workflow_handle(args.run_id)
-    await describe_or_fail(handle)
+async def read_logs(
+    client: Client, run_id: str, state: str, tail: int, task_queue: str = ""
+) -> list[tuple[WaveView, str]]:
+    """Each launched wave of the run (of `state` when given) with the end of its job's logs.
+
+    The logs are read on `task_queue` (default: the run's own).
+
+    Raises:
+        UsageError: no such run, no worker answers it, or it has no job of `state`.
+    """
+    handle = client.get_workflow_handle(run_id)
+    description = await describe_or_fail(handle)
+    task_queue = task_queue or description.task_queue or ""
     try:
         view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 30)
     except Exception as exc:  # noqa: BLE001 - queries need a worker: say so
         raise UsageError(
-            f"run {args.run_id}: no worker answered ({type(exc).__name__}); logs are "
+            f"run {run_id}: no worker answered ({type(exc).__name__}); logs are "
             "read by workers (start one with 'npaflow worker')"
         ) from None
     launched = [w for w in view.waves if w.job_id]
-    waves = [w for w in launched if not args.state or args.state in w.states]
-    if args.state and not waves:
-        known = sorted({state for w in launched for state in w.states})
-        close = difflib.get_close_matches(args.state, known, n=1)
+    waves = [w for w in launched if not state or state in w.states]
+    if state and not waves:
+        known = sorted({name for w in launched for name in w.states})
+        close = difflib.get_close_matches(state, known, n=1)
         raise UsageError(
-            f"run {args.run_id} has no job of state '{args.state}'"
+            f"run {run_id} has no job of state '{state}'"
             + (f" (did you mean '{close[0]}'?)" if close else "")
             + f"; states with jobs: {', '.join(known) or 'none yet'}"
         )
@@ -45,8 +55,8 @@ async def logs(args: argparse.Namespace) -> int:
                 worker_id=w.worker_id,
                 worker_task_queue=w.worker_task_queue,
             ),
-            task=args.state,
-            tail_lines=args.tail,
+            task=state,
+            tail_lines=tail,
         )
         for w in waves
     ]
@@ -54,13 +64,27 @@ async def logs(args: argparse.Namespace) -> int:
         client,
         LOGS_WORKFLOW_TYPE,
         JobLogsRequest(jobs=jobs),
-        name=f"logs:{args.run_id}",
-        task_queue=task_queue_from(args.task_queue),
+        name=f"logs:{run_id}",
+        task_queue=task_queue,
         result_type=JobLogsResult,
     )
-    for wave, entry in zip(waves, result.logs, strict=True):
-        print(f"### {wave.key} attempt {wave.attempt} job {wave.job_id} ({wave.status.value})")
-        print(entry.text or "(no logs)")
-    if not waves:
-        print(f"run {args.run_id} has no launched jobs" + (f" for state {args.state}" if args.state else ""))
+    return [(wave, entry.text) for wave, entry in zip(waves, result.logs, strict=True)]
+
+
+def logs_text(run_id: str, state: str, logs: list[tuple[WaveView, str]]) -> str:
+    """The logs as `npaflow logs` prints them, one block per job."""
+    if not logs:
+        return f"run {run_id} has no launched jobs" + (f" for state {state}" if state else "")
+    return "\n".join(
+        f"### {wave.key} attempt {wave.attempt} job {wave.job_id} ({wave.status.value})\n"
+        + (text or "(no logs)")
+        for wave, text in logs
+    )
+
+
+async def logs(args: argparse.Namespace) -> int:
+    """Print the end of each job's logs, read by the run's backend on the job's own worker."""
+    client = await connect_from(args)
+    found = await read_logs(client, args.run_id, args.state, args.tail, task_queue_from(args.task_queue))
+    print(logs_text(args.run_id, args.state, found))
     return 0

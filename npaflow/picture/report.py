@@ -8,6 +8,7 @@ the decisions read and where from, GPU-hours by state, and every state's jobs.
 from __future__ import annotations
 
 from html import escape
+from urllib.parse import quote
 
 from pydantic import BaseModel
 
@@ -20,7 +21,7 @@ from npaflow.picture.timeline import timeline_svg
 from npaflow.presets import FROZEN
 from npaflow.runtime.ledger.models import RuntimeLedger
 
-_CSS = """
+CSS = """
 body{font:14px/1.45 sans-serif;color:#1d232b;margin:24px;max-width:1400px}
 h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:28px 0 8px}
 .meta{color:#4a5360} .scroll{overflow-x:auto;border:1px solid #e1e4e8;border-radius:6px;padding:8px}
@@ -52,7 +53,7 @@ def _states_table(ledger: RuntimeLedger, views: dict[str, NodeView], links: Repo
         if not view.attempts and not view.job_ids:
             continue
         logs = (
-            f'<a href="{escape(links.logs.format(state=name))}">logs</a>'
+            f'<a href="{escape(links.logs.format(state=quote(name)))}">logs</a>'
             if links.logs
             else f"<code>npaflow logs {escape(ledger.run_id)} --state {escape(name)}</code>"
         )
@@ -98,27 +99,52 @@ def _usage_table(ledger: RuntimeLedger) -> str:
     return f"<table>{head}{rows}{total}</table>"
 
 
+def run_sections(
+    spec: WorkflowSpec,
+    ledger: RuntimeLedger,
+    *,
+    now: float,
+    links: ReportLinks | None = None,
+    waiting: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """Each part of a run's page by element id: the report and the live page share them."""
+    links = links or ReportLinks()
+    views = node_views(spec_blocks(spec), ledger, waiting)
+    temporal = f' · <a href="{escape(links.temporal_ui)}">Temporal UI</a>' if links.temporal_ui else ""
+    error = f'<p class="error">{escape(ledger.error)}</p>' if ledger.error else ""
+    return {
+        "meta": (
+            f"workflow <b>{escape(spec.name)}</b> · status <b id=run-status>{escape(ledger.status.value)}</b>"
+            f" · updated {escape(ledger.updated_at or '-')} · {ledger.usage.gpu_hours:.4f} GPU-hours"
+            f"{temporal}{error}"
+        ),
+        "graph": graph_svg(spec_layout(spec), views, title=f"{spec.name}: {ledger.run_id}"),
+        "timeline": timeline_svg(ledger.waves, now) or "<p>Nothing launched.</p>",
+        "states": _states_table(ledger, views, links),
+        "decisions": _decisions_table(ledger),
+        "usage": _usage_table(ledger),
+    }
+
+
+def page_html(title: str, heading: str, sections: dict[str, str], *, head: str = "", tail: str = "") -> str:
+    """A run's page around its sections (`head` and `tail` add what a live page needs)."""
+    return (
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
+        f"<style>{CSS}</style>{head}</head><body>{heading}"
+        f'<div class="meta" id="meta">{sections["meta"]}</div>'
+        f'<h2>Graph</h2><div class="scroll" id="graph">{sections["graph"]}</div>'
+        f'<h2>Timeline</h2><div class="scroll" id="timeline">{sections["timeline"]}</div>'
+        f'<h2>States</h2><div id="states">{sections["states"]}</div>'
+        f'<h2>Decisions</h2><div id="decisions">{sections["decisions"]}</div>'
+        f'<h2>GPU-hours</h2><div id="usage">{sections["usage"]}</div>{tail}'
+        "</body></html>\n"
+    )
+
+
 def report_html(
     spec: WorkflowSpec, ledger: RuntimeLedger, *, now: float, links: ReportLinks | None = None
 ) -> str:
     """The whole page for one run, as it stands in `ledger` (`now`: epoch seconds, for what still runs)."""
-    links = links or ReportLinks()
-    views = node_views(spec_blocks(spec), ledger)
-    graph = graph_svg(spec_layout(spec), views, title=f"{spec.name}: {ledger.run_id}")
-    timeline = timeline_svg(ledger.waves, now) or "<p>Nothing launched.</p>"
-    temporal = f' · <a href="{escape(links.temporal_ui)}">Temporal UI</a>' if links.temporal_ui else ""
-    error = f'<p class="error">{escape(ledger.error)}</p>' if ledger.error else ""
-    return (
-        "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f"<title>{escape(ledger.run_id)} · {escape(spec.name)} · npaflow</title><style>{_CSS}</style></head>"
-        f"<body><h1>{escape(ledger.run_id)}</h1>"
-        f'<div class="meta">workflow <b>{escape(spec.name)}</b> · status <b id="run-status">'
-        f"{escape(ledger.status.value)}</b> · updated {escape(ledger.updated_at or '-')} · "
-        f"{ledger.usage.gpu_hours:.4f} GPU-hours{temporal}</div>{error}"
-        f'<h2>Graph</h2><div class="scroll" id="graph">{graph}</div>'
-        f'<h2>Timeline</h2><div class="scroll" id="timeline">{timeline}</div>'
-        f'<h2>States</h2><div id="states">{_states_table(ledger, views, links)}</div>'
-        f'<h2>Decisions</h2><div id="decisions">{_decisions_table(ledger)}</div>'
-        f'<h2>GPU-hours</h2><div id="usage">{_usage_table(ledger)}</div>'
-        "</body></html>\n"
-    )
+    sections = run_sections(spec, ledger, now=now, links=links)
+    title = f"{ledger.run_id} · {spec.name} · npaflow"
+    return page_html(title, f"<h1>{escape(ledger.run_id)}</h1>", sections)

@@ -88,7 +88,9 @@ def _tick_text(seconds: float) -> str:
         return f"{seconds / 3600:.1f} h"
     if seconds >= 120:
         return f"{seconds / 60:.0f} m"
-    return f"{seconds:.0f} s" if seconds >= 10 or seconds == 0 else f"{seconds:.1f} s"
+    if seconds >= 10 or seconds == 0:
+        return f"{seconds:.0f} s"
+    return f"{seconds:.2f}".rstrip("0").rstrip(".") + " s"
 
 
 def timeline_svg(waves: list[WaveAttemptRecord], now: float) -> str:

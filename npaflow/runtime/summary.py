@@ -48,6 +48,7 @@ class WaveView(BaseModel):
     gpu_hours: float = 0.0
     node_hours: float = 0.0
     cache: list[CachedStep] = Field(default_factory=list)  # the stage cache's hits and misses
+    error: str = ""
 
     @classmethod
     def of(cls, record: WaveAttemptRecord) -> WaveView:
@@ -68,6 +69,7 @@ class WaveView(BaseModel):
             gpu_hours=record.gpu_hours,
             node_hours=record.node_hours,
             cache=record.cache,
+            error=record.error,
         )
 
 

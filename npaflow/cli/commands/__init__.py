@@ -27,6 +27,7 @@ from npaflow.cli.commands import (
     schema,
     status,
     submit,
+    ui,
     validate_spec,
 )
 from npaflow.cli.options import SubParsers
@@ -51,6 +52,7 @@ COMMANDS = (
     pause,
     resume,
     logs,
+    ui,
 )
 
 

@@ -1,0 +1,63 @@
+"""`npaflow ui`: a small read-only web app over Temporal: runs, and each run's live graph and timeline.
+
+Loopback by default. Served elsewhere (`--host`) it needs a token (`--token` or
+NPAFLOW_UI_TOKEN): a page that shows jobs and logs is not left open by accident.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+
+from npaflow.errors import UsageError
+
+TOKEN_ENV = "NPAFLOW_UI_TOKEN"
+#: The Temporal UI's base URL (the same variable workers read for links in notifications).
+TEMPORAL_UI_ENV = "NPAFLOW_UI_URL"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` only listens on this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Connect to Temporal, then serve until Ctrl-C."""
+    import asyncio
+
+    token = args.token or os.environ.get(TOKEN_ENV, "")
+    if not is_loopback(args.host) and not token:
+        raise UsageError(
+            f"--host {args.host} serves the page beyond this machine: give it a token "
+            f"(--token or {TOKEN_ENV}); readers then send 'Authorization: Bearer TOKEN'"
+        )
+    if not 0 < args.port < 65536:
+        raise UsageError(f"--port {args.port}: give a port between 1 and 65535")
+    return asyncio.run(_serve(args, token))
+
+
+async def _serve(args: argparse.Namespace, token: str) -> int:
+    import uvicorn
+
+    from npaflow.cli.temporal_client import connect_from
+    from npaflow.cli.ui.app import UiSettings, ui_app
+    from npaflow.cli.ui.reads import RunReads
+
+    client = await connect_from(args)
+    temporal_ui = args.temporal_ui if args.temporal_ui is not None else os.environ.get(TEMPORAL_UI_ENV, "")
+    settings = UiSettings(namespace=client.namespace, temporal_ui=temporal_ui, token=token)
+    app = ui_app(RunReads(client), settings)
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    server = uvicorn.Server(config)
+    print(f"npaflow ui: http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
+    try:
+        await server.serve()
+    except OSError as error:
+        raise UsageError(f"--port {args.port}: cannot listen on {args.host}: {error.strerror}") from None
+    return 0

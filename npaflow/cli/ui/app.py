@@ -1,0 +1,122 @@
+"""The ASGI app of `npaflow ui` (Starlette): read-only pages over one Temporal client.
+
+Routes: `/` (runs), `/runs/{id}` (a run's page), `/runs/{id}/live` (its fresh
+sections, JSON), `/runs/{id}/logs?state=` (its jobs' logs, read by the same
+path as `npaflow logs`), `/healthz`. With a token, every request must carry it:
+`Authorization: Bearer TOKEN`, or `?token=TOKEN` once (kept in a cookie).
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from npaflow.cli.logs_handler import logs_text, read_logs
+from npaflow.cli.ui.pages import live_payload, message_page, run_page, runs_page, temporal_link
+from npaflow.cli.ui.reads import RunReads
+from npaflow.errors import UsageError
+from npaflow.picture.report import ReportLinks
+from npaflow.runtime.vocabulary import RunPhase
+
+COOKIE = "npaflow_ui_token"
+#: Runs read for the list: enough for a few pages, bounded for a server with thousands.
+LIST_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class UiSettings:
+    """What the app needs besides the client."""
+
+    namespace: str
+    temporal_ui: str = ""  # the Temporal UI's base URL, for each run's link
+    token: str = ""  # required of every request when set
+    tail_lines: int = 200
+
+
+class TokenCheck(BaseHTTPMiddleware):
+    """Every request carries the token (header, cookie, or `?token=` which sets the cookie)."""
+
+    def __init__(self, app: object, token: str) -> None:
+        super().__init__(app)  # type: ignore[arg-type]
+        self.token = token
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        """Refuse a request without the token (401), except the health check."""
+        if not self.token or request.url.path == "/healthz":
+            return await call_next(request)
+        given = request.query_params.get("token", "")
+        if given and hmac.compare_digest(given, self.token):
+            response = RedirectResponse(request.url.remove_query_params("token"), status_code=303)
+            response.set_cookie(COOKIE, given, httponly=True, samesite="strict")
+            return response
+        header = request.headers.get("authorization", "")
+        offered = header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
+        offered = offered or request.cookies.get(COOKIE, "")
+        if offered and hmac.compare_digest(offered, self.token):
+            return await call_next(request)
+        return PlainTextResponse("npaflow ui: this server needs its token (Authorization: Bearer)", 401)
+
+
+def ui_app(reads: RunReads, settings: UiSettings) -> Starlette:
+    """The app; `reads` holds the Temporal client."""
+
+    def links(run_id: str) -> ReportLinks:
+        return ReportLinks(
+            temporal_ui=temporal_link(settings.temporal_ui, settings.namespace, run_id),
+            logs=f"/runs/{quote(run_id)}/logs?state={{state}}",
+        )
+
+    async def runs(request: Request) -> Response:
+        phase = request.query_params.get("phase", "")
+        spec = request.query_params.get("spec", "")
+        page = request.query_params.get("page", "0")
+        if phase and phase not in {p.value for p in RunPhase}:
+            return HTMLResponse(message_page("Bad filter", f"phase {phase!r} is not a phase"), 400)
+        if not page.isdigit():
+            return HTMLResponse(message_page("Bad page", f"page {page!r} is not a number"), 400)
+        rows = await reads.runs(phase, spec, LIST_LIMIT)
+        return HTMLResponse(runs_page(rows, phase, spec, int(page)))
+
+    async def run(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        try:
+            shot = await reads.snapshot(run_id)
+        except UsageError as error:
+            return HTMLResponse(message_page("No such run", str(error)), 404)
+        return HTMLResponse(run_page(shot, links(run_id)))
+
+    async def live(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        try:
+            shot = await reads.snapshot(run_id)
+        except UsageError as error:
+            return JSONResponse({"error": str(error)}, 404)
+        return JSONResponse(live_payload(shot, links(run_id)))
+
+    async def logs(request: Request) -> Response:
+        run_id, state = request.path_params["run_id"], request.query_params.get("state", "")
+        try:
+            found = await read_logs(reads.client, run_id, state, settings.tail_lines)
+        except UsageError as error:
+            return PlainTextResponse(str(error), 404)
+        return PlainTextResponse(logs_text(run_id, state, found))
+
+    async def health(_: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    routes = [
+        Route("/", runs),
+        Route("/healthz", health),
+        Route("/runs/{run_id:path}/live", live),
+        Route("/runs/{run_id:path}/logs", logs),
+        Route("/runs/{run_id:path}", run),
+    ]
+    return Starlette(routes=routes, middleware=[Middleware(TokenCheck, token=settings.token)])

@@ -1,0 +1,152 @@
+"""The pages `npaflow ui` serves: the runs list and a run's live page (server-rendered).
+
+A run's page is the report's sections (npaflow/picture/report.py) drawn from the
+run's live `status` query, plus a few lines of inline script that fetch fresh
+sections every LIVE_SECONDS and swap them in place (no reload), until the run ends.
+Nothing is loaded from anywhere but this server.
+"""
+
+from __future__ import annotations
+
+import time
+from html import escape
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from npaflow.cli.ui.reads import Snapshot
+from npaflow.picture import spec_svg
+from npaflow.picture.live import ledger_of_view, waiting_states
+from npaflow.picture.report import CSS, ReportLinks, page_html, run_sections
+from npaflow.runtime.vocabulary import RunPhase
+
+LIVE_SECONDS = 2
+PAGE_SIZE = 50
+_UI_CSS = (
+    ".banner{padding:8px 12px;border-radius:6px;margin:10px 0;background:#fff4d6;border:1px solid #c99a06}"
+    "nav a{margin-right:12px} form{margin:12px 0} input,select{font:inherit;padding:2px 6px}"
+)
+_LIVE_SCRIPT = """<script>
+(function(){
+  var period=%d*1000;
+  function tick(){
+    fetch(location.pathname+'/live',{cache:'no-store',credentials:'same-origin'})
+      .then(function(r){return r.ok?r.json():null;})
+      .then(function(d){
+        if(!d){setTimeout(tick,period);return;}
+        for(var id in d.sections){var el=document.getElementById(id);if(el){el.innerHTML=d.sections[id];}}
+        document.getElementById('banner').innerHTML=d.banner;
+        document.body.setAttribute('data-updated',String(Date.now()));
+        if(!d.ended){setTimeout(tick,period);}
+      })
+      .catch(function(){setTimeout(tick,period);});
+  }
+  setTimeout(tick,period);
+})();
+</script>"""
+
+
+def temporal_link(temporal_ui: str, namespace: str, run_id: str) -> str:
+    """The run's page in the Temporal UI ("" when its address is unknown)."""
+    if not temporal_ui:
+        return ""
+    return f"{temporal_ui.rstrip('/')}/namespaces/{quote(namespace)}/workflows/{quote(run_id)}"
+
+
+def live_sections(shot: Snapshot, links: ReportLinks) -> dict[str, str]:
+    """The page's sections now: from the live query, else the spec alone with what Temporal says."""
+    if shot.view is not None and shot.spec is not None:
+        ledger = ledger_of_view(shot.view, updated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        return run_sections(
+            shot.spec, ledger, now=time.time(), links=links, waiting=waiting_states(shot.view)
+        )
+    status = escape(shot.execution_status.lower())
+    graph = spec_svg(shot.spec) if shot.spec is not None else "<p>The run's spec could not be read.</p>"
+    empty = "<p>Shown once a worker answers for the run.</p>"
+    return {
+        "meta": f"status <b id=run-status>{status}</b> (from Temporal)",
+        "graph": graph,
+        "timeline": empty,
+        "states": empty,
+        "decisions": empty,
+        "usage": empty,
+    }
+
+
+def banner(shot: Snapshot) -> str:
+    """What the reader must know first: no worker, or why the view is not live."""
+    return f'<div class="banner">{escape(shot.problem)}</div>' if shot.problem else ""
+
+
+def ended(shot: Snapshot) -> bool:
+    """Whether the page can stop refreshing."""
+    return not shot.open and (shot.view is None or shot.view.phase.is_final())
+
+
+def run_page(shot: Snapshot, links: ReportLinks) -> str:
+    """A run's whole page, refreshing itself while the run moves."""
+    heading = (
+        f'<nav><a href="/">all runs</a></nav><h1>{escape(shot.run_id)}</h1>'
+        f'<div id="banner">{banner(shot)}</div>'
+    )
+    tail = "" if ended(shot) else _LIVE_SCRIPT % LIVE_SECONDS
+    head = f"<style>{_UI_CSS}</style>"
+    name = shot.spec.name if shot.spec is not None else "?"
+    return page_html(
+        f"{shot.run_id} · {name} · npaflow", heading, live_sections(shot, links), head=head, tail=tail
+    )
+
+
+def live_payload(shot: Snapshot, links: ReportLinks) -> dict[str, Any]:
+    """What the page's script swaps in."""
+    return {"sections": live_sections(shot, links), "banner": banner(shot), "ended": ended(shot)}
+
+
+def _filters(phase: str, spec: str) -> str:
+    options = "".join(
+        f'<option value="{p.value}"{" selected" if p.value == phase else ""}>{p.value}</option>'
+        for p in RunPhase
+    )
+    return (
+        '<form method="get" action="/"><label>phase <select name="phase"><option value="">any</option>'
+        f'{options}</select></label> <label>spec <input name="spec" value="{escape(spec)}"></label> '
+        '<button type="submit">filter</button></form>'
+    )
+
+
+def _row(row: dict[str, Any]) -> str:
+    run_id = str(row["run_id"])
+    hours = "-" if row["gpu_hours"] is None else f"{row['gpu_hours']:.4f}"
+    phase = row["phase"] or str(row["execution_status"]).lower()
+    return (
+        f'<tr data-phase="{escape(phase)}"><td><a href="/runs/{quote(run_id)}">{escape(run_id)}</a></td>'
+        f"<td>{escape(row['spec'] or '-')}</td><td>{escape(phase)}</td><td>{escape(row['started_at'])}</td>"
+        f"<td class=num>{row['duration_seconds']:.0f} s</td><td class=num>{hours}</td>"
+        f"<td class=num>{row['executions']}</td></tr>"
+    )
+
+
+def runs_page(rows: list[dict[str, Any]], phase: str, spec: str, page: int) -> str:
+    """The runs list, newest first, filtered and paged (PAGE_SIZE a page)."""
+    shown = rows[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
+    body = "".join(_row(row) for row in shown) or '<tr><td colspan="7">No run matches.</td></tr>'
+    pages = []
+    if page > 0:
+        pages.append(f'<a href="/?{urlencode({"phase": phase, "spec": spec, "page": page - 1})}">newer</a>')
+    if len(rows) > (page + 1) * PAGE_SIZE:
+        pages.append(f'<a href="/?{urlencode({"phase": phase, "spec": spec, "page": page + 1})}">older</a>')
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8><title>runs · npaflow</title>"
+        f"<style>{CSS}{_UI_CSS}</style></head><body><h1>npaflow runs</h1>{_filters(phase, spec)}"
+        "<table id=runs><tr><th>run</th><th>spec</th><th>phase</th><th>started</th><th>duration</th>"
+        f"<th>GPU-hours</th><th>executions</th></tr>{body}</table>"
+        f"<nav>{' '.join(pages)}</nav></body></html>\n"
+    )
+
+
+def message_page(title: str, text: str) -> str:
+    """A one-line answer (no such run, not allowed) as a page."""
+    return (
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)} · npaflow</title>"
+        f'<style>{CSS}</style></head><body><nav><a href="/">all runs</a></nav><h1>{escape(title)}</h1>'
+        f"<p>{escape(text)}</p></body></html>\n"
+    )

@@ -1,0 +1,115 @@
+"""What the run page reads from Temporal: the runs list, a run's spec, and its live status.
+
+A run's spec is in its input (the first event of its history), read once per
+execution and kept; its live status is its `status` query, asked only when a
+worker polls its task queue (a query to a run no worker serves would just wait).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.service import RPCError
+
+from npaflow.cli.list_handler import run_rows, visibility_query
+from npaflow.cli.temporal_client import describe_or_fail, has_pollers
+from npaflow.document.models import WorkflowSpec
+from npaflow.document.yaml_source import parse_yaml
+from npaflow.errors import SpecError
+from npaflow.runtime.contract import STATUS_QUERY
+from npaflow.runtime.request import RunRequest
+from npaflow.runtime.summary import RunStatusView
+from npaflow.spec.load import parse_spec
+
+#: How long the page waits for a run's worker to answer its query.
+QUERY_SECONDS = 5.0
+#: Executions whose specs are kept (a spec is parsed once per execution, not per refresh).
+MAX_SPECS = 512
+
+
+@dataclass
+class Snapshot:
+    """One run as the page shows it now."""
+
+    run_id: str
+    execution_id: str
+    execution_status: str
+    task_queue: str
+    spec: WorkflowSpec | None = None
+    view: RunStatusView | None = None
+    problem: str = ""  # why there is no live view (no worker, the query failed)
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def open(self) -> bool:
+        """Whether the run's execution is still running."""
+        return self.execution_status == WorkflowExecutionStatus.RUNNING.name
+
+
+class RunReads:
+    """Reads for the page, over one client; specs cached by execution."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self._specs: dict[str, WorkflowSpec | None] = {}
+
+    async def runs(self, phase: str, spec: str, limit: int) -> list[dict[str, Any]]:
+        """The newest runs first, one row per run id (as `npaflow list`)."""
+        now = datetime.now(UTC)
+        return await run_rows(self.client, visibility_query(phase, spec, "", now), limit, now)
+
+    async def snapshot(self, run_id: str) -> Snapshot:
+        """The run's spec and live status (raises UsageError when there is no such run)."""
+        handle = self.client.get_workflow_handle(run_id)
+        description = await describe_or_fail(handle)
+        status = description.status.name if description.status else "UNKNOWN"
+        shot = Snapshot(run_id, description.run_id or "", status, description.task_queue or "")
+        shot.started_at = description.start_time
+        shot.spec = await self._spec(run_id, shot.execution_id)
+        if not await has_pollers(self.client, shot.task_queue):
+            shot.problem = (
+                f"no worker serves task queue '{shot.task_queue}': this page shows the spec only "
+                "(start one with 'npaflow worker'; a worker is also what moves the run)"
+            )
+            return shot
+        try:
+            shot.view = await asyncio.wait_for(
+                handle.query(STATUS_QUERY, result_type=RunStatusView), QUERY_SECONDS
+            )
+        except (TimeoutError, RPCError) as error:
+            shot.problem = f"its worker did not answer the status query ({type(error).__name__}); retrying"
+        return shot
+
+    async def _spec(self, run_id: str, execution_id: str) -> WorkflowSpec | None:
+        if execution_id in self._specs:
+            return self._specs[execution_id]
+        request = await self._request(run_id, execution_id)
+        spec = None
+        if request is not None:
+            try:
+                spec, _ = parse_spec(parse_yaml(request.spec, f"{run_id} input"), dict(request.vars))
+            except SpecError:
+                spec = None  # the run itself failed on it; the page says so through its status
+        if len(self._specs) >= MAX_SPECS:
+            self._specs.pop(next(iter(self._specs)))
+        self._specs[execution_id] = spec
+        return spec
+
+    async def _request(self, run_id: str, execution_id: str) -> RunRequest | None:
+        """The execution's input, from the first event of its history."""
+        handle = self.client.get_workflow_handle(run_id, run_id=execution_id or None)
+        async for event in handle.fetch_history_events(page_size=1):
+            started = event.workflow_execution_started_event_attributes
+            payloads = list(started.input.payloads)
+            if not payloads:
+                return None
+            try:
+                (request,) = await self.client.data_converter.decode(payloads, [RunRequest])
+            except Exception:  # noqa: BLE001 - not npaflow's input: nothing to draw
+                return None
+            return request if isinstance(request, RunRequest) else None
+        return None

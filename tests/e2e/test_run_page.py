@@ -1,0 +1,169 @@
+"""`npaflow ui`: the run page in a real headless Chromium against a real dev server and worker.
+
+The page must move with the run (no reload), show loops, branches, batches and
+failures, link logs that work, filter the runs list, and never ask anything of a
+machine but this one. Screenshots go to $NPAFLOW_TEST_ARTIFACTS (default: tmp).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from urllib.request import urlopen
+
+import pytest
+import pytest_asyncio
+from temporalio.testing import WorkflowEnvironment
+
+from tests.browser import BrowserPage
+from tests.e2e.test_cli_runs import npaflow_process
+from tests.e2e.test_run_report import FAILING
+from tests.harness import Harness
+from tests.helpers import EXAMPLES, free_port
+
+pytestmark = pytest.mark.e2e
+
+#: The gate-loop example whose gate waits for `<root>/go` before it decides (the test says when).
+WAIT_FOR_GO = """'while [ ! -e "{{config.root}}/go" ]; do sleep 0.2; done; exec python3 -c "$0" "$@"'"""
+GATE_WAITS_FOR_GO = (
+    (EXAMPLES / "gate-loop.yaml")
+    .read_text()
+    .replace("        - python3\n        - -c\n", f"        - sh\n        - -c\n        - {WAIT_FOR_GO}\n")
+)
+
+
+def shots(tmp_path: Path) -> Path:
+    where = Path(os.environ.get("NPAFLOW_TEST_ARTIFACTS", tmp_path))
+    where.mkdir(parents=True, exist_ok=True)
+    return where
+
+
+@pytest_asyncio.fixture
+async def ui(env: WorkflowEnvironment, local_harness: Harness) -> AsyncIterator[str]:
+    """`npaflow ui` as a user starts it, on a free port; its base URL."""
+    port = free_port()
+    process = await npaflow_process(env, local_harness, "ui", "--port", str(port), "--temporal-ui", "")
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            with urlopen(f"{base}/healthz", timeout=1) as answer:
+                if answer.status == 200:
+                    break
+        except OSError:
+            await asyncio.sleep(0.1)
+    else:
+        process.kill()
+        raise AssertionError("npaflow ui never answered")
+    yield base
+    process.terminate()
+    await process.wait()
+
+
+@pytest_asyncio.fixture
+async def page(tmp_path: Path) -> AsyncIterator[BrowserPage]:
+    browser = await BrowserPage.open(tmp_path / "chromium")
+    yield browser
+    await browser.close()
+
+
+def phase_of(state: str) -> str:
+    return f"document.querySelector('[data-state=\"{state}\"]').dataset.phase"
+
+
+async def test_a_gate_loop_page_turns_the_gate_from_running_to_succeeded_without_a_reload(
+    local_harness: Harness, ui: str, page: BrowserPage, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        handle = await local_harness.start(
+            GATE_WAITS_FOR_GO, run_id="page-gate", vars={"root": str(tmp_path)}
+        )
+        await page.goto(f"{ui}/runs/page-gate")
+        await page.value("window.loadedOnce = true")
+        await page.until(f"{phase_of('quality-gate')} === 'running'")
+        assert await page.value(phase_of("publish")) == "pending"
+        (tmp_path / "go").touch()
+        outcome = await local_harness.finish(handle)
+        await page.until("document.getElementById('run-status').textContent === 'succeeded'")
+        phases = {s: await page.value(phase_of(s)) for s in ("quality-gate", "route", "publish", "escalate")}
+        caption = await page.value("document.querySelector('[data-state=\"refine\"] .caption').textContent")
+        taken = await page.value("[...document.querySelectorAll('.edge.taken')].map(e => e.dataset.target)")
+        await page.screenshot(shots(tmp_path) / "run-page-gate-loop.png")
+    assert outcome.status == "succeeded"
+    assert await page.value("window.loadedOnce") is True  # the page changed in place: never reloaded
+    assert phases == {
+        "quality-gate": "succeeded",
+        "route": "succeeded",
+        "publish": "succeeded",
+        "escalate": "skipped",
+    }
+    assert "iteration 2" in caption  # the loop went round twice
+    assert "publish" in taken and "escalate" not in taken  # the branch the decision took
+    assert page.off_machine() == [], page.off_machine()
+
+
+async def test_a_failed_runs_page_shows_the_failed_state_its_error_and_a_logs_link_that_works(
+    local_harness: Harness, ui: str, page: BrowserPage, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        outcome = await local_harness.finish(await local_harness.start(FAILING, run_id="page-failing"))
+        await page.goto(f"{ui}/runs/page-failing")
+        failed = await page.value(phase_of("second"))
+        hover = await page.value("document.querySelector('[data-state=\"second\"] title').textContent")
+        link = await page.value("document.querySelector('#states a[href*=\"state=second\"]').href")
+        await page.goto(link)
+        logs = await page.value("document.body.innerText")
+        await page.goto(f"{ui}/runs/page-failing")
+        await page.screenshot(shots(tmp_path) / "run-page-failed.png")
+    assert outcome.status == "failed" and failed == "failed"
+    assert "second: failed" in hover and "exit" in hover.lower()
+    assert "second - not fixed yet" in logs
+    assert page.off_machine() == []
+
+
+async def test_a_fan_out_page_shows_its_batches_and_the_runs_list_filters_by_phase(
+    local_harness: Harness, ui: str, page: BrowserPage, tmp_path: Path
+) -> None:
+    sweep = (EXAMPLES / "parallel-sweep.yaml").read_text()
+    async with local_harness.worker():
+        for run_id, spec in (("page-sweep", sweep), ("page-broken", FAILING)):
+            await local_harness.finish(
+                await local_harness.start(spec, run_id=run_id, vars={"root": str(tmp_path)})
+            )
+        await page.goto(f"{ui}/runs/page-sweep")
+        barriers = await page.value("document.querySelectorAll('#graph .barrier').length")
+        members = "[...document.querySelectorAll('[data-state^=\"lr-\"]')]"
+        columns = await page.value(
+            f"new Set({members}.map(g => g.querySelector('rect').getAttribute('x'))).size"
+        )
+        phases = await page.value(f"{members}.map(g => g.dataset.phase)")
+        await page.screenshot(shots(tmp_path) / "run-page-fan-out.png")
+        await page.goto(f"{ui}/?phase=failed")
+        failed_list = await page.value("[...document.querySelectorAll('#runs a')].map(a => a.textContent)")
+        await page.goto(f"{ui}/")
+        everything = await page.value("[...document.querySelectorAll('#runs a')].map(a => a.textContent)")
+        await page.screenshot(shots(tmp_path) / "runs-list.png")
+    assert barriers == 1 and columns == 2 and phases == ["succeeded"] * 4
+    assert "page-broken" in failed_list and "page-sweep" not in failed_list
+    assert {"page-broken", "page-sweep"} <= set(everything)
+    assert page.off_machine() == []
+
+
+async def test_the_page_says_plainly_when_no_worker_serves_the_run(
+    env: WorkflowEnvironment, local_harness: Harness, ui: str
+) -> None:
+    await local_harness.start(FAILING, run_id="page-no-worker")  # no worker is running
+    with urlopen(f"{ui}/runs/page-no-worker/live", timeout=30) as answer:
+        live = json.loads(answer.read())
+    assert "no worker serves task queue" in live["banner"] and live["ended"] is False
+    assert 'data-state="second"' in live["sections"]["graph"]  # the spec is still drawn
+
+
+async def test_a_page_served_beyond_loopback_needs_a_token(
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
+    process = await npaflow_process(env, local_harness, "ui", "--host", "0.0.0.0", "--port", str(free_port()))
+    _, err = await process.communicate()
+    assert process.returncode == 2 and "give it a token" in err.decode() and "Traceback" not in err.decode()
