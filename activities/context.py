@@ -33,6 +33,7 @@ class ActivityContext:
     notify_webhooks: tuple[SecretStr, ...] = ()  # NPAFLOW_NOTIFY_URL (never logged or returned)
     ui_url: str = ""  # NPAFLOW_UI_URL: links in notifications
     quota_pool: str = ""  # NPAFLOW_QUOTA_POOL: the pool of runs started without --quota-pool
+    page_url: str = ""  # NPAFLOW_PAGE_URL: `npaflow ui`, linked from each run's Temporal UI details
     _pollers: dict[BackendName, JobPoller] = field(default_factory=dict)
 
     @property

@@ -102,6 +102,7 @@ class RunActivities:
             ledger_uri=ledger_uri,
             cache_root=cache_root_for(spec, tools, request.run_id, self.context.ledger_base()),
             quota_pool=self.context.quota_pool,
+            page_url=self.context.page_url,
             input_source=source,
             plan_fingerprint=fingerprint,
             prior=prior,

@@ -84,6 +84,7 @@ class Harness:
     storage: StorageRouter | None = None
     #: Seconds between the worker's orphan sweeps (worker/reconciler.py), as in production.
     reconcile_seconds: float = 20.0
+    page_url: str = ""  # NPAFLOW_PAGE_URL: `npaflow ui`, linked from the Temporal UI
 
     def context(self) -> ActivityContext:
         return ActivityContext(
@@ -92,6 +93,7 @@ class Harness:
             worker_id=WORKER_ID,
             task_queue=self.task_queue,
             storage=self.storage or StorageRouter(),
+            page_url=self.page_url,
         )
 
     @asynccontextmanager

@@ -88,6 +88,7 @@ class WorkerConfig(BaseModel):
     metrics_address: str = ""  # HOST:PORT for Prometheus; "": no metrics endpoint
     notify_urls: tuple[SecretStr, ...] = ()  # run notification webhooks (secret: never logged)
     ui_url: str = ""  # the Temporal UI's base URL, for links in notifications
+    page_url: str = ""  # NPAFLOW_PAGE_URL: `npaflow ui`, linked from each run's Temporal UI details
     quota_pool: str = ""  # NPAFLOW_QUOTA_POOL: the pool of runs started without --quota-pool
     #: Seconds between orphan sweeps (worker/reconciler.py); 0 turns the sweep off.
     reconcile_seconds: float = Field(default=float(ENV_DEFAULTS[EnvVar.RECONCILE_SECONDS]), ge=0, le=600)
@@ -127,6 +128,7 @@ class WorkerConfig(BaseModel):
             "metrics_address": env(EnvVar.METRICS_ADDRESS),
             "notify_urls": parse_webhooks(env(EnvVar.NOTIFY_URL)),
             "ui_url": env(EnvVar.UI_URL),
+            "page_url": env(EnvVar.PAGE_URL),
             "quota_pool": env(EnvVar.QUOTA_POOL),
             "reconcile_seconds": env(EnvVar.RECONCILE_SECONDS),
         }

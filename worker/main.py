@@ -117,6 +117,7 @@ def build_context(config: WorkerConfig) -> ActivityContext:
         notify_webhooks=config.notify_urls,
         ui_url=config.ui_url,
         quota_pool=config.quota_pool,
+        page_url=config.page_url,
     )
 
 

@@ -93,7 +93,12 @@ class NpaWorkflowRun:
                 non_retryable=True,
             )
         self.recorder.attach(loaded, request)
-        self.state.run_started(workflow=spec.name, ledger_uri=loaded.ledger_uri, backend=request.backend)
+        self.state.run_started(
+            workflow=spec.name,
+            ledger_uri=loaded.ledger_uri,
+            backend=request.backend,
+            page_url=loaded.page_url,
+        )
         self.state.usage_carried(loaded.prior.usage, counted=not request.continued)
         if not request.continued:
             count(Metric.RUNS_STARTED, spec=spec.name)
@@ -193,7 +198,10 @@ class NpaWorkflowRun:
             return
         self.recorder.attach(loaded, self.request)
         self.state.run_located(
-            workflow=loaded.spec.name, ledger_uri=loaded.ledger_uri, backend=self.request.backend
+            workflow=loaded.spec.name,
+            ledger_uri=loaded.ledger_uri,
+            backend=self.request.backend,
+            page_url=loaded.page_url,
         )
 
     def _count_hours(self) -> None:

@@ -36,6 +36,7 @@ class EnvVar(StrEnum):
     NOTIFY_URL = "NPAFLOW_NOTIFY_URL"  # webhook URLs for run notifications, whitespace/comma separated
     UI_URL = "NPAFLOW_UI_URL"  # the Temporal UI's base URL, for links in notifications
     RECONCILE_SECONDS = "NPAFLOW_RECONCILE_SECONDS"  # seconds between orphan sweeps (0: none)
+    PAGE_URL = "NPAFLOW_PAGE_URL"  # `npaflow ui`'s base URL, linked from each run's Temporal UI details
     QUOTA_POOL = "NPAFLOW_QUOTA_POOL"  # the GPU quota pool of runs on this task queue without --quota-pool
 
 

@@ -86,6 +86,7 @@ class LoadedSpec(BaseModel):
     input_source: str
     cache_root: str = ""  # where stage-cache entries live (npaflow/runtime/locations.py)
     quota_pool: str = ""  # the worker's NPAFLOW_QUOTA_POOL: runs without `quota` join it
+    page_url: str = ""  # the worker's NPAFLOW_PAGE_URL: `npaflow ui`, linked from the Temporal UI
     plan_fingerprint: str = ""
     prior: PriorRun = Field(default_factory=PriorRun)
     accepted_change: PlanChangeRecord | None = None  # recorded with the first export

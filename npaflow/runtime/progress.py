@@ -29,9 +29,12 @@ class RunProgress:
         self._carried = RunUsage()  # what earlier executions spent, as it stood at this one's start
         self.cache = CacheTally()
         self._cache: dict[AttemptId, CacheTally] = {}
+        self.latest: dict[str, WaveAttemptRecord] = {}  # each state's newest attempt (costs the states)
 
     def record(self, attempt: AttemptId, old: WaveAttemptRecord | None, new: WaveAttemptRecord) -> None:
         """Account for one attempt's record changing from `old` (None: new) to `new`."""
+        for state in new.states:
+            self.latest[state] = new
         if old is None:
             self.total += 1
             self.retried += new.attempt > 1
@@ -83,6 +86,10 @@ class RunProgress:
                 node_hours=usage.node_hours - carried.node_hours,
             )
         return hours
+
+    def state_hours(self) -> dict[str, Usage]:
+        """Each state's hours so far, earlier executions included (unrounded; do not change them)."""
+        return self._usage.by_state
 
     def totals(self) -> RunUsage:
         """The run's totals only, rounded (what the UI shows after every transition)."""

@@ -36,6 +36,7 @@ class RunState:
         self.run_id = run_id
         self.workflow = ""
         self.ledger_uri = ""
+        self.page_url = ""  # `npaflow ui`'s base URL, when the workers name it
         self.backend = BackendName.LOCAL
         self.phase = RunPhase.STARTING
         self.current_states: list[str] = []
@@ -112,10 +113,13 @@ class RunState:
         for attempt in prior:
             self.progress.carry((attempt.key, attempt.attempt), list(attempt.parts), counted=counted)
 
-    def run_located(self, *, workflow: str, ledger_uri: str, backend: BackendName) -> None:
+    def run_located(
+        self, *, workflow: str, ledger_uri: str, backend: BackendName, page_url: str = ""
+    ) -> None:
         """Also for a run cancelled before it started walking: its ledger still gets written."""
         self._note(RunNote.LOCATED)
         self.workflow, self.ledger_uri, self.backend = workflow, ledger_uri, backend
+        self.page_url = page_url
         self.ledger.spec_pending = True
 
     def trigger_waiting(self, state: str) -> None:
@@ -161,10 +165,12 @@ class RunState:
         self.phase = row.target
         self._effect |= row.effect
 
-    def run_started(self, *, workflow: str, ledger_uri: str, backend: BackendName) -> None:
+    def run_started(
+        self, *, workflow: str, ledger_uri: str, backend: BackendName, page_url: str = ""
+    ) -> None:
         """The spec is loaded: walking begins; the spec goes with the first export."""
         self._to_phase(RunTransition.STARTED)
-        self.run_located(workflow=workflow, ledger_uri=ledger_uri, backend=backend)
+        self.run_located(workflow=workflow, ledger_uri=ledger_uri, backend=backend, page_url=page_url)
 
     def run_paused(self) -> None:
         """A pause request reached the launch gate: nothing new launches."""

@@ -20,6 +20,7 @@ from npaflow.runtime.ledger import (
     WaveAttemptRecord,
 )
 from npaflow.runtime.request import BackendName
+from npaflow.runtime.state_rows import StateRow, state_rows
 from npaflow.runtime.usage import RunUsage
 from npaflow.runtime.vocabulary import RunPhase, StepStatus, WaveStatus
 from npaflow.waves import WaveKey
@@ -116,6 +117,8 @@ class ProgressView(BaseModel):
     error: str = ""
     cache: CacheTally = Field(default_factory=CacheTally)
     quota_waits: list[str] = Field(default_factory=list)
+    states: list[StateRow] = Field(default_factory=list)
+    page: str = ""  # the run's page in `npaflow ui`, when the workers name its address
 
 
 class StepRecord(BaseModel):
@@ -270,6 +273,8 @@ def progress_view(state: RunState) -> ProgressView:
         error=state.error,
         cache=state.progress.cache.model_copy(),
         quota_waits=list(state.quota_waits.values()),
+        states=state_rows(progress),
+        page=f"{state.page_url.rstrip('/')}/runs/{state.run_id}" if state.page_url else "",
     )
 
 

@@ -11,6 +11,7 @@ activity summaries. A screenshot of the run's page is taken
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -67,6 +68,7 @@ async def test_the_ui_shows_the_run_summary_details_current_details_and_activity
     env, ui_port = ui_env
     home = tmp_path / "home"
     harness = Harness(env.client, home, LocalBackend(home, WORKER_ID), f"ui-{uuid.uuid4().hex[:6]}")
+    harness = dataclasses.replace(harness, page_url="http://127.0.0.1:8234")
     run_id = f"ui-gate-{uuid.uuid4().hex[:6]}"
     environ = {
         **os.environ,
@@ -103,6 +105,9 @@ async def test_the_ui_shows_the_run_summary_details_current_details_and_activity
     assert "gate-loop (gate-loop.yaml)" in metadata  # the static summary
     assert f"**run id** {run_id}" in metadata and "**submitted by**" in metadata  # static details
     assert "**phase** succeeded" in metadata and "**last decision** " in metadata  # current details
+    assert f"http://127.0.0.1:8234/runs/{run_id}" in metadata  # the run's page in `npaflow ui`
+    assert "| | state | attempt | job | GPU-hours | cached |" in metadata  # one row per state
+    assert "| ✓ | publish | 1 | w1-8 |" in metadata and "| ✓ | quality-gate | 1 |" in metadata
     assert "launch wave 008: publish (attempt 1)" in history  # newest events come first
     assert "await job w1-8: publish (attempt 1)" in history
     assert screenshot.stat().st_size > 10_000

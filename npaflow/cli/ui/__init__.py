@@ -11,10 +11,9 @@ import ipaddress
 import os
 
 from npaflow.errors import UsageError
+from npaflow.runtime.environment import EnvVar
 
 TOKEN_ENV = "NPAFLOW_UI_TOKEN"
-#: The Temporal UI's base URL (the same variable workers read for links in notifications).
-TEMPORAL_UI_ENV = "NPAFLOW_UI_URL"
 
 
 def is_loopback(host: str) -> bool:
@@ -50,7 +49,7 @@ async def _serve(args: argparse.Namespace, token: str) -> int:
     from npaflow.cli.ui.reads import RunReads
 
     client = await connect_from(args)
-    temporal_ui = args.temporal_ui if args.temporal_ui is not None else os.environ.get(TEMPORAL_UI_ENV, "")
+    temporal_ui = args.temporal_ui if args.temporal_ui is not None else os.environ.get(EnvVar.UI_URL, "")
     settings = UiSettings(namespace=client.namespace, temporal_ui=temporal_ui, token=token)
     app = ui_app(RunReads(client), settings)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", access_log=False)
