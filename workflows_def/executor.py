@@ -239,7 +239,7 @@ class AttemptRunner:
             start_to_close_timeout=LAUNCH_TIMEOUT,
             heartbeat_timeout=LAUNCH_HEARTBEAT_TIMEOUT,
             retry_policy=PERSISTENT_RETRY,
-            summary=f"launch wave {wave.key.sequence:03d}: {', '.join(wave.states)} (attempt {attempt})",
+            summary=f"launch wave {wave.key.sequence:03d}: {wave.key.label()} (attempt {attempt})",
         )
 
     async def await_job(self, key: WaveKey, attempt: int) -> AttemptOutcome:
@@ -265,7 +265,7 @@ class AttemptRunner:
                 start_to_close_timeout=wait_timeout(self.request.max_wait_seconds),
                 heartbeat_timeout=POLL_HEARTBEAT_TIMEOUT,
                 retry_policy=PERSISTENT_RETRY,
-                summary=f"await job {record.job_id}: {', '.join(record.states)} (attempt {attempt})",
+                summary=f"await job {record.job_id}: {record.key.label()} (attempt {attempt})",
             )
             raw = await self.budget.await_within(handle, budget_seconds)
             result = decode(AWAIT_WAVE, raw) if raw is not None else budget_stop(record, budget_text)

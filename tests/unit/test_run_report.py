@@ -104,3 +104,18 @@ def test_the_report_loads_nothing_from_anywhere_and_links_only_where_it_is_told(
         spec, failed_gate_ledger(), now=0, links=ReportLinks(temporal_ui="http://127.0.0.1:8233/x")
     )
     assert re.findall(r'href="([^"#]+)"', linked) == ["http://127.0.0.1:8233/x"]
+
+
+def test_the_page_server_refuses_a_reader_without_its_token_and_keeps_one_that_gave_it() -> None:
+    from starlette.testclient import TestClient
+
+    from npaflow.cli.ui.app import UiSettings, ui_app
+    from npaflow.cli.ui.reads import RunReads
+
+    app = ui_app(RunReads(client=None), UiSettings(namespace="default", token="s3cret"))  # type: ignore[arg-type]
+    with TestClient(app) as browser:
+        assert browser.get("/runs/x").status_code == 401
+        assert browser.get("/runs/x", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert browser.get("/healthz").status_code == 200
+        entered = browser.get("/?token=s3cret", follow_redirects=False)
+        assert entered.status_code == 303 and "npaflow_ui_token" in entered.headers["set-cookie"]
