@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 
+from npaflow.document.models import WorkflowSpec
 from npaflow.runtime.ledger.models import RuntimeLedger, WaveAttemptRecord
 from npaflow.runtime.summary import RunStatusView
+from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.waves import WaveKey
 
 _WAVE = re.compile(r"\(wave ([^)]+)\)\s*$")
@@ -52,9 +54,19 @@ def ledger_of_view(view: RunStatusView, updated_at: str = "") -> RuntimeLedger:
     )
 
 
-def waiting_states(view: RunStatusView) -> dict[str, str]:
-    """What each waiting state waits for, from the run's quota waits (`... (wave KEY)`)."""
+def waiting_states(view: RunStatusView, spec: WorkflowSpec | None = None) -> dict[str, str]:
+    """What each waiting state waits for: its trigger, or quota.
+
+    A trigger: a current state with one and no attempt running yet. Quota: the run's
+    quota waits name their wave (`... (wave KEY)`).
+    """
+    running = {state for wave in view.waves if wave.status is WaveStatus.RUNNING for state in wave.states}
     waiting: dict[str, str] = {}
+    declared = spec.states if spec is not None else {}
+    for name in view.current_states:
+        trigger = declared[name].trigger if name in declared else None
+        if trigger is not None and name not in running:
+            waiting[name] = f"waiting for its trigger: objects under {trigger.uri}"
     for text in view.quota_waits:
         match = _WAVE.search(text)
         if match:

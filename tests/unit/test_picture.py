@@ -146,3 +146,21 @@ def test_blocks_know_their_kind_and_batches() -> None:
     blocks = {b.name: b for b in spec_blocks(load(ROOT / "specs/examples/parallel-sweep.yaml"))}
     sweep = blocks["sweep"]
     assert sweep.kind is BlockKind.PARALLEL and [len(batch) for batch in sweep.batches] == [2, 2]
+
+
+def test_a_live_run_waiting_for_its_trigger_or_for_quota_shows_those_states_waiting() -> None:
+    from npaflow.picture.live import ledger_of_view, waiting_states
+    from npaflow.runtime.summary import RunStatusView
+    from npaflow.runtime.vocabulary import RunPhase
+
+    spec = load(EXAMPLES / "trigger-watch.yaml")
+    view = RunStatusView(
+        run_id="t-1", workflow="trigger-watch", phase=RunPhase.RUNNING, current_states=["ingest"]
+    )
+    waiting = waiting_states(view, spec)
+    views = node_views(spec_blocks(spec), ledger_of_view(view), waiting)
+    assert views["ingest"].phase is NodePhase.WAITING and "trigger" in views["ingest"].detail
+    quota = view.model_copy(
+        update={"quota_waits": ["waiting for quota g: needs 8 GPUs (wave 001|serial|:produce:-)"]}
+    )
+    assert waiting_states(quota)["produce"].startswith("waiting for quota g")

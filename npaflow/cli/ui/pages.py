@@ -57,7 +57,7 @@ def live_sections(shot: Snapshot, links: ReportLinks) -> dict[str, str]:
     if shot.view is not None and shot.spec is not None:
         ledger = ledger_of_view(shot.view, updated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         return run_sections(
-            shot.spec, ledger, now=time.time(), links=links, waiting=waiting_states(shot.view)
+            shot.spec, ledger, now=time.time(), links=links, waiting=waiting_states(shot.view, shot.spec)
         )
     status = escape(shot.execution_status.lower())
     graph = spec_svg(shot.spec) if shot.spec is not None else "<p>The run's spec could not be read.</p>"
