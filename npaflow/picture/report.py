@@ -114,7 +114,8 @@ def run_sections(
     error = f'<p class="error">{escape(ledger.error)}</p>' if ledger.error else ""
     return {
         "meta": (
-            f"workflow <b>{escape(spec.name)}</b> · status <b id=run-status>{escape(ledger.status.value)}</b>"
+            f"workflow <b>{escape(spec.name)}</b> · status "
+            f'<b id="run-status">{escape(ledger.status.value)}</b>'
             f" · updated {escape(ledger.updated_at or '-')} · {ledger.usage.gpu_hours:.4f} GPU-hours"
             f"{temporal}{error}"
         ),

@@ -63,7 +63,7 @@ def live_sections(shot: Snapshot, links: ReportLinks) -> dict[str, str]:
     graph = spec_svg(shot.spec) if shot.spec is not None else "<p>The run's spec could not be read.</p>"
     empty = "<p>Shown once a worker answers for the run.</p>"
     return {
-        "meta": f"status <b id=run-status>{status}</b> (from Temporal)",
+        "meta": f'status <b id="run-status">{status}</b> (from Temporal)',
         "graph": graph,
         "timeline": empty,
         "states": empty,
