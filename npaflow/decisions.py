@@ -31,6 +31,14 @@ def assumption_problem(raw: str) -> str:
     return f"unknown decision {text!r}: {hint}known decisions: {', '.join(KNOWN_ASSUMPTIONS)}"
 
 
+def shown_decision(decision: str) -> str:
+    """A decision as the spec's predicates and the job write it (`loop_back`).
+
+    The ledger keeps the canonical `loop_back_to_inner_loop`, as the reference does.
+    """
+    return "loop_back" if decision == LOOP_BACK else decision
+
+
 def normalize_decision(raw: str | None) -> str:
     """Map the accepted spellings to canonical decisions; anything else stays as is."""
     text = (raw or "").strip()

@@ -59,9 +59,7 @@ def progress_lines(view: RunStatusView, now: float | None = None) -> list[str]:
             lines.append(f"  failed {_states(wave)} attempt {wave.attempt}{category}")
     if view.decisions:
         last = view.decisions[-1]
-        lines.append(
-            f"last decision: {last.decision or '(none)'} from state {last.state or '-'} <- {last.uri}"
-        )
+        lines.append(f"last decision: {last.shown} from state {last.state or '-'} <- {last.uri}")
     if view.usage.node_hours:
         lines.append(
             f"used so far: {view.usage.gpu_hours:.4f} GPU-h, {view.usage.node_hours:.4f} "
@@ -111,9 +109,7 @@ def change_lines(before: RunStatusView | None, after: RunStatusView) -> list[str
             )
     new_from = len(before.decisions) if before else 0
     for position, decision in list(zip(_decision_positions(after), after.decisions, strict=True))[new_from:]:
-        line = (
-            f"decision {decision.decision or '(none)'} from state {decision.state or '-'} <- {decision.uri}"
-        )
+        line = f"decision {decision.shown} from state {decision.state or '-'} <- {decision.uri}"
         events.append((decision.read_at, position, 2, line))
     lines = [f"{stamp} {text}" for *_, text in sorted(events, key=lambda e: e[:3])]
     if phase_changed:

@@ -36,7 +36,7 @@ def status_text(report: StatusReport) -> str:
     lines.extend(_wave_line(wave) for wave in report.waves)
     for decision in report.decisions:
         state = f" (state {decision.state})" if decision.state else ""
-        lines.append(f"  decision: {decision.decision} <- {decision.uri}{state}")
+        lines.append(f"  decision: {decision.shown} <- {decision.uri}{state}")
     lines.extend(_usage_lines(report.usage, is_open))
     cache = CacheTally.of([step for wave in report.waves for step in wave.cache])
     if cache.text():

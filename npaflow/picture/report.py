@@ -74,7 +74,7 @@ def _decisions_table(ledger: RuntimeLedger) -> str:
     if not ledger.decisions:
         return "<p>No decision read.</p>"
     rows = "".join(
-        f"<tr><td>{escape(d.state)}</td><td><b>{escape(d.decision or '-')}</b></td>"
+        f"<tr><td>{escape(d.state)}</td><td><b>{escape(d.shown)}</b></td>"
         f"<td>{escape(d.source.value)}</td><td>{escape(d.uri)}</td><td>{escape(d.read_at)}</td></tr>"
         for d in ledger.decisions
     )

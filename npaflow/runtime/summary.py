@@ -184,7 +184,7 @@ class RunSummary(BaseModel):
         if self.cache.text():
             lines.append(f"cache: {self.cache.text()}")
         lines.extend(
-            f"decision: {d.decision} <- {d.uri}" + (f" (state {d.state})" if d.state else "")
+            f"decision: {d.shown} <- {d.uri}" + (f" (state {d.state})" if d.state else "")
             for d in self.decisions
         )
         lines.extend(usage_lines(self.usage))

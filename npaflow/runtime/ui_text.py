@@ -56,7 +56,7 @@ def current_details(view: ProgressView) -> str:
     last = view.last_decision
     if last is not None:
         lines.append(
-            f"**last decision** {last.decision or '(none)'} from "
+            f"**last decision** {last.shown} from "
             f"{last.state or '-'} ({last.source or 'artifact'}: {last.uri})"
         )
     if view.cache.text():

@@ -119,3 +119,11 @@ def test_the_page_server_refuses_a_reader_without_its_token_and_keeps_one_that_g
         assert browser.get("/healthz").status_code == 200
         entered = browser.get("/?token=s3cret", follow_redirects=False)
         assert entered.status_code == 303 and "npaflow_ui_token" in entered.headers["set-cookie"]
+
+
+def test_a_loop_back_decision_reads_as_the_spec_writes_it_while_the_ledger_keeps_the_canonical_word() -> None:
+    record = DecisionRecord(state="gate", uri="file:///d.json", decision="loop_back_to_inner_loop")
+    assert record.shown == "loop_back" and record.decision == "loop_back_to_inner_loop"
+    spec = load_spec_from_path(EXAMPLES / "gate-loop.yaml", catalog=load_catalogs())
+    page = report_html(spec, failed_gate_ledger().model_copy(update={"decisions": [record]}), now=0)
+    assert "<b>loop_back</b>" in page and "loop_back_to_inner_loop" not in page

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, Field, JsonValue
 
+from npaflow.decisions import shown_decision
 from npaflow.document.models import Artifact
 from npaflow.presets import STRICT
 from npaflow.runtime.vocabulary import DecisionSource
@@ -31,6 +32,11 @@ class DecisionRecord(BaseModel):
     source: Annotated[DecisionSource, BeforeValidator(_blank_is_artifact)] = DecisionSource.ARTIFACT
     body: str = ""
     decode_error: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The decision as people read it (`loop_back`), "(none)" when it said nothing."""
+        return shown_decision(self.decision) or "(none)"
 
 
 class Watermark(BaseModel):
