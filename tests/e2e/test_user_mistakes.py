@@ -44,6 +44,11 @@ MISTAKES: dict[str, tuple[str, ...]] = {
     "var without value": ("submit", GATE, "--var", "threshold"),
     "missing spec": ("submit", "specs/examples/no-such.yaml"),
     "bad max gpu hours": ("submit", GATE, "--max-gpu-hours", "-1"),
+    "report unknown namespace": ("report", "r1", *NS),
+    "report of no run": ("report", "no-such-run"),
+    "report out where nothing can be written": ("report", "no-such-run", "--out", "/proc/x/report.html"),
+    "ui beyond loopback without a token": ("ui", "--host", "0.0.0.0"),
+    "ui port out of range": ("ui", "--port", "70000"),
 }
 DEAD_SERVER = ("list", "status r1", "submit " + GATE, "cancel r1", "schedule list", "logs r1")
 
