@@ -21,6 +21,7 @@ from activities.backends.local.inventory import held_accelerators
 from npaflow.cli.quota_handler import pool_status, set_pool
 from npaflow.quota import PoolConfig, PoolStatus, QuotaClaim
 from npaflow.quota.messages import pool_workflow_id
+from npaflow.runtime.contract import HELPER_DIVISION
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness, replaced_worker, start_worker_process
@@ -244,7 +245,7 @@ async def test_a_cancelled_waiter_leaves_the_line_and_a_cancelled_holder_frees_i
     assert [o.status for o in ended] == ["CancelledError", "CancelledError"]
 
 
-async def test_a_terminated_holder_gives_its_gpus_back_within_the_liveness_bound(
+async def test_a_holder_terminated_with_temporal_workflow_terminate_gives_its_gpus_back_within_the_bound(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
     async with local_harness.worker():
@@ -253,7 +254,19 @@ async def test_a_terminated_holder_gives_its_gpus_back_within_the_liveness_bound
         await wait_for(env.client, pool, lambda s: s.in_use == 8)
         waiter = await local_harness.start(gpu_spec(tmp_path, "w"), quota=QuotaClaim(pool=pool))
         await wait_for(env.client, pool, lambda s: len(s.waiting) == 1)
-        await holder.terminate("test: terminated while holding GPUs")
+        terminate = await asyncio.create_subprocess_exec(  # as an operator does, behind npaflow's back
+            str(TEMPORAL_BIN),
+            "workflow",
+            "terminate",
+            "--workflow-id",
+            holder.id,
+            "--reason",
+            "test: terminated while holding GPUs",
+            "--address",
+            env.client.service_client.config.target_host,
+            stdout=asyncio.subprocess.DEVNULL,
+        )
+        assert await terminate.wait() == 0
         status = await wait_for(
             env.client, pool, lambda s: s.holders and s.holders[0].request.run_id == waiter.id, 40
         )
@@ -333,4 +346,43 @@ async def test_a_temporal_server_restart_loses_no_lease_and_invents_none(home: P
         == [w.request.run_id for w in before.waiting]
     )
     assert [o.status for o in outcomes] == ["succeeded", "succeeded"], [o.error for o in outcomes]
+    assert final.in_use == 0 and not final.waiting
+
+
+async def test_a_pool_continues_as_new_when_its_history_grows_and_keeps_serving_every_wave(
+    home: Path, tmp_path: Path
+) -> None:
+    server = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=str(TEMPORAL_BIN),
+        data_converter=pydantic_data_converter,
+        search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
+        dev_server_log_level="error",
+        ui=False,
+        dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=40"],
+    )
+    harness = Harness(
+        server.client, home, LocalBackend(home / "local", WORKER_ID), f"tq-{uuid.uuid4().hex[:6]}"
+    )
+    try:
+        async with harness.worker():
+            pool = await new_pool(server.client, harness, 8)
+            runs = [
+                await harness.start(gpu_spec(tmp_path, "can", seconds=0.2), quota=QuotaClaim(pool=pool))
+                for _ in range(6)
+            ]
+            outcomes = [await harness.finish(handle) for handle in runs]
+            final = await pool_status(server.client, pool)
+            query = (
+                f"WorkflowId = '{pool_workflow_id(pool)}' AND TemporalNamespaceDivision = '{HELPER_DIVISION}'"
+            )
+            executions: list[object] = []
+            for _ in range(50):  # visibility catches up
+                executions = [e async for e in server.client.list_workflows(query)]
+                if len(executions) >= 2:
+                    break
+                await asyncio.sleep(0.2)
+    finally:
+        await server.shutdown()
+    assert [o.status for o in outcomes] == ["succeeded"] * 6, [o.error for o in outcomes]
+    assert len(executions) >= 2  # it continued as new at least once: its history stays bounded
     assert final.in_use == 0 and not final.waiting
