@@ -20,6 +20,8 @@ NOTIFICATIONS = "run-notifications-v1"
 LOCAL_LOAD = "load-spec-local-v1"
 #: Waves with cached steps ask the stage cache first (asked only by runs that cache a step).
 STAGE_CACHE = "stage-cache-v1"
+#: A suspended run gives its wave's GPUs back while it waits for resume, and asks again after.
+QUOTA_SET_ASIDE = "quota-set-aside-while-suspended-v1"
 #: A quota pool sends each wave only its newest answer of a settle (NpaflowQuotaPool, not runs).
 ONE_ANSWER_PER_WAVE = "quota-one-answer-per-wave-v1"
 

@@ -20,6 +20,7 @@ from npaflow.quota import LeaseAnswer, LeaseRequest, QuotaClaim
 from npaflow.quota.messages import ASK_SIGNAL, RELEASE_SIGNAL, lease_id, pool_workflow_id
 from npaflow.runtime.gpu_demand import wave_accelerators
 from npaflow.traversal import Wave, WaveOutcome
+from workflows_def.patches import QUOTA_SET_ASIDE
 from workflows_def.run_deps import RunDeps
 
 #: How often a waiting wave asks again (its place in line refreshed, a vanished pool found).
@@ -35,6 +36,7 @@ class QuotaLeases:
         self.claim = claim.model_copy(update={"pool": pool}) if pool else None
         self.state = deps.state
         self.answers = deps.mailbox.quota_answers
+        self.holding: dict[str, LeaseRequest] = {}  # wave key -> the lease it holds now
 
     async def held(self, wave: Wave, body: Callable[[], Awaitable[WaveOutcome]]) -> WaveOutcome:
         """Run `body` while the wave holds its GPUs; a refused or unreachable pool fails the wave."""
@@ -54,10 +56,30 @@ class QuotaLeases:
             problem = await self._acquire(claim.pool, request)
             if problem:
                 return WaveOutcome(succeeded=False, error=problem)
+            self.holding[str(wave.key)] = request
             return await body()
         finally:
+            self.holding.pop(str(wave.key), None)
             self.state.quota_settled(str(wave.key))
             await asyncio.shield(asyncio.ensure_future(self._release(claim.pool, request.lease_id)))
+
+    async def set_aside(self, wave: Wave, wait: Callable[[], Awaitable[None]]) -> str:
+        """Give the wave's GPUs back while `wait` runs, then ask again: "" once granted, else why not.
+
+        A suspended run waits for `resume` for as long as its operator takes: its GPUs
+        serve other runs meanwhile, and its wave queues again like any other.
+        """
+        request = self.holding.get(str(wave.key))
+        if request is None or self.claim is None or not workflow.patched(QUOTA_SET_ASIDE):
+            await wait()
+            return ""
+        await self._release(self.claim.pool, request.lease_id)
+        self.state.quota_settled(str(wave.key))
+        await wait()
+        problem = await self._acquire(self.claim.pool, request)
+        if problem:
+            self.holding.pop(str(wave.key), None)
+        return problem
 
     async def _acquire(self, pool: str, request: LeaseRequest) -> str:
         """Wait until granted; "" then, else why the wave cannot launch."""

@@ -25,9 +25,9 @@ from npaflow.runtime.contract import HELPER_DIVISION
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness, replaced_worker, start_worker_process
-from tests.helpers import COLD_WORKER_SECONDS, free_port
+from tests.helpers import COLD_WORKER_SECONDS, eventually, free_port
 from worker.main import workflow_runner
-from workflows_def import SEARCH_ATTRIBUTE_KEYS, WORKFLOWS, NpaWorkflowRun
+from workflows_def import PHASE_ATTRIBUTE, SEARCH_ATTRIBUTE_KEYS, WORKFLOWS, NpaWorkflowRun
 
 pytestmark = pytest.mark.integration
 
@@ -385,4 +385,29 @@ async def test_a_pool_continues_as_new_when_its_history_grows_and_keeps_serving_
         await server.shutdown()
     assert [o.status for o in outcomes] == ["succeeded"] * 6, [o.error for o in outcomes]
     assert len(executions) >= 2  # it continued as new at least once: its history stays bounded
+    assert final.in_use == 0 and not final.waiting
+
+
+async def is_suspended(handle: WorkflowHandle[Any, Any]) -> bool:
+    return (await handle.describe()).typed_search_attributes.get(PHASE_ATTRIBUTE) == "suspended"
+
+
+async def test_a_suspended_run_gives_its_gpus_back_while_it_waits_and_asks_again_on_resume(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    fixed = tmp_path / "fixed"
+    flaky = gpu_spec(tmp_path, "flaky").replace("sleep 1.0", f"test -e {fixed} || exit 3")
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 8)
+        suspended = await local_harness.start(flaky, quota=QuotaClaim(pool=pool), on_failure="suspend")
+        await eventually(lambda: is_suspended(suspended), timeout=60, what="the run suspended")
+        assert (await pool_status(env.client, pool)).in_use == 0  # given back while it waits
+        other = await local_harness.start(gpu_spec(tmp_path, "other"), quota=QuotaClaim(pool=pool))
+        served = await local_harness.finish(other)  # the suspended run's GPUs served it meanwhile
+        fixed.touch()
+        await suspended.signal("resume")
+        resumed = await local_harness.finish(suspended)
+        final = await pool_status(env.client, pool)
+    assert served.status == "succeeded" and resumed.status == "succeeded", (served.error, resumed.error)
+    assert [(w.attempt, w.status.value) for w in resumed.summary.waves] == [(1, "failed"), (2, "succeeded")]
     assert final.in_use == 0 and not final.waiting
