@@ -26,6 +26,10 @@ from npaflow.quota.messages import (
 from npaflow.runtime.contract import HELPER_DIVISION, NAMESPACE_DIVISION_ATTRIBUTE
 
 
+class PoolMissing(UsageError):
+    """No such pool (never created, or deleted)."""
+
+
 async def quota(args: argparse.Namespace) -> int:
     """Set, list, show or delete pools (exit 2 on a bad value or a pool that does not exist)."""
     client = await connect_from(args)
@@ -38,7 +42,7 @@ async def quota(args: argparse.Namespace) -> int:
     elif args.action == "status" and args.pool:
         statuses = [await pool_status(client, args.pool)]
     else:
-        statuses = [await pool_status(client, pool) for pool in await pool_names(client)]
+        statuses = await _existing(client, await pool_names(client))
     if args.json:
         print(json.dumps([s.model_dump(mode="json") for s in statuses], indent=2))
     elif args.action == "list":
@@ -101,7 +105,7 @@ async def pool_status(client: Client, pool: str) -> PoolStatus:
     if problem := name_problem("quota pool", pool):
         raise UsageError(problem)
     handle = client.get_workflow_handle(pool_workflow_id(pool))
-    missing = UsageError(f"no quota pool {pool!r}: create it with `npaflow quota set {pool} --gpus N`")
+    missing = PoolMissing(f"no quota pool {pool!r}: create it with `npaflow quota set {pool} --gpus N`")
     try:
         if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
             raise missing  # deleted (a closed pool still answers queries from its history)
@@ -111,6 +115,17 @@ async def pool_status(client: Client, pool: str) -> PoolStatus:
             raise missing from None
         raise UsageError(f"quota pool {pool} cannot be asked: {error.message}") from None
     return status
+
+
+async def _existing(client: Client, pools: list[str]) -> list[PoolStatus]:
+    """The pools' statuses; one deleted since visibility listed it is left out, not an error."""
+    statuses = []
+    for pool in pools:
+        try:
+            statuses.append(await pool_status(client, pool))
+        except PoolMissing:
+            continue
+    return statuses
 
 
 async def pool_names(client: Client) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -74,12 +75,16 @@ async def test_quota_set_status_list_and_delete_and_submit_refuses_a_wave_the_po
             env, local_harness, "submit", str(sweep_spec(tmp_path, 1, 1)), "--team", "Bad Team"
         )
         status = await npaflow(env, local_harness, "quota", "status", "gpu16")
-        listed = await npaflow(env, local_harness, "quota", "list")  # visibility has caught up by now
+        for _ in range(50):  # `quota list` reads visibility, which follows a new pool within seconds
+            listed = await npaflow(env, local_harness, "quota", "list")
+            if "gpu16:" in listed.stdout:
+                break
+            await asyncio.sleep(0.2)
         deleted = await npaflow(env, local_harness, "quota", "delete", "gpu16")
         gone = await npaflow(env, local_harness, "quota", "status", "gpu16")
     assert created.returncode == 0, created.stderr
     assert "quota pool gpu16: 0 of 16 GPUs in use" in created.stdout
-    assert listed.stdout.strip() == "gpu16: 0 of 16 GPUs in use, 0 waiting"
+    assert listed.stdout.strip() == "gpu16: 0 of 16 GPUs in use, 0 waiting", listed.stderr
     assert too_wide.returncode == 2, too_wide.stderr
     assert "quota pool gpu16 holds 16 GPUs; nothing was started" in too_wide.stderr
     assert "required 24, available 16, shortfall 8" in too_wide.stderr
