@@ -28,17 +28,25 @@ QUIET = (
 )
 
 
-async def chromium(*args: str) -> str:
-    """Run headless Chromium (virtual time lets a page settle) and return stdout."""
-    process = await asyncio.create_subprocess_exec(
-        require_tool("chromium", "chromium-browser", package="chromium"),
+def headless() -> list[str]:
+    """Chromium without a screen, a sandbox, a GPU, or calls home (as far as flags stop them)."""
+    chromium_path = require_tool("chromium", "chromium-browser", package="chromium")
+    return [
+        chromium_path,
         "--headless",
         "--no-sandbox",
         "--disable-gpu",
         "--disable-dev-shm-usage",
         "--no-first-run",
-        "--virtual-time-budget=20000",
         *QUIET,
+    ]
+
+
+async def chromium(*args: str) -> str:
+    """Run headless Chromium (virtual time lets a page settle) and return stdout."""
+    process = await asyncio.create_subprocess_exec(
+        *headless(),
+        "--virtual-time-budget=20000",
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
@@ -96,13 +104,7 @@ class BrowserPage:
         """Start Chromium with a blank tab and attach to it."""
         port = free_port()
         process = await asyncio.create_subprocess_exec(
-            require_tool("chromium", "chromium-browser", package="chromium"),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            *QUIET,
+            *headless(),
             f"--remote-debugging-port={port}",
             f"--user-data-dir={profile}",
             "about:blank",

@@ -11,9 +11,9 @@ import argparse
 
 from temporalio.client import WorkflowFailureError
 
-from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers, run_helper
+from npaflow.cli.temporal_client import connect_from, ledger_on_worker, run_helper
 from npaflow.errors import UsageError
-from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE, RunMemo
+from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE
 from npaflow.runtime.reads import ArtifactRow, ListArtifactsInput, RunArtifacts
 
 
@@ -36,22 +36,14 @@ def artifacts_text(result: RunArtifacts) -> str:
 async def artifacts(args: argparse.Namespace) -> int:
     """Print the run's artifacts (exit 2 when it has no ledger location or no worker serves it)."""
     client = await connect_from(args)
-    description = await describe_or_fail(client.get_workflow_handle(args.run_id))
-    ledger_uri = RunMemo.read(await description.memo()).ledger_uri
-    if not ledger_uri:
-        raise UsageError(f"run {args.run_id} has no ledger location yet (it has not loaded its spec)")
-    if not await has_pollers(client, description.task_queue, activities=True):
-        raise UsageError(
-            f"no worker polls task queue '{description.task_queue}': artifacts are read by workers "
-            "(start one with 'npaflow worker')"
-        )
+    ledger_uri, task_queue = await ledger_on_worker(client, args.run_id, "artifacts are read")
     try:
         result = await run_helper(
             client,
             ARTIFACTS_WORKFLOW_TYPE,
             ListArtifactsInput(ledger_uri=ledger_uri, state=args.state),
             name=f"artifacts:{args.run_id}",
-            task_queue=description.task_queue,
+            task_queue=task_queue,
             result_type=RunArtifacts,
         )
     except WorkflowFailureError as error:

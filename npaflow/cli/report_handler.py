@@ -13,9 +13,9 @@ from pathlib import Path
 
 from temporalio.client import Client, WorkflowFailureError
 
-from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers, run_helper
+from npaflow.cli.temporal_client import connect_from, ledger_on_worker, run_helper
 from npaflow.errors import UsageError
-from npaflow.runtime.contract import REPORT_WORKFLOW_TYPE, RunMemo
+from npaflow.runtime.contract import REPORT_WORKFLOW_TYPE
 from npaflow.runtime.reads import RenderReportInput, RunReport
 
 
@@ -25,22 +25,14 @@ async def fetch_report(client: Client, run_id: str, *, write: bool = False) -> R
     Raises:
         UsageError: the run has no ledger yet, no worker serves its queue, or the page cannot be drawn.
     """
-    description = await describe_or_fail(client.get_workflow_handle(run_id))
-    ledger_uri = RunMemo.read(await description.memo()).ledger_uri
-    if not ledger_uri:
-        raise UsageError(f"run {run_id} has no ledger location yet (it has not loaded its spec)")
-    if not await has_pollers(client, description.task_queue, activities=True):
-        raise UsageError(
-            f"no worker polls task queue '{description.task_queue}': reports are drawn by workers "
-            "(start one with 'npaflow worker')"
-        )
+    ledger_uri, task_queue = await ledger_on_worker(client, run_id, "reports are drawn")
     try:
         return await run_helper(
             client,
             REPORT_WORKFLOW_TYPE,
             RenderReportInput(ledger_uri=ledger_uri, write=write),
             name=f"report:{run_id}",
-            task_queue=description.task_queue,
+            task_queue=task_queue,
             result_type=RunReport,
         )
     except WorkflowFailureError as error:

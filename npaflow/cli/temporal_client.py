@@ -33,7 +33,13 @@ from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
 from npaflow.cli.temporal_target import TemporalTarget, temporal_target
 from npaflow.cli.tracing import tracing_interceptors
 from npaflow.errors import UsageError
-from npaflow.runtime.contract import ENV_DEFAULTS, HELPER_DIVISION, NAMESPACE_DIVISION_ATTRIBUTE, EnvVar
+from npaflow.runtime.contract import (
+    ENV_DEFAULTS,
+    HELPER_DIVISION,
+    NAMESPACE_DIVISION_ATTRIBUTE,
+    EnvVar,
+    RunMemo,
+)
 from npaflow.runtime.summary import RunSummary
 
 ResultT = TypeVar("ResultT")
@@ -211,3 +217,22 @@ async def run_helper(
                     ),
                 )
             )
+
+
+async def ledger_on_worker(client: Client, run_id: str, reading: str) -> tuple[str, str]:
+    """The run's ledger location and task queue, for a helper a worker runs there.
+
+    Raises:
+        UsageError: no such run, no ledger yet, or no worker polls its queue (`reading` says
+            what the worker would have done, e.g. "artifacts are read").
+    """
+    description = await describe_or_fail(client.get_workflow_handle(run_id))
+    ledger_uri = RunMemo.read(await description.memo()).ledger_uri
+    if not ledger_uri:
+        raise UsageError(f"run {run_id} has no ledger location yet (it has not loaded its spec)")
+    queue = description.task_queue or ""
+    if not await has_pollers(client, queue, activities=True):
+        raise UsageError(
+            f"no worker polls task queue '{queue}': {reading} by workers (start one with 'npaflow worker')"
+        )
+    return ledger_uri, queue

@@ -163,6 +163,25 @@ async def wait_for(client: Client, pool: str, check: object, timeout: float = 30
         await asyncio.sleep(0.2)
 
 
+async def holder_and_waiter(
+    client: Client,
+    harness: Harness,
+    pool: str,
+    tmp_path: Path,
+    holding: float,
+    waiting: float,
+    states: int = 1,
+) -> tuple[WorkflowHandle[Any, RunSummary], WorkflowHandle[Any, RunSummary]]:
+    """A run that holds the whole 8-GPU pool for `holding` s, and one waiting in line behind it."""
+    holder = await harness.start(gpu_spec(tmp_path, "h", seconds=holding), quota=QuotaClaim(pool=pool))
+    await wait_for(client, pool, lambda s: s.in_use == 8)
+    waiter = await harness.start(
+        gpu_spec(tmp_path, "w", seconds=waiting, states=states), quota=QuotaClaim(pool=pool)
+    )
+    await wait_for(client, pool, lambda s: len(s.waiting) == 1)
+    return holder, waiter
+
+
 async def test_a_priority_1_run_asked_last_is_served_before_earlier_priority_3_waiters(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
@@ -190,10 +209,7 @@ async def test_a_pool_and_a_run_that_waited_for_quota_replay_their_histories_det
 ) -> None:
     async with local_harness.worker():
         pool = await new_pool(env.client, local_harness, 8)
-        holder = await local_harness.start(gpu_spec(tmp_path, "h", seconds=2), quota=QuotaClaim(pool=pool))
-        await wait_for(env.client, pool, lambda s: s.in_use == 8)
-        waiter = await local_harness.start(gpu_spec(tmp_path, "w", states=2), quota=QuotaClaim(pool=pool))
-        await wait_for(env.client, pool, lambda s: len(s.waiting) == 1)
+        holder, waiter = await holder_and_waiter(env.client, local_harness, pool, tmp_path, 2, 1.0, states=2)
         outcomes = [await local_harness.finish(handle) for handle in (holder, waiter)]
         histories = [
             await env.client.get_workflow_handle(workflow_id).fetch_history()
@@ -233,10 +249,7 @@ async def test_a_cancelled_waiter_leaves_the_line_and_a_cancelled_holder_frees_i
 ) -> None:
     async with local_harness.worker():
         pool = await new_pool(env.client, local_harness, 8)
-        holder = await local_harness.start(gpu_spec(tmp_path, "h", seconds=60), quota=QuotaClaim(pool=pool))
-        await wait_for(env.client, pool, lambda s: s.in_use == 8)
-        waiter = await local_harness.start(gpu_spec(tmp_path, "w", seconds=60), quota=QuotaClaim(pool=pool))
-        await wait_for(env.client, pool, lambda s: len(s.waiting) == 1)
+        holder, waiter = await holder_and_waiter(env.client, local_harness, pool, tmp_path, 60, 60)
         await waiter.cancel()
         await wait_for(env.client, pool, lambda s: not s.waiting, timeout=10)
         await holder.cancel()
@@ -250,10 +263,7 @@ async def test_a_holder_terminated_with_temporal_workflow_terminate_gives_its_gp
 ) -> None:
     async with local_harness.worker():
         pool = await new_pool(env.client, local_harness, 8)
-        holder = await local_harness.start(gpu_spec(tmp_path, "h", seconds=120), quota=QuotaClaim(pool=pool))
-        await wait_for(env.client, pool, lambda s: s.in_use == 8)
-        waiter = await local_harness.start(gpu_spec(tmp_path, "w"), quota=QuotaClaim(pool=pool))
-        await wait_for(env.client, pool, lambda s: len(s.waiting) == 1)
+        holder, waiter = await holder_and_waiter(env.client, local_harness, pool, tmp_path, 120, 1.0)
         terminate = await asyncio.create_subprocess_exec(  # as an operator does, behind npaflow's back
             str(TEMPORAL_BIN),
             "workflow",
@@ -323,10 +333,8 @@ async def test_a_temporal_server_restart_loses_no_lease_and_invents_none(home: P
     )
     async with harness.worker():
         pool = await new_pool(server.client, harness, 8)
-        holder = await harness.start(gpu_spec(tmp_path, "h", seconds=6), quota=QuotaClaim(pool=pool))
-        await wait_for(server.client, pool, lambda s: s.in_use == 8)
-        waiter = await harness.start(gpu_spec(tmp_path, "w", seconds=0.5), quota=QuotaClaim(pool=pool))
-        before = await wait_for(server.client, pool, lambda s: len(s.waiting) == 1)
+        holder, waiter = await holder_and_waiter(server.client, harness, pool, tmp_path, 6, 0.5)
+        before = await pool_status(server.client, pool)
     await server.shutdown()
     runs = (holder, waiter)
     server = await persistent_server(db, port)
