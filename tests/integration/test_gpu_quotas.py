@@ -24,10 +24,10 @@ from npaflow.quota.messages import pool_workflow_id
 from npaflow.runtime.contract import HELPER_DIVISION
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
-from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness, replaced_worker, start_worker_process
+from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness, dev_server, replaced_worker, start_worker_process
 from tests.helpers import COLD_WORKER_SECONDS, eventually, free_port
 from worker.main import workflow_runner
-from workflows_def import PHASE_ATTRIBUTE, SEARCH_ATTRIBUTE_KEYS, WORKFLOWS, NpaWorkflowRun
+from workflows_def import PHASE_ATTRIBUTE, WORKFLOWS, NpaWorkflowRun
 
 pytestmark = pytest.mark.integration
 
@@ -314,15 +314,7 @@ async def test_a_worker_killed_while_its_wave_holds_gpus_neither_leaks_nor_doubl
 
 async def persistent_server(db: Path, port: int) -> WorkflowEnvironment:
     """A dev server that keeps its state in `db`, so a restart on the same port keeps every workflow."""
-    return await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(TEMPORAL_BIN),
-        data_converter=pydantic_data_converter,
-        search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
-        dev_server_log_level="error",
-        ui=False,
-        port=port,
-        dev_server_extra_args=["--db-filename", str(db)],
-    )
+    return await dev_server("--db-filename", str(db), port=port)
 
 
 async def test_a_temporal_server_restart_loses_no_lease_and_invents_none(home: Path, tmp_path: Path) -> None:
@@ -360,14 +352,7 @@ async def test_a_temporal_server_restart_loses_no_lease_and_invents_none(home: P
 async def test_a_pool_continues_as_new_when_its_history_grows_and_keeps_serving_every_wave(
     home: Path, tmp_path: Path
 ) -> None:
-    server = await WorkflowEnvironment.start_local(
-        dev_server_existing_path=str(TEMPORAL_BIN),
-        data_converter=pydantic_data_converter,
-        search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
-        dev_server_log_level="error",
-        ui=False,
-        dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=40"],
-    )
+    server = await dev_server("--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=40")
     harness = Harness(
         server.client, home, LocalBackend(home / "local", WORKER_ID), f"tq-{uuid.uuid4().hex[:6]}"
     )
