@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from datetime import timedelta
-from functools import partial
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
@@ -162,7 +161,7 @@ class TemporalExecutor:
                     summary=f"backoff before attempt {attempt + 1} of {wave.key}",
                 )
             elif self.gates.suspends(outcome):
-                problem = await self.leases.set_aside(wave, partial(self.gates.suspend, outcome.error))
+                problem = await self.leases.set_aside(wave, self.gates.suspend, outcome.error)
                 if problem:
                     return WaveOutcome(succeeded=False, error=problem)
             else:

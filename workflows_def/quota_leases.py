@@ -63,19 +63,19 @@ class QuotaLeases:
             self.state.quota_settled(str(wave.key))
             await asyncio.shield(asyncio.ensure_future(self._release(claim.pool, request.lease_id)))
 
-    async def set_aside(self, wave: Wave, wait: Callable[[], Awaitable[None]]) -> str:
-        """Give the wave's GPUs back while `wait` runs, then ask again: "" once granted, else why not.
+    async def set_aside(self, wave: Wave, wait: Callable[[str], Awaitable[None]], why: str) -> str:
+        """Give the wave's GPUs back while `wait(why)` runs, then ask again: "" once granted, else why not.
 
         A suspended run waits for `resume` for as long as its operator takes: its GPUs
         serve other runs meanwhile, and its wave queues again like any other.
         """
         request = self.holding.get(str(wave.key))
         if request is None or self.claim is None or not workflow.patched(QUOTA_SET_ASIDE):
-            await wait()
+            await wait(why)
             return ""
         await self._release(self.claim.pool, request.lease_id)
         self.state.quota_settled(str(wave.key))
-        await wait()
+        await wait(why)
         problem = await self._acquire(self.claim.pool, request)
         if problem:
             self.holding.pop(str(wave.key), None)

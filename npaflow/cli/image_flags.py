@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from npaflow.errors import UsageError
+from npaflow.cli.image_overrides import overrides_from
 
 if TYPE_CHECKING:  # the models load only when a command checks images, not with every parser
     from npaflow.catalog.models import ToolCatalog
@@ -54,32 +54,6 @@ def add_resolve_argument(parser: argparse.ArgumentParser) -> None:
         help="resolve every image in its registry and show the digest it would launch "
         "(exit 2 when one cannot be verified)",
     )
-
-
-def overrides_from(args: argparse.Namespace) -> ImageBinding:
-    """The flags' overrides as a binding (no pins yet).
-
-    Raises:
-        UsageError: an override is not TOOL_REF=IMAGE or names no valid image.
-    """
-    from pydantic import ValidationError
-
-    from npaflow.images import EVERY_TOOL, ImageBinding
-
-    overrides: dict[str, str] = {}
-    for item in getattr(args, "image_override", None) or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise UsageError(
-                f"--image-override {item!r}: write TOOL_REF=IMAGE, e.g. train.sft=ghcr.io/team/sft:v3"
-            )
-        overrides[key.strip()] = value.strip()
-    image = str(getattr(args, "image", "") or "").strip()
-    try:
-        return ImageBinding(image=image or overrides.pop(EVERY_TOOL, ""), overrides=overrides)
-    except ValidationError as exc:
-        message = str(exc.errors(include_url=False)[0]["msg"]).removeprefix("Value error, ")
-        raise UsageError(f"--image/--image-override: {message}") from None
 
 
 def image_binding(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> ImageBinding:

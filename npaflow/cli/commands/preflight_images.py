@@ -24,7 +24,7 @@ def add(commands: SubParsers) -> None:
 
 def run_preflight_images(args: argparse.Namespace) -> int:
     """Check every image of every path through the spec; print each answer; exit 2 on any problem."""
-    from npaflow.cli.image_flags import overrides_from
+    from npaflow.cli.image_overrides import overrides_from
     from npaflow.cli.images import images_of, preflight
     from npaflow.cli.options import load_spec_for
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from npaflow.catalog.models import ToolCatalog
-from npaflow.cli.image_flags import overrides_from
+from npaflow.cli.image_overrides import overrides_from
 from npaflow.cli.images.preflight import images_of, preflight, preflight_async
 from npaflow.document.models import WorkflowSpec
 from npaflow.errors import UsageError

@@ -1,0 +1,41 @@
+"""`--image` and `--image-override` as a binding: what every command that launches or previews reads.
+
+Apart from the flags' parser (npaflow/cli/image_flags.py) and the registry checks
+(npaflow/cli/images/), both of which use it; it loads the image models only when called.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from npaflow.errors import UsageError
+
+if TYPE_CHECKING:
+    from npaflow.images import ImageBinding
+
+
+def overrides_from(args: argparse.Namespace) -> ImageBinding:
+    """The flags' overrides as a binding (no pins yet).
+
+    Raises:
+        UsageError: an override is not TOOL_REF=IMAGE or names no valid image.
+    """
+    from pydantic import ValidationError
+
+    from npaflow.images import EVERY_TOOL, ImageBinding
+
+    overrides: dict[str, str] = {}
+    for item in getattr(args, "image_override", None) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UsageError(
+                f"--image-override {item!r}: write TOOL_REF=IMAGE, e.g. train.sft=ghcr.io/team/sft:v3"
+            )
+        overrides[key.strip()] = value.strip()
+    image = str(getattr(args, "image", "") or "").strip()
+    try:
+        return ImageBinding(image=image or overrides.pop(EVERY_TOOL, ""), overrides=overrides)
+    except ValidationError as exc:
+        message = str(exc.errors(include_url=False)[0]["msg"]).removeprefix("Value error, ")
+        raise UsageError(f"--image/--image-override: {message}") from None
