@@ -47,16 +47,19 @@ async def ui(env: WorkflowEnvironment, local_harness: Harness) -> AsyncIterator[
     port = free_port()
     process = await npaflow_process(env, local_harness, "ui", "--port", str(port), "--temporal-ui", "")
     base = f"http://127.0.0.1:{port}"
-    for _ in range(100):
+    deadline = asyncio.get_running_loop().time() + 90  # a cold start on a busy 2-core machine
+    while True:
         try:
             with urlopen(f"{base}/healthz", timeout=1) as answer:
                 if answer.status == 200:
                     break
         except OSError:
-            await asyncio.sleep(0.1)
-    else:
-        process.kill()
-        raise AssertionError("npaflow ui never answered")
+            pass
+        if process.returncode is not None or asyncio.get_running_loop().time() > deadline:
+            process.kill()
+            _, err = await process.communicate()
+            raise AssertionError(f"npaflow ui never answered: {err.decode()[-2000:]}")
+        await asyncio.sleep(0.2)
     yield base
     process.terminate()
     await process.wait()

@@ -71,3 +71,17 @@ def test_a_ledger_the_run_already_ended_keeps_its_own_status() -> None:
     )
     delta = reconciled_delta(stored, request, now="2026-12-02T00:00:00Z")
     assert delta.status is None and delta.error is None
+
+
+def test_a_job_its_run_never_recorded_is_written_into_the_ledger_as_a_cancelled_attempt() -> None:
+    stored = RuntimeLedger(workflow="w", run_id="r1", api_version="v")  # ended before its first export
+    verified = Cancellation(state=CancellationState.VERIFIED)
+    job = ReconciledJob(
+        job_id="w1-1", job_name="r1-01-slow", wave_key="001|serial|:slow:-", attempt=1, cancellation=verified
+    )
+    request = RecordReconciledInput(
+        run_id="r1", ledger_uri="file:///l", ending=RunEnding.TERMINATED, jobs=[job]
+    )
+    (wave,) = reconciled_delta(stored, request, now="2026-12-02T00:00:00Z").waves
+    assert (wave.key.states, wave.job_id, wave.attempt) == (["slow"], "w1-1", 1)
+    assert wave.status is WaveStatus.CANCELLED and wave.cancellation == verified

@@ -9,6 +9,7 @@ from __future__ import annotations
 from npaflow.runtime.ledger import LedgerDelta, ReconciledJob, RuntimeLedger, WaveAttemptRecord
 from npaflow.runtime.reconcile.models import RecordReconciledInput
 from npaflow.runtime.vocabulary import LedgerStatus, RunEnding, WaveStatus
+from npaflow.waves import WaveKey
 
 
 def kept_on_purpose(ledger: RuntimeLedger | None, job_id: str) -> bool:
@@ -27,7 +28,7 @@ def reconciled_delta(stored: RuntimeLedger, request: RecordReconciledInput, *, n
     """The ledger change: each job's newest attempt cancelled with its cancellation, the run ended."""
     waves: list[WaveAttemptRecord] = []
     for job in (j for j in request.jobs if not j.skipped):
-        attempts = [w for w in stored.waves if w.job_id == job.job_id]
+        attempts = [w for w in stored.waves if w.job_id == job.job_id] or _unrecorded(job)
         if not attempts or attempts[-1].status.is_final():
             continue
         waves.append(_cancelled(attempts[-1], job, request.ending, now))
@@ -39,6 +40,22 @@ def reconciled_delta(stored: RuntimeLedger, request: RecordReconciledInput, *, n
         waves=waves,
         reconciled=[job.model_copy(update={"at": job.at or now}) for job in request.jobs],
     )
+
+
+def _unrecorded(job: ReconciledJob) -> list[WaveAttemptRecord]:
+    """The attempt of a job its run launched but never exported, from the job's owner record.
+
+    A run ended right after a launch has no ledger record of it yet: rebuilt from the
+    wave and attempt the job carries, so the ledger never loses a job it cancelled.
+    """
+    try:
+        key = WaveKey.parse(job.wave_key)
+    except ValueError:
+        return []
+    record = WaveAttemptRecord(
+        key=key, states=key.states, attempt=job.attempt, job_id=job.job_id, job_name=job.job_name
+    )
+    return [record.model_copy(update={"status": WaveStatus.RUNNING})]
 
 
 def _cancelled(
