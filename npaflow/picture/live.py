@@ -19,27 +19,7 @@ _WAVE = re.compile(r"\(wave ([^)]+)\)\s*$")
 
 def ledger_of_view(view: RunStatusView, updated_at: str = "") -> RuntimeLedger:
     """The ledger as the picture reads it, from a `status` query's answer."""
-    waves = [
-        WaveAttemptRecord(
-            key=wave.key,
-            states=wave.states,
-            attempt=wave.attempt,
-            job_id=wave.job_id,
-            job_name=wave.job_name,
-            status=wave.status,
-            sky_status=wave.sky_status,
-            error_category=wave.error_category,
-            started_at=wave.started_at,
-            ended_at=wave.ended_at,
-            gpu_hours=wave.gpu_hours,
-            node_hours=wave.node_hours,
-            cache=wave.cache,
-            worker_id=wave.worker_id,
-            worker_task_queue=wave.worker_task_queue,
-            error=wave.error,
-        )
-        for wave in view.waves
-    ]
+    waves = [WaveAttemptRecord(**dict(wave)) for wave in view.waves]  # a view is a record's subset
     return RuntimeLedger(
         workflow=view.workflow,
         run_id=view.run_id,
