@@ -216,7 +216,9 @@ def local_harness(env: WorkflowEnvironment, home: Path) -> Harness:
 def running_sky_server(tmp_path_factory: pytest.TempPathFactory, version: str) -> Iterator[SkyApiServer]:
     """A real SkyPilot API server of this release (consolidation mode, no cloud), held while iterated."""
     require_tool("rsync", package="rsync")
-    server = SkyApiServer(tmp_path_factory.mktemp(f"skypilot-{version}-home"), server_python(version))
+    server = SkyApiServer(
+        tmp_path_factory.mktemp(f"skypilot-{version}-home"), server_python(version), release=version
+    )
     with host_turn():
         server.start()
         yield server

@@ -80,9 +80,10 @@ class SkyApiServer:
     holds `host_turn()` around the server's life.
     """
 
-    def __init__(self, home: Path, python: Path | None = None) -> None:
+    def __init__(self, home: Path, python: Path | None = None, release: str = "") -> None:
         self.home = home.resolve()
         self.python = python or Path(sys.executable)
+        self.release = release  # the SkyPilot release `python` runs, where the caller knows it
         self.isolated = can_isolate_network()
         self.port = free_port() if self.isolated else SKYPILOT_PORT
         self.endpoint = f"http://127.0.0.1:{self.port}"
@@ -133,10 +134,7 @@ class SkyApiServer:
         # without expanding '~', i.e. under the server's working directory.
         self._spawn(command, self.log_path())
         if self.isolated:
-            self._spawn(
-                [sys.executable, str(BRIDGE), "tcp-to-unix", "127.0.0.1", str(self.port), str(self.socket)],
-                self.home / "bridge.log",
-            )
+            self._spawn_bridge()
         deadline = time.monotonic() + 180
         while not (self.healthy() and self.runs_managed_jobs()):
             if self.processes[0].poll() is not None or time.monotonic() > deadline:
@@ -146,6 +144,35 @@ class SkyApiServer:
                     f"and {self.jobs_daemon_log()}"
                 )
             time.sleep(0.5)
+
+    @contextmanager
+    def outage(self) -> Iterator[None]:
+        """The server unreachable from the host while inside, then reachable again.
+
+        In a namespace of its own only the host's bridge stops: to a worker that is the
+        same refused connection as a stopped server, and the server keeps its jobs
+        controller, so no restart (a minute or more on a loaded host) follows. Elsewhere
+        the server itself stops and starts again.
+        """
+        if not self.isolated:
+            self.stop()
+            try:
+                yield
+            finally:
+                self.start()
+            return
+        bridge = self.processes.pop()
+        with_signal(bridge.pid, signal.SIGKILL, group=True)
+        bridge.wait(timeout=10)
+        try:
+            yield
+        finally:
+            self._spawn_bridge()
+            deadline = time.monotonic() + 30
+            while not self.healthy():
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the bridge to {self.home}'s server did not come back in 30 s")
+                time.sleep(0.2)
 
     def runs_managed_jobs(self) -> bool:
         """True once the server holds the consolidated controller's lock and has recovered.
@@ -166,6 +193,13 @@ class SkyApiServer:
 
     def jobs_daemon_log(self) -> Path:
         return self.home / ".sky" / "api_server" / "request_logs" / "managed-job-status-refresh-daemon.log"
+
+    def _spawn_bridge(self) -> None:
+        """The host's end of the bridge: our free port to the namespace's socket."""
+        self._spawn(
+            [sys.executable, str(BRIDGE), "tcp-to-unix", "127.0.0.1", str(self.port), str(self.socket)],
+            self.home / "bridge.log",
+        )
 
     def _spawn(self, command: list[str], log_path: Path) -> None:
         with open(log_path, "ab") as log:
