@@ -1,9 +1,11 @@
 """Wall time of the pure CLI commands as a user runs them (a fresh process each time).
 
-Budgets (issue 8): `npaflow validate-spec` of an example < 0.4 s; `validate-spec`
-and `plan-spec` of a 10,830-state chain < 2 s; a 50,000-state chain returns a
-plan. Prints min and median of --repeat runs and the ratio to each budget.
-Run: python bench/cli_bench.py [--repeat 5] [--skip-50k]
+Start-up (issue 36): `npaflow --help`, `--version`, and `validate-spec` /
+`plan-spec` of every example within 5x `python -c pass` of the same interpreter,
+each run paired with a `python -c pass` just before it (so load hits both alike).
+Budgets (issue 8): `validate-spec` and `plan-spec` of a 10,830-state chain < 2 s;
+a 50,000-state chain returns a plan. Prints min and median of --repeat runs.
+Run: python bench/cli_bench.py [--repeat 7] [--skip-50k]
 """
 
 from __future__ import annotations
@@ -24,15 +26,18 @@ from tests.spec_factory import alias_bomb, chain_spec  # noqa: E402
 NPAFLOW = str(Path(sys.executable).parent / "npaflow")
 
 
+def wall(command: list[str]) -> tuple[float, int]:
+    start = time.perf_counter()
+    code = subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    return time.perf_counter() - start, code
+
+
 def timed(args: list[str], repeat: int) -> tuple[float, float, int]:
     """(min, median) wall seconds of `npaflow *args` and its exit code."""
     walls, code = [], 0
     for _ in range(repeat):
-        start = time.perf_counter()
-        code = subprocess.run(
-            [NPAFLOW, *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
-        ).returncode
-        walls.append(time.perf_counter() - start)
+        seconds, code = wall([NPAFLOW, *args])
+        walls.append(seconds)
     return min(walls), statistics.median(walls), code
 
 
@@ -42,9 +47,40 @@ def report(label: str, args: list[str], repeat: int, budget: float | None) -> No
     print(f"{label:<42} min {best:6.3f} s  median {median:6.3f} s  exit {code}{ratio}")
 
 
+def paired(label: str, args: list[str], repeat: int) -> float:
+    """Median of (npaflow run / the `python -c pass` just before it); prints both medians."""
+    ratios, ours, floor = [], [], []
+    for _ in range(repeat):
+        bare, _ = wall([sys.executable, "-c", "pass"])
+        seconds, code = wall([NPAFLOW, *args])
+        assert code == 0, (args, code)
+        ratios.append(seconds / bare)
+        ours.append(seconds)
+        floor.append(bare)
+    ratio = statistics.median(ratios)
+    print(
+        f"{label:<42} {statistics.median(ours):6.3f} s vs python -c pass {statistics.median(floor):6.3f} s"
+        f"  ratio {ratio:4.1f}x (budget 5x)"
+    )
+    return ratio
+
+
+def start_up(repeat: int) -> None:
+    worst = max(
+        paired("npaflow --help", ["--help"], repeat),
+        paired("npaflow --version", ["--version"], repeat),
+        *(
+            paired(f"{command} {spec.name}", [command, str(spec.relative_to(ROOT))], repeat)
+            for spec in sorted((ROOT / "specs" / "examples").glob("*.yaml"))
+            for command in ("validate-spec", "plan-spec")
+        ),
+    )
+    print(f"start-up: worst median ratio {worst:.1f}x python -c pass (budget 5x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--skip-50k", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
@@ -52,14 +88,7 @@ def main() -> None:
         chain.write_text(chain_spec(10_830))
         bomb = Path(scratch) / "bomb.yaml"
         bomb.write_text(alias_bomb())
-        report("npaflow --help", ["--help"], args.repeat, None)
-        report(
-            "validate-spec gate-loop.yaml",
-            ["validate-spec", "specs/examples/gate-loop.yaml"],
-            args.repeat,
-            0.4,
-        )
-        report("plan-spec gate-loop.yaml", ["plan-spec", "specs/examples/gate-loop.yaml"], args.repeat, None)
+        start_up(args.repeat)
         report("validate-spec alias bomb (refused)", ["validate-spec", str(bomb)], args.repeat, 1.0)
         report("validate-spec 10,830-state chain", ["validate-spec", str(chain)], args.repeat, 2.0)
         report("plan-spec 10,830-state chain", ["plan-spec", str(chain)], args.repeat, 2.0)

@@ -12,10 +12,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from npaflow.cli.commands import add_all
+from npaflow.cli.commands import COMMANDS
 from npaflow.cli.exits import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, StoppedFollowing
+from npaflow.cli.lazy_commands import Commands
 from npaflow.cli.options import SubParsers
-from npaflow.errors import NpaflowError, SpecError
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -30,15 +30,12 @@ class _HelpFormatter(argparse.HelpFormatter):
         return text
 
 
-class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
-    """Subcommands whose `--help` opens with what the command does (its one-line help)."""
+class _FormattedCommands(Commands):
+    """Commands whose parsers show defaults in their help, as the top level does."""
 
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
-        if "help" in kwargs and "description" not in kwargs:
-            text = kwargs["help"]
-            kwargs["description"] = text[:1].upper() + text[1:] + "."
         kwargs.setdefault("formatter_class", _HelpFormatter)
-        return super().add_parser(name, **kwargs)  # type: ignore[no-any-return]
+        return super().add_parser(name, **kwargs)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,7 +44,7 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
-        self.register("action", "parsers", _Commands)
+        self.register("action", "parsers", _FormattedCommands)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
@@ -58,26 +55,40 @@ class _Parser(argparse.ArgumentParser):
 Registrar = Callable[[SubParsers], None]
 
 
-def _version() -> str:
-    from importlib import metadata
+class _Version(argparse.Action):
+    """`--version`: the installed distribution's version, looked up only when asked for."""
 
-    try:
-        return metadata.version("npaflow")
-    except metadata.PackageNotFoundError:
-        return "(not installed)"
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the installed version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        """Print `npaflow X.Y.Z` and exit 0, as argparse's own version action does."""
+        from importlib import metadata
+
+        try:
+            version = metadata.version("npaflow")
+        except metadata.PackageNotFoundError:
+            version = "(not installed)"
+        print(f"npaflow {version}")
+        parser.exit()
 
 
-def build_parser(extra: Sequence[Registrar] = ()) -> argparse.ArgumentParser:
-    """Assemble the CLI; `extra` adds commands from outer layers (worker, dev, logs)."""
+def build_parser(extra: Sequence[Registrar] = (), *, every: bool = False) -> argparse.ArgumentParser:
+    """Assemble the CLI; `extra` adds commands from outer layers (worker, dev, logs).
+
+    A command's arguments are added when it is chosen (`every`: all of them now).
+    """
     parser: argparse.ArgumentParser = _Parser(
         prog="npaflow", description="Durable GPU pipelines on Temporal + SkyPilot"
     )
-    parser.add_argument("--version", action="version", version=f"npaflow {_version()}")
-    commands: SubParsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--version", action=_Version)
+    commands: Commands = parser.add_subparsers(dest="command", metavar="COMMAND")  # type: ignore[assignment]
     commands.required = True
-    add_all(commands)
+    commands.add_lazily(COMMANDS)
     for registrar in extra:
         registrar(commands)
+    if every:
+        commands.fill_all()
     return parser
 
 
@@ -85,6 +96,11 @@ def run(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> i
     """Parse arguments, run the command, and map errors to exit codes."""
     parser = build_parser(extra)
     args = parser.parse_args(argv)
+    from npaflow.errors import (  # only now: `--help` and `--version` never load pydantic
+        NpaflowError,
+        SpecError,
+    )
+
     try:
         return int(args.handler(args) or 0)
     except SpecError as exc:

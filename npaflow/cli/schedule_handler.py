@@ -38,8 +38,9 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.images import checked_binding
-from npaflow.cli.options import Overlap, load_spec_for, require_decision_sources
+from npaflow.cli.options import Overlap
 from npaflow.cli.quota_check import check_quota
+from npaflow.cli.spec_loading import load_spec_for, require_decision_sources
 from npaflow.cli.submit_handler import INLINE_SPEC_LIMIT, build_request
 from npaflow.cli.temporal_client import connect_from, task_queue_from
 from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text

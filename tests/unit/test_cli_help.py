@@ -27,7 +27,7 @@ def commands(
                 yield from commands(sub, f"{prefix} {name}")
 
 
-PARSER = cli.build_parser([register])
+PARSER = cli.build_parser([register], every=True)
 COMMANDS = dict(commands(PARSER))
 
 

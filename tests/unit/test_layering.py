@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import subprocess
 import sys
@@ -85,9 +86,9 @@ def _path_of(module: str) -> Path | None:
 
 
 def cli_loaded_at_start() -> set[Path]:
-    """The CLI modules `npaflow --help` loads: every other one is a lazily imported handler."""
+    """The CLI modules loaded before a command's handler runs: the front door and the command's module."""
     seen: set[Path] = set()
-    todo = [CLI / "__init__.py"]
+    todo = [CLI / "__init__.py", *(CLI / "commands").glob("[!_]*.py")]
     while todo:
         path = todo.pop()
         if path in seen:
@@ -111,9 +112,22 @@ def test_the_cli_never_imports_upper_layers_and_talks_to_temporal_only_from_its_
 def test_every_command_module_is_registered_and_loads_no_temporal_client() -> None:
     from npaflow.cli.commands import COMMANDS
 
-    modules = {Path(str(m.__file__)) for m in COMMANDS}
+    modules = {CLI / "commands" / f"{c.module.rsplit('.', 1)[-1]}.py" for c in COMMANDS}
     assert modules == set((CLI / "commands").glob("[!_]*.py"))
-    assert modules <= cli_loaded_at_start()
+    assert all(hasattr(importlib.import_module(c.module), "add") for c in COMMANDS)
+
+
+def test_help_imports_no_command_module() -> None:
+    script = (
+        "import sys, contextlib, io\n"
+        "import worker.cli\n"
+        "from npaflow import cli\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "    cli.build_parser([worker.cli.register]).parse_args(['--help'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('npaflow.cli.commands.')))\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]", loaded.stdout
 
 
 def test_spec_commands_load_no_temporal_aioboto3_activities_or_worker(tmp_path: Path) -> None:

@@ -5,15 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from npaflow.cli.options import SubParsers, add_run_id_arguments
+from npaflow.cli.options import add_run_id_arguments
 
 
-def add(commands: SubParsers) -> None:
-    """Register `artifacts`."""
-    found = commands.add_parser(
-        "artifacts",
-        help="a run's declared outputs (present or missing now), decisions read and trigger objects",
-    )
+def add(found: argparse.ArgumentParser) -> None:
+    """The arguments of `artifacts`."""
     add_run_id_arguments(found)
     found.add_argument("--state", default="", help="only this state's artifacts")
     found.add_argument("--json", action="store_true", help="print machine-readable JSON")

@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from npaflow.cli.options import SubParsers, add_connection_arguments, add_run_id_arguments
+from npaflow.cli.options import add_connection_arguments, add_run_id_arguments
 
 
-def add(commands: SubParsers) -> None:
-    """Register `cache` and its actions."""
-    cache = commands.add_parser("cache", help="the stage cache: entries, why a state missed, purge")
+def add(cache: argparse.ArgumentParser) -> None:
+    """The arguments of `cache` and its actions."""
     actions = cache.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="cache entries, newest first (state, key, source run, GPU-h)")
     _add_where(listing)

@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from npaflow.cli.options import SubParsers, add_run_id_arguments
+from npaflow.cli.options import add_run_id_arguments
 
 
-def add(commands: SubParsers) -> None:
-    """Register `cancel`."""
-    cancel = commands.add_parser("cancel", help="cancel a run's jobs and end it")
+def add(cancel: argparse.ArgumentParser) -> None:
+    """The arguments of `cancel`."""
     add_run_id_arguments(cancel)
     cancel.add_argument("--reason", default="", help="recorded in the ledger")
     cancel.set_defaults(handler=run_cancel)

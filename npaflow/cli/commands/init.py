@@ -5,18 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from npaflow.cli.options import SubParsers
 from npaflow.errors import UsageError
 from npaflow.shipped import EXAMPLES_DIR, STARTER_SPEC
 
 STARTER_NAME = "pipeline.yaml"
 
 
-def add(commands: SubParsers) -> None:
-    """Register `init`."""
-    init = commands.add_parser(
-        "init", help="write a commented starter spec, the shipped examples and the spec's JSON Schema"
-    )
+def add(init: argparse.ArgumentParser) -> None:
+    """The arguments of `init`."""
     init.add_argument("dir", metavar="DIR", nargs="?", default=".", help="where to write them")
     init.add_argument("--force", action="store_true", help="overwrite files that are already there")
     init.set_defaults(handler=run_init)

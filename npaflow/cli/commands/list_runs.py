@@ -5,14 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from npaflow.cli.options import SubParsers, add_connection_arguments
+from npaflow.cli.options import add_connection_arguments
 
 
-def add(commands: SubParsers) -> None:
-    """Register `list`."""
-    runs = commands.add_parser(
-        "list", help="list npaflow's runs, newest first, with spec, phase and GPU-hours"
-    )
+def add(runs: argparse.ArgumentParser) -> None:
+    """The arguments of `list`."""
     add_connection_arguments(runs, ledger_root=False)
     runs.add_argument("--phase", default="", help="only runs in this phase (running, suspended, failed, ...)")
     runs.add_argument("--spec", default="", help="only runs of this spec (its metadata.name)")

@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from npaflow.cli.options import SubParsers, add_run_id_arguments
+from npaflow.cli.options import add_run_id_arguments
 
 
-def add(commands: SubParsers) -> None:
-    """Register `logs`."""
-    logs = commands.add_parser("logs", help="print the logs of a run's jobs, read where they run")
+def add(logs: argparse.ArgumentParser) -> None:
+    """The arguments of `logs`."""
     add_run_id_arguments(logs)
     logs.add_argument("--state", default="", help="only this state's jobs")
     logs.add_argument("--tail", type=int, default=2000, help="lines per job (default 2000)")

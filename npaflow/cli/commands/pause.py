@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from npaflow.cli.options import SubParsers, add_run_id_arguments
+from npaflow.cli.options import add_run_id_arguments
 
 
-def add(commands: SubParsers) -> None:
-    """Register `pause`."""
-    pause = commands.add_parser("pause", help="stop launching new waves")
+def add(pause: argparse.ArgumentParser) -> None:
+    """The arguments of `pause`."""
     add_run_id_arguments(pause)
     pause.set_defaults(handler=run_pause)
 

@@ -10,15 +10,8 @@ from enum import StrEnum
 from npaflow.catalog.models import ToolCatalog
 from npaflow.cli.commands.render import wave_file_name
 from npaflow.cli.image_flags import add_image_arguments, add_resolve_argument, image_binding
-from npaflow.cli.options import (
-    SubParsers,
-    add_cap_argument,
-    add_spec_arguments,
-    check_assumption,
-    load_spec_for,
-    preview_plan,
-    warn_decision_sources,
-)
+from npaflow.cli.options import add_cap_argument, add_spec_arguments
+from npaflow.cli.spec_loading import check_assumption, load_spec_for, preview_plan, warn_decision_sources
 from npaflow.durations import duration_text
 from npaflow.gc_pause import gc_paused
 from npaflow.images import ImageBinding
@@ -38,9 +31,8 @@ class PlanFormat(StrEnum):
     SVG = "svg"
 
 
-def add(commands: SubParsers) -> None:
-    """Register `plan-spec`."""
-    plan = commands.add_parser("plan-spec", help="preview the steps (or waves) a run would take")
+def add(plan: argparse.ArgumentParser) -> None:
+    """The arguments of `plan-spec`."""
     add_spec_arguments(plan)
     plan.add_argument("--run-id", default=DEFAULT_PLAN_RUN_ID, help="run id used for {{run.id}}")
     plan.add_argument(

@@ -6,17 +6,11 @@ import argparse
 import json
 
 from npaflow.cli.image_flags import add_image_arguments
-from npaflow.cli.options import SubParsers, add_spec_arguments
+from npaflow.cli.options import add_spec_arguments
 
 
-def add(commands: SubParsers) -> None:
-    """Register `preflight-images`."""
-    parser = commands.add_parser(
-        "preflight-images",
-        help="resolve every image the spec launches to a digest (ok, not_found, forbidden, unavailable)",
-        epilog="exit codes: 0 every image verified, 2 a usage or validation error or any image that "
-        "cannot be verified (all listed, each with its fix)",
-    )
+def add(parser: argparse.ArgumentParser) -> None:
+    """The arguments of `preflight-images`."""
     add_spec_arguments(parser)
     add_image_arguments(parser)
     parser.set_defaults(handler=run_preflight_images)
@@ -26,7 +20,7 @@ def run_preflight_images(args: argparse.Namespace) -> int:
     """Check every image of every path through the spec; print each answer; exit 2 on any problem."""
     from npaflow.cli.image_overrides import overrides_from
     from npaflow.cli.images import images_of, preflight
-    from npaflow.cli.options import load_spec_for
+    from npaflow.cli.spec_loading import load_spec_for
 
     spec, catalog = load_spec_for(args)
     report = preflight(images_of(spec, catalog, overrides_from(args)))

@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from npaflow.cli.options import SubParsers, add_connection_arguments
+from npaflow.cli.options import add_connection_arguments
 
 
-def add(commands: SubParsers) -> None:
-    """Register `quota` and its actions."""
-    quota = commands.add_parser("quota", help="GPU quota pools: capacity, teams, holders and waiters")
+def add(quota: argparse.ArgumentParser) -> None:
+    """The arguments of `quota` and its actions."""
     actions = quota.add_subparsers(dest="action", metavar="ACTION", required=True)
     setting = actions.add_parser("set", help="create a pool, or change its capacity, accelerator or weights")
     setting.add_argument("pool", metavar="POOL", help="the pool's name (lowercase letters, digits, ._-)")

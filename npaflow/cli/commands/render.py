@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from npaflow.cli.image_flags import add_image_arguments, add_resolve_argument, image_binding
-from npaflow.cli.options import SubParsers, add_cap_argument, add_spec_arguments, load_spec_for, preview_plan
+from npaflow.cli.options import add_cap_argument, add_spec_arguments
+from npaflow.cli.spec_loading import load_spec_for, preview_plan
 from npaflow.gc_pause import gc_paused
 from npaflow.ids import RunId
 from npaflow.plan import DEFAULT_PLAN_RUN_ID
@@ -16,9 +17,8 @@ from npaflow.traversal import Wave
 from npaflow.waves import job_name
 
 
-def add(commands: SubParsers) -> None:
-    """Register `render`."""
-    render = commands.add_parser("render", help="write the SkyPilot YAML of every wave")
+def add(render: argparse.ArgumentParser) -> None:
+    """The arguments of `render`."""
     add_spec_arguments(render)
     render.add_argument("--out", required=True, metavar="DIR", help="directory for the YAML files")
     render.add_argument("--run-id", default=DEFAULT_PLAN_RUN_ID, help="run id used for names")

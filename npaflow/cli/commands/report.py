@@ -5,15 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from npaflow.cli.options import SubParsers, add_run_id_arguments
+from npaflow.cli.options import add_run_id_arguments
 
 
-def add(commands: SubParsers) -> None:
-    """Register `report`."""
-    report = commands.add_parser(
-        "report",
-        help="write a run's report.html: its graph coloured by what happened, timeline, decisions, GPU-hours",
-    )
+def add(report: argparse.ArgumentParser) -> None:
+    """The arguments of `report`."""
     add_run_id_arguments(report)
     report.add_argument(
         "--out", default="", help="where to write the page (default: RUN_ID.html here; '-' prints it)"

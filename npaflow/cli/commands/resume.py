@@ -6,12 +6,11 @@ import argparse
 import asyncio
 
 from npaflow.cli.image_flags import add_preflight_argument
-from npaflow.cli.options import SubParsers, add_run_id_arguments
+from npaflow.cli.options import add_run_id_arguments
 
 
-def add(commands: SubParsers) -> None:
-    """Register `resume`."""
-    resume = commands.add_parser("resume", help="continue a paused/suspended run, or restart a failed one")
+def add(resume: argparse.ArgumentParser) -> None:
+    """The arguments of `resume`."""
     add_run_id_arguments(resume)
     resume.add_argument(
         "--spec", metavar="NEW.yaml", help="restart an ended run onto this edited spec (its change is listed)"

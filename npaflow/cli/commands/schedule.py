@@ -9,9 +9,8 @@ from npaflow.cli.commands.submit import add_run_options
 from npaflow.cli.options import Overlap, SubParsers, add_connection_arguments, add_spec_arguments
 
 
-def add(commands: SubParsers) -> None:
-    """Register `schedule` and its actions."""
-    schedule = commands.add_parser("schedule", help="run a spec on a cron or interval (Temporal Schedules)")
+def add(schedule: argparse.ArgumentParser) -> None:
+    """The arguments of `schedule` and its actions."""
     actions = schedule.add_subparsers(dest="action", metavar="ACTION", required=True)
     _add_create(actions)
     for name, text, handler in (

@@ -5,14 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from npaflow.cli.options import SubParsers
 
-
-def add(commands: SubParsers) -> None:
-    """Register `schema`."""
-    schema = commands.add_parser(
-        "schema", help="print the JSON Schema of npa.workflow/v0.0.1 specs (for editors)"
-    )
+def add(schema: argparse.ArgumentParser) -> None:
+    """The arguments of `schema`."""
     schema.set_defaults(handler=run_schema)
 
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from npaflow.cli.options import SubParsers, add_run_id_arguments
+from npaflow.cli.options import add_run_id_arguments
 
 
-def add(commands: SubParsers) -> None:
-    """Register `status`."""
-    status = commands.add_parser("status", help="show a run's live status")
+def add(status: argparse.ArgumentParser) -> None:
+    """The arguments of `status`."""
     add_run_id_arguments(status)
     status.add_argument("--json", action="store_true", help="print machine-readable JSON")
     status.add_argument(

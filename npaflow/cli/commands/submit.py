@@ -11,22 +11,14 @@ import argparse
 import asyncio
 
 from npaflow.cli.image_flags import add_image_arguments, add_preflight_argument
-from npaflow.cli.options import SubParsers, add_connection_arguments, add_spec_arguments
+from npaflow.cli.options import add_connection_arguments, add_spec_arguments
 from npaflow.runtime.cache_messages import CacheMode
 from npaflow.runtime.notifications import NotifyWhen
 from npaflow.runtime.request import BackendName, OnFailure
 
 
-def add(commands: SubParsers) -> None:
-    """Register `submit`."""
-    submit = commands.add_parser(
-        "submit",
-        help="validate a spec and start a durable run",
-        epilog="exit codes: 0 started (with --wait: succeeded), 1 failed, 2 usage or validation "
-        "error (nothing started), 3 the run id is already running (see --attach), 4 stopped "
-        "following by Ctrl-C (the run continues), 75 failed for lack of capacity (try again "
-        "later), 130 cancelled",
-    )
+def add(submit: argparse.ArgumentParser) -> None:
+    """The arguments of `submit`."""
     add_spec_arguments(submit)
     add_connection_arguments(submit)
     submit.add_argument("--run-id", help="run id = workflow id (default <spec name>-<UTC timestamp>)")

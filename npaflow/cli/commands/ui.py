@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from npaflow.cli.options import SubParsers, add_connection_arguments
+from npaflow.cli.options import add_connection_arguments
 
 
-def add(commands: SubParsers) -> None:
-    """Register `ui`."""
-    ui = commands.add_parser(
-        "ui", help="serve a read-only web page of the runs: each run's live graph, timeline and decisions"
-    )
+def add(ui: argparse.ArgumentParser) -> None:
+    """The arguments of `ui`."""
     add_connection_arguments(ui, ledger_root=False)
     ui.add_argument("--port", type=int, default=8234, help="port to serve on (default 8234)")
     ui.add_argument(

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from npaflow.cli.options import SubParsers, add_spec_arguments, load_spec_for, warn_decision_sources
+from npaflow.cli.options import add_spec_arguments
+from npaflow.cli.spec_loading import load_spec_for, warn_decision_sources
 from npaflow.gc_pause import gc_paused
 
 
-def add(commands: SubParsers) -> None:
-    """Register `validate-spec`."""
-    validate = commands.add_parser("validate-spec", help="check a spec; exit 2 when invalid")
+def add(validate: argparse.ArgumentParser) -> None:
+    """The arguments of `validate-spec`."""
     add_spec_arguments(validate)
     validate.set_defaults(handler=run_validate)
 

@@ -1,0 +1,124 @@
+"""Loading the spec named on the command line: catalogs, --var, typo checks, decision sources.
+
+Kept apart from the argument definitions (npaflow/cli/options.py) because it
+imports the spec, catalog and plan models, which only the spec commands need.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from npaflow.catalog import ToolCatalog, load_catalogs
+from npaflow.context import build_run_context
+from npaflow.decisions import assumption_problem
+from npaflow.document.yaml_source import parse_yaml
+from npaflow.errors import SpecError, SpecIssue, UsageError
+from npaflow.ids import RunId
+from npaflow.plan import ExecutionPlan, build_plan
+from npaflow.runtime.environment import EnvVar
+from npaflow.spec import WorkflowSpec, load_spec_from_path
+from npaflow.spec.decision_sources import decision_source_issues
+from npaflow.spec.typos import top_level_warnings, unknown_var_issues
+
+
+def parse_vars(items: Sequence[str]) -> dict[str, str]:
+    """Turn `K=V` items into a dict; the value is whatever follows the first `=`.
+
+    Raises:
+        UsageError: an item has no `=` or an empty key.
+    """
+    result: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--var expects KEY=VALUE, got {item!r} (example: --var bucket=my-bucket)")
+        result[key.strip()] = value
+    return result
+
+
+def catalog_paths(cli_paths: Sequence[str]) -> list[str]:
+    """Return catalog paths from NPAFLOW_CATALOG followed by --catalog (later wins)."""
+    from_env = [p for p in os.environ.get(EnvVar.CATALOG.value, "").split(os.pathsep) if p.strip()]
+    return [*from_env, *cli_paths]
+
+
+def load_catalog_for(args: argparse.Namespace) -> ToolCatalog:
+    """Load the built-in catalog plus NPAFLOW_CATALOG and --catalog paths."""
+    return load_catalogs(catalog_paths(args.catalog))
+
+
+def load_spec_for(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCatalog]:
+    """Load and validate the spec named on the command line, with --var merged.
+
+    Typos that would silently change what runs are caught here, for every command:
+    an unknown top-level key is a warning (the reference ignores it), a `--var` key
+    that nothing reads is an error unless --allow-new-vars says it is meant.
+
+    Raises:
+        SpecError: the spec is invalid, or a --var key is unknown.
+    """
+    catalog = load_catalog_for(args)
+    overrides = parse_vars(args.var)
+    spec = load_spec_from_path(args.spec, catalog=catalog, overrides=overrides)
+    text = Path(args.spec).read_text(encoding="utf-8")
+    source = parse_yaml(text, args.spec)
+    for issue in top_level_warnings(source):
+        print(f"npaflow: warning: {issue.render()}", file=sys.stderr)
+    if overrides and not getattr(args, "allow_new_vars", False):
+        refs = {state.tool_ref for state in spec.states.values() if state.tool_ref}
+        used = ToolCatalog(tools={ref: catalog.tools[ref] for ref in refs if ref in catalog.tools})
+        issues = unknown_var_issues(overrides, source, text, used)
+        if issues:
+            raise SpecError(issues)
+    return spec, catalog
+
+
+def decision_gaps_for(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> list[SpecIssue]:
+    """The states of the spec on the command line that would decide with no artifact."""
+    config = build_run_context(spec, catalog, RunId("validate-run")).config
+    return decision_source_issues(spec, config, Path(args.spec).read_text(encoding="utf-8"), args.spec)
+
+
+def require_decision_sources(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> None:
+    """A run decides only from artifacts, unless --assume-decision makes the fallback explicit.
+
+    Raises:
+        UsageError: --assume-decision names no known decision.
+        SpecError: a state would branch or end a loop with no decision source.
+    """
+    check_assumption(args.assume_decision)
+    if not args.assume_decision:
+        issues = decision_gaps_for(args, spec, catalog)
+        if issues:
+            raise SpecError(issues)
+
+
+def warn_decision_sources(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> None:
+    """Previews accept such specs, but say that a run would refuse them."""
+    for issue in decision_gaps_for(args, spec, catalog):
+        print(
+            f"npaflow: warning: {issue.render()}; `npaflow submit` refuses this spec "
+            "unless --assume-decision is given",
+            file=sys.stderr,
+        )
+
+
+def check_assumption(value: str) -> None:
+    """Raises UsageError when --assume-decision names no known decision."""
+    if problem := assumption_problem(value or ""):
+        raise UsageError(f"--assume-decision: {problem}")
+
+
+def preview_plan(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> ExecutionPlan:
+    """The plan `plan-spec` and `render` preview: the flags' run id, assumption and cap."""
+    return build_plan(
+        spec,
+        catalog,
+        run_id=args.run_id,
+        assume_decision=args.assume_decision,
+        cap=max(0, args.max_concurrency),
+    )
