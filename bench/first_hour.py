@@ -110,7 +110,9 @@ class Flow:
         environ = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
         bin_dir = self.clone / ".venv" / "bin"
         environ.update(PATH=f"{bin_dir}{os.pathsep}{environ['PATH']}", NPAFLOW_HOME=str(self.home))
-        environ["TEMPORAL_ADDRESS"] = address or f"127.0.0.1:{self.port}"
+        environ.pop("TEMPORAL_ADDRESS", None)
+        if address != "":  # "": as a new user's shell, which names no server
+            environ["TEMPORAL_ADDRESS"] = address or f"127.0.0.1:{self.port}"
         return environ
 
     def npaflow(self, argv: list[str], address: str | None = None) -> tuple[int, str, str, float]:
@@ -125,7 +127,7 @@ class Flow:
         command = readme_first_command(self.clone)
         start = time.perf_counter()
         done = subprocess.run(
-            ["bash", "-c", command], cwd=self.clone, env=self.environ(), capture_output=True, text=True
+            ["bash", "-c", command], cwd=self.clone, env=self.environ(""), capture_output=True, text=True
         )
         tail = done.stdout.strip().splitlines()[-1:] or [done.stderr[-200:]]
         return row(

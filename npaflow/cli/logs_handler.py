@@ -8,7 +8,13 @@ import difflib
 
 from temporalio.client import Client
 
-from npaflow.cli.temporal_client import connect_from, describe_or_fail, run_helper, task_queue_from
+from npaflow.cli.temporal_client import (
+    connect_from,
+    describe_or_fail,
+    has_pollers,
+    run_helper,
+    task_queue_from,
+)
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, STATUS_QUERY
 from npaflow.runtime.messages import JobRef
@@ -28,7 +34,13 @@ async def read_logs(
     """
     handle = client.get_workflow_handle(run_id)
     description = await describe_or_fail(handle)
-    task_queue = task_queue or description.task_queue or ""
+    run_queue = description.task_queue or ""
+    task_queue = task_queue or run_queue
+    if not await has_pollers(client, run_queue):  # else the query would wait 30 s for nobody
+        raise UsageError(
+            f"no worker polls task queue '{run_queue}': logs are read by workers "
+            "(start one with 'npaflow worker')"
+        )
     try:
         view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 30)
     except Exception as exc:  # noqa: BLE001 - queries need a worker: say so

@@ -14,7 +14,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.test_cli_runs import NPAFLOW
-from tests.harness import ROOT
+from tests.harness import ROOT, Harness
 from tests.helpers import free_port
 
 pytestmark = pytest.mark.e2e
@@ -83,3 +83,15 @@ async def test_a_dead_server_is_one_clear_line_and_exit_two_for_every_command(co
     code, out, err = await run_cli(f"127.0.0.1:{free_port()}", *command.split())
     assert_one_clear_line(code, out, err)
     assert "cannot reach the Temporal server" in err and "from TEMPORAL_ADDRESS" in err
+
+
+async def test_logs_of_a_run_no_worker_serves_says_so_at_once_instead_of_waiting_on_a_query(
+    env: WorkflowEnvironment, harness: Harness
+) -> None:
+    handle = await harness.start("runtime/local-steps.yaml", run_id=f"unserved-logs-{harness.task_queue}")
+    try:
+        code, out, err = await run_cli(env.client.service_client.config.target_host, "logs", handle.id)
+    finally:
+        await handle.terminate("test over")
+    assert_one_clear_line(code, out, err)
+    assert f"no worker polls task queue '{harness.task_queue}'" in err
