@@ -109,7 +109,8 @@ class Flow:
     def environ(self, address: str | None = None) -> dict[str, str]:
         environ = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
         bin_dir = self.clone / ".venv" / "bin"
-        environ.update(PATH=f"{bin_dir}{os.pathsep}{environ['PATH']}", NPAFLOW_HOME=str(self.home))
+        home = self.home if address != "" else self.scratch / "readme-home"  # the README run's own jobs
+        environ.update(PATH=f"{bin_dir}{os.pathsep}{environ['PATH']}", NPAFLOW_HOME=str(home))
         environ.pop("TEMPORAL_ADDRESS", None)
         if address != "":  # "": as a new user's shell, which names no server
             environ["TEMPORAL_ADDRESS"] = address or f"127.0.0.1:{self.port}"
