@@ -68,12 +68,7 @@ class CacheActivities:
             ]
             await self._remember(keys, skipped)
             return CacheLookupResult(keys=keys, steps=tuple(skipped))
-        now = datetime.now(UTC)
-        verdicts = [
-            await verdict(self.storage, request.cache_root, request.scope, key, step, now)
-            for key, step in zip(keys, cached, strict=True)
-        ]
-        result = await self._serve(request, cached, keys, verdicts)
+        result = await self._look(request, cached, keys)
         await self._remember(keys, [step for step in result.steps if not step.hit])
         if result.served or not request.flight_queue or len(cached) < len(request.wave.steps):
             return result
@@ -85,7 +80,25 @@ class CacheActivities:
                 task_queue=request.flight_queue,
             )
         )
+        if holding:
+            # Granted at once, yet asked after reading: a holder may have stored and given the
+            # key back in between. Look again now that nobody else can store it.
+            again = await self._look(request, cached, keys)
+            if again.served:
+                await release_flights(request.run_id, request.scope, [first])
+                return again
         return result.model_copy(update={"flying": first, "holding": holding})
+
+    async def _look(
+        self, request: CacheLookupInput, cached: list[PlanStep], keys: tuple[StepKey, ...]
+    ) -> CacheLookupResult:
+        """Every key's verdict now, and the wave served when all of them hit."""
+        now = datetime.now(UTC)
+        verdicts = [
+            await verdict(self.storage, request.cache_root, request.scope, key, step, now)
+            for key, step in zip(keys, cached, strict=True)
+        ]
+        return await self._serve(request, cached, keys, verdicts)
 
     async def _remember(self, keys: tuple[StepKey, ...], misses: list[CachedStep]) -> None:
         """Write each miss's key components beside where its entry goes (`npaflow cache explain`)."""
