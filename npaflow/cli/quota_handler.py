@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import sys
 from typing import Any
 
 from pydantic import ValidationError
@@ -12,7 +14,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cli.quota_text import pool_lines
-from npaflow.cli.temporal_client import connect_from, helper_attributes, task_queue_from
+from npaflow.cli.temporal_client import connect_from, has_pollers, helper_attributes, task_queue_from
 from npaflow.errors import UsageError
 from npaflow.quota import PoolConfig, PoolStatus, name_problem
 from npaflow.quota.messages import (
@@ -28,6 +30,14 @@ from npaflow.runtime.contract import HELPER_DIVISION, NAMESPACE_DIVISION_ATTRIBU
 
 class PoolMissing(UsageError):
     """No such pool (never created, or deleted)."""
+
+
+class PoolUnserved(UsageError):
+    """The pool exists but no worker polls its task queue, so nobody can answer for it."""
+
+
+#: Seconds a pool's status query may take before the pool counts as not answering.
+POOL_QUERY_SECONDS = 15
 
 
 async def quota(args: argparse.Namespace) -> int:
@@ -107,24 +117,41 @@ async def pool_status(client: Client, pool: str) -> PoolStatus:
     handle = client.get_workflow_handle(pool_workflow_id(pool))
     missing = PoolMissing(f"no quota pool {pool!r}: create it with `npaflow quota set {pool} --gpus N`")
     try:
-        if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+        description = await handle.describe()
+        if description.status != WorkflowExecutionStatus.RUNNING:
             raise missing  # deleted (a closed pool still answers queries from its history)
-        status: PoolStatus = await handle.query(STATUS_QUERY, result_type=PoolStatus)
+        queue = description.task_queue or ""
+        if not await has_pollers(client, queue):  # else the query waits for a worker that never comes
+            raise PoolUnserved(
+                f"quota pool {pool}: no worker polls its task queue '{queue}', so it cannot answer "
+                f"(start one: npaflow worker --task-queue {queue})"
+            )
+        status: PoolStatus = await asyncio.wait_for(
+            handle.query(STATUS_QUERY, result_type=PoolStatus), POOL_QUERY_SECONDS
+        )
     except RPCError as error:
         if error.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
             raise missing from None
         raise UsageError(f"quota pool {pool} cannot be asked: {error.message}") from None
+    except TimeoutError:
+        raise UsageError(f"quota pool {pool} did not answer within {POOL_QUERY_SECONDS} s") from None
     return status
 
 
 async def _existing(client: Client, pools: list[str]) -> list[PoolStatus]:
-    """The pools' statuses; one deleted since visibility listed it is left out, not an error."""
+    """The pools' statuses; one deleted since visibility listed it is left out, not an error.
+
+    One that cannot answer (no worker, or too slow) is named in a warning, so the others
+    are still listed.
+    """
     statuses = []
     for pool in pools:
         try:
             statuses.append(await pool_status(client, pool))
         except PoolMissing:
             continue
+        except UsageError as unanswered:
+            print(f"npaflow: warning: {unanswered}", file=sys.stderr)
     return statuses
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from npaflow.cli.temporal_client import helper_attributes
+from npaflow.quota.messages import POOL_WORKFLOW_TYPE, pool_workflow_id
 from tests.e2e.test_cli_runs import npaflow
 from tests.harness import Harness
 
@@ -97,3 +99,28 @@ async def test_quota_set_status_list_and_delete_and_submit_refuses_a_wave_the_po
     assert "team research (weight 2): 0 in use, 0 waiting" in status.stdout
     assert deleted.returncode == 0 and gone.returncode == 2 and "no quota pool 'gpu16'" in gone.stderr
     assert "Traceback" not in too_wide.stderr + unknown.stderr + bad.stderr + gone.stderr
+
+
+async def test_a_pool_no_worker_serves_is_named_at_once_by_status_and_list_instead_of_hanging_them(
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
+    pool = f"orphan-{local_harness.task_queue}"
+    handle = await env.client.start_workflow(
+        POOL_WORKFLOW_TYPE,
+        id=pool_workflow_id(pool),
+        task_queue=f"{local_harness.task_queue}-nobody",
+        search_attributes=helper_attributes(),
+    )
+    try:
+        status = await npaflow(env, local_harness, "quota", "status", pool)
+        for _ in range(50):  # `quota list` reads visibility, which follows a new pool within seconds
+            listed = await npaflow(env, local_harness, "quota", "list")
+            if pool in listed.stderr:
+                break
+            await asyncio.sleep(0.2)
+    finally:
+        await handle.terminate("test over")
+    assert status.returncode == 2, status.stdout
+    assert f"quota pool {pool}: no worker polls its task queue" in status.stderr
+    assert "Traceback" not in status.stderr
+    assert listed.returncode == 0 and f"warning: quota pool {pool}: no worker polls" in listed.stderr
