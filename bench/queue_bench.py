@@ -10,9 +10,10 @@ await seeing it (median and p95; budget: median <= 10 s at 20 waves) and the
 queue calls per tick it took.
 
 Part 2 (`--live`): starts a SkyPilot API server of the pinned release (consolidation mode,
-needs rsync), seeds its history with finished jobs through SkyPilot's own job
-state API, and times one tick (`queue_v2(job_ids=...)` through the backend)
-with 10 and with 1,000 finished jobs in the history.
+needs rsync), seeds its job table with finished jobs through SkyPilot's own job
+state API (10, 1,000, then 10,000 by default: `--tables`), and times one tick's
+call (`queue_v2(job_ids=..., fields=QUEUE_FIELDS)`, as the poller makes it) asking
+for 10 and for 200 ids, printing the records and bytes of each answer.
 
 Run: python bench/queue_bench.py [--waves 50] [--seconds 12] [--live]
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
 import statistics
 import subprocess
@@ -28,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -36,6 +39,10 @@ from activities.poller import JobPoller  # noqa: E402
 from npaflow.runtime.ledger import TaskRow  # noqa: E402
 from npaflow.runtime.request import BackendName  # noqa: E402
 from npaflow.runtime.status import JobStatus  # noqa: E402
+
+if TYPE_CHECKING:
+    from activities.backends.skypilot_sdk import SkyPilotSdk
+    from tests.skypilot_server import SkyApiServer
 
 SEED = """
 import sys
@@ -137,8 +144,35 @@ async def barrier_latency(waves: int, latency: float) -> None:
     )
 
 
-async def live_tick_latency() -> None:
-    from activities.backends.skypilot import SkyPilotBackend
+def seed_history(server: SkyApiServer, jobs: int) -> float:
+    """Add `jobs` finished records through SkyPilot's own job state API; seconds it took."""
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", SEED, str(jobs)],
+        env=server.environ(),
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return time.perf_counter() - started
+
+
+async def one_tick(sdk: SkyPilotSdk, ids: list[int]) -> tuple[float, int, int]:
+    """Median seconds of the tick's `queue_v2(job_ids=..., fields=QUEUE_FIELDS)` call, its records, bytes."""
+    from activities.backends.skypilot import QUEUE_FIELDS
+
+    await sdk.queue(job_ids=ids, limit=None, fields=QUEUE_FIELDS)  # warm-up
+    samples, records = [], []
+    for _ in range(5):
+        started = time.perf_counter()
+        records = await sdk.queue(job_ids=ids, limit=None, fields=QUEUE_FIELDS)
+        samples.append(time.perf_counter() - started)
+    size = len(json.dumps([record.model_dump(mode="json") for record in records]))
+    return statistics.median(samples), len(records), size
+
+
+async def live_tick_latency(histories: list[int]) -> None:
+    """One tick's call and answer on a real server whose job table holds each of `histories` records."""
     from activities.backends.skypilot_sdk import SkyPilotSdk
     from tests.skypilot_server import SkyApiServer, host_turn
 
@@ -146,33 +180,26 @@ async def live_tick_latency() -> None:
         server = SkyApiServer(Path(scratch))
         server.start()
         try:
-            backend = SkyPilotBackend(SkyPilotSdk(server.endpoint))
-            figures = {}
-            for history in (10, 1000):
-                seed = history - ((figures and 10) or 0)
-                subprocess.run(
-                    [sys.executable, "-c", SEED, str(seed)],
-                    env=server.environ(),
-                    check=True,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-                ids = [str(i) for i in range(1, 11)]
-                await backend.queue(ids)  # warm-up
-                samples = []
-                for _ in range(5):
-                    started = time.perf_counter()
-                    await backend.queue(ids)
-                    samples.append(time.perf_counter() - started)
-                figures[history] = statistics.median(samples)
+            sdk, seeded, figures = SkyPilotSdk(server.endpoint), 0, {}
+            for history in histories:
+                took = seed_history(server, history - seeded)
+                print(f"seeded {history - seeded} finished jobs in {took:.0f}s (table: {history})")
+                seeded = history
+                for asked in (10, 200):
+                    ids = list(range(1, min(asked, history) + 1))
+                    seconds, count, size = await one_tick(sdk, ids)
+                    figures[history, asked] = seconds
+                    print(
+                        f"  table {history:>6}: one tick asking {len(ids):>3} ids: median {seconds:.2f}s, "
+                        f"{count} records, {size / 1024:.1f} KiB"
+                    )
+            small, large = min(histories), max(histories)
+            for asked in (10, 200):
                 print(
-                    f"one tick (queue_v2 of 10 ids), {history} finished jobs in history: "
-                    f"median {figures[history]:.2f}s (min {min(samples):.2f}s)"
+                    f"{asked} ids asked, table {large:,} vs {small:,}: time ratio "
+                    f"{figures[large, asked] / figures[small, asked]:.2f} "
+                    "(flat: the tick does not grow with the table)"
                 )
-            print(
-                f"  1,000 vs 10 jobs of history: ratio {figures[1000] / figures[10]:.2f} "
-                "(flat means the tick does not grow with history)"
-            )
         finally:
             server.stop()
 
@@ -186,12 +213,15 @@ async def main() -> None:
         "--latency", type=float, default=0.5, help="seconds one queue call takes (the SDK measured 2-3 s)"
     )
     parser.add_argument("--live", action="store_true", help="also time ticks on a real API server")
+    parser.add_argument(
+        "--tables", default="10,1000,10000", help="job-table sizes the live server is seeded to, in order"
+    )
     args = parser.parse_args()
     await shared_poller(args.waves, args.seconds, args.poll_seconds, args.latency)
     await barrier_latency(20, args.latency)
     await barrier_latency(20, 2.5)  # what one queue_v2 call took on the cloud-less API server
     if args.live:
-        await live_tick_latency()
+        await live_tick_latency([int(size) for size in args.tables.split(",")])
 
 
 if __name__ == "__main__":
