@@ -24,8 +24,11 @@ async def start_dev_server() -> WorkflowEnvironment:
     )
 
 
-def start_worker(address: str, home: Path, task_queue: str) -> subprocess.Popen[bytes]:
-    """An unversioned `python -m worker` process (local backend) on `task_queue`; stop it with terminate()."""
+def start_worker(address: str, home: Path, task_queue: str, **extra: str) -> subprocess.Popen[bytes]:
+    """An unversioned `python -m worker` process (local backend) on `task_queue`; stop it with terminate().
+
+    `extra`: more environment (a second worker's NPAFLOW_WORKER_ID, a shared NPAFLOW_LEDGER_ROOT).
+    """
     environ = {
         **os.environ,
         "TEMPORAL_ADDRESS": address,
@@ -33,6 +36,7 @@ def start_worker(address: str, home: Path, task_queue: str) -> subprocess.Popen[
         "NPAFLOW_HOME": str(home),
         "NPAFLOW_LOG_FORMAT": "json",
         "NPAFLOW_DEPLOYMENT": "none",
+        **extra,
     }
     return subprocess.Popen(
         [sys.executable, "-m", "worker"],
