@@ -11,7 +11,7 @@ from temporalio.client import Client
 from npaflow.cli.temporal_client import (
     connect_from,
     describe_or_fail,
-    has_pollers,
+    query_wait,
     run_helper,
     task_queue_from,
 )
@@ -36,16 +36,13 @@ async def read_logs(
     description = await describe_or_fail(handle)
     run_queue = description.task_queue or ""
     task_queue = task_queue or run_queue
-    if not await has_pollers(client, run_queue):  # else the query would wait 30 s for nobody
-        raise UsageError(
-            f"no worker polls task queue '{run_queue}': logs are read by workers "
-            "(start one with 'npaflow worker')"
-        )
+    seconds, served = await query_wait(client, run_queue, 30)
     try:
-        view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 30)
+        view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), seconds)
     except Exception as exc:  # noqa: BLE001 - queries need a worker: say so
+        nobody = f"no worker polls task queue '{run_queue}'" if not served else "no worker answered"
         raise UsageError(
-            f"run {run_id}: no worker answered ({type(exc).__name__}); logs are "
+            f"run {run_id}: {nobody} ({type(exc).__name__}); logs are "
             "read by workers (start one with 'npaflow worker')"
         ) from None
     launched = [w for w in view.waves if w.job_id]

@@ -14,7 +14,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cli.quota_text import pool_lines
-from npaflow.cli.temporal_client import connect_from, has_pollers, helper_attributes, task_queue_from
+from npaflow.cli.temporal_client import connect_from, helper_attributes, query_wait, task_queue_from
 from npaflow.errors import UsageError
 from npaflow.quota import PoolConfig, PoolStatus, name_problem
 from npaflow.quota.messages import (
@@ -121,20 +121,21 @@ async def pool_status(client: Client, pool: str) -> PoolStatus:
         if description.status != WorkflowExecutionStatus.RUNNING:
             raise missing  # deleted (a closed pool still answers queries from its history)
         queue = description.task_queue or ""
-        if not await has_pollers(client, queue):  # else the query waits for a worker that never comes
-            raise PoolUnserved(
-                f"quota pool {pool}: no worker polls its task queue '{queue}', so it cannot answer "
-                f"(start one: npaflow worker --task-queue {queue})"
-            )
+        seconds, served = await query_wait(client, queue, POOL_QUERY_SECONDS)
         status: PoolStatus = await asyncio.wait_for(
-            handle.query(STATUS_QUERY, result_type=PoolStatus), POOL_QUERY_SECONDS
+            handle.query(STATUS_QUERY, result_type=PoolStatus), seconds
         )
     except RPCError as error:
         if error.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
             raise missing from None
         raise UsageError(f"quota pool {pool} cannot be asked: {error.message}") from None
     except TimeoutError:
-        raise UsageError(f"quota pool {pool} did not answer within {POOL_QUERY_SECONDS} s") from None
+        if served:
+            raise UsageError(f"quota pool {pool} did not answer within {seconds:g} s") from None
+        raise PoolUnserved(
+            f"quota pool {pool}: no worker polls its task queue '{queue}', so it cannot answer "
+            f"(start one: npaflow worker --task-queue {queue})"
+        ) from None
     return status
 
 

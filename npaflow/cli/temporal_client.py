@@ -142,6 +142,20 @@ async def has_pollers(
     return bool(response.pollers)
 
 
+#: How long a query waits when no worker polls its queue (one may be starting): not a hang.
+UNSERVED_QUERY_SECONDS = 5.0
+
+
+async def query_wait(client: Client, task_queue: str, seconds: float) -> tuple[float, bool]:
+    """How long to wait for a query's answer, and whether a worker polls the queue now.
+
+    A queue nobody polls gets a few seconds (a worker may have just started), not the
+    whole wait, so a command says "no worker" soon instead of hanging on it.
+    """
+    served = await has_pollers(client, task_queue)
+    return (seconds if served else min(seconds, UNSERVED_QUERY_SECONDS)), served
+
+
 def summary_from_failure(error: WorkflowFailureError) -> RunSummary | None:
     """The run summary a failed run attaches to its final error, if any."""
     cause = error.cause
