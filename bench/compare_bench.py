@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -160,3 +161,5 @@ async def lengths(systems: list[System], client: Client, scratch: Path, *, quick
 
 if __name__ == "__main__":
     asyncio.run(main())
+    sys.stdout.flush()
+    os._exit(0)  # past the temporalio bridge's crash at interpreter exit (sdk-python #300)
