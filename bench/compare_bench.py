@@ -138,8 +138,9 @@ async def thousand(systems: list[System], client: Client, scratch: Path, *, runs
         f"{ours.runs_per_minute():.0f}, baseline {floor.runs_per_minute():.0f} "
         f"({ratio(ours.runs_per_minute(), floor.runs_per_minute())}); machine CPU/wave npaflow "
         f"{ours.machine_ms():.0f} ms, baseline {floor.machine_ms():.0f} ms "
-        f"({ratio(ours.machine_ms(), floor.machine_ms())}); task timeouts npaflow {ours.timeouts}, baseline "
-        f"{floor.timeouts}; waves launched twice npaflow {ours.twice}, baseline {floor.twice}; workers' peak "
+        f"({ratio(ours.machine_ms(), floor.machine_ms())}); task timeouts npaflow {ours.timeouts} "
+        f"({ours.timeout_kinds or 'none'}), baseline {floor.timeouts}; waves launched twice npaflow "
+        f"{ours.twice}, baseline {floor.twice}; workers' peak "
         f"RSS npaflow {ours.rss_mib:.0f} MiB ({ours.rss_mib * per_100:.1f} MiB per 100 open runs), baseline "
         f"{floor.rss_mib:.0f} MiB ({floor.rss_mib * per_100:.1f})"
     )

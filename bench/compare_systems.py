@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,17 +146,24 @@ async def history_events(client: Client, run_id: str) -> int:
     return len((await client.get_workflow_handle(run_id).fetch_history()).events)
 
 
-async def timeouts(client: Client, run_ids: list[str]) -> int:
-    """Workflow-task and activity timeouts in these runs' histories (an overloaded worker)."""
-    count = 0
+async def timeouts(client: Client, run_ids: list[str]) -> tuple[int, str]:
+    """Workflow-task and activity timeouts in these runs' histories (an overloaded worker), and which."""
+    kinds: Counter[str] = Counter()
     for run_id in run_ids:
+        scheduled: dict[int, str] = {}
         async for event in client.get_workflow_handle(run_id).fetch_history_events():
             kind = event.WhichOneof("attributes") or ""
-            count += kind in (
-                "workflow_task_timed_out_event_attributes",
-                "activity_task_timed_out_event_attributes",
-            )
-    return count
+            if kind == "activity_task_scheduled_event_attributes":
+                scheduled[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
+            elif kind == "workflow_task_timed_out_event_attributes":
+                timeout = event.workflow_task_timed_out_event_attributes.timeout_type
+                kinds[f"workflow task {timeout}"] += 1
+            elif kind == "activity_task_timed_out_event_attributes":
+                attributes = event.activity_task_timed_out_event_attributes
+                timeout = attributes.failure.timeout_failure_info.timeout_type
+                kinds[f"{scheduled.get(attributes.scheduled_event_id, '?')} {timeout}"] += 1
+    breakdown = ", ".join(f"{name} x{count}" for name, count in kinds.most_common())
+    return sum(kinds.values()), breakdown
 
 
 @dataclass
@@ -171,6 +179,7 @@ class Figures:
     events: int = 0
     gaps: list[float] | None = None
     timeouts: int = 0
+    timeout_kinds: str = ""  # which task or activity timed out, and how (the timeout type's number)
     rss_mib: float = 0.0  # the workers' peak resident memory together
     twice: int = 0  # waves whose job started more than once
 
@@ -215,7 +224,7 @@ async def measure(
     if runs == 1:
         figures.events = await history_events(client, ids[0])
     else:
-        figures.timeouts = await timeouts(client, ids)
+        figures.timeouts, figures.timeout_kinds = await timeouts(client, ids)
     return figures
 
 
