@@ -16,28 +16,16 @@ import activities.cache as cache_activities
 from activities.cache import CacheActivities
 from activities.context import ActivityContext
 from activities.storage import StorageRouter
-from npaflow.plan import build_plan
 from npaflow.runtime.cache_messages import CacheLookupInput, CacheMode, CacheStoreInput, RequestFlightInput
-from npaflow.traversal.models import Wave, WaveKind
-from npaflow.waves import WaveKey, WaveMember
-from tests.helpers import CATALOG, load_doc, minimal_doc
+from npaflow.traversal.models import Wave
+from tests.helpers import CATALOG
+from tests.integration.test_stage_cache_s3 import cached_wave
 
 pytestmark = pytest.mark.integration
 
 
 def wave_for(run_id: str, root: Path) -> Wave:
-    doc = minimal_doc(
-        work={
-            "run": {"argv": ["train"]},
-            "inputs": [{"uri": f"file://{root}/data.txt"}],
-            "outputs": [{"uri": f"file://{root}/{{{{run.id}}}}/model.txt"}],
-            "cache": True,
-            "next": "done",
-        }
-    )
-    step = build_plan(load_doc(doc), CATALOG, run_id=run_id).steps[0]
-    key = WaveKey(sequence=1, members=(WaveMember(state="work"),))
-    return Wave(sequence=1, key=key, kind=WaveKind.SERIAL, label="work", steps=(step,), occurrence=1)
+    return cached_wave(run_id, f"file://{root}/data.txt", f"file://{root}/{{{{run.id}}}}/model.txt")
 
 
 def lookup(run_id: str, root: Path) -> CacheLookupInput:

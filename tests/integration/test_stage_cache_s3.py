@@ -20,12 +20,13 @@ from tests.s3_server import BUCKET, S3Server
 pytestmark = pytest.mark.integration
 
 
-def wave_for(run_id: str, prefix: str) -> Wave:
+def cached_wave(run_id: str, source: str, target: str) -> Wave:
+    """One cached state reading `source` and writing `target` (which may hold {{run.id}}), as a wave."""
     doc = minimal_doc(
         work={
             "run": {"argv": ["train"]},
-            "inputs": [{"uri": f"{prefix}/data/"}],
-            "outputs": [{"uri": f"{prefix}/{{{{run.id}}}}/model/"}],
+            "inputs": [{"uri": source}],
+            "outputs": [{"uri": target}],
             "cache": True,
             "next": "done",
         }
@@ -33,6 +34,10 @@ def wave_for(run_id: str, prefix: str) -> Wave:
     step = build_plan(load_doc(doc), CATALOG, run_id=run_id).steps[0]
     key = WaveKey(sequence=1, members=(WaveMember(state="work"),))
     return Wave(sequence=1, key=key, kind=WaveKind.SERIAL, label="work", steps=(step,), occurrence=1)
+
+
+def wave_for(run_id: str, prefix: str) -> Wave:
+    return cached_wave(run_id, f"{prefix}/data/", f"{prefix}/{{{{run.id}}}}/model/")
 
 
 def lookup(wave: Wave, run_id: str, root: str) -> CacheLookupInput:
