@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
+import threading
 from pathlib import Path
 
 import pytest
@@ -244,3 +245,21 @@ async def test_logs_are_kept_per_task_and_rank(tmp_path: Path) -> None:
     job = await launch(backend, wave("serial", task("a", "echo hello-from-a")))
     await finish(backend, job)
     assert "hello-from-a" in await backend.logs(job, "a")
+
+
+async def test_a_submission_starts_its_supervisor_off_the_event_loop_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The spawner's answer and the job's files are blocking I/O: on the loop they stalled the worker."""
+    backend = LocalBackend(tmp_path, "w1")
+    starts: list[threading.Thread] = []
+    real_start = backend.supervisors.start
+
+    def start(job_dir: Path, env: dict[str, str]) -> int:
+        starts.append(threading.current_thread())
+        return real_start(job_dir, env)
+
+    monkeypatch.setattr(backend.supervisors, "start", start)
+    job = await launch(backend, wave("serial", task("a", "true")))
+    assert starts and starts[0] is not threading.main_thread()
+    assert await finish(backend, job) is JobStatus.SUCCEEDED

@@ -145,11 +145,18 @@ class LocalBackend:
         return self.jobs_dir / job_id
 
     async def submit(self, request: LaunchRequest) -> Submission:
-        """Record the job as launching and start its detached supervisor."""
+        """Record the job as launching and start its detached supervisor, in one thread hop.
+
+        The files and the spawner's answer are blocking I/O; on the event loop they held
+        up every workflow task and heartbeat of this worker (under load: task timeouts).
+        """
+        return await asyncio.to_thread(self._submit, request)
+
+    def _submit(self, request: LaunchRequest) -> Submission:
         documents = [d for d in yaml.load_all(request.yaml, Loader=_SAFE_LOADER) if d]
         if len(documents) < 2 or not isinstance(documents[0], dict):
             raise ConfigurationError("wave YAML has no task documents")
-        job_id = str(await asyncio.to_thread(allocate_job_id, self.jobs_dir, self.worker_id))
+        job_id = str(allocate_job_id(self.jobs_dir, self.worker_id))
         job_dir = self.jobs_dir / job_id
         execution = WaveKind(str(documents[0].get("execution", WaveKind.SERIAL.value)))
         (job_dir / "wave.yaml").write_text(request.yaml, encoding="utf-8")
