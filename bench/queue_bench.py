@@ -15,7 +15,13 @@ state API (10, 1,000, then 10,000 by default: `--tables`), and times one tick's
 call (`queue_v2(job_ids=..., fields=QUEUE_FIELDS)`, as the poller makes it) asking
 for 10 and for 200 ids, printing the records and bytes of each answer.
 
-Run: python bench/queue_bench.py [--waves 50] [--seconds 12] [--live]
+Part 3 (`--fake`): the same through the real SkyPilot backend and poller over the fake
+API server of the tests (tests/integration/fake_skypilot.py, SkyPilot's own
+`ManagedJobRecord`s), its table filled to 10, 1,000 and 10,000 jobs (`--fake-tables`):
+one tick's call time and answer bytes asking 10 and 200 ids, then 200 waves awaiting
+jobs that end at random: queue calls per tick and job end -> await sees it.
+
+Run: python bench/queue_bench.py [--waves 50] [--seconds 12] [--live] [--fake]
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import random
 import statistics
 import subprocess
@@ -41,7 +48,9 @@ from npaflow.runtime.request import BackendName  # noqa: E402
 from npaflow.runtime.status import JobStatus  # noqa: E402
 
 if TYPE_CHECKING:
+    from activities.backends.skypilot import SkyPilotBackend
     from activities.backends.skypilot_sdk import SkyPilotSdk
+    from tests.integration.fake_skypilot import FakeSkyPilotApi
     from tests.skypilot_server import SkyApiServer
 
 SEED = """
@@ -205,6 +214,86 @@ async def live_tick_latency(histories: list[int]) -> None:
             server.stop()
 
 
+def fake_api(table: int, running: int) -> tuple[FakeSkyPilotApi, list[int]]:
+    """The fake holding `table` finished jobs and, newest, `running` running ones (their ids)."""
+    from sky.jobs.state import ManagedJobStatus as JobState
+
+    from tests.integration.fake_skypilot import FakeJob, FakeSkyPilotApi
+
+    api, done, live = FakeSkyPilotApi(), [JobState.SUCCEEDED], [JobState.RUNNING]
+    for job_id in range(1, table + running + 1):
+        job = FakeJob(job_id, f"wave-{job_id}", "serial", ["train"], {}, [done if job_id <= table else live])
+        job.statuses, job.start_at, job.end_at = [JobState.PENDING], [None], [None]
+        job.set_statuses(job.script[0])
+        api.jobs[job_id] = job
+    return api, list(range(table + 1, table + running + 1))
+
+
+async def fake_tick(backend: SkyPilotBackend, api: FakeSkyPilotApi, ids: list[int]) -> tuple[float, int]:
+    """Median seconds of one tick's call through the backend, and the answer's JSON bytes."""
+    from activities.backends.skypilot import QUEUE_FIELDS
+
+    samples = []
+    for _ in range(7):
+        started = time.perf_counter()
+        await backend.queue([str(i) for i in ids])
+        samples.append(time.perf_counter() - started)
+    records = await api.queue(job_ids=ids, limit=None, fields=QUEUE_FIELDS)
+    return statistics.median(samples), len(json.dumps([r.model_dump(mode="json") for r in records]))
+
+
+async def fake_awaits(backend: SkyPilotBackend, api: FakeSkyPilotApi, ids: list[int], tick: float) -> None:
+    """`ids` awaited through one poller while they end at random: calls per tick, end -> seen."""
+    from sky.jobs.state import ManagedJobStatus as JobState
+
+    rng, poller, seen = random.Random(36), JobPoller(backend), []
+    started = time.monotonic()
+    ends = {job_id: started + rng.uniform(0.5, 10 * tick) for job_id in ids}
+
+    async def end(job_id: int) -> None:
+        await asyncio.sleep(ends[job_id] - time.monotonic())
+        api.jobs[job_id].script = [[JobState.SUCCEEDED]]
+        api.jobs[job_id].set_statuses([JobState.SUCCEEDED])
+
+    async def wave(job_id: int) -> None:
+        while not (await poller.observe(str(job_id), tick))[0].status.is_terminal():
+            pass
+        seen.append(time.monotonic() - ends[job_id])
+
+    calls = len(api.queue_calls)
+    await asyncio.gather(*(end(i) for i in ids), *(wave(i) for i in ids))
+    ticks = math.floor(time.monotonic() / tick) - math.floor(started / tick)  # grid points passed
+    print(
+        f"  {len(ids)} waves awaiting, {tick:g}s tick: {(len(api.queue_calls) - calls) / ticks:.2f} queue "
+        f"calls per tick (ids per call up to {max(len(c or []) for c in api.queue_calls)}); job end -> "
+        f"await sees it median {statistics.median(seen):.2f}s, max {max(seen):.2f}s (one tick: {tick:g}s)"
+    )
+
+
+async def fake_table_ticks(tables: list[int], waves: int = 200, tick: float = 1.0) -> None:
+    """Part 3: the tick's cost against the fake's table size, and 200 awaits over the largest."""
+    from activities.backends.skypilot import SkyPilotBackend
+
+    figures: dict[tuple[int, int], float] = {}
+    for table in tables:
+        api, running = fake_api(table, waves)
+        backend = SkyPilotBackend(api, poll_interval=tick)
+        for asked in (10, 200):
+            seconds, size = await fake_tick(backend, api, running[:asked])
+            figures[table, asked] = seconds
+            print(
+                f"fake table {table:>6} (+{waves} running): one tick asking {asked:>3} ids: median "
+                f"{seconds * 1000:.2f} ms, {size / 1024:.1f} KiB"
+            )
+        if table == max(tables):
+            await fake_awaits(backend, api, running, tick)
+    for asked in (10, 200):
+        print(
+            f"{asked} ids asked, fake table {max(tables):,} vs {min(tables):,}: time ratio "
+            f"{figures[max(tables), asked] / figures[min(tables), asked]:.2f}"
+        )
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--waves", type=int, default=50)
@@ -217,7 +306,11 @@ async def main() -> None:
     parser.add_argument(
         "--tables", default="10,1000,10000", help="job-table sizes the live server is seeded to, in order"
     )
+    parser.add_argument("--fake", action="store_true", help="also time ticks on the tests' fake API server")
+    parser.add_argument("--fake-tables", default="10,1000,10000", help="job-table sizes of the fake")
     args = parser.parse_args()
+    if args.fake:
+        await fake_table_ticks([int(size) for size in args.fake_tables.split(",")])
     await shared_poller(args.waves, args.seconds, args.poll_seconds, args.latency)
     await barrier_latency(20, args.latency)
     await barrier_latency(20, 2.5)  # what one queue_v2 call took on the cloud-less API server

@@ -190,10 +190,13 @@ class FakeSkyPilotApi:
         omitted = {job_id for job_id, left in self.missing_answers.items() if left > 0}
         for job_id in omitted:
             self.missing_answers[job_id] -= 1
+        listed = (  # asked ids are looked up, as the server's `job_id IN (...)` query does
+            self.jobs.items()
+            if job_ids is None
+            else ((i, self.jobs[i]) for i in set(job_ids) if i in self.jobs)
+        )
         chosen = [
-            job
-            for job_id, job in sorted(self.jobs.items(), reverse=True)
-            if not job.lost and job_id not in omitted and (job_ids is None or job_id in job_ids)
+            job for job_id, job in sorted(listed, reverse=True) if not job.lost and job_id not in omitted
         ][:limit]
         for job in chosen:
             if job.schedule_state != "INACTIVE" and job_ids is not None:
