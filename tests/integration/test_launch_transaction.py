@@ -7,12 +7,14 @@ at the SDK boundary.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from pathlib import Path
 
 import pytest
 from temporalio.testing import ActivityEnvironment
 
+from activities import heartbeat
 from activities.backends.skypilot import SkyPilotBackend
 from activities.context import ActivityContext
 from activities.launch import LaunchActivities
@@ -84,8 +86,16 @@ async def prelaunch(api: FakeSkyPilotApi, request: LaunchWaveInput) -> str:
 
 
 async def test_a_fresh_launch_records_the_request_id_before_resolving_it(
-    launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path
+    launches: LaunchActivities, api: FakeSkyPilotApi, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(heartbeat, "HEARTBEAT_EVERY", 0.05)
+    resolve = api.get
+
+    async def slow_get(request_id: str) -> object:
+        await asyncio.sleep(0.5)  # the API server takes a while to create the job
+        return await resolve(request_id)
+
+    monkeypatch.setattr(api, "get", slow_get)
     env = environment()
     result = await env.run(launches.launch_wave, wave_input(tmp_path))
     assert (result.job.job_id, result.adopted) == ("1", False)
@@ -93,6 +103,17 @@ async def test_a_fresh_launch_records_the_request_id_before_resolving_it(
     receipt_uri = ledger_file_uri(f"file://{tmp_path}/runs/rt", f"{LAUNCHES_DIR}/{result.job.job_name}.json")
     receipt = LaunchReceipt.model_validate_json(Path(receipt_uri.removeprefix("file://")).read_text())
     assert receipt.request_id == result.request_id
+
+
+async def test_a_quick_launch_sends_no_heartbeat_before_one_is_due(
+    launches: LaunchActivities, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SkyPilot launch is found again by its receipt or name: an opening beat only costs the server."""
+    monkeypatch.setattr(heartbeat, "HEARTBEAT_EVERY", 60.0)
+    env = environment()
+    result = await env.run(launches.launch_wave, wave_input(tmp_path))
+    assert result.job.job_id == "1"
+    assert env.beats == []
 
 
 async def test_a_retry_resolves_the_recorded_request_id_and_launches_nothing(
