@@ -77,11 +77,9 @@ class LaunchActivities:
                 f"{details.worker_id}, whose host holds any job it made",
                 queue,
             )
-        # Only a host-bound launch has news for a retry at once (which worker's host holds the
-        # job); any other is found again by its receipt or name, so its first beat can wait.
-        quiet = not backend.host_bound
+        # A host-bound launch beats at once: a retry must learn which host holds its job.
         own = details.model_copy(update={"worker_id": self.context.worker_id})
-        async with heartbeating(own, quiet_start=quiet) as hb:
+        async with heartbeating(own, quiet_start=not backend.host_bound) as hb:
             transaction = LaunchTransaction(self.context, backend, request, rendered, hb)
             started = time.monotonic()
             result = await transaction.run()

@@ -42,18 +42,11 @@ from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
 log = structlog.get_logger(__name__)
 
-#: Workflow tasks one worker works on at once (the SDK's default: 100). A task's 10 s
-#: start-to-close runs from its poll, so a loaded worker holding 100 timed them out
-#: (1,000 concurrent runs on two workers: about 95 per bench run); with 20 the rest wait
-#: on the server, where no clock runs on them, and throughput did not drop.
+#: Workflow tasks a worker works on at once (SDK default 100: a loaded worker held them
+#: past their 10 s start-to-close). The sticky schedule-to-start stays the SDK's 10 s:
+#: 30 s ended the sticky timeouts of 1,000 runs on two workers, but delayed a killed
+#: worker's runs by 20 s more (docs/operations.md).
 WORKFLOW_TASK_SLOTS = 20
-#: How long a run's next task waits on the sticky queue of the worker that holds the run
-#: before any worker may take it and replay the run (the SDK's default: 10 s). A worker
-#: busy with 500 runs needs longer to reach it (10 s: about 450-550 such timeouts at
-#: 1,000 runs, each a replay elsewhere). Once a killed worker has not polled for 10 s the
-#: server sends its runs' new tasks to the normal queue; only tasks already queued for it
-#: wait out the 30 s.
-STICKY_QUEUE_SECONDS = 30
 
 
 async def register_search_attributes(client: Client) -> None:
@@ -173,7 +166,6 @@ async def running_workers(
         graceful_shutdown_timeout=timedelta(seconds=10),
         deployment_config=versioned,
         max_concurrent_workflow_tasks=WORKFLOW_TASK_SLOTS,
-        sticky_queue_schedule_to_start_timeout=timedelta(seconds=STICKY_QUEUE_SECONDS),
     )
     pollers = Worker(
         client,

@@ -16,7 +16,7 @@ import json
 import os
 import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,11 +145,7 @@ class LocalBackend:
         return self.jobs_dir / job_id
 
     async def submit(self, request: LaunchRequest) -> Submission:
-        """Record the job as launching and start its detached supervisor, in one thread hop.
-
-        The files and the spawner's answer are blocking I/O; on the event loop they held
-        up every workflow task and heartbeat of this worker (under load: task timeouts).
-        """
+        """Record the job and start its supervisor in one thread hop (blocking I/O, off the loop)."""
         return await asyncio.to_thread(self._submit, request)
 
     def _submit(self, request: LaunchRequest) -> Submission:
@@ -179,16 +175,11 @@ class LocalBackend:
         self.names.add(request.job_name, job_id)
         for task in job.tasks:
             init_task(job_dir, task.name)
-        pid = self._spawn(job_dir, job.marker, request.secret_values)
+        env = {name: os.environ[name] for name in (*BASE_ENV, *self.job_env) if name in os.environ}
+        pid = self.supervisors.start(job_dir, {**env, **request.secret_values, JOB_MARKER_ENV: job.marker})
         write_model(job_dir / JOB_FILE, job.model_copy(update={"supervisor_pid": pid}))
         log.info("local.launched", job_id=job_id, job_name=request.job_name, pid=pid)
         return Submission(request_id=job_id, job_id=job_id)
-
-    def _spawn(self, job_dir: Path, marker: str, secrets: Mapping[str, str]) -> int:
-        env = {name: os.environ[name] for name in (*BASE_ENV, *self.job_env) if name in os.environ}
-        env.update(secrets)
-        env[JOB_MARKER_ENV] = marker
-        return self.supervisors.start(job_dir, env)
 
     async def resolve(self, request_id: str) -> str:
         """Local launches are synchronous: the request id is the job id."""
