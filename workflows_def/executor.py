@@ -46,6 +46,7 @@ from workflows_def.activity_calls import (
 )
 from workflows_def.budget import GpuBudget, budget_stop
 from workflows_def.cancellation import CancelOutcome, JobCanceller
+from workflows_def.cleanup import finish_shielded
 from workflows_def.metrics import count
 from workflows_def.outputs import (
     AttemptOutcome,
@@ -112,7 +113,7 @@ class TemporalExecutor:
             self.cache.counted(found)
             return await self._attempts(wave, attempt, cache=found)
         finally:
-            await asyncio.shield(asyncio.ensure_future(self.cache.land(wave)))
+            await finish_shielded(self.cache.land(wave))
 
     async def _resume_from(self, wave: Wave, prior: WaveAttemptRecord) -> WaveOutcome | None:
         if prior.status is WaveStatus.SUCCEEDED:

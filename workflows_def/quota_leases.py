@@ -9,7 +9,6 @@ pool does not count (CPU only, another accelerator type) launches at once.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
@@ -20,6 +19,7 @@ from npaflow.quota import LeaseAnswer, LeaseRequest, QuotaClaim
 from npaflow.quota.messages import ASK_SIGNAL, RELEASE_SIGNAL, lease_id, pool_workflow_id
 from npaflow.runtime.gpu_demand import wave_accelerators
 from npaflow.traversal import Wave, WaveOutcome
+from workflows_def.cleanup import finish_shielded
 from workflows_def.patches import QUOTA_SET_ASIDE
 from workflows_def.run_deps import RunDeps
 
@@ -61,7 +61,7 @@ class QuotaLeases:
         finally:
             self.holding.pop(str(wave.key), None)
             self.state.quota_settled(str(wave.key))
-            await asyncio.shield(asyncio.ensure_future(self._release(claim.pool, request.lease_id)))
+            await finish_shielded(self._release(claim.pool, request.lease_id))
 
     async def set_aside(self, wave: Wave, wait: Callable[[str], Awaitable[None]], why: str) -> str:
         """Give the wave's GPUs back while `wait(why)` runs, then ask again: "" once granted, else why not.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 
 import pydantic
@@ -42,6 +41,7 @@ from workflows_def.activity_calls import (
     classify_activity_error,
     is_activity_failure,
 )
+from workflows_def.cleanup import finish_shielded
 from workflows_def.executor import TemporalExecutor
 from workflows_def.metrics import count
 from workflows_def.notify import notify
@@ -70,7 +70,7 @@ class NpaWorkflowRun:
             await self._walk(request, loaded)
         except BaseException as exc:
             if is_cancelled_exception(exc):
-                await asyncio.shield(asyncio.ensure_future(self._finish_cancelled()))
+                await finish_shielded(self._finish_cancelled())
                 raise
             if not isinstance(exc, Exception):
                 raise  # continue-as-new, or the worker evicting the run: not the run's end
