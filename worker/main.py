@@ -43,10 +43,14 @@ from workflows_def import SEARCH_ATTRIBUTE_KEYS
 log = structlog.get_logger(__name__)
 
 #: Workflow tasks a worker works on at once (SDK default 100: a loaded worker held them
-#: past their 10 s start-to-close). The sticky schedule-to-start stays the SDK's 10 s:
-#: 30 s ended the sticky timeouts of 1,000 runs on two workers, but delayed a killed
-#: worker's runs by 20 s more (docs/operations.md).
+#: past their 10 s start-to-close).
 WORKFLOW_TASK_SLOTS = 20
+#: Workflow-task pollers, and the share of them that takes new runs from the shared queue.
+#: A run asks ~6 tasks of its worker's sticky queue per task on the shared one; the SDK's
+#: 1 in 5 took on new runs faster than a loaded worker finished its own, whose tasks then
+#: aged past the sticky 10 s (658 timeouts at 1,000 runs on two workers; 1 in 10: none).
+WORKFLOW_TASK_POLLS = 10
+NEW_RUN_POLL_SHARE = 0.1
 
 
 async def register_search_attributes(client: Client) -> None:
@@ -166,6 +170,8 @@ async def running_workers(
         graceful_shutdown_timeout=timedelta(seconds=10),
         deployment_config=versioned,
         max_concurrent_workflow_tasks=WORKFLOW_TASK_SLOTS,
+        max_concurrent_workflow_task_polls=WORKFLOW_TASK_POLLS,
+        nonsticky_to_sticky_poll_ratio=NEW_RUN_POLL_SHARE,
     )
     pollers = Worker(
         client,
