@@ -147,6 +147,6 @@ class LedgerActivities:
         if request.workflow_yaml:
             uri = spec_file_uri(request.ledger_uri)
             await self.storage.for_ledger(uri).write_text(uri, request.workflow_yaml, "application/yaml")
-        if self.on_end is not None and document.ledger.status is not LedgerStatus.RUNNING:
+        if self.on_end is not None and document.status is not LedgerStatus.RUNNING:
             await self.on_end(request.ledger_uri, document.ledger, request.workflow_yaml)
         return await self.storage.for_ledger(runtime_uri).write_text(runtime_uri, document.runtime_text())

@@ -20,7 +20,7 @@ from npaflow.runtime.ledger import (
     WaveAttemptRecord,
 )
 from npaflow.runtime.request import BackendName
-from npaflow.runtime.state_rows import StateRow, state_rows
+from npaflow.runtime.state_rows import TABLE_ROWS, StateRow, state_rows
 from npaflow.runtime.usage import RunUsage
 from npaflow.runtime.vocabulary import RunPhase, StepStatus, WaveStatus
 from npaflow.waves import WaveKey
@@ -117,7 +117,8 @@ class ProgressView(BaseModel):
     error: str = ""
     cache: CacheTally = Field(default_factory=CacheTally)
     quota_waits: list[str] = Field(default_factory=list)
-    states: list[StateRow] = Field(default_factory=list)
+    states: list[StateRow] = Field(default_factory=list)  # the newest states only
+    earlier_states: int = 0  # states that ran before those
     page: str = ""  # the run's page in `npaflow ui`, when the workers name its address
 
 
@@ -273,7 +274,8 @@ def progress_view(state: RunState) -> ProgressView:
         error=state.error,
         cache=state.progress.cache.model_copy(),
         quota_waits=list(state.quota_waits.values()),
-        states=state_rows(progress),
+        states=state_rows(progress, TABLE_ROWS),
+        earlier_states=max(0, len(progress.latest) - TABLE_ROWS),
         page=f"{state.page_url.rstrip('/')}/runs/{state.run_id}" if state.page_url else "",
     )
 

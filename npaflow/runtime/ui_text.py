@@ -76,26 +76,23 @@ def current_details(view: ProgressView) -> str:
     if view.page:
         lines.append(f"**run page** [{view.page}]({view.page})")
     text = "  \n".join(lines)
-    return f"{text}\n\n{states_table(view.states)}" if view.states else text
+    return f"{text}\n\n{states_table(view.states, view.earlier_states)}" if view.states else text
 
 
 #: A symbol per status, readable in the UI's markdown and in plain text alike.
 _SYMBOL = {"pending": "·", "running": "▶", "succeeded": "✓", "failed": "✗", "cancelled": "⊘"}
-#: States shown in the table: a run with more shows the newest (the run page shows them all).
-MAX_TABLE_ROWS = 40
 
 
-def states_table(rows: list[StateRow]) -> str:
-    """One markdown row per state: status, attempt, job, GPU-hours, cached."""
-    shown = rows[-MAX_TABLE_ROWS:]
+def states_table(rows: list[StateRow], earlier: int = 0) -> str:
+    """One markdown row per state: status, attempt, job, GPU-hours, cached; then how many ran before."""
     lines = ["| | state | attempt | job | GPU-hours | cached |", "|---|---|---|---|---|---|"]
     lines.extend(
         f"| {_SYMBOL.get(row.status.value, '?')} | {_cell(row.state)} | {row.attempt} | "
         f"{_cell(row.job_id) or '-'} | {row.gpu_hours:.4f} | {'yes' if row.cached else ''} |"
-        for row in shown
+        for row in rows
     )
-    if len(rows) > len(shown):
-        lines.append(f"| | … {len(rows) - len(shown)} earlier states | | | | |")
+    if earlier:
+        lines.append(f"| | … {earlier} earlier states | | | | |")
     return "\n".join(lines)
 
 

@@ -34,6 +34,7 @@ from npaflow.runtime.ledger.projection import (
 )
 from npaflow.runtime.ledger.records import PlanChangeRecord
 from npaflow.runtime.usage import RunUsage, Usage
+from npaflow.runtime.vocabulary import LedgerStatus
 from npaflow.waves import WaveKey
 
 AttemptKey = tuple[WaveKey, int]
@@ -117,9 +118,14 @@ class LedgerDocument:
 
     @property
     def ledger(self) -> RuntimeLedger:
-        """The ledger model, its usage brought up to date."""
+        """The ledger model, its usage brought up to date (costs the states: not for every export)."""
         self._ledger.usage = self._usage.model()
         return self._ledger
+
+    @property
+    def status(self) -> LedgerStatus:
+        """The run's status as the ledger records it."""
+        return self._ledger.status
 
     def apply(self, delta: LedgerDelta, *, run_prefix_uri: str, now: str) -> None:
         """Merge a delta: waves upserted by (key, attempt), decisions placed at their offset.

@@ -1,0 +1,63 @@
+"""The Temporal UI's current details of a run: its states table (npaflow/runtime/ui_text.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from npaflow.ids import RunId
+from npaflow.runtime.ledger import WaveAttemptRecord
+from npaflow.runtime.progress import RunProgress
+from npaflow.runtime.run_state import RunState
+from npaflow.runtime.state_rows import TABLE_ROWS, state_rows
+from npaflow.runtime.summary import progress_view
+from npaflow.runtime.ui_text import current_details
+from npaflow.runtime.vocabulary import WaveStatus
+from npaflow.waves import WaveKey
+
+pytestmark = pytest.mark.unit
+
+
+def ran(progress: RunProgress, states: int) -> None:
+    for index in range(states):
+        record = WaveAttemptRecord(
+            key=WaveKey(sequence=index), states=[f"s{index}"], status=WaveStatus.SUCCEEDED
+        )
+        progress.record((record.key, 1), None, record)
+
+
+def test_the_table_rows_are_the_newest_states_in_the_order_they_first_ran() -> None:
+    progress = RunProgress()
+    ran(progress, 100)
+    rows = state_rows(progress, 3)
+    assert [row.state for row in rows] == ["s97", "s98", "s99"]
+
+
+def test_a_state_run_again_keeps_its_place_and_shows_its_newest_attempt() -> None:
+    progress = RunProgress()
+    ran(progress, 3)
+    again = WaveAttemptRecord(key=WaveKey(sequence=0), states=["s0"], attempt=2, status=WaveStatus.RUNNING)
+    progress.record((again.key, 2), None, again)
+    rows = state_rows(progress, 3)
+    assert [(row.state, row.attempt, row.status) for row in rows] == [
+        ("s0", 2, WaveStatus.RUNNING),
+        ("s1", 1, WaveStatus.SUCCEEDED),
+        ("s2", 1, WaveStatus.SUCCEEDED),
+    ]
+
+
+def test_the_details_of_a_long_run_show_the_newest_states_and_count_the_earlier_ones() -> None:
+    state = RunState(RunId("run-1"))
+    ran(state.progress, 1000)
+    details = current_details(progress_view(state))
+    table = details.split("\n\n", 1)[1].splitlines()
+    assert len(table) == 2 + TABLE_ROWS + 1  # header, rule, rows, the count of the rest
+    assert "| s999 |" in table[-2]
+    assert f"… {1000 - TABLE_ROWS} earlier states" in table[-1]
+
+
+def test_a_short_run_shows_every_state_and_no_count() -> None:
+    state = RunState(RunId("run-1"))
+    ran(state.progress, 3)
+    details = current_details(progress_view(state))
+    assert "earlier states" not in details
+    assert all(f"| s{index} |" in details for index in range(3))
