@@ -155,8 +155,7 @@ class TemporalExecutor:
             if not (outcome.kept or outcome.fail_closed) and budgets.get(budget, 0) > 0:
                 budgets[budget] -= 1
                 failures += 1
-                label = BudgetLabel.PAYLOAD if budget is RetryBudget.RETRIES else BudgetLabel.INFRASTRUCTURE
-                count(Metric.WAVE_RETRIES, spec=self.state.workflow, budget=label.value)
+                count(Metric.WAVE_RETRIES, spec=self.state.workflow, budget=_budget_label(budget).value)
                 await workflow.sleep(
                     timedelta(seconds=self.request.backoff_seconds(failures)),
                     summary=f"backoff before attempt {attempt + 1} of {wave.key}",
