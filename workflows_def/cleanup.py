@@ -4,12 +4,15 @@ A `finally` awaits its cleanup shielded, so the run's cancellation does not cut
 it short. When the worker evicts the run from its cache, though, no new task
 may start (Temporal raises `_WorkflowBeingEvictedError`); the cleanup coroutine
 is then closed unstarted, since the run replays and cleans up where it continues.
+Nor does it start when the worker drops the run's coroutine (closing it raises
+`GeneratorExit` at its await): nothing may await there, and the event loop running
+at that moment may be another run's (`cleaned_up`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 ResultT = TypeVar("ResultT")
@@ -27,3 +30,20 @@ async def finish_shielded(cleanup: Coroutine[Any, Any, ResultT]) -> ResultT:
         cleanup.close()  # never started: say so, instead of a "never awaited" warning at collection
         raise
     return await asyncio.shield(task)
+
+
+async def cleaned_up(body: Awaitable[ResultT], cleanup: Callable[[], Coroutine[Any, Any, object]]) -> ResultT:
+    """Await `body`, then finish `cleanup()` shielded however it ended, unless the run is dropped.
+
+    Raises:
+        BaseException: what `body` raised (after the cleanup), or what the cleanup raised.
+    """
+    try:
+        result = await body
+    except GeneratorExit:
+        raise  # the worker dropped the run: its replay cleans up where it continues
+    except BaseException:
+        await finish_shielded(cleanup())
+        raise
+    await finish_shielded(cleanup())
+    return result

@@ -46,7 +46,7 @@ from workflows_def.activity_calls import (
 )
 from workflows_def.budget import GpuBudget, budget_stop
 from workflows_def.cancellation import CancelOutcome, JobCanceller
-from workflows_def.cleanup import finish_shielded
+from workflows_def.cleanup import cleaned_up
 from workflows_def.metrics import count
 from workflows_def.outputs import (
     AttemptOutcome,
@@ -104,16 +104,17 @@ class TemporalExecutor:
         if not self.cache.applies(wave):
             return await self._attempts(wave, attempt)
         found = await self.cache.lookup(wave)
-        try:
-            if self.cache.flies(wave, found):
-                found = await self.cache.take_flight(wave, found)
-            if found.served:
-                self.cache.serve(wave, attempt, found)
-                return WaveOutcome(succeeded=True)
-            self.cache.counted(found)
-            return await self._attempts(wave, attempt, cache=found)
-        finally:
-            await finish_shielded(self.cache.land(wave))
+        return await cleaned_up(self._served_or_run(wave, attempt, found), lambda: self.cache.land(wave))
+
+    async def _served_or_run(self, wave: Wave, attempt: int, found: CacheLookupResult) -> WaveOutcome:
+        """Serve the wave from the cache (after another run's flight landed), or run and store it."""
+        if self.cache.flies(wave, found):
+            found = await self.cache.take_flight(wave, found)
+        if found.served:
+            self.cache.serve(wave, attempt, found)
+            return WaveOutcome(succeeded=True)
+        self.cache.counted(found)
+        return await self._attempts(wave, attempt, cache=found)
 
     async def _resume_from(self, wave: Wave, prior: WaveAttemptRecord) -> WaveOutcome | None:
         if prior.status is WaveStatus.SUCCEEDED:

@@ -9,8 +9,9 @@ pool does not count (CPU only, another accelerator type) launches at once.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import FailureError
@@ -19,7 +20,7 @@ from npaflow.quota import LeaseAnswer, LeaseRequest, QuotaClaim
 from npaflow.quota.messages import ASK_SIGNAL, RELEASE_SIGNAL, lease_id, pool_workflow_id
 from npaflow.runtime.gpu_demand import wave_accelerators
 from npaflow.traversal import Wave, WaveOutcome
-from workflows_def.cleanup import finish_shielded
+from workflows_def.cleanup import cleaned_up
 from workflows_def.patches import QUOTA_SET_ASIDE
 from workflows_def.run_deps import RunDeps
 
@@ -52,16 +53,24 @@ class QuotaLeases:
             priority=claim.priority,
             accelerators=demand,
         )
-        try:
-            problem = await self._acquire(claim.pool, request)
-            if problem:
-                return WaveOutcome(succeeded=False, error=problem)
-            self.holding[str(wave.key)] = request
-            return await body()
-        finally:
-            self.holding.pop(str(wave.key), None)
-            self.state.quota_settled(str(wave.key))
-            await finish_shielded(self._release(claim.pool, request.lease_id))
+        return await cleaned_up(
+            self._granted_then(claim.pool, request, body), lambda: self._give_back(claim.pool, request)
+        )
+
+    async def _granted_then(
+        self, pool: str, request: LeaseRequest, body: Callable[[], Awaitable[WaveOutcome]]
+    ) -> WaveOutcome:
+        problem = await self._acquire(pool, request)
+        if problem:
+            return WaveOutcome(succeeded=False, error=problem)
+        self.holding[request.wave] = request
+        return await body()
+
+    def _give_back(self, pool: str, request: LeaseRequest) -> Coroutine[Any, Any, None]:
+        """Settle the wave's wait at once; the release signal is the cleanup to finish."""
+        self.holding.pop(request.wave, None)
+        self.state.quota_settled(request.wave)
+        return self._release(pool, request.lease_id)
 
     async def set_aside(self, wave: Wave, wait: Callable[[str], Awaitable[None]], why: str) -> str:
         """Give the wave's GPUs back while `wait(why)` runs, then ask again: "" once granted, else why not.
