@@ -1,12 +1,13 @@
 """Cleanup that a cancelled run still finishes: releasing GPUs, landing a cache flight, cancelling jobs.
 
-A `finally` awaits its cleanup shielded, so the run's cancellation does not cut
-it short. When the worker evicts the run from its cache, though, no new task
-may start (Temporal raises `_WorkflowBeingEvictedError`); the cleanup coroutine
-is then closed unstarted, since the run replays and cleans up where it continues.
-Nor does it start when the worker drops the run's coroutine (closing it raises
-`GeneratorExit` at its await): nothing may await there, and the event loop running
-at that moment may be another run's (`cleaned_up`).
+The cleanup is awaited shielded (`finish_shielded`, or after a body with
+`cleaned_up`), so the run's cancellation does not cut it short. When the worker
+evicts the run from its cache, though, no new task may start (Temporal raises
+`_WorkflowBeingEvictedError`); the cleanup coroutine is then closed unstarted,
+since the run replays and cleans up where it continues. Nor does it start when
+the worker drops the run's coroutine (closing it raises `GeneratorExit` at its
+await): nothing may await there, and the event loop running at that moment may
+be another run's (`cleaned_up`).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from npaflow.runtime.ledger import (
     WaveAttemptRecord,
 )
 from npaflow.runtime.request import BackendName
-from npaflow.runtime.state_rows import TABLE_ROWS, StateRow, state_rows
+from npaflow.runtime.state_rows import StateRow, state_rows
 from npaflow.runtime.usage import RunUsage
 from npaflow.runtime.vocabulary import RunPhase, StepStatus, WaveStatus
 from npaflow.waves import WaveKey
@@ -261,6 +261,7 @@ class StatusReport(RunFacts):
 def progress_view(state: RunState) -> ProgressView:
     """What the UI's current details show; costs the running attempts, not the run's length."""
     progress = state.progress
+    rows = state_rows(progress)  # the table's newest states
     return ProgressView(
         phase=state.phase,
         running=[WaveView.of(r) for r in progress.running.values()],
@@ -274,8 +275,8 @@ def progress_view(state: RunState) -> ProgressView:
         error=state.error,
         cache=state.progress.cache.model_copy(),
         quota_waits=list(state.quota_waits.values()),
-        states=state_rows(progress, TABLE_ROWS),
-        earlier_states=max(0, len(progress.latest) - TABLE_ROWS),
+        states=rows,
+        earlier_states=len(progress.latest) - len(rows),
         page=f"{state.page_url.rstrip('/')}/runs/{state.run_id}" if state.page_url else "",
     )
 
