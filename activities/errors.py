@@ -9,9 +9,12 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import ParamSpec, TypeVar
 
-from temporalio.exceptions import ApplicationError
+import structlog
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from npaflow.errors import ErrorType, LaunchMovedError, NpaflowError, TransportError
+
+log = structlog.get_logger(__name__)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -21,17 +24,32 @@ def to_application_error(exc: BaseException) -> ApplicationError:
     """Convert an error into an ApplicationError whose type says what may retry it.
 
     An npaflow error travels as its class's `wire_type`; anything else is an
-    unclassified infrastructure failure (the activity retries it).
+    unclassified infrastructure failure (the activity retries it). An expected
+    kind (`ErrorType.is_expected`) travels as BENIGN: the SDK then logs it at
+    debug level instead of as a warning with a traceback.
     """
     if isinstance(exc, LaunchMovedError):
         return ApplicationError(
-            str(exc), exc.worker_task_queue, type=ErrorType.LAUNCH_MOVED.value, non_retryable=True
+            str(exc),
+            exc.worker_task_queue,
+            type=ErrorType.LAUNCH_MOVED.value,
+            non_retryable=True,
+            category=_category(ErrorType.LAUNCH_MOVED),
         )
     if isinstance(exc, NpaflowError):
         kind = ErrorType(type(exc).wire_type)
         final = isinstance(exc, TransportError) and exc.recovery_exhausted
-        return ApplicationError(str(exc), type=kind.value, non_retryable=final or not kind.is_retryable())
+        return ApplicationError(
+            str(exc),
+            type=kind.value,
+            non_retryable=final or not kind.is_retryable(),
+            category=_category(kind),
+        )
     return ApplicationError(f"{type(exc).__name__}: {exc}", type=ErrorType.INFRA.value)
+
+
+def _category(kind: ErrorType) -> ApplicationErrorCategory:
+    return ApplicationErrorCategory.BENIGN if kind.is_expected() else ApplicationErrorCategory.UNSPECIFIED
 
 
 def mapped_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
@@ -42,6 +60,17 @@ def mapped_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
         try:
             return await fn(*args, **kwargs)
         except NpaflowError as exc:
-            raise to_application_error(exc) from exc
+            converted = to_application_error(exc)
+            if converted.category is ApplicationErrorCategory.BENIGN:
+                _log_expected(converted)
+            raise converted from exc
 
     return wrapper
+
+
+def _log_expected(error: ApplicationError) -> None:
+    """One line for an expected failure: the SDK logs a BENIGN one only at debug level.
+
+    Run id, activity type and attempt are bound by worker/logging.py.
+    """
+    log.warning("activity.refused", error_type=error.type, error=error.message)

@@ -64,6 +64,25 @@ class ErrorType(StrEnum):
         """True when a Temporal retry of the same activity can help (the rest is the workflow's)."""
         return self in (ErrorType.TRANSPORT, ErrorType.INFRA)
 
+    def is_expected(self) -> bool:
+        """True for what the spec, its settings or the job caused, or routing: not a worker fault.
+
+        Such a failure is an answer the run handles, so the worker logs it as one line
+        (no traceback) and keeps it out of Temporal's activity-failure metrics.
+        """
+        return self in _EXPECTED
+
+
+_EXPECTED = frozenset(
+    {
+        ErrorType.SPEC,
+        ErrorType.CONFIGURATION,
+        ErrorType.ACCESS_DENIED,
+        ErrorType.PAYLOAD,
+        ErrorType.LAUNCH_MOVED,
+    }
+)
+
 
 class NpaflowError(Exception):
     """Base of every error npaflow raises on purpose.

@@ -7,6 +7,7 @@ skips npaflow's own CLI checks.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from pathlib import Path
@@ -147,4 +148,16 @@ async def test_a_raw_start_with_a_pin_that_is_not_a_digest_fails_before_launch(
         temporal_start(env, local_harness, "rt-badpin", {"spec": SPEC, "images": images}, tmp_path)
         error = await failure_of(env, local_harness, "rt-badpin")
     assert "is not 'sha256:' and 64 hex digits" in error
+    assert launched_jobs(local_harness) == []
+
+
+async def test_a_raw_start_of_an_invalid_spec_fails_the_run_and_the_worker_logs_no_traceback(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with local_harness.worker():
+        temporal_start(env, local_harness, "rt-no-kind", {"spec": "apiVersion: x\n"}, tmp_path)
+        error = await failure_of(env, local_harness, "rt-no-kind")
+    assert "missing required field 'kind'" in error
+    warnings = [r for r in caplog.records if r.name.startswith("temporalio") and r.levelno >= logging.WARNING]
+    assert not [r for r in warnings if r.exc_info], [r.getMessage() for r in warnings]
     assert launched_jobs(local_harness) == []
