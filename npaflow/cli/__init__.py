@@ -123,6 +123,11 @@ def run(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> i
     except KeyboardInterrupt:
         sys.stderr.write("\nnpaflow: interrupted (nothing was cancelled)\n")
         return EXIT_INTERRUPTED
+    except OSError as exc:
+        if exc.filename is None:  # a socket or pipe: not a path the user gave
+            raise
+        sys.stderr.write(f"npaflow: error: {exc.filename}: {exc.strerror or exc}\n")
+        return EXIT_USAGE
     except Exception as exc:
         text = _server_refusal(exc)
         if text is None:

@@ -151,3 +151,21 @@ def test_an_unknown_assume_decision_is_exit_2_with_a_did_you_mean(
 ) -> None:
     assert run([*argv, "--assume-decision", "promot"]) == 2
     assert "did you mean 'promote'" in capsys.readouterr().err
+
+
+def test_render_to_an_out_that_cannot_be_a_directory_is_a_usage_error_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "taken").write_text("a file")
+    assert run(["render", GATE, "--out", str(tmp_path / "taken")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"--out {tmp_path / 'taken'}: cannot write" in err and "File exists" in err
+
+
+def test_render_writes_one_yaml_per_wave_and_lists_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["render", GATE, "--out", str(tmp_path / "out")]) == 0
+    listed = capsys.readouterr().out.split()
+    assert listed and all(Path(p).parent == tmp_path / "out" and Path(p).read_text() for p in listed)

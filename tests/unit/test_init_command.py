@@ -55,3 +55,13 @@ def test_the_starter_loops_then_branches_on_the_decision(tmp_path: Path, assume:
     plan = build_plan(spec, CATALOG, assume_decision=assume, run_id="plan-run")
     rounds = 1 if assume == "promote" else 3
     assert [step.state for step in plan.steps] == ["train", "evaluate"] * rounds + ["route", last]
+
+
+def test_init_into_a_path_that_is_a_file_is_a_usage_error_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "taken").write_text("a file")
+    assert run(["init", str(tmp_path / "taken")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"DIR {tmp_path / 'taken'}: cannot write" in err and "File exists" in err and "hint:" in err

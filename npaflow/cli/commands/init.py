@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from npaflow.cli.output_files import write_files
 from npaflow.errors import UsageError
 from npaflow.shipped import EXAMPLES_DIR, STARTER_SPEC
 
@@ -40,9 +41,7 @@ def run_init(args: argparse.Namespace) -> int:
             + (" ..." if len(present) > 3 else "")
             + " (hint: choose an empty DIR, or pass --force to overwrite them)"
         )
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    write_files(files, f"DIR {directory}")
     starter = directory / STARTER_NAME
     print(f"wrote {starter}, {len(files) - 2} examples under {directory / 'examples'}, and the JSON Schema")
     print(f"next: npaflow validate-spec {starter}")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from npaflow.cli.image_flags import add_image_arguments, add_resolve_argument, image_binding
 from npaflow.cli.options import add_cap_argument, add_spec_arguments
+from npaflow.cli.output_files import write_files
 from npaflow.cli.spec_loading import load_spec_for, preview_plan
 from npaflow.gc_pause import gc_paused
 from npaflow.ids import RunId
@@ -41,12 +42,12 @@ def run_render(args: argparse.Namespace) -> int:
         plan = preview_plan(args, spec, catalog)
     options = RenderOptions(run_id=args.run_id, workflow=spec.name, images=image_binding(args, spec, catalog))
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    files: dict[Path, str] = {}
     written: list[dict[str, str | list[str]]] = []
     for wave in plan.waves:
         rendered = render_wave(wave, catalog, options)
         path = out / wave_file_name(args.run_id, wave)
-        path.write_text(rendered.yaml, encoding="utf-8")
+        files[path] = rendered.yaml
         written.append(
             {
                 "file": str(path),
@@ -55,6 +56,7 @@ def run_render(args: argparse.Namespace) -> int:
                 "tasks": list(rendered.task_names),
             }
         )
+    write_files(files, f"--out {out}")
     if args.json:
         print(json.dumps({"workflow": spec.name, "run_id": args.run_id, "files": written}, indent=2))
     else:

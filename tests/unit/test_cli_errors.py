@@ -1,0 +1,35 @@
+"""What the CLI does with an error no command mapped itself: a path's is the user's, anything else a bug's."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+import pytest
+
+from npaflow.cli import SubParsers, run
+
+pytestmark = pytest.mark.unit
+
+
+def _failing_on(error: OSError) -> Callable[[SubParsers], None]:
+    def register(commands: SubParsers) -> None:
+        def handler(_: argparse.Namespace) -> int:
+            raise error
+
+        commands.add_parser("touchy").set_defaults(handler=handler)
+
+    return register
+
+
+def test_a_path_any_command_cannot_use_is_one_line_naming_it_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    denied = PermissionError(13, "Permission denied", "/srv/runs/report.html")
+    assert run(["touchy"], extra=[_failing_on(denied)]) == 2
+    assert capsys.readouterr().err == "npaflow: error: /srv/runs/report.html: Permission denied\n"
+
+
+def test_an_os_error_with_no_path_is_not_blamed_on_the_user() -> None:
+    with pytest.raises(ConnectionResetError):
+        run(["touchy"], extra=[_failing_on(ConnectionResetError(104, "Connection reset by peer"))])
