@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from npaflow.durations import duration_seconds
+from npaflow.durations import LIMIT_TEXT, duration_seconds
 from npaflow.errors import UsageError
 
 
@@ -12,9 +12,9 @@ def parse_duration(flag: str, text: str) -> timedelta:
     """`text` as a duration, for the option named `flag`.
 
     Raises:
-        UsageError: not a positive duration.
+        UsageError: not a positive duration, or longer than a century.
     """
     seconds = duration_seconds(text)
     if seconds is None:
-        raise UsageError(f"{flag} {text!r}: expected a duration such as 30s, 15m, 24h or 7d")
+        raise UsageError(f"{flag} {text!r}: expected a duration such as 30s, 15m, 24h or 7d ({LIMIT_TEXT})")
     return timedelta(seconds=seconds)

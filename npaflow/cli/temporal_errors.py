@@ -24,10 +24,7 @@ def rpc_error_text(exc: RPCError) -> str:
             f"create {name})"
         )
     if exc.status is RPCStatusCode.INVALID_ARGUMENT:
-        hint = ""
-        if "schedule spec" in message.lower() or "cron" in message.lower():
-            hint = " (--cron takes five fields, minute hour day-of-month month day-of-week: '0 2 * * *')"
-        return f"the Temporal server refused the request: {message}{hint}"
+        return f"the Temporal server refused the request: {message}{_schedule_hint(message.lower())}"
     if exc.status is RPCStatusCode.UNAVAILABLE:
         return f"cannot reach the Temporal server ({message}): is it running? (npaflow dev starts one)"
     if exc.status in (RPCStatusCode.PERMISSION_DENIED, RPCStatusCode.UNAUTHENTICATED):
@@ -36,6 +33,18 @@ def rpc_error_text(exc: RPCError) -> str:
             "TLS settings or --profile"
         )
     return f"the Temporal server answered {exc.status.name}: {message}"
+
+
+def _schedule_hint(message: str) -> str:
+    """How to write what a schedule spec refusal is about ("" for any other refusal)."""
+    if "cron" in message:
+        return (
+            " (--cron takes five fields, minute hour day-of-month month day-of-week, each within "
+            "its range: minute 0-59, hour 0-23, day 1-31, month 1-12, weekday 0-6; e.g. '0 2 * * *')"
+        )
+    if "interval" in message:
+        return " (--every takes a duration such as 30m, 24h or 7d)"
+    return ""
 
 
 def is_namespace_missing(exc: RPCError) -> bool:

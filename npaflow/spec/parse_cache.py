@@ -6,7 +6,7 @@ from pydantic import JsonValue
 
 from npaflow.document.models import CacheSetting
 from npaflow.document.yaml_source import KeyPath
-from npaflow.durations import duration_seconds
+from npaflow.durations import LIMIT_TEXT, duration_seconds
 from npaflow.spec.issues import IssueCollector, did_you_mean
 
 #: The keys of a `cache:` mapping and the field each fills.
@@ -40,7 +40,7 @@ def parse_cache(value: JsonValue, path: KeyPath, issues: IssueCollector) -> Cach
             if seconds is None or isinstance(item, bool):
                 issues.add(
                     (*path, key),
-                    f"cache.max_age must be a positive duration, got {item!r}",
+                    f"cache.max_age must be a positive duration ({LIMIT_TEXT}), got {item!r}",
                     "write e.g. max_age: 7d (units s, m, h, d)",
                 )
                 continue
