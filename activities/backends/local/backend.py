@@ -67,6 +67,9 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: How long a cancelled job's processes get to exit on SIGTERM before SIGKILL.
 CANCEL_GRACE_SECONDS = 5.0
+#: How long SIGKILLed processes may take to leave /proc (the kernel tears a busy one down
+#: asynchronously) before they count as survivors.
+KILL_SETTLE_SECONDS = 2.0
 #: A record whose worker died before starting the supervisor is a ghost after this long.
 GHOST_GRACE_SECONDS = 10.0
 #: Seconds between polls of a local job: its state is on this host, so its end is seen at once.
@@ -286,11 +289,9 @@ class LocalBackend:
         pgid, marker = job_pgid(job_dir, job), job.process_marker
         if job_processes(marker, pgid):
             kill_job(marker, pgid, signal.SIGTERM)
-            deadline = time.monotonic() + CANCEL_GRACE_SECONDS
-            while job_processes(marker, pgid) and time.monotonic() < deadline:
-                await asyncio.sleep(0.1)
-                reap_supervisor(job.supervisor_pid)
+            await _until_gone(marker, pgid, job.supervisor_pid, CANCEL_GRACE_SECONDS)
             kill_job(marker, pgid)
+            await _until_gone(marker, pgid, job.supervisor_pid, KILL_SETTLE_SECONDS)
         reap_supervisor(job.supervisor_pid)
         left = job_processes(marker, pgid)
         if left:
@@ -332,3 +333,11 @@ class LocalBackend:
             lines = path.read_text(errors="replace").splitlines()[-tail_lines:]
             parts.append(f"==> {path.stem} <==\n" + "\n".join(lines))
         return "\n".join(parts)
+
+
+async def _until_gone(marker: str, pgid: int, supervisor_pid: int, seconds: float) -> None:
+    """Wait up to `seconds` for the job's processes to exit, reaping its supervisor meanwhile."""
+    deadline = time.monotonic() + seconds
+    while job_processes(marker, pgid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+        reap_supervisor(supervisor_pid)
