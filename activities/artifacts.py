@@ -29,7 +29,13 @@ from activities.storage import (
 )
 from npaflow.decisions import DECISION_KEYS, normalize_decision, parse_decision_payload
 from npaflow.errors import ConfigurationError, PayloadError
-from npaflow.runtime.contract import CHECK_OUTPUTS, LIST_ARTIFACTS, READ_DECISION, WAIT_TRIGGER
+from npaflow.runtime.contract import (
+    CHECK_OUTPUTS,
+    LIST_ARTIFACTS,
+    READ_DECISION,
+    READ_RUN_WAVES,
+    WAIT_TRIGGER,
+)
 from npaflow.runtime.ledger import DecisionRecord, Watermark, latest_attempts
 from npaflow.runtime.messages import (
     CheckOutputsInput,
@@ -39,7 +45,8 @@ from npaflow.runtime.messages import (
     TriggerResult,
     WaitTriggerInput,
 )
-from npaflow.runtime.reads import ArtifactRow, ListArtifactsInput, RunArtifacts
+from npaflow.runtime.reads import ArtifactRow, ListArtifactsInput, RunArtifacts, RunWaves, RunWavesInput
+from npaflow.runtime.summary import WaveView
 from npaflow.runtime.vocabulary import DecisionSource, HeartbeatPhase
 
 #: Decision bodies kept in the ledger are cut to this many characters.
@@ -174,10 +181,27 @@ def _ledger_decision(body: str) -> str:
 
 
 class RunArtifactActivities:
-    """`list_artifacts`: what a run produced and read, from its ledger, checked where storage is."""
+    """A run's ledger, read for the CLI.
+
+    `list_artifacts`: what a run produced and read, checked where storage is;
+    `read_run_waves`: the jobs it launched, for the logs of an ended run.
+    """
 
     def __init__(self, context: ActivityContext) -> None:
         self.context = context
+
+    @activity.defn(name=READ_RUN_WAVES.name)
+    @mapped_errors
+    async def read_run_waves(self, request: RunWavesInput) -> RunWaves:
+        """Every attempt that launched a job, in the ledger's order.
+
+        Raises:
+            ConfigurationError: the run has no ledger there.
+        """
+        ledger = await read_ledger(self.context.storage, request.ledger_uri)
+        if ledger is None:
+            raise ConfigurationError(f"no ledger at {request.ledger_uri} (the run wrote none yet)")
+        return RunWaves(waves=[WaveView.of(record) for record in ledger.waves if record.job_id])
 
     @activity.defn(name=LIST_ARTIFACTS.name)
     @mapped_errors

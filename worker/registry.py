@@ -28,6 +28,7 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
     """Every activity implementation, keyed by its contract name."""
     jobs, control = JobActivities(context), JobControlActivities(context)
     artifacts, runs = ArtifactActivities(context), RunActivities(context)
+    run_artifacts = RunArtifactActivities(context)
     reports = ReportActivities(context.storage, context.ui_url)
     ledger = LedgerActivities(context.storage, context.ledger_cache, reports.write_at_end)
     reconcile = ReconcileActivities(ledger)
@@ -44,7 +45,8 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
         contract.EXPORT_LEDGER.name: ledger.export_ledger,
         contract.REQUEST_CANCEL.name: request_cancel,
         contract.NOTIFY_RUN.name: Notifier(context.notify_webhooks, context.ui_url).notify_run,
-        contract.LIST_ARTIFACTS.name: RunArtifactActivities(context).list_artifacts,
+        contract.LIST_ARTIFACTS.name: run_artifacts.list_artifacts,
+        contract.READ_RUN_WAVES.name: run_artifacts.read_run_waves,
         contract.CHECK_RUN.name: reconcile.check_run,
         contract.RECORD_RECONCILED.name: reconcile.record_reconciled,
         contract.CACHE_LOOKUP.name: cache.cache_lookup,

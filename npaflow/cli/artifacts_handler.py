@@ -11,7 +11,7 @@ import argparse
 
 from temporalio.client import WorkflowFailureError
 
-from npaflow.cli.temporal_client import connect_from, ledger_on_worker, run_helper
+from npaflow.cli.temporal_client import connect_from, innermost_message, ledger_on_worker, run_helper
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE
 from npaflow.runtime.reads import ArtifactRow, ListArtifactsInput, RunArtifacts
@@ -47,6 +47,8 @@ async def artifacts(args: argparse.Namespace) -> int:
             result_type=RunArtifacts,
         )
     except WorkflowFailureError as error:
-        raise UsageError(f"run {args.run_id}: artifacts could not be read: {error.cause}") from None
+        raise UsageError(
+            f"run {args.run_id}: artifacts could not be read: {innermost_message(error)}"
+        ) from None
     print(result.model_dump_json(indent=2) if args.json else artifacts_text(result))
     return 0

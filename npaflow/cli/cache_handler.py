@@ -11,6 +11,7 @@ from npaflow.cli.temporal_client import (
     connect_from,
     describe_or_fail,
     has_pollers,
+    innermost_message,
     run_helper,
     task_queue_from,
 )
@@ -39,7 +40,7 @@ async def cache(args: argparse.Namespace) -> int:
             result_type=CacheAdminResult,
         )
     except WorkflowFailureError as error:
-        raise UsageError(f"cache {action.value}: {_innermost(error)}") from None
+        raise UsageError(f"cache {action.value}: {innermost_message(error)}") from None
     print(result.model_dump_json(indent=2) if getattr(args, "json", False) else cache_text(result))
     return 0
 
@@ -100,10 +101,3 @@ def explanation_text(found: CacheExplanation) -> str:
     elif not step.hit:
         lines.append("no other entry of the state in this scope to compare with")
     return "\n".join(lines)
-
-
-def _innermost(error: BaseException) -> str:
-    """The message of the error that started it (the activity's own), without the wrappers' words."""
-    while error.__cause__ is not None or getattr(error, "cause", None) is not None:
-        error = error.__cause__ or error.cause  # type: ignore[attr-defined]
-    return str(getattr(error, "message", "") or error).removeprefix("ConfigurationError: ")

@@ -5,20 +5,30 @@ from __future__ import annotations
 import argparse
 import asyncio
 import difflib
+from typing import Any
 
-from temporalio.client import Client
+from temporalio.client import (
+    Client,
+    WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
 
 from npaflow.cli.temporal_client import (
     connect_from,
     describe_or_fail,
+    has_pollers,
+    innermost_message,
     query_wait,
     run_helper,
+    started_request,
     task_queue_from,
 )
 from npaflow.errors import UsageError
-from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, STATUS_QUERY
-from npaflow.runtime.messages import JobRef
-from npaflow.runtime.reads import JobLogsRequest, JobLogsResult, ReadJobLogsInput
+from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, STATUS_QUERY, RunMemo
+from npaflow.runtime.reads import JobLogsRequest, JobLogsResult, job_log_reads
+from npaflow.runtime.request import BackendName
 from npaflow.runtime.summary import RunStatusView, WaveView
 
 
@@ -34,18 +44,8 @@ async def read_logs(
     """
     handle = client.get_workflow_handle(run_id)
     description = await describe_or_fail(handle)
-    run_queue = description.task_queue or ""
-    task_queue = task_queue or run_queue
-    seconds, served = await query_wait(client, run_queue, 30)
-    try:
-        view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), seconds)
-    except Exception as exc:  # noqa: BLE001 - queries need a worker: say so
-        nobody = f"no worker polls task queue '{run_queue}'" if not served else "no worker answered"
-        raise UsageError(
-            f"run {run_id}: {nobody} ({type(exc).__name__}); logs are "
-            "read by workers (start one with 'npaflow worker')"
-        ) from None
-    launched = [w for w in view.waves if w.job_id]
+    task_queue = task_queue or description.task_queue or ""
+    backend, launched = await _launched(client, handle, description, task_queue)
     waves = [w for w in launched if not state or state in w.states]
     if state and not waves:
         known = sorted({name for w in launched for name in w.states})
@@ -55,29 +55,71 @@ async def read_logs(
             + (f" (did you mean '{close[0]}'?)" if close else "")
             + f"; states with jobs: {', '.join(known) or 'none yet'}"
         )
-    jobs = [
-        ReadJobLogsInput(
-            job=JobRef(
-                backend=view.backend,
-                job_id=w.job_id,
-                job_name=w.job_name,
-                worker_id=w.worker_id,
-                worker_task_queue=w.worker_task_queue,
-            ),
-            task=state,
-            tail_lines=tail,
-        )
-        for w in waves
-    ]
     result = await run_helper(
         client,
         LOGS_WORKFLOW_TYPE,
-        JobLogsRequest(jobs=jobs),
+        JobLogsRequest(jobs=job_log_reads(waves, backend, state, tail)),
         name=f"logs:{run_id}",
         task_queue=task_queue,
         result_type=JobLogsResult,
     )
     return [(wave, entry.text) for wave, entry in zip(waves, result.logs, strict=True)]
+
+
+async def _launched(
+    client: Client,
+    handle: WorkflowHandle[Any, Any],
+    description: WorkflowExecutionDescription,
+    task_queue: str,
+) -> tuple[BackendName, list[WaveView]]:
+    """The run's backend and every attempt that launched a job.
+
+    An ended run whose ledger is complete is read from the ledger: its query needs a
+    worker of the version the run was pinned to, which a later deploy may have retired.
+    A running run (or one whose ledger is behind) answers its status query.
+    """
+    run_queue = description.task_queue or ""
+    ended = description.status is not WorkflowExecutionStatus.RUNNING
+    memo = RunMemo.read(await description.memo())
+    if ended and memo.ledger_uri and not memo.ledger_behind:
+        return await _from_ledger(client, handle, memo.ledger_uri, task_queue)
+    seconds, served = await query_wait(client, run_queue, 30)
+    try:
+        view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), seconds)
+    except Exception as exc:  # noqa: BLE001 - queries need a worker: say so
+        if ended and memo.ledger_uri:
+            return await _from_ledger(client, handle, memo.ledger_uri, task_queue)
+        nobody = f"no worker polls task queue '{run_queue}'" if not served else "no worker answered"
+        raise UsageError(
+            f"run {handle.id}: {nobody} ({type(exc).__name__}); logs are "
+            "read by workers (start one with 'npaflow worker')"
+        ) from None
+    return view.backend, [w for w in view.waves if w.job_id]
+
+
+async def _from_ledger(
+    client: Client, handle: WorkflowHandle[Any, Any], ledger_uri: str, task_queue: str
+) -> tuple[BackendName, list[WaveView]]:
+    if not await has_pollers(client, task_queue, activities=True):
+        raise UsageError(
+            f"no worker polls task queue '{task_queue}': logs are read by workers "
+            "(start one with 'npaflow worker')"
+        )
+    backend = (await started_request(client, handle)).backend
+    try:
+        result = await run_helper(
+            client,
+            LOGS_WORKFLOW_TYPE,
+            JobLogsRequest(ledger_uri=ledger_uri),
+            name=f"logs:{handle.id}",
+            task_queue=task_queue,
+            result_type=JobLogsResult,
+        )
+    except WorkflowFailureError as error:
+        raise UsageError(
+            f"run {handle.id}: its ledger could not be read: {innermost_message(error)}"
+        ) from None
+    return backend, result.waves
 
 
 def logs_text(run_id: str, state: str, logs: list[tuple[WaveView, str]]) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from temporalio.client import Client, WorkflowFailureError
 
-from npaflow.cli.temporal_client import connect_from, ledger_on_worker, run_helper
+from npaflow.cli.temporal_client import connect_from, innermost_message, ledger_on_worker, run_helper
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import REPORT_WORKFLOW_TYPE
 from npaflow.runtime.reads import RenderReportInput, RunReport
@@ -36,7 +36,7 @@ async def fetch_report(client: Client, run_id: str, *, write: bool = False) -> R
             result_type=RunReport,
         )
     except WorkflowFailureError as error:
-        raise UsageError(f"run {run_id}: its report could not be drawn: {error.cause}") from None
+        raise UsageError(f"run {run_id}: its report could not be drawn: {innermost_message(error)}") from None
 
 
 async def report(args: argparse.Namespace) -> int:

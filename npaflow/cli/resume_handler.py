@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDReusePolicy
 
 from npaflow.catalog import load_catalogs
@@ -24,6 +24,7 @@ from npaflow.cli.images import checked_binding
 from npaflow.cli.temporal_client import (
     connect_from,
     describe_or_fail,
+    started_request,
     summary_from_failure,
     task_queue_from,
 )
@@ -65,7 +66,7 @@ async def resume(args: argparse.Namespace) -> int:
         raise UsageError(
             f"run {args.run_id} {state}; only failed, cancelled or terminated runs can be resumed"
         )
-    request = await _started_request(client, handle)
+    request = await started_request(client, handle)
     if args.max_gpu_hours is not None:
         request = _with_budget(request, args.max_gpu_hours)
     if args.spec:
@@ -96,17 +97,6 @@ def _with_budget(request: RunRequest, hours: float) -> RunRequest:
         return RunRequest.model_validate({**request.model_dump(), "max_gpu_hours": hours})
     except ValidationError as exc:
         raise UsageError(f"--max-gpu-hours {hours:g}: {exc.errors()[0]['msg']}") from None
-
-
-async def _started_request(client: Client, handle: WorkflowHandle[Any, Any]) -> RunRequest:
-    """The request the latest execution started with (its first history event)."""
-    history = await handle.fetch_history()
-    started = history.events[0].workflow_execution_started_event_attributes
-    (request,) = client.data_converter.payload_converter.from_payloads(
-        list(started.input.payloads), [RunRequest]
-    )
-    assert isinstance(request, RunRequest)
-    return request
 
 
 async def _onto_new_spec(

@@ -33,7 +33,13 @@ from npaflow.cli.follow_run import follow_run, no_worker_text
 from npaflow.cli.report_handler import fetch_report
 from npaflow.cli.run_endings import add_ending
 from npaflow.cli.status_text import status_text
-from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers, helper_attributes
+from npaflow.cli.temporal_client import (
+    connect_from,
+    describe_or_fail,
+    has_pollers,
+    helper_attributes,
+    innermost_message,
+)
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
 from npaflow.runtime.contract import (
@@ -133,7 +139,7 @@ async def _repair_ledger(
     except WorkflowAlreadyStartedError:
         return f"written: repaired earlier ({repair_id})"
     except WorkflowFailureError as error:
-        return f"not repaired: {error.cause}"[:300]
+        return f"not repaired: {innermost_message(error)}"[:300]
     return f"written now: the ledger holds the run's final state ({repair_id})"
 
 

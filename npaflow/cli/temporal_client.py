@@ -40,6 +40,7 @@ from npaflow.runtime.contract import (
     EnvVar,
     RunMemo,
 )
+from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 
 ResultT = TypeVar("ResultT")
@@ -250,3 +251,22 @@ async def ledger_on_worker(client: Client, run_id: str, reading: str) -> tuple[s
             f"no worker polls task queue '{queue}': {reading} by workers (start one with 'npaflow worker')"
         )
     return ledger_uri, queue
+
+
+async def started_request(client: Client, handle: WorkflowHandle[Any, Any]) -> RunRequest:
+    """The request the latest execution started with (its first history event, fetched alone)."""
+    async for event in handle.fetch_history_events(page_size=1):
+        started = event.workflow_execution_started_event_attributes
+        (request,) = client.data_converter.payload_converter.from_payloads(
+            list(started.input.payloads), [RunRequest]
+        )
+        assert isinstance(request, RunRequest)
+        return request
+    raise UsageError(f"run {handle.id} has no history on this server")
+
+
+def innermost_message(error: BaseException) -> str:
+    """The message of the error that started it (the activity's own), without the wrappers' words."""
+    while error.__cause__ is not None or getattr(error, "cause", None) is not None:
+        error = error.__cause__ or error.cause  # type: ignore[attr-defined]
+    return str(getattr(error, "message", "") or error).removeprefix("ConfigurationError: ")

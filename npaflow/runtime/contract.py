@@ -29,6 +29,17 @@ from npaflow.runtime.cache_messages import (
     RequestFlightInput,
 )
 from npaflow.runtime.environment import DEFAULT_TASK_QUEUE, ENV_DEFAULTS, EnvVar
+from npaflow.runtime.ledger_layout import (
+    LAUNCHES_DIR,
+    LEDGER_DIR,
+    MANIFEST_FILE,
+    REPORT_FILE,
+    RUNTIME_FILE,
+    SPEC_FILE,
+    STATUS_FILE,
+    ledger_file_uri,
+    spec_file_uri,
+)
 from npaflow.runtime.messages import (
     AwaitResult,
     AwaitWaveInput,
@@ -56,6 +67,8 @@ from npaflow.runtime.reads import (
     RenderReportInput,
     RunArtifacts,
     RunReport,
+    RunWaves,
+    RunWavesInput,
 )
 from npaflow.runtime.reconcile.models import CheckRunInput, RecordReconciledInput, RunStanding
 from npaflow.runtime.status import FailureClass
@@ -179,6 +192,7 @@ CACHE_STORE = ActivityRef("cache_store", CacheStoreInput, CacheStoreResult)
 REQUEST_FLIGHT = ActivityRef("request_cache_flight", RequestFlightInput, bool)
 CACHE_ADMIN = ActivityRef("cache_admin", CacheAdminInput, CacheAdminResult)
 RENDER_REPORT = ActivityRef("render_report", RenderReportInput, RunReport)
+READ_RUN_WAVES = ActivityRef("read_run_waves", RunWavesInput, RunWaves)
 
 #: Every activity; a worker registers an implementation for each (worker/registry.py).
 ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
@@ -201,6 +215,7 @@ ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
     REQUEST_FLIGHT,
     CACHE_ADMIN,
     RENDER_REPORT,
+    READ_RUN_WAVES,
 )
 #: Served on each worker's own queue as well: a local job's activities run on its host, and a
 #: launch interrupted there is reconciled there.
@@ -279,34 +294,22 @@ class RunMemo(BaseModel):
         return memo
 
 
-# --- ledger layout ------------------------------------------------------------------------
-
-#: `<run prefix>/npa-workflow/` holds the run's ledger files (reference §6.6).
-LEDGER_DIR = "npa-workflow"
-RUNTIME_FILE = "runtime.json"
-MANIFEST_FILE = "manifest.json"
-STATUS_FILE = "status.json"
-#: The run as a page (graph, timeline, decisions), written when it ends (npaflow/picture/report.py).
-REPORT_FILE = "report.html"
-#: Launch receipts (request id, token) written before a launch is awaited.
-LAUNCHES_DIR = "launches"
-#: The submitted spec with `--var` values merged: `<run prefix>/workflow.yaml`.
-SPEC_FILE = "workflow.yaml"
-
-
-def ledger_file_uri(run_prefix_uri: str, name: str) -> str:
-    """The URI of one ledger file under a run prefix."""
-    return f"{run_prefix_uri}/{LEDGER_DIR}/{name}"
-
-
-def spec_file_uri(run_prefix_uri: str) -> str:
-    """Where the submitted spec is kept next to the ledger."""
-    return f"{run_prefix_uri}/{SPEC_FILE}"
-
-
 # --- environment ---------------------------------------------------------------------------
 # EnvVar and ENV_DEFAULTS live in npaflow/runtime/environment.py (imported by the fast CLI
 # paths without the activity models) and are part of this contract.
 
 #: Re-exported: every contract name is importable from this module.
-__all__ = ["DEFAULT_TASK_QUEUE", "ENV_DEFAULTS", "EnvVar"]
+__all__ = [
+    "DEFAULT_TASK_QUEUE",
+    "ENV_DEFAULTS",
+    "LAUNCHES_DIR",
+    "LEDGER_DIR",
+    "MANIFEST_FILE",
+    "REPORT_FILE",
+    "RUNTIME_FILE",
+    "SPEC_FILE",
+    "STATUS_FILE",
+    "EnvVar",
+    "ledger_file_uri",
+    "spec_file_uri",
+]

@@ -9,6 +9,8 @@ from pydantic import BaseModel, Field
 from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.runtime.messages import JobRef
+from npaflow.runtime.request import BackendName
+from npaflow.runtime.summary import WaveView
 
 
 class ReadJobLogsInput(BaseModel):
@@ -30,11 +32,16 @@ class JobLogs(BaseModel):
 
 
 class JobLogsRequest(BaseModel):
-    """Input of the `NpaflowJobLogs` workflow: the jobs whose logs the CLI wants."""
+    """Input of the `NpaflowJobLogs` workflow: the jobs whose logs the CLI wants.
+
+    With `ledger_uri` it first reads the run's launched attempts from its ledger: how
+    `npaflow logs` finds the jobs of an ended run that no worker of its version answers.
+    """
 
     model_config = FROZEN
 
     jobs: list[ReadJobLogsInput] = Field(default_factory=list)
+    ledger_uri: str = ""
 
 
 class JobLogsResult(BaseModel):
@@ -43,6 +50,43 @@ class JobLogsResult(BaseModel):
     model_config = FROZEN
 
     logs: list[JobLogs] = Field(default_factory=list)
+    waves: list[WaveView] = Field(default_factory=list)  # with ledger_uri: its launched attempts
+
+
+def job_log_reads(
+    waves: list[WaveView], backend: BackendName, task: str, tail_lines: int
+) -> list[ReadJobLogsInput]:
+    """The reads of these attempts' jobs: each through `backend`, on the worker that holds it."""
+    return [
+        ReadJobLogsInput(
+            job=JobRef(
+                backend=backend,
+                job_id=wave.job_id,
+                job_name=wave.job_name,
+                worker_id=wave.worker_id,
+                worker_task_queue=wave.worker_task_queue,
+            ),
+            task=task,
+            tail_lines=tail_lines,
+        )
+        for wave in waves
+    ]
+
+
+class RunWavesInput(BaseModel):
+    """Input of `read_run_waves`: the run's ledger."""
+
+    model_config = FROZEN
+
+    ledger_uri: str
+
+
+class RunWaves(BaseModel):
+    """Every attempt of a run that launched a job, as its ledger recorded it."""
+
+    model_config = FROZEN
+
+    waves: list[WaveView] = Field(default_factory=list)
 
 
 class ListArtifactsInput(BaseModel):

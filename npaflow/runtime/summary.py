@@ -9,7 +9,6 @@ from pydantic import BaseModel, Field
 from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.runtime.cache_tally import CacheTally
-from npaflow.runtime.contract import RUNTIME_FILE, ledger_file_uri
 from npaflow.runtime.ledger import (
     CachedStep,
     DecisionRecord,
@@ -19,6 +18,7 @@ from npaflow.runtime.ledger import (
     Watermark,
     WaveAttemptRecord,
 )
+from npaflow.runtime.ledger_layout import RUNTIME_FILE, ledger_file_uri
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.state_rows import StateRow, state_rows
 from npaflow.runtime.usage import RunUsage

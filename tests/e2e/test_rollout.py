@@ -136,3 +136,46 @@ async def _has_version(client, deployment: str, build: str) -> bool:  # type: ig
     return described is not None and any(
         s.deployment_version.build_id == build for s in described.worker_deployment_info.version_summaries
     )
+
+
+FAILING = """\
+apiVersion: npa.workflow/v0.0.1
+kind: Workflow
+metadata: {name: fails-on-b1}
+states:
+  train: {run: {shell: "echo loss-went-nan; exit 3"}, terminal: true}
+"""
+
+
+async def test_an_ended_run_s_logs_read_after_its_version_is_retired(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    """The run is pinned to b1; once b1's workers are gone no one answers its query, but its ledger
+    still names its jobs, and the same host's b2 worker reads their logs."""
+    deployment, queue = f"dep-{uuid.uuid4().hex[:6]}", f"tq-{uuid.uuid4().hex[:8]}"
+    same_host = {"NPAFLOW_DEPLOYMENT": deployment, "NPAFLOW_WORKER_ID": "host-1"}
+    b1 = start_worker_process(env, tmp_path, queue, **same_host, NPAFLOW_BUILD_ID="b1")
+    try:
+        handle = await env.client.start_workflow(
+            WORKFLOW_TYPE, local_harness.request(FAILING), id="retired-b1", task_queue=queue
+        )
+        assert (await local_harness.finish(handle)).status == "failed"
+    finally:
+        b1.terminate()
+        b1.wait(timeout=30)
+    b2 = start_worker_process(env, tmp_path, queue, **same_host, NPAFLOW_BUILD_ID="b2")
+    try:
+        await eventually(
+            lambda: _has_version(env.client, deployment, "b2"), timeout=60, interval=1, what="b2 polling"
+        )
+        promoted = cli(env, "npaflow", deployment, "b2", "deployment", "promote", "b2")
+        assert promoted.returncode == 0, promoted.stdout + promoted.stderr
+        logs = cli(
+            env, "npaflow", deployment, "b2", "logs", "retired-b1", "--state", "train", "--task-queue", queue
+        )
+        assert logs.returncode == 0, logs.stderr
+        assert "loss-went-nan" in logs.stdout and "(failed)" in logs.stdout
+        assert await version_of(handle) == "b1"
+    finally:
+        b2.terminate()
+        b2.wait(timeout=30)

@@ -17,8 +17,12 @@ from worker.registry import activities_for, implementations
 
 pytestmark = pytest.mark.unit
 
-#: The contract: contract.py, and environment.py whose names it re-exports.
-CONTRACT_FILES = {Path("npaflow/runtime/contract.py"), Path("npaflow/runtime/environment.py")}
+#: The contract: contract.py, and environment.py and ledger_layout.py whose names it re-exports.
+CONTRACT_FILES = {
+    Path("npaflow/runtime/contract.py"),
+    Path("npaflow/runtime/environment.py"),
+    Path("npaflow/runtime/ledger_layout.py"),
+}
 #: Literals that must appear in code only in the contract.
 EXACT = {
     contract.WORKFLOW_TYPE,
