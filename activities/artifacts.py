@@ -36,7 +36,7 @@ from npaflow.runtime.contract import (
     READ_RUN_WAVES,
     WAIT_TRIGGER,
 )
-from npaflow.runtime.ledger import DecisionRecord, Watermark, latest_attempts
+from npaflow.runtime.ledger import DecisionRecord, RuntimeLedger, Watermark, latest_attempts
 from npaflow.runtime.messages import (
     CheckOutputsInput,
     CheckOutputsResult,
@@ -190,6 +190,12 @@ class RunArtifactActivities:
     def __init__(self, context: ActivityContext) -> None:
         self.context = context
 
+    async def _ledger(self, ledger_uri: str) -> RuntimeLedger:
+        ledger = await read_ledger(self.context.storage, ledger_uri)
+        if ledger is None:
+            raise ConfigurationError(f"no ledger at {ledger_uri} (the run wrote none yet)")
+        return ledger
+
     @activity.defn(name=READ_RUN_WAVES.name)
     @mapped_errors
     async def read_run_waves(self, request: RunWavesInput) -> RunWaves:
@@ -198,9 +204,7 @@ class RunArtifactActivities:
         Raises:
             ConfigurationError: the run has no ledger there.
         """
-        ledger = await read_ledger(self.context.storage, request.ledger_uri)
-        if ledger is None:
-            raise ConfigurationError(f"no ledger at {request.ledger_uri} (the run wrote none yet)")
+        ledger = await self._ledger(request.ledger_uri)
         return RunWaves(waves=[WaveView.of(record) for record in ledger.waves if record.job_id])
 
     @activity.defn(name=LIST_ARTIFACTS.name)
@@ -211,9 +215,7 @@ class RunArtifactActivities:
         Raises:
             ConfigurationError: the run has no ledger there.
         """
-        ledger = await read_ledger(self.context.storage, request.ledger_uri)
-        if ledger is None:
-            raise ConfigurationError(f"no ledger at {request.ledger_uri} (the run wrote none yet)")
+        ledger = await self._ledger(request.ledger_uri)
         rows = []
         for wave in latest_attempts(ledger.waves).values():
             for index, member in enumerate(wave.key.members):
