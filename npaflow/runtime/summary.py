@@ -198,6 +198,21 @@ class RunSummary(BaseModel):
             lines.append(f"error: {self.error}")
         return lines
 
+    def status_view(self, backend: BackendName) -> RunStatusView:
+        """What the status query said as the run ended: its result, read with no worker."""
+        return RunStatusView(
+            run_id=self.run_id,
+            workflow=self.workflow,
+            phase=self.status,
+            backend=backend,
+            waves=[WaveView.of(record) for record in self.waves],
+            decisions=self.decisions,
+            ledger_uri=self.run_prefix_uri,
+            ledger_behind=self.ledger_behind,
+            error=self.error,
+            usage=self.usage,
+        )
+
 
 def launched_as(wave: WaveAttemptRecord) -> str:
     """How a wave was launched and, for a group's batch, what it is: `serial, batch of 1 in sweep`.

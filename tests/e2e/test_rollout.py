@@ -147,11 +147,12 @@ states:
 """
 
 
-async def test_an_ended_run_s_logs_read_after_its_version_is_retired(
+async def test_an_ended_run_s_logs_and_status_read_after_its_version_is_retired(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
     """The run is pinned to b1; once b1's workers are gone no one answers its query, but its ledger
-    still names its jobs, and the same host's b2 worker reads their logs."""
+    still names its jobs, the same host's b2 worker reads their logs, and the summary it ended
+    with still shows its waves."""
     deployment, queue = f"dep-{uuid.uuid4().hex[:6]}", f"tq-{uuid.uuid4().hex[:8]}"
     same_host = {"NPAFLOW_DEPLOYMENT": deployment, "NPAFLOW_WORKER_ID": "host-1"}
     b1 = start_worker_process(env, tmp_path, queue, **same_host, NPAFLOW_BUILD_ID="b1")
@@ -175,6 +176,10 @@ async def test_an_ended_run_s_logs_read_after_its_version_is_retired(
         )
         assert logs.returncode == 0, logs.stderr
         assert "loss-went-nan" in logs.stdout and "(failed)" in logs.stdout
+        status = cli(env, "npaflow", deployment, "b2", "status", "retired-b1", "--json")
+        assert status.returncode == 0, status.stderr
+        shown = json.loads(status.stdout)
+        assert shown["phase"] == "failed" and [w["states"] for w in shown["waves"]] == [["train"]]
         assert await version_of(handle) == "b1"
     finally:
         b2.terminate()

@@ -44,7 +44,7 @@ from activities.backends.local.jobs import (
     write_model,
 )
 from activities.backends.local.rows import status_stamp, task_row
-from activities.backends.local.signals import job_pgid, kill_job, reap_supervisor
+from activities.backends.local.signals import job_pgid, kill_job, reap_supervisor, until_gone
 from activities.backends.local.spawn import SUPERVISOR_COMMAND, SupervisorStarter
 from activities.backends.local.task_status import (
     TaskStatus,
@@ -67,9 +67,6 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: How long a cancelled job's processes get to exit on SIGTERM before SIGKILL.
 CANCEL_GRACE_SECONDS = 5.0
-#: How long SIGKILLed processes may take to leave /proc (the kernel tears a busy one down
-#: asynchronously) before they count as survivors.
-KILL_SETTLE_SECONDS = 2.0
 #: A record whose worker died before starting the supervisor is a ghost after this long.
 GHOST_GRACE_SECONDS = 10.0
 #: Seconds between polls of a local job: its state is on this host, so its end is seen at once.
@@ -289,9 +286,9 @@ class LocalBackend:
         pgid, marker = job_pgid(job_dir, job), job.process_marker
         if job_processes(marker, pgid):
             kill_job(marker, pgid, signal.SIGTERM)
-            await _until_gone(marker, pgid, job.supervisor_pid, CANCEL_GRACE_SECONDS)
+            await until_gone(marker, pgid, job.supervisor_pid, CANCEL_GRACE_SECONDS)
             kill_job(marker, pgid)
-            await _until_gone(marker, pgid, job.supervisor_pid, KILL_SETTLE_SECONDS)
+            await until_gone(marker, pgid, job.supervisor_pid)
         reap_supervisor(job.supervisor_pid)
         left = job_processes(marker, pgid)
         if left:
@@ -333,11 +330,3 @@ class LocalBackend:
             lines = path.read_text(errors="replace").splitlines()[-tail_lines:]
             parts.append(f"==> {path.stem} <==\n" + "\n".join(lines))
         return "\n".join(parts)
-
-
-async def _until_gone(marker: str, pgid: int, supervisor_pid: int, seconds: float) -> None:
-    """Wait up to `seconds` for the job's processes to exit, reaping its supervisor meanwhile."""
-    deadline = time.monotonic() + seconds
-    while job_processes(marker, pgid) and time.monotonic() < deadline:
-        await asyncio.sleep(0.1)
-        reap_supervisor(supervisor_pid)

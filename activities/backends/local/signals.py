@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
+import time
 from pathlib import Path
 
 from activities.backends.local.jobs import (
@@ -14,6 +16,10 @@ from activities.backends.local.jobs import (
     job_processes,
     read_model,
 )
+
+#: How long SIGKILLed processes may take to leave /proc (the kernel tears a busy one down
+#: asynchronously) before they count as survivors.
+KILL_SETTLE_SECONDS = 2.0
 
 
 def job_pgid(job_dir: Path, job: LocalJobRecord) -> int:
@@ -38,3 +44,13 @@ def reap_supervisor(pid: int) -> None:
         return
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
+
+
+async def until_gone(
+    marker: str, pgid: int, supervisor_pid: int, seconds: float = KILL_SETTLE_SECONDS
+) -> None:
+    """Wait up to `seconds` for the job's processes to exit, reaping its supervisor meanwhile."""
+    deadline = time.monotonic() + seconds
+    while job_processes(marker, pgid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+        reap_supervisor(supervisor_pid)
