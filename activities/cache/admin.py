@@ -128,8 +128,8 @@ async def administer(storage: StorageRouter, default_root: str, request: CacheAd
     if request.action is CacheAction.EXPLAIN:
         return CacheAdminResult(root=root, explanation=await explain(storage, request))
     if request.action is CacheAction.PURGE:
-        return CacheAdminResult(root=root, purged=await purge(storage, root, request))
+        return CacheAdminResult(root=root, scope=request.scope, purged=await purge(storage, root, request))
     prefix = scope_uri(root, request.scope) if request.scope else root + "/"
     entries, more = await entries_under(storage, prefix, MAX_LISTED_ENTRIES)
     rows = sorted((row(uri, entry) for uri, entry in entries), key=lambda r: r.created_at, reverse=True)
-    return CacheAdminResult(root=root, rows=rows, truncated=more)
+    return CacheAdminResult(root=root, scope=request.scope, rows=rows, truncated=more)

@@ -69,15 +69,12 @@ def cache_text(result: CacheAdminResult) -> str:
     """Entries one per line, an explanation, or how many were purged."""
     if result.explanation is not None:
         return explanation_text(result.explanation)
+    under = result.root + (f" (scope {result.scope})" if result.scope else "")
     if not result.rows:
         return (
-            f"purged {result.purged} entries under {result.root}"
-            if result.purged
-            else f"no entries under {result.root}"
+            f"purged {result.purged} entries under {under}" if result.purged else f"no entries under {under}"
         )
-    lines = [
-        f"{len(result.rows)} entries under {result.root}" + (" (more not listed)" if result.truncated else "")
-    ]
+    lines = [f"{len(result.rows)} entries under {under}" + (" (more not listed)" if result.truncated else "")]
     lines.extend(
         f"  {row.scope}/{row.state}  {row.key[:19]}  {row.created_at}  run {row.source_run} "
         f"job {row.source_job}  {row.gpu_hours:.3f} GPU-h  {row.objects} objects"

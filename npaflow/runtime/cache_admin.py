@@ -72,6 +72,7 @@ class CacheAdminResult(BaseModel):
     model_config = FROZEN
 
     root: str
+    scope: str = ""  # list/purge: the one scope asked for ("" = every scope)
     rows: list[CacheRow] = Field(default_factory=list)
     explanation: CacheExplanation | None = None
     purged: int = 0

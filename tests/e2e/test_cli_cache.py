@@ -39,4 +39,4 @@ async def test_list_explain_and_purge_the_entries_of_a_scope(
     assert refused.returncode == 2 and "needs --scope SCOPE or --older-than DURATION" in refused.stderr
     assert "Traceback" not in unknown.stderr + refused.stderr
     assert purged.stdout.startswith("purged 8 entries under ")
-    assert emptied.stdout.startswith("no entries under ")
+    assert emptied.stdout.startswith("no entries under ") and "(scope cache-chain)" in emptied.stdout
