@@ -37,6 +37,8 @@ def rpc_error_text(exc: RPCError) -> str:
 
 def _schedule_hint(message: str) -> str:
     """How to write what a schedule spec refusal is about ("" for any other refusal)."""
+    if "schedule" not in message:
+        return ""
     if "cron" in message:
         return (
             " (--cron takes five fields, minute hour day-of-month month day-of-week, each within "

@@ -29,3 +29,7 @@ def test_another_refusal_gets_no_schedule_hint() -> None:
     assert refused("WorkflowId is not set on request.") == (
         "the Temporal server refused the request: WorkflowId is not set on request."
     )
+
+
+def test_an_interval_refused_outside_a_schedule_gets_no_schedule_hint() -> None:
+    assert "--every" not in refused("retry policy: initial interval must be positive")
