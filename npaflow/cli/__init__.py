@@ -14,7 +14,7 @@ from typing import Any
 
 from npaflow.cli.commands import COMMANDS
 from npaflow.cli.exits import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, StoppedFollowing
-from npaflow.cli.lazy_commands import Commands
+from npaflow.cli.lazy_commands import CHOSEN_PARSER, Commands
 from npaflow.cli.options import SubParsers
 
 
@@ -45,6 +45,16 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
         self.register("action", "parsers", _FormattedCommands)
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """As argparse, but a stray argument is reported by the command it was given to."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        chosen = vars(parsed).pop(CHOSEN_PARSER, self)
+        if extras:
+            chosen.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)

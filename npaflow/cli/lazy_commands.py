@@ -12,6 +12,9 @@ import importlib
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+#: The namespace attribute naming the innermost command chosen, whose usage a stray argument gets.
+CHOSEN_PARSER = "_chosen_parser"
+
 
 class Command(NamedTuple):
     """A subcommand: what `--help` says of it, and the module whose `add(parser)` fills it in."""
@@ -59,6 +62,9 @@ class Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
         """Fill in the chosen command, then parse its arguments as argparse does."""
         if isinstance(values, list) and values:
             self.fill(str(values[0]))
+            chosen = self._name_parser_map.get(str(values[0]))
+            if chosen is not None:  # a deeper command, parsed next, overrides it
+                setattr(namespace, CHOSEN_PARSER, chosen)
         super().__call__(parser, namespace, values, option_string)
 
     def _waiting(self) -> dict[str, str]:

@@ -17,6 +17,13 @@ else:
     SubParsers = argparse._SubParsersAction
 
 
+def nonempty(text: str) -> str:
+    """An argparse type for names and ids: an empty one would silently mean "every" or "none"."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text
+
+
 def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
     """Add SPEC, --var and --catalog to a subcommand."""
     parser.add_argument("spec", metavar="SPEC", help="path to an npa.workflow/v0.0.1 YAML spec")
@@ -63,7 +70,9 @@ def add_connection_arguments(parser: argparse.ArgumentParser, *, ledger_root: bo
 
 def add_run_id_arguments(parser: argparse.ArgumentParser) -> None:
     """RUN_ID and the connection flags (no --ledger-root: the run itself knows where its ledger is)."""
-    parser.add_argument("run_id", metavar="RUN_ID", help="the run id (= its Temporal workflow id)")
+    parser.add_argument(
+        "run_id", metavar="RUN_ID", type=nonempty, help="the run id (= its Temporal workflow id)"
+    )
     add_connection_arguments(parser, ledger_root=False)
 
 

@@ -33,3 +33,25 @@ def test_a_path_any_command_cannot_use_is_one_line_naming_it_and_exit_2(
 def test_an_os_error_with_no_path_is_not_blamed_on_the_user() -> None:
     with pytest.raises(ConnectionResetError):
         run(["touchy"], extra=[_failing_on(ConnectionResetError(104, "Connection reset by peer"))])
+
+
+def test_a_stray_argument_is_reported_by_the_subcommand_it_was_given_to(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        run(["quota", "status", "--bogus"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "npaflow quota status: error: unrecognized arguments: --bogus "
+        "(hint: run 'npaflow quota status --help')"
+    )
+
+
+@pytest.mark.parametrize("argv", [["status", ""], ["logs", " "], ["schedule", "describe", ""]])
+def test_an_empty_run_id_or_schedule_name_is_a_usage_error_before_any_server_is_asked(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        run([*argv, "--address", "127.0.0.1:1"])
+    assert exit_.value.code == 2
+    assert ": must not be empty (hint: run 'npaflow " in capsys.readouterr().err

@@ -6,7 +6,13 @@ import argparse
 import asyncio
 
 from npaflow.cli.commands.submit import add_run_options
-from npaflow.cli.options import Overlap, SubParsers, add_connection_arguments, add_spec_arguments
+from npaflow.cli.options import (
+    Overlap,
+    SubParsers,
+    add_connection_arguments,
+    add_spec_arguments,
+    nonempty,
+)
 
 
 def add(schedule: argparse.ArgumentParser) -> None:
@@ -22,7 +28,7 @@ def add(schedule: argparse.ArgumentParser) -> None:
         ("delete", "delete a schedule (its runs and their ledgers stay)", run_delete),
     ):
         action = actions.add_parser(name, help=text)
-        action.add_argument("name", metavar="NAME", help="the schedule's name")
+        action.add_argument("name", metavar="NAME", type=nonempty, help="the schedule's name")
         add_connection_arguments(action, ledger_root=False)
         if name == "describe":
             action.add_argument("--json", action="store_true", help="print machine-readable JSON")
