@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pydantic import JsonValue
 
 from npaflow.errors import TokenError
+from npaflow.integers import plain_int
 
 TOKEN_PATTERN = re.compile(r"\{\{\s*(config|run|state|loop)\.([A-Za-z0-9_.-]+)(?:\|([A-Za-z0-9_-]+))?\s*\}\}")
 _CONFIG_REF = re.compile(r"^(?:config\.([A-Za-z0-9_.-]+)|\{\{config\.([A-Za-z0-9_.-]+)\}\})$")
@@ -107,8 +108,8 @@ def resolve_config_int(raw: JsonValue, config: Mapping[str, JsonValue], what: st
     if isinstance(raw, int):
         return raw
     text = str(raw).strip() if raw is not None else ""
-    if text.isdigit():
-        return int(text)
+    if (number := plain_int(text)) is not None:
+        return number
     match = _CONFIG_REF.match(text)
     if not match:
         raise TokenError(f"cannot resolve {what} from {raw!r}")
@@ -120,6 +121,6 @@ def resolve_config_int(raw: JsonValue, config: Mapping[str, JsonValue], what: st
         raise TokenError(f"{what} must be int or config ref, not bool")
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, str) and (number := plain_int(value.strip())) is not None:
+        return number
     raise TokenError(f"config.{attr} must be an integer loop bound, got {value!r}")

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, model_serializer, model_validator
 
 from npaflow.ids import RunId
+from npaflow.integers import plain_int
 from npaflow.presets import FROZEN
 
 T = TypeVar("T")
@@ -45,7 +46,7 @@ class WaveMember(BaseModel):
         state, colon, iteration = rest.rpartition(":")
         if not colon:
             return cls(loop_label=label, state=rest)
-        number = int(iteration) if iteration.isdigit() else None
+        number = plain_int(iteration)
         return cls(loop_label=label, state=state, iteration=number)
 
 
@@ -83,10 +84,11 @@ class WaveKey(BaseModel):
         """
         sequence, bar, rest = text.partition("|")
         group, bar2, members = rest.partition("|")
-        if not (bar and bar2 and sequence.isdigit()):
+        number = plain_int(sequence)
+        if not (bar and bar2) or number is None:
             raise ValueError(f"not a wave key: {text!r} (expected 'NNN|group|members')")
         return cls(
-            sequence=int(sequence),
+            sequence=number,
             group="" if group == "serial" else group,
             members=tuple(WaveMember.parse(m) for m in members.split(",") if m),
         )

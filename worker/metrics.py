@@ -21,6 +21,7 @@ from temporalio.common import SearchAttributeKey
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
 from npaflow.errors import UsageError
+from npaflow.integers import plain_int
 from npaflow.quota import PoolStatus
 from npaflow.runtime.contract import SearchAttribute
 from npaflow.runtime.metrics import CATALOG, Kind, Metric
@@ -146,10 +147,11 @@ class MetricsEndpoint:
     """`GET /metrics` on `address`: npaflow's registry, then the SDK's exporter."""
 
     def __init__(self, address: str) -> None:
-        host, _, port = address.rpartition(":")
-        if not host or not port.isdigit():
+        host, _, digits = address.rpartition(":")
+        port = plain_int(digits)
+        if not host or port is None:
             raise UsageError(f"--metrics-address {address!r}: expected HOST:PORT, e.g. 0.0.0.0:9464")
-        self.host, self.port = host.strip("[]"), int(port)
+        self.host, self.port = host.strip("[]"), port
         self.sdk_address = f"127.0.0.1:{_free_loopback_port()}"
         self.sink = PrometheusSink()
         self.runtime = Runtime(

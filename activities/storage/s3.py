@@ -39,6 +39,7 @@ from npaflow.errors import (
     NpaflowError,
     TransportError,
 )
+from npaflow.integers import plain_int
 
 _ACCESS_CODES = {
     "AccessDenied",
@@ -154,7 +155,7 @@ class S3Storage:
                 raise
             body = await response["Body"].read()
         total = str(response.get("ContentRange") or "").rpartition("/")[2]
-        if len(body) > max_bytes or (total.isdigit() and int(total) > max_bytes):
+        if len(body) > max_bytes or (plain_int(total) or 0) > max_bytes:
             raise ArtifactTooLargeError(uri, max_bytes)
         try:
             return bytes(body).decode("utf-8")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from npaflow.integers import plain_int
 from npaflow.runtime.environment import ENV_DEFAULTS, EnvVar
 
 #: How long a command waits for a server that `npaflow dev` is starting.
@@ -34,10 +35,11 @@ def mark_dev_server_starting(port: int) -> Path:
 def dev_server_is_starting(address: str) -> bool:
     """True when a live `npaflow dev` is starting the local server at `address`."""
     host, _, port = address.rpartition(":")
-    if host not in _LOCAL_HOSTS or not port.isdigit():
+    number = plain_int(port)
+    if host not in _LOCAL_HOSTS or number is None:
         return False
     try:
-        pid = int(_marker(int(port)).read_text(encoding="utf-8").strip())
+        pid = int(_marker(number).read_text(encoding="utf-8").strip())
     except (OSError, ValueError):
         return False
     try:

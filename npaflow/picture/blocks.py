@@ -15,6 +15,7 @@ from enum import StrEnum
 from pydantic import JsonValue
 
 from npaflow.document.models import State, WorkflowSpec
+from npaflow.integers import plain_int
 from npaflow.spec_graph import shown_bound
 from npaflow.waves import split_into_batches
 
@@ -70,7 +71,7 @@ def _node_title(state: State) -> str:
 
 def _batch_size(state: State, config: dict[str, JsonValue]) -> int:
     bound = shown_bound(state.max_concurrency, config) if state.max_concurrency else ""
-    return int(bound) if bound.isdigit() else 0
+    return plain_int(bound) or 0
 
 
 def _block(spec: WorkflowSpec, name: str, config: dict[str, JsonValue]) -> Block:

@@ -21,6 +21,7 @@ from npaflow.document.models import (
 )
 from npaflow.document.yaml_source import KeyPath
 from npaflow.errors import TokenError
+from npaflow.integers import plain_int
 from npaflow.spec.issues import IssueCollector, did_you_mean
 from npaflow.spec.parse_cache import parse_cache
 from npaflow.tokens import resolve_config_int
@@ -279,8 +280,8 @@ class StateParser:
                 return None
         if isinstance(raw, bool | int):
             number = int(raw)
-        elif isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
-            number = int(raw.strip())
+        elif isinstance(raw, str) and (spelled := plain_int(raw.strip(), signed=True)) is not None:
+            number = spelled
         else:
             self.issues.add(path, f"trigger.{label} must be an integer, got {raw!r}")
             return None

@@ -12,6 +12,7 @@ from npaflow.catalog.models import ToolCatalog
 from npaflow.context import RunContext, state_config
 from npaflow.document.models import MultiNodeMode, State, WorkflowSpec
 from npaflow.errors import TokenError
+from npaflow.integers import plain_int
 from npaflow.spec.issues import IssueCollector, did_you_mean
 from npaflow.spec.resolve import profile_for, resolve_artifacts, resolve_command
 from npaflow.tokens import UnknownStateTokenError, resolve_deep, resolve_text
@@ -33,8 +34,8 @@ def profile_num_nodes(profile: dict[str, JsonValue]) -> int:
         return 1
     if isinstance(raw, bool):
         raise ValueError("num_nodes must be an integer, not a bool")
-    if isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
-        raw = int(raw.strip())
+    if isinstance(raw, str) and (number := plain_int(raw.strip(), signed=True)) is not None:
+        raw = number
     if not isinstance(raw, int):
         raise ValueError(f"num_nodes must be an integer, got {raw!r}")
     if raw < 1:

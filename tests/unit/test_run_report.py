@@ -121,6 +121,18 @@ def test_the_page_server_refuses_a_reader_without_its_token_and_keeps_one_that_g
         assert entered.status_code == 303 and "npaflow_ui_token" in entered.headers["set-cookie"]
 
 
+def test_the_runs_page_refuses_a_page_number_spelled_in_other_digits() -> None:
+    from starlette.testclient import TestClient
+
+    from npaflow.cli.ui.app import UiSettings, ui_app
+    from npaflow.cli.ui.reads import RunReads
+
+    app = ui_app(RunReads(client=None), UiSettings(namespace="default"))  # type: ignore[arg-type]
+    with TestClient(app, raise_server_exceptions=False) as browser:
+        answer = browser.get("/?page=²")
+    assert answer.status_code == 400 and "Bad page" in answer.text
+
+
 def test_a_loop_back_decision_reads_as_the_spec_writes_it_while_the_ledger_keeps_the_canonical_word() -> None:
     record = DecisionRecord(state="gate", uri="file:///d.json", decision="loop_back_to_inner_loop")
     assert record.shown == "loop_back" and record.decision == "loop_back_to_inner_loop"

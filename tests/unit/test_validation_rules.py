@@ -38,6 +38,7 @@ def test_rule_4_trigger_must_be_a_mapping() -> None:
     ("field", "value", "expected"),
     [
         ("pollSeconds", "zero", "trigger.pollSeconds must be an integer"),
+        ("pollSeconds", "³", "trigger.pollSeconds must be an integer, got '³'"),
         ("maxPolls", -1, "trigger.maxPolls must be >= 0, got -1"),
         ("minObjects", 0, "trigger.minObjects must be >= 1, got 0"),
     ],
@@ -152,6 +153,7 @@ def test_rule_13_empty_run_block_is_rejected() -> None:
         (0, "loop.max must be >= 1, got 0"),
         ("config.missing", "config has no attribute 'missing'"),
         ("{{ config.n }}", "cannot resolve loop max"),
+        ("²", "cannot resolve loop max from '²'"),
         (True, "not bool"),
     ],
 )
@@ -161,9 +163,10 @@ def test_rule_13_loop_max_must_resolve_to_a_positive_integer(raw: object, expect
     assert expected in messages_of(doc)
 
 
-def test_rule_13_loop_max_from_a_non_integer_config_value_is_rejected() -> None:
+@pytest.mark.parametrize("value", ["many", "³"])
+def test_rule_13_loop_max_from_a_non_integer_config_value_is_rejected(value: str) -> None:
     doc = minimal_doc(seq={"sequence": ["work"], "loop": {"max": "{{config.n}}"}})
-    doc["config"] = {"n": "many"}
+    doc["config"] = {"n": value}
     assert "config.n must be an integer loop bound" in messages_of(doc)
 
 
@@ -197,6 +200,7 @@ def test_rule_14_accelerator_mapping_counts_must_be_positive_integers() -> None:
     [
         (True, "num_nodes must be an integer, not a bool"),
         ("two", "num_nodes must be an integer, got 'two'"),
+        ("²", "num_nodes must be an integer, got '²'"),
         (0, "num_nodes must be >= 1"),
         (33, "num_nodes must be <= 32, got 33"),
         ("{{config.nodes_missing}}", "unknown config token: config.nodes_missing"),

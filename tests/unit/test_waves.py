@@ -102,6 +102,16 @@ def test_wave_keys_serialise_to_the_reference_string_and_parse_back() -> None:
     assert WaveKey.parse(str(key)).states == ["p3", "g"]
 
 
+@pytest.mark.parametrize("text", ["²|serial|:a:-", "001|serial"])
+def test_text_that_is_not_a_wave_key_is_refused_as_such(text: str) -> None:
+    with pytest.raises(ValueError, match="not a wave key"):
+        WaveKey.parse(text)
+
+
+def test_a_member_iteration_in_other_digits_is_no_iteration() -> None:
+    assert WaveMember.parse("refine:score:²").iteration is None
+
+
 def test_job_names_are_sanitized_and_numbered() -> None:
     assert job_name("rt", 1, "a") == "rt-01-a"
     assert job_name("RT_Adopt.Failed", 1, "shards") == "rt_adopt-failed-01-shards"

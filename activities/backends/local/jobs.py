@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from activities.backends.local.task_status import JOB_FILE, JOB_MARKER_ENV, SUPERVISOR_FILE, WAVE_FILE
 from activities.files import write_text_atomic
+from npaflow.integers import plain_int
 from npaflow.runtime.reconcile.models import JobOwner
 from npaflow.runtime.usage import accelerator_count
 from npaflow.traversal.models import WaveKind
@@ -136,10 +137,11 @@ class LocalJobId(NamedTuple):
         Raises:
             ValueError: the text is not a local job id.
         """
-        worker, _, number = job_id.rpartition("-")
-        if not worker or not number.isdigit():
+        worker, _, digits = job_id.rpartition("-")
+        number = plain_int(digits)
+        if not worker or number is None:
             raise ValueError(f"{job_id!r} is not a local job id (<worker id>-<n>)")
-        return cls(worker, int(number))
+        return cls(worker, number)
 
 
 def allocate_job_id(jobs_dir: Path, worker_id: str) -> LocalJobId:

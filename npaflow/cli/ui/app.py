@@ -23,6 +23,7 @@ from npaflow.cli.logs_handler import logs_text, read_logs
 from npaflow.cli.ui.pages import live_payload, message_page, run_page, runs_page, temporal_link
 from npaflow.cli.ui.reads import RunReads
 from npaflow.errors import UsageError
+from npaflow.integers import plain_int
 from npaflow.picture.report import ReportLinks
 from npaflow.runtime.vocabulary import RunPhase
 
@@ -80,10 +81,11 @@ def ui_app(reads: RunReads, settings: UiSettings) -> Starlette:
         page = request.query_params.get("page", "0")
         if phase and phase not in {p.value for p in RunPhase}:
             return HTMLResponse(message_page("Bad filter", f"phase {phase!r} is not a phase"), 400)
-        if not page.isdigit():
+        number = plain_int(page)
+        if number is None:
             return HTMLResponse(message_page("Bad page", f"page {page!r} is not a number"), 400)
         rows = await reads.runs(phase, spec, LIST_LIMIT)
-        return HTMLResponse(runs_page(rows, phase, spec, int(page)))
+        return HTMLResponse(runs_page(rows, phase, spec, number))
 
     async def run(request: Request) -> Response:
         run_id = request.path_params["run_id"]
