@@ -1,7 +1,8 @@
 """How `npaflow status` shows a run that ended without its own cleanup, and what was reconciled.
 
 A terminated or timed-out run never ran its code to the end, so its own status
-still says `running`; Temporal's execution status and the run's reconcile
+still says `running` (and a run refused at start, for an input its code could not
+read, has none); Temporal's execution status and the run's reconcile
 workflow (worker/reconciler.py) say what really happened to it and its jobs.
 """
 
@@ -12,6 +13,7 @@ import asyncio
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
+from npaflow.cli.temporal_client import innermost_message
 from npaflow.runtime.contract import RECONCILED_QUERY
 from npaflow.runtime.ledger import ReconciledJob
 from npaflow.runtime.reconcile import ReconcileResult, reconcile_workflow_id
@@ -36,7 +38,10 @@ async def add_ending(
     ended = _ENDED_BEHIND.get(status)
     if ended is None and report.phase in _FINAL_PHASES:
         return report
-    report = report.model_copy(update={"phase": ended or report.phase, "current_states": []})
+    update: dict[str, object] = {"phase": ended or report.phase, "current_states": []}
+    if status is WorkflowExecutionStatus.FAILED:  # refused before its code ran: no summary to read
+        update |= {"phase": "failed", "error": report.error or await _failure_text(client, report.run_id)}
+    report = report.model_copy(update=update)
     handle = client.get_workflow_handle(reconcile_workflow_id(report.run_id), result_type=ReconcileResult)
     try:
         description = await handle.describe()
@@ -55,6 +60,17 @@ async def add_ending(
     cancelled = {job.job_id: job for job in result.jobs}
     waves = [_reconciled(wave, cancelled.get(wave.job_id)) for wave in report.waves]
     return report.model_copy(update={"reconciled_note": note, "reconciled": result.jobs, "waves": waves})
+
+
+async def _failure_text(client: Client, run_id: str) -> str:
+    """What the run failed with (a run refused at start says why only here)."""
+    try:
+        await client.get_workflow_handle(run_id).result(follow_runs=False)
+    except WorkflowFailureError as error:
+        return innermost_message(error)
+    except RPCError as error:
+        return f"not readable now ({error.message})"
+    return ""
 
 
 def _reconciled(wave: ReportedWave, job: ReconciledJob | None) -> ReportedWave:

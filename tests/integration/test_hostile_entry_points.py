@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from tests.e2e.test_cli_runs import npaflow
 from tests.harness import SPECS, Harness, temporal_start
 
 pytestmark = pytest.mark.integration
@@ -74,6 +75,18 @@ async def test_an_overflowing_duration_fails_the_run_at_start(
         temporal_start(env, local_harness, "rt-overflow", {"spec": SPEC, **field}, tmp_path)
         await failure_of(env, local_harness, "rt-overflow")
     assert launched_jobs(local_harness) == []
+
+
+async def test_the_status_of_a_run_refused_at_start_says_it_failed_and_why(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        temporal_start(env, local_harness, "rt-refused", {"spec": SPEC, "vars": {"x": {"a": 1}}}, tmp_path)
+        await failure_of(env, local_harness, "rt-refused")
+        shown = await npaflow(env, local_harness, "status", "rt-refused")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("run rt-refused: failed\n")
+    assert "vars.x" in shown.stdout and "Input should be a valid string" in shown.stdout
 
 
 async def test_a_prefix_var_that_leaves_the_ledger_root_fails_the_run_and_writes_nothing_outside(
