@@ -6,6 +6,7 @@ Mirrors reference §1.1: existence, YAML, the schema walk, parsing, then every
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from pydantic import JsonValue
 
 from npaflow.catalog.models import ToolCatalog
 from npaflow.document.models import ExecutionMode, Metadata, State, WorkflowSpec
-from npaflow.document.yaml_source import YamlSource, parse_yaml
+from npaflow.document.yaml_source import KeyPath, YamlSource, parse_yaml
 from npaflow.errors import SpecError, SpecIssue
 from npaflow.spec.issues import IssueCollector, did_you_mean
 from npaflow.spec.parse_state import StateParser
@@ -74,6 +75,7 @@ def parse_spec(
     """
     issues = IssueCollector(source)
     data = _top_level(source.data, issues)
+    _refuse_nul(data, overrides or {}, issues)
     metadata = _parse_metadata(data.get("metadata"), issues)
     _check_profiles(data.get("resources"), issues)
     raw_states = data.get("states")
@@ -104,6 +106,35 @@ def parse_spec(
         source=source.file,
     )
     return spec, issues.issues
+
+
+_NUL_HINT = "remove it: a '\\0' or '\\x00' escape in a double-quoted string makes one"
+
+
+def _refuse_nul(data: dict[str, Any], overrides: dict[str, str], issues: IssueCollector) -> None:
+    """No command, path or environment can carry a NUL: a job given one would die, not run."""
+    for path in _nul_paths(data, ()):
+        issues.add(path, "contains a NUL character, which no command or path can carry", _NUL_HINT)
+    for key, value in overrides.items():
+        if "\x00" in key or "\x00" in value:
+            issues.add(
+                ("config",),
+                f"var {key!r} (--var or the run's vars) contains a NUL character, which no command "
+                "or path can carry",
+                "remove it",
+            )
+
+
+def _nul_paths(value: object, path: KeyPath) -> Iterator[KeyPath]:
+    if isinstance(value, str) and "\x00" in value:
+        yield path
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _nul_paths(key, path) if isinstance(key, str) else ()
+            yield from _nul_paths(item, (*path, key if isinstance(key, int) else str(key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _nul_paths(item, (*path, index))
 
 
 _REQUIRED_HINTS = {

@@ -89,6 +89,17 @@ async def test_the_status_of_a_run_refused_at_start_says_it_failed_and_why(
     assert "vars.x" in shown.stdout and "Input should be a valid string" in shown.stdout
 
 
+async def test_a_var_with_a_nul_character_fails_the_run_before_anything_launches(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    payload = {"spec": SPEC, "vars": {"root": f"{tmp_path}/a\x00b"}}
+    async with local_harness.worker():
+        temporal_start(env, local_harness, "rt-nul", payload, tmp_path)
+        error = await failure_of(env, local_harness, "rt-nul")
+    assert "contains a NUL character" in error
+    assert launched_jobs(local_harness) == []
+
+
 async def test_a_prefix_var_that_leaves_the_ledger_root_fails_the_run_and_writes_nothing_outside(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:

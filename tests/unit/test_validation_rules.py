@@ -323,3 +323,16 @@ def test_var_overrides_are_validated_again() -> None:
     doc = minimal_doc(seq={"sequence": ["work"], "loop": {"max": "{{config.n}}"}})
     doc["config"] = {"n": 2}
     assert "loop.max must be >= 1, got 0" in messages_of(doc, overrides={"n": "0"})
+
+
+def test_a_nul_character_anywhere_in_the_spec_is_refused_where_it_is() -> None:
+    doc = minimal_doc(work={"run": {"shell": "echo \x00"}, "next": "done"})
+    assert "state work: run.shell: contains a NUL character" in messages_of(doc)
+
+
+def test_a_var_with_a_nul_character_is_refused_before_it_reaches_a_command() -> None:
+    doc = minimal_doc(work={"run": {"shell": "ls {{config.root}}"}, "next": "done"})
+    doc["config"] = {"root": "/data"}
+    assert "var 'root' (--var or the run's vars) contains a NUL character" in messages_of(
+        doc, overrides={"root": "/tmp/a\x00b"}
+    )
