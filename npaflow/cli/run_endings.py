@@ -9,15 +9,24 @@ workflow (worker/reconciler.py) say what really happened to it and its jobs.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowQueryFailedError
+from pydantic import ValidationError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+)
 from temporalio.service import RPCError
 
-from npaflow.cli.temporal_client import innermost_message
+from npaflow.cli.temporal_client import innermost_message, started_request, summary_from_failure
+from npaflow.errors import UsageError
 from npaflow.runtime.contract import RECONCILED_QUERY
 from npaflow.runtime.ledger import ReconciledJob
 from npaflow.runtime.reconcile import ReconcileResult, reconcile_workflow_id
-from npaflow.runtime.summary import ReportedWave, RunSummary, StatusReport
+from npaflow.runtime.summary import ReportedWave, RunStatusView, RunSummary, StatusReport
 from npaflow.runtime.vocabulary import RunEnding, WaveStatus
 
 #: Execution statuses the run's own code never saw: its phase is Temporal's word.
@@ -40,7 +49,7 @@ async def add_ending(
         return report
     update: dict[str, object] = {"phase": ended or report.phase, "current_states": []}
     if status is WorkflowExecutionStatus.FAILED:  # refused before its code ran: no summary to read
-        update |= {"phase": "failed", "error": report.error or await _failure_text(client, report.run_id)}
+        update |= {"phase": "failed", "error": report.error or await failure_text(client, report.run_id)}
     report = report.model_copy(update=update)
     handle = client.get_workflow_handle(reconcile_workflow_id(report.run_id), result_type=ReconcileResult)
     try:
@@ -62,7 +71,29 @@ async def add_ending(
     return report.model_copy(update={"reconciled_note": note, "reconciled": result.jobs, "waves": waves})
 
 
-async def _failure_text(client: Client, run_id: str) -> str:
+async def ended_view(client: Client, handle: WorkflowHandle[Any, Any]) -> RunStatusView | None:
+    """An ended run's status from the summary it ended with, kept by the server.
+
+    The summary is the run's result, or its failure's details: no worker is needed, so a
+    run pinned to a retired worker version still shows its waves. None when it ended
+    without one (cancelled, terminated, refused at start).
+    """
+    try:
+        summary: RunSummary | None = RunSummary.model_validate(await handle.result())
+    except WorkflowFailureError as error:
+        summary = summary_from_failure(error)
+    except (RPCError, ValidationError):
+        return None
+    if summary is None:
+        return None
+    try:
+        backend = (await started_request(client, handle)).backend
+    except (RPCError, ValidationError, UsageError):
+        return None
+    return summary.status_view(backend)
+
+
+async def failure_text(client: Client, run_id: str) -> str:
     """What the run failed with (a run refused at start says why only here)."""
     try:
         await client.get_workflow_handle(run_id).result(follow_runs=False)

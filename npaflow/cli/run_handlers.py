@@ -12,7 +12,6 @@ import sys
 from datetime import timedelta
 from typing import Any
 
-from pydantic import ValidationError
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
@@ -26,14 +25,13 @@ from temporalio.common import (
     WorkflowIDReusePolicy,
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.service import RPCError
 
 from npaflow.cli.exits import (
     StoppedFollowing,
 )
 from npaflow.cli.follow_run import follow_run, no_worker_text
 from npaflow.cli.report_handler import fetch_report
-from npaflow.cli.run_endings import add_ending
+from npaflow.cli.run_endings import add_ending, ended_view
 from npaflow.cli.status_text import status_text
 from npaflow.cli.temporal_client import (
     connect_from,
@@ -41,8 +39,6 @@ from npaflow.cli.temporal_client import (
     has_pollers,
     helper_attributes,
     innermost_message,
-    started_request,
-    summary_from_failure,
 )
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
@@ -58,7 +54,7 @@ from npaflow.runtime.messages import (
     ExportLedgerInput,
     ExportResult,
 )
-from npaflow.runtime.summary import RunStatusView, RunSummary, StatusReport
+from npaflow.runtime.summary import RunStatusView, StatusReport
 
 
 async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = None) -> StatusReport:
@@ -76,7 +72,9 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
     try:
         if unserved:
             raise LookupError("no worker polls the run's task queue")
-        ended = await _ended_view(repair_with, handle) if closed and repair_with is not None else None
+        ended = await ended_view(repair_with, handle) if closed and repair_with is not None else None
+        if ended is None and description.status == WorkflowExecutionStatus.FAILED:
+            raise LookupError("failed with no summary: refused before its code ran, nothing to query")
         view = ended if ended is not None else await _queried(handle)
         report = StatusReport.of(view, execution)
     except Exception:  # noqa: BLE001 - no worker to answer: fall back to server-side memo
@@ -106,28 +104,6 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
 async def _queried(handle: WorkflowHandle[Any, Any]) -> RunStatusView:
     """The run's answer to its status query (a worker of its version answers)."""
     return await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 10)
-
-
-async def _ended_view(client: Client, handle: WorkflowHandle[Any, Any]) -> RunStatusView | None:
-    """An ended run's status from the summary it ended with, kept by the server.
-
-    The summary is the run's result, or its failure's details: no worker is needed, so a
-    run pinned to a retired worker version still shows its waves. None when it ended
-    without one (cancelled, terminated, refused at start).
-    """
-    try:
-        summary: RunSummary | None = RunSummary.model_validate(await handle.result())
-    except WorkflowFailureError as error:
-        summary = summary_from_failure(error)
-    except (RPCError, ValidationError):
-        return None
-    if summary is None:
-        return None
-    try:
-        backend = (await started_request(client, handle)).backend
-    except (RPCError, ValidationError, UsageError):
-        return None
-    return summary.status_view(backend)
 
 
 def _worker_version(description: WorkflowExecutionDescription) -> str:

@@ -21,7 +21,7 @@ from temporalio.testing import WorkflowEnvironment
 from tests.browser import BrowserPage
 from tests.e2e.test_cli_runs import npaflow_process
 from tests.e2e.test_run_report import FAILING
-from tests.harness import Harness
+from tests.harness import Harness, temporal_start
 from tests.helpers import EXAMPLES, free_port
 
 pytestmark = pytest.mark.e2e
@@ -162,6 +162,37 @@ async def test_the_page_says_plainly_when_no_worker_serves_the_run(
         live = json.loads(answer.read())
     assert "no worker serves task queue" in live["banner"] and live["ended"] is False
     assert 'data-state="second"' in live["sections"]["graph"]  # the spec is still drawn
+
+
+def live_json(ui: str, run_id: str) -> dict:
+    with urlopen(f"{ui}/runs/{run_id}/live", timeout=30) as answer:
+        return dict(json.loads(answer.read()))
+
+
+async def test_a_run_started_with_a_spec_uri_is_drawn_from_the_spec_it_loaded(
+    env: WorkflowEnvironment, local_harness: Harness, ui: str, tmp_path: Path
+) -> None:
+    spec = tmp_path / "failing.yaml"
+    spec.write_text(FAILING)
+    async with local_harness.worker():
+        temporal_start(env, local_harness, "page-by-uri", {"spec_uri": spec.as_uri()}, tmp_path)
+        await local_harness.finish(env.client.get_workflow_handle("page-by-uri"))
+        live = live_json(ui, "page-by-uri")
+    assert 'data-state="second" data-phase="failed"' in live["sections"]["graph"]
+    assert live["ended"] is True and live["banner"] == ""
+
+
+async def test_a_run_refused_at_start_says_why_without_asking_a_worker(
+    env: WorkflowEnvironment, local_harness: Harness, ui: str, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        temporal_start(
+            env, local_harness, "page-refused", {"spec": FAILING, "vars": {"x": {"a": 1}}}, tmp_path
+        )
+        await local_harness.finish(env.client.get_workflow_handle("page-refused"))
+        live = live_json(ui, "page-refused")
+    assert "refused before its code ran: 1 validation error for RunRequest" in live["banner"]
+    assert "vars.x" in live["banner"] and live["ended"] is True
 
 
 async def test_a_page_served_beyond_loopback_needs_a_token(

@@ -61,7 +61,7 @@ def live_sections(shot: Snapshot, links: ReportLinks) -> dict[str, str]:
         )
     status = escape(shot.execution_status.lower())
     graph = spec_svg(shot.spec) if shot.spec is not None else "<p>The run's spec could not be read.</p>"
-    empty = "<p>Shown once a worker answers for the run.</p>"
+    empty = "<p>Shown once a worker answers for the run.</p>" if shot.open else "<p>None: the run ended.</p>"
     return {
         "meta": f'status <b id="run-status">{status}</b> (from Temporal)',
         "graph": graph,

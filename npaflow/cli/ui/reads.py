@@ -1,8 +1,10 @@
 """What the run page reads from Temporal: the runs list, a run's spec, and its live status.
 
-A run's spec is in its input (the first event of its history), read once per
-execution and kept; its live status is its `status` query, asked only when a
-worker polls its task queue (a query to a run no worker serves would just wait).
+A run's spec is in its input (the first event of its history), or for a run
+started with `spec_uri` in what its load returned, read once per execution and
+kept; its live status is its `status` query, asked only when a worker polls its
+task queue (a query to a run no worker serves would just wait).
+An ended run shows the summary it ended with, which the server keeps.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 
 from npaflow.cli.list_handler import run_rows, visibility_query
+from npaflow.cli.run_endings import ended_view, failure_text
 from npaflow.cli.temporal_client import describe_or_fail, has_pollers
+from npaflow.cli.ui.loaded_spec import loaded_spec
 from npaflow.document.models import WorkflowSpec
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError
@@ -70,6 +74,8 @@ class RunReads:
         shot = Snapshot(run_id, description.run_id or "", status, description.task_queue or "")
         shot.started_at = description.start_time
         shot.spec = await self._spec(run_id, shot.execution_id)
+        if not shot.open and await self._ended(handle, shot):
+            return shot
         if not await has_pollers(self.client, shot.task_queue):
             shot.problem = (
                 f"no worker serves task queue '{shot.task_queue}': this page shows the spec only "
@@ -84,12 +90,27 @@ class RunReads:
             shot.problem = f"its worker did not answer the status query ({type(error).__name__}); retrying"
         return shot
 
+    async def _ended(self, handle: WorkflowHandle[Any, Any], shot: Snapshot) -> bool:
+        """An ended run's view from the summary it ended with: no worker, so no query, needed.
+
+        False when it ended with none (cancelled, terminated): its query then draws it.
+        """
+        shot.view = await ended_view(self.client, handle)
+        if shot.view is None and shot.execution_status == WorkflowExecutionStatus.FAILED.name:
+            shot.problem = f"refused before its code ran: {await failure_text(self.client, shot.run_id)}"
+            return True
+        if shot.view is not None and shot.spec is None and shot.view.error:
+            shot.problem = f"failed before its spec was loaded: {shot.view.error}"
+        return shot.view is not None
+
     async def _spec(self, run_id: str, execution_id: str) -> WorkflowSpec | None:
         if execution_id in self._specs:
             return self._specs[execution_id]
         request = await self._request(run_id, execution_id)
         spec = None
-        if request is not None:
+        if request is not None and not request.spec:  # started with spec_uri: the load has it
+            spec = await loaded_spec(self.client, run_id, execution_id)
+        elif request is not None:
             try:
                 spec, _ = parse_spec(parse_yaml(request.spec, f"{run_id} input"), dict(request.vars))
             except SpecError:
