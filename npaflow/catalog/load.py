@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from npaflow.catalog.models import CATALOG_API_VERSION, ToolCatalog, ToolEntry
+from npaflow.document.text_file import read_document
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError, SpecIssue
 from npaflow.shipped import CATALOG_DIR
@@ -65,20 +66,7 @@ def load_catalog_from_path(path: str | Path) -> ToolCatalog:
     Raises:
         SpecError: the file is missing or invalid.
     """
-    target = Path(path)
-    try:
-        text = target.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpecError(
-            [
-                SpecIssue(
-                    file=str(path),
-                    message=f"tool catalog not found: {exc.strerror}",
-                    hint="pass an existing file to --catalog",
-                )
-            ]
-        ) from None
-    return load_catalog_from_str(text, str(path))
+    return load_catalog_from_str(read_document(path, "tool catalog"), str(path))
 
 
 def load_builtin_catalog() -> ToolCatalog:

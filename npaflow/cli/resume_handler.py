@@ -28,6 +28,7 @@ from npaflow.cli.temporal_client import (
     summary_from_failure,
     task_queue_from,
 )
+from npaflow.document.text_file import read_document
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
 from npaflow.plan import build_plan, plan_fingerprint
@@ -201,7 +202,4 @@ def _local_path(uri: str) -> Path:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the spec ({exc.strerror or exc})") from None
+    return read_document(path)

@@ -40,7 +40,7 @@ from npaflow.cli.durations import parse_duration
 from npaflow.cli.images import checked_binding
 from npaflow.cli.options import Overlap
 from npaflow.cli.quota_check import check_quota
-from npaflow.cli.spec_loading import load_spec_for, require_decision_sources
+from npaflow.cli.spec_loading import load_spec_and_text, require_decision_sources
 from npaflow.cli.submit_handler import INLINE_SPEC_LIMIT, build_request
 from npaflow.cli.temporal_client import connect_from, task_queue_from
 from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
@@ -81,10 +81,9 @@ def _spec_of(args: argparse.Namespace) -> ScheduleSpec:
 async def create(args: argparse.Namespace) -> int:
     """Validate the spec (nothing is created on an error), then create the schedule."""
     _check_name(args.name)
-    spec, catalog = load_spec_for(args)
+    spec, catalog, text = load_spec_and_text(args)
     require_decision_sources(args, spec, catalog)
     schedule_spec = _spec_of(args)
-    text = Path(args.spec).read_text(encoding="utf-8")
     spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
     request = build_request(args, text, RunId(""), spec_uri=spec_uri)
     request = request.model_copy(update={"images": await checked_binding(args, spec, catalog)})

@@ -10,17 +10,17 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from npaflow.catalog import ToolCatalog, load_catalogs
 from npaflow.context import build_run_context
 from npaflow.decisions import assumption_problem
+from npaflow.document.text_file import read_document
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError, SpecIssue, UsageError
 from npaflow.ids import RunId
 from npaflow.plan import ExecutionPlan, build_plan
 from npaflow.runtime.environment import EnvVar
-from npaflow.spec import WorkflowSpec, load_spec_from_path
+from npaflow.spec import WorkflowSpec, load_spec_from_str
 from npaflow.spec.decision_sources import decision_source_issues
 from npaflow.spec.typos import top_level_warnings, unknown_var_issues
 
@@ -52,7 +52,15 @@ def load_catalog_for(args: argparse.Namespace) -> ToolCatalog:
 
 
 def load_spec_for(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCatalog]:
-    """Load and validate the spec named on the command line, with --var merged.
+    """Load and validate the spec named on the command line, with --var merged (see load_spec_and_text)."""
+    spec, catalog, _ = load_spec_and_text(args)
+    return spec, catalog
+
+
+def load_spec_and_text(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCatalog, str]:
+    """The spec named on the command line, validated with --var merged, and the text it was read from.
+
+    The file is read once: what a run is given is exactly what was validated.
 
     Typos that would silently change what runs are caught here, for every command:
     an unknown top-level key is a warning (the reference ignores it), a `--var` key
@@ -63,8 +71,8 @@ def load_spec_for(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCatalog]:
     """
     catalog = load_catalog_for(args)
     overrides = parse_vars(args.var)
-    spec = load_spec_from_path(args.spec, catalog=catalog, overrides=overrides)
-    text = Path(args.spec).read_text(encoding="utf-8")
+    text = read_document(args.spec)
+    spec = load_spec_from_str(text, args.spec, catalog=catalog, overrides=overrides)
     source = parse_yaml(text, args.spec)
     for issue in top_level_warnings(source):
         print(f"npaflow: warning: {issue.render()}", file=sys.stderr)
@@ -74,13 +82,13 @@ def load_spec_for(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCatalog]:
         issues = unknown_var_issues(overrides, source, text, used)
         if issues:
             raise SpecError(issues)
-    return spec, catalog
+    return spec, catalog, text
 
 
 def decision_gaps_for(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> list[SpecIssue]:
     """The states of the spec on the command line that would decide with no artifact."""
     config = build_run_context(spec, catalog, RunId("validate-run")).config
-    return decision_source_issues(spec, config, Path(args.spec).read_text(encoding="utf-8"), args.spec)
+    return decision_source_issues(spec, config, read_document(args.spec), args.spec)
 
 
 def require_decision_sources(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> None:

@@ -34,7 +34,7 @@ from npaflow.cli.follow_run import follow_run, no_worker_text
 from npaflow.cli.images import checked_binding
 from npaflow.cli.quota_check import check_quota
 from npaflow.cli.run_endings import next_steps
-from npaflow.cli.spec_loading import catalog_paths, load_spec_for, parse_vars, require_decision_sources
+from npaflow.cli.spec_loading import catalog_paths, load_spec_and_text, parse_vars, require_decision_sources
 from npaflow.cli.temporal_client import (
     connect_from,
     has_pollers,
@@ -62,10 +62,9 @@ INLINE_SPEC_LIMIT = 256 * 1024
 
 async def submit(args: argparse.Namespace) -> int:
     """Validate locally (nothing starts on an error), then start the run or refuse a duplicate."""
-    spec, catalog = load_spec_for(args)
+    spec, catalog, text = load_spec_and_text(args)
     require_decision_sources(args, spec, catalog)
     run_id = RunId(args.run_id or f"{spec.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
-    text = Path(args.spec).read_text(encoding="utf-8")
     spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
     request = build_request(args, text, run_id, spec_uri=spec_uri)
     request = request.model_copy(update={"images": await checked_binding(args, spec, catalog)})

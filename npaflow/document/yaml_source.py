@@ -35,6 +35,7 @@ MAX_ALIAS_VALUES = 100_000
 #: Nesting levels of mappings and lists (a spec needs about ten).
 MAX_NESTING = 100
 _STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
 
 
 @dataclass
@@ -85,6 +86,7 @@ def check_aliases(root: yaml.Node, file: str) -> None:
     sizes: dict[int, int] = {}
     refs: dict[int, int] = {}
     nodes: dict[int, yaml.Node] = {}
+    open_nodes: set[int] = set()  # the current node's ancestors: their sizes wait on it
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
         node, ready = stack.pop()
@@ -95,9 +97,18 @@ def check_aliases(root: yaml.Node, file: str) -> None:
             children = node.value
         if ready:
             sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
+            open_nodes.discard(id(node))
             continue
+        if id(node) in open_nodes:
+            raise _issue(
+                file,
+                node,
+                "an alias here refers to an anchor that contains it: the value would be infinite",
+                "alias an anchored block only after the block ends",
+            )
         refs[id(node)] = refs.get(id(node), 0) + 1
         if id(node) not in nodes:
+            open_nodes.add(id(node))
             nodes[id(node)] = node
             stack.append((node, True))
             stack.extend((child, False) for child in children)
@@ -136,7 +147,8 @@ def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> 
     ]
     while stack:
         node, path, parent, slot, alias = stack.pop()
-        if alias is None and id(node) in seen:
+        first_visit = id(node) not in seen
+        if alias is None and not first_visit:
             alias = node  # an alias re-enters an anchored node: everything below is a copy
         seen.add(id(node))
         produced += 1
@@ -148,6 +160,8 @@ def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> 
         out.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
         value: YamlValue
         if isinstance(node, yaml.MappingNode):
+            if first_visit:  # before merges add their keys, which explicit ones may override
+                _check_unique_keys(file, node)
             constructor.flatten_mapping(node)
             mapping: dict[str, YamlValue] = {}
             pending = []
@@ -161,7 +175,7 @@ def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> 
                 out[(*path, name)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
                 mapping[name] = None
                 pending.append((value_node, (*path, name), mapping, name, alias))
-            stack.extend(reversed(pending))  # popped in document order: a repeated key's last value wins
+            stack.extend(reversed(pending))  # popped in document order
             value = mapping
         elif isinstance(node, yaml.SequenceNode):
             items: list[YamlValue] = [None] * len(node.value)
@@ -171,6 +185,27 @@ def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> 
             value = _scalar(constructor, node)
         parent[slot] = value  # type: ignore[index]
     return holder[0]
+
+
+def _check_unique_keys(file: str, node: yaml.MappingNode) -> None:
+    """Refuse a key given twice in one mapping: YAML forbids it, and the last silently winning hides a paste.
+
+    Raises:
+        SpecError: at the second occurrence, naming the line of the first.
+    """
+    first: dict[str, yaml.Node] = {}
+    for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE:
+            continue
+        earlier = first.setdefault(str(key_node.value), key_node)
+        if earlier is not key_node:
+            raise _issue(
+                file,
+                key_node,
+                f"key {key_node.value!r} is given twice in this mapping (first at line "
+                f"{earlier.start_mark.line + 1})",
+                "keep one of them: YAML allows a key once, and the later one would silently win",
+            )
 
 
 def _check_size(file: str, node: yaml.Node, path: KeyPath, produced: int) -> None:

@@ -14,8 +14,9 @@ from pydantic import JsonValue
 
 from npaflow.catalog.models import ToolCatalog
 from npaflow.document.models import ExecutionMode, Metadata, State, WorkflowSpec
+from npaflow.document.text_file import read_document
 from npaflow.document.yaml_source import KeyPath, YamlSource, parse_yaml
-from npaflow.errors import SpecError, SpecIssue
+from npaflow.errors import SpecIssue
 from npaflow.spec.issues import IssueCollector, did_you_mean
 from npaflow.spec.parse_state import StateParser
 from npaflow.spec.validate import validate_spec
@@ -46,20 +47,7 @@ def load_spec_from_path(
     Raises:
         SpecError: the file is missing or the document is invalid.
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise SpecError(
-            [
-                SpecIssue(
-                    file=str(path),
-                    message=f"workflow spec not found: {reason}",
-                    hint="check the path; specs are YAML files",
-                )
-            ]
-        ) from None
-    return load_spec_from_str(text, str(path), catalog=catalog, overrides=overrides)
+    return load_spec_from_str(read_document(path), str(path), catalog=catalog, overrides=overrides)
 
 
 def parse_spec(

@@ -18,6 +18,27 @@ def test_missing_file_names_the_path() -> None:
     assert caught.value.issues[0].file == "/nonexistent/spec.yaml"
 
 
+def test_a_key_given_twice_is_refused_at_the_second_naming_the_first() -> None:
+    text = "apiVersion: x\nmetadata: {name: a}\nmetadata: {name: b}\n"
+    with pytest.raises(SpecError) as caught:
+        parse_yaml(text, "dup.yaml")
+    assert caught.value.issues[0].render() == (
+        "dup.yaml:3:1: key 'metadata' is given twice in this mapping (first at line 2) "
+        "(hint: keep one of them: YAML allows a key once, and the later one would silently win)"
+    )
+
+
+def test_a_key_a_merge_brings_in_may_be_overridden() -> None:
+    source = parse_yaml("base: &b {x: 1, y: 2}\nother:\n  <<: *b\n  x: 3\nagain: [*b, *b]\n", "m.yaml")
+    assert source.data["other"] == {"x": 3, "y": 2}  # type: ignore[index]
+
+
+@pytest.mark.parametrize("text", ["x: &a [*a]\n", "a: &a {b: *a}\n"])
+def test_an_alias_inside_its_own_anchor_is_refused(text: str) -> None:
+    with pytest.raises(SpecError, match="refers to an anchor that contains it"):
+        parse_yaml(text, "loop.yaml")
+
+
 def test_invalid_yaml_reports_line_and_column() -> None:
     issue = issues_of("apiVersion: x\nstates:\n  a: [unclosed\n")[0]
     assert issue.message.startswith("workflow spec is not valid YAML")

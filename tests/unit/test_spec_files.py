@@ -1,0 +1,62 @@
+"""Reading a spec or catalog file: a regular UTF-8 file, or one clear refusal that names it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from npaflow.catalog import load_catalog_from_path
+from npaflow.document.text_file import read_document
+from npaflow.errors import SpecError
+from npaflow.spec import load_spec_from_path
+from tests.helpers import CATALOG
+
+pytestmark = pytest.mark.unit
+
+
+def refusal(path: str | Path) -> str:
+    with pytest.raises(SpecError) as caught:
+        read_document(path)
+    (issue,) = caught.value.issues
+    return issue.render()
+
+
+def test_a_device_is_refused_without_being_read() -> None:
+    assert refusal("/dev/zero") == (
+        "/dev/zero: workflow spec is a device, not a file (hint: name the workflow spec's YAML file)"
+    )
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    fifo = tmp_path / "spec.yaml"
+    os.mkfifo(fifo)
+    assert "workflow spec is a FIFO, not a file" in refusal(fifo)
+
+
+def test_a_directory_is_refused_as_one(tmp_path: Path) -> None:
+    assert "workflow spec is a directory, not a file" in refusal(tmp_path)
+
+
+def test_text_that_is_not_utf8_is_refused_at_its_line_and_column(tmp_path: Path) -> None:
+    spec = tmp_path / "latin1.yaml"
+    spec.write_bytes(b"apiVersion: npa.workflow/v0.0.1\nmetadata: {name: caf\xe9}\n")
+    assert refusal(spec) == (
+        f"{spec}:2:21: workflow spec is not UTF-8 text (byte 0xe9 cannot be decoded) "
+        "(hint: save the file as UTF-8)"
+    )
+
+
+def test_a_file_past_the_size_limit_is_refused(tmp_path: Path) -> None:
+    spec = tmp_path / "huge.yaml"
+    with spec.open("wb") as out:
+        out.truncate(33 * 2**20)  # sparse: no disk written
+    assert "workflow spec is larger than 32 MiB" in refusal(spec)
+
+
+def test_a_missing_spec_and_a_missing_catalog_each_say_what_was_not_found(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="workflow spec not found"):
+        load_spec_from_path(tmp_path / "nope.yaml", catalog=CATALOG)
+    with pytest.raises(SpecError, match="tool catalog is a directory, not a file"):
+        load_catalog_from_path(tmp_path)
