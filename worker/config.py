@@ -15,11 +15,16 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from npaflow.errors import UsageError
 from npaflow.presets import FROZEN
+from npaflow.quota import name_problem
 from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
 from npaflow.runtime.request import BackendName
 
 WORKER_ID_FILE = "worker-id"
 _UNSAFE_ID = re.compile(r"[^a-z0-9-]")
+_WORKER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}\Z")
+_S3_ROOT = re.compile(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/|\Z)")
+#: NPAFLOW_LOG_FORMAT's values.
+LOG_FORMATS = ("json", "console")
 
 
 def env(name: EnvVar) -> str:
@@ -138,6 +143,8 @@ class WorkerConfig(BaseModel):
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
             raise UsageError(f"worker configuration: {problems} (check the NPAFLOW_* variables)") from None
+        if config.home.exists() and not config.home.is_dir():
+            raise UsageError(f"{EnvVar.HOME.value}={str(config.home)!r} is not a directory")
         if not config.worker_id:
             worker_id = persistent_worker_id(config.home, create=create_id)
             config = config.model_copy(update={"worker_id": worker_id})
@@ -154,6 +161,8 @@ class WorkerConfig(BaseModel):
                 f"the skypilot backend needs {EnvVar.SKYPILOT_ENDPOINT.value} (the URL "
                 "of your SkyPilot API server); a worker never starts one itself"
             )
+        for problem in self._setting_problems():
+            raise UsageError(problem)
         for name in self.job_env:
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
                 raise UsageError(f"{EnvVar.JOB_ENV.value}: {name!r} is not a variable name")
@@ -164,3 +173,26 @@ class WorkerConfig(BaseModel):
                     f"{EnvVar.NOTIFY_URL.value}: webhook {index + 1} is not an http(s) URL "
                     "(separate several with commas or spaces)"
                 )
+
+    def _setting_problems(self) -> list[str]:
+        """Settings that would start a worker whose every run then fails (or that misnames itself)."""
+        problems = []
+        root = self.ledger_root.removeprefix("file://")
+        if self.ledger_root and not (root.startswith("/") or _S3_ROOT.match(self.ledger_root)):
+            problems.append(
+                f"{EnvVar.LEDGER_ROOT.value} (--ledger-root) {self.ledger_root!r}: give "
+                "s3://BUCKET/PREFIX or an absolute file:///dir"
+            )
+        if self.worker_id and not _WORKER_ID.match(self.worker_id):
+            problems.append(
+                f"{EnvVar.WORKER_ID.value}={self.worker_id!r}: 1-63 letters, digits, '.', '_' or '-', "
+                "starting with a letter or digit (it names a task queue and every local job)"
+            )
+        for variable, url in ((EnvVar.PAGE_URL, self.page_url), (EnvVar.UI_URL, self.ui_url)):
+            if url and url.partition("://")[0] not in ("http", "https"):
+                problems.append(f"{variable.value}={url!r}: give an http(s) URL")
+        if self.quota_pool and (problem := name_problem(EnvVar.QUOTA_POOL.value, self.quota_pool)):
+            problems.append(problem)
+        if self.log_format not in LOG_FORMATS:
+            problems.append(f"{EnvVar.LOG_FORMAT.value}={self.log_format!r}: give json or console")
+        return problems

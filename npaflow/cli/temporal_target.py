@@ -18,6 +18,7 @@ from temporalio.envconfig import ClientConfigProfile
 from temporalio.service import TLSConfig
 
 from npaflow.errors import UsageError
+from npaflow.integers import plain_int
 from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
 
 
@@ -83,11 +84,26 @@ def temporal_target(
             f"another profile with --profile / {EnvVar.TEMPORAL_PROFILE.value})"
         ) from None
     source = _source(address, profile, config_file)
+    resolved = address or connect.get("target_host") or ENV_DEFAULTS[EnvVar.TEMPORAL_ADDRESS]
+    if problem := _address_problem(resolved):
+        where = "--address" if address else source
+        raise UsageError(f"Temporal address {resolved!r} (from {where}): {problem}, e.g. 127.0.0.1:7233")
     return TemporalTarget(
-        address=address or connect.get("target_host") or ENV_DEFAULTS[EnvVar.TEMPORAL_ADDRESS],
+        address=resolved,
         namespace=namespace or connect.get("namespace") or ENV_DEFAULTS[EnvVar.TEMPORAL_NAMESPACE],
         api_key=connect.get("api_key"),
         tls=connect.get("tls", False),
         rpc_metadata=dict(connect.get("rpc_metadata") or {}),
         source=source,
     )
+
+
+def _address_problem(address: str) -> str:
+    """Why `address` is not HOST:PORT ("" when it is); the SDK would raise a bare ValueError."""
+    host, colon, digits = address.rpartition(":")
+    port = plain_int(digits)
+    if not colon or not host or port is None:
+        return "expected HOST:PORT"
+    if not 1 <= port <= 65535:
+        return f"port {port} is not in 1-65535"
+    return ""

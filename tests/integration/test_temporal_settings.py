@@ -106,6 +106,25 @@ def test_bad_settings_are_one_usage_error_naming_the_fix(
     assert message in str(error.value)
 
 
+@pytest.mark.parametrize(
+    ("address", "problem"),
+    [
+        ("127.0.0.1:99999", "port 99999 is not in 1-65535"),
+        ("notahost", "expected HOST:PORT"),
+        ("127.0.0.1:x", "expected HOST:PORT"),
+    ],
+)
+def test_an_address_that_is_not_host_and_port_is_one_usage_error_naming_where_it_came_from(
+    no_temporal_env: None, monkeypatch: pytest.MonkeyPatch, address: str, problem: str
+) -> None:
+    monkeypatch.setenv("TEMPORAL_ADDRESS", address)
+    with pytest.raises(UsageError) as error:
+        temporal_target()
+    assert str(error.value) == (
+        f"Temporal address {address!r} (from TEMPORAL_ADDRESS): {problem}, e.g. 127.0.0.1:7233"
+    )
+
+
 @pytest.fixture
 async def mtls(env: WorkflowEnvironment, tmp_path: Path) -> AsyncIterator[tuple[TlsProxy, Certificates]]:
     certificates = make_certificates(tmp_path / "tls")

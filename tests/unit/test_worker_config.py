@@ -1,0 +1,59 @@
+"""A worker refuses, at start, the settings that would make every run fail or misname it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from npaflow.errors import UsageError
+from worker.config import WorkerConfig
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("NPAFLOW_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("NPAFLOW_WORKER_ID", "w-1")
+    for name in ("NPAFLOW_LEDGER_ROOT", "NPAFLOW_PAGE_URL", "NPAFLOW_QUOTA_POOL", "NPAFLOW_LOG_FORMAT"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("NPAFLOW_LEDGER_ROOT", "garbage://x", "give s3://BUCKET/PREFIX or an absolute file:///dir"),
+        ("NPAFLOW_LEDGER_ROOT", "relative/runs", "give s3://BUCKET/PREFIX or an absolute file:///dir"),
+        ("NPAFLOW_WORKER_ID", "a b/c", "it names a task queue and every local job"),
+        ("NPAFLOW_PAGE_URL", "javascript:alert(1)", "give an http(s) URL"),
+        ("NPAFLOW_QUOTA_POOL", "A B", "must be 1-63 lowercase letters"),
+        ("NPAFLOW_LOG_FORMAT", "xml", "give json or console"),
+    ],
+)
+def test_a_setting_no_run_could_use_is_refused_naming_its_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, says: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(UsageError, match=variable) as refused:
+        WorkerConfig.from_env().check()
+    assert says in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "root", ["s3://team-runs/npaflow", "s3://team-runs", "file:///srv/runs", "/srv/runs"]
+)
+def test_a_ledger_root_on_s3_or_an_absolute_directory_is_accepted(
+    monkeypatch: pytest.MonkeyPatch, root: str
+) -> None:
+    monkeypatch.setenv("NPAFLOW_LEDGER_ROOT", root)
+    WorkerConfig.from_env().check()
+
+
+def test_a_home_that_is_a_file_is_refused_before_anything_is_written_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NPAFLOW_HOME", "/dev/null")
+    monkeypatch.delenv("NPAFLOW_WORKER_ID")
+    with pytest.raises(UsageError, match="NPAFLOW_HOME='/dev/null' is not a directory"):
+        WorkerConfig.from_env()
