@@ -159,3 +159,30 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def fifo_that_answers_late(path: Path, after: float = 2.0) -> None:
+    """A FIFO at `path` whose writer comes only after `after` seconds, if a reader is waiting.
+
+    Code that wrongly opens it then reads garbage and fails its test, instead of
+    hanging the suite; code that refuses FIFOs never meets the writer.
+    """
+    import threading
+    import time
+
+    os.mkfifo(path)
+
+    def write_late() -> None:
+        time.sleep(after)
+        deadline = time.monotonic() + after
+        while time.monotonic() < deadline:
+            try:
+                descriptor = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # no reader (ENXIO): try again until the deadline
+                time.sleep(0.05)
+                continue
+            os.write(descriptor, b"\xff not text")
+            os.close(descriptor)
+            return
+
+    threading.Thread(target=write_late, daemon=True).start()

@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Sequence
 
 from npaflow import cli
-from npaflow.cli.options import SubParsers, add_connection_arguments
+from npaflow.cli.options import SubParsers, add_connection_arguments, count
 
 
 def register(commands: SubParsers) -> None:
@@ -61,7 +61,7 @@ def _add_rollout(commands: SubParsers) -> None:
     )
     add_connection_arguments(replay_check, ledger_root=False)
     replay_check.add_argument("--query", default="", help="visibility query (default: every npaflow run)")
-    replay_check.add_argument("--limit", type=int, default=100, help="newest N histories (default 100)")
+    replay_check.add_argument("--limit", type=count, default=100, help="newest N histories (default 100)")
     replay_check.add_argument("--histories", metavar="DIR", help="also replay the JSON histories in DIR")
     replay_check.set_defaults(handler=run_replay_check)
 
@@ -76,7 +76,7 @@ def _add_rollout(commands: SubParsers) -> None:
     add_connection_arguments(promote, ledger_root=False)
     promote.add_argument("build_id", metavar="BUILD_ID", help="the build id the new workers run as")
     promote.add_argument("--ramp", type=float, metavar="PERCENT", help="send only PERCENT of new runs")
-    promote.add_argument("--limit", type=int, default=100, help="histories to replay first (default 100)")
+    promote.add_argument("--limit", type=count, default=100, help="histories to replay first (default 100)")
     promote.set_defaults(handler=run_promote)
     status = actions.add_parser("status", help="versions, their open runs, and whether their workers poll")
     add_connection_arguments(status, ledger_root=False)

@@ -15,9 +15,13 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from npaflow.document.text_file import read_document
+from npaflow.errors import UsageError
 from npaflow.runtime.contract import WORKFLOW_TYPE
 from workflows_def import WORKFLOWS
 
+#: Largest exported history read (Temporal's own limit is 50 MiB of binary history).
+MAX_HISTORY_BYTES = 256 * 2**20
 #: The runs a replay check reads from the server by default: the newest runs of the run workflow.
 DEFAULT_QUERY = f"WorkflowType = '{WORKFLOW_TYPE}'"
 
@@ -37,8 +41,23 @@ class ReplayReport:
 
 
 def histories_in(directory: Path) -> list[WorkflowHistory]:
-    """Exported JSON histories (`temporal workflow show --output json`), named by file stem."""
-    return [WorkflowHistory.from_json(p.stem, p.read_text()) for p in sorted(directory.glob("*.json"))]
+    """Exported JSON histories (`temporal workflow show --output json`), named by file stem.
+
+    Raises:
+        SpecError: a file is not a regular UTF-8 file within MAX_HISTORY_BYTES.
+        UsageError: a file is not an exported history.
+    """
+    histories = []
+    for path in sorted(directory.glob("*.json")):
+        text = read_document(path, "exported history", MAX_HISTORY_BYTES)
+        try:
+            histories.append(WorkflowHistory.from_json(path.stem, text))
+        except Exception as exc:  # noqa: BLE001 - JSON or protobuf parse errors alike: the file's fault
+            raise UsageError(
+                f"--histories {path}: not a history exported with 'temporal workflow show "
+                f"--output json' ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+            ) from None
+    return histories
 
 
 async def histories_from(client: Client, query: str, limit: int) -> AsyncIterator[WorkflowHistory]:

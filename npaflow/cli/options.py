@@ -10,6 +10,8 @@ import argparse
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from npaflow.integers import plain_int
+
 if TYPE_CHECKING:
     #: What `add_subparsers()` returns; commands register themselves on it.
     SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -22,6 +24,14 @@ def nonempty(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("must not be empty")
     return text
+
+
+def count(text: str) -> int:
+    """An argparse type for how many: a whole number, 0 or more."""
+    number = plain_int(text.strip())
+    if number is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number 0 or more")
+    return number
 
 
 def add_spec_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,4 +1,4 @@
-"""Reading a spec or catalog file: a regular file of UTF-8 text, within the size any spec needs.
+"""Reading a spec, catalog or history file: a regular file of UTF-8 text, within a size bound.
 
 `Path.read_text` would wait forever on a FIFO, read `/dev/zero` until memory
 runs out, and call a Latin-1 file "not found"; every refusal here names the file,
@@ -14,14 +14,14 @@ from npaflow.document.yaml_source import MAX_SPEC_BYTES
 from npaflow.errors import SpecError, SpecIssue
 
 
-def read_document(path: str | Path, what: str = "workflow spec") -> str:
+def read_document(path: str | Path, what: str = "workflow spec", max_bytes: int = MAX_SPEC_BYTES) -> str:
     """The file's text.
 
     Raises:
         SpecError: the file is missing, unreadable, not a regular file, too large, or not UTF-8.
     """
     try:
-        data = _read_regular(Path(path), what)
+        data = _read_regular(Path(path), what, max_bytes)
     except FileNotFoundError:
         raise _refusal(path, f"{what} not found", "check the path") from None
     except OSError as exc:
@@ -42,20 +42,16 @@ def read_document(path: str | Path, what: str = "workflow spec") -> str:
         ) from None
 
 
-def _read_regular(path: Path, what: str) -> bytes:
-    """At most MAX_SPEC_BYTES + 1 bytes of a regular file; anything else is refused before opening."""
+def _read_regular(path: Path, what: str, max_bytes: int) -> bytes:
+    """At most `max_bytes` + 1 bytes of a regular file; anything else is refused before opening."""
     mode = path.stat().st_mode
     if not stat.S_ISREG(mode):
         kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device"
-        raise _refusal(path, f"{what} is {kind}, not a file", f"name the {what}'s YAML file")
+        raise _refusal(path, f"{what} is {kind}, not a file", "name a regular file")
     with path.open("rb") as file:
-        data = file.read(MAX_SPEC_BYTES + 1)
-    if len(data) > MAX_SPEC_BYTES:
-        raise _refusal(
-            path,
-            f"{what} is larger than {MAX_SPEC_BYTES // 2**20} MiB",
-            "split the workflow into smaller specs",
-        )
+        data = file.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise _refusal(path, f"{what} is larger than {max_bytes // 2**20} MiB", "split it into smaller files")
     return data
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,7 @@ from npaflow.catalog import load_catalog_from_path
 from npaflow.document.text_file import read_document
 from npaflow.errors import SpecError
 from npaflow.spec import load_spec_from_path
-from tests.helpers import CATALOG
+from tests.helpers import CATALOG, fifo_that_answers_late
 
 pytestmark = pytest.mark.unit
 
@@ -25,13 +24,13 @@ def refusal(path: str | Path) -> str:
 
 def test_a_device_is_refused_without_being_read() -> None:
     assert refusal("/dev/zero") == (
-        "/dev/zero: workflow spec is a device, not a file (hint: name the workflow spec's YAML file)"
+        "/dev/zero: workflow spec is a device, not a file (hint: name a regular file)"
     )
 
 
 def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     fifo = tmp_path / "spec.yaml"
-    os.mkfifo(fifo)
+    fifo_that_answers_late(fifo)
     assert "workflow spec is a FIFO, not a file" in refusal(fifo)
 
 
