@@ -184,3 +184,28 @@ async def test_an_ended_run_s_logs_and_status_read_after_its_version_is_retired(
     finally:
         b2.terminate()
         b2.wait(timeout=30)
+
+
+async def test_a_worker_of_another_deployment_refuses_the_queue_and_runs_keep_flowing_to_its_owner(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    owner, queue = f"dep-{uuid.uuid4().hex[:6]}", f"tq-{uuid.uuid4().hex[:8]}"
+    worker = start_worker_process(env, tmp_path / "a", queue, NPAFLOW_DEPLOYMENT=owner, NPAFLOW_BUILD_ID="a1")
+    try:
+
+        async def current() -> str:
+            return current_build(await describe(env.client, owner))
+
+        await eventually(lambda: _equals(current(), "a1"), timeout=60, interval=1, what="a1 current")
+        typo = start_worker_process(env, tmp_path / "b", queue, NPAFLOW_DEPLOYMENT=f"{owner}x")
+        assert typo.wait(timeout=60) == 2
+        log = (tmp_path / "b" / "worker.log").read_text()
+        assert f"task queue '{queue}' sends its runs to Worker Deployment '{owner}'" in log
+        handle = await env.client.start_workflow(
+            WORKFLOW_TYPE, local_harness.request(FAILING), id="owner-still-serves", task_queue=queue
+        )
+        assert (await local_harness.finish(handle)).status == "failed"  # a worker ran it to its end
+        assert await version_of(handle) == "a1"
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
