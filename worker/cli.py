@@ -7,10 +7,22 @@ activities, Temporal or aioboto3; `worker` and `dev` import them when they run.
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Sequence
 
 from npaflow import cli
 from npaflow.cli.options import SubParsers, add_connection_arguments, count
+
+
+def percent(text: str) -> float:
+    """An argparse type for a ramp: a finite percentage above 0, at most 100."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 100:  # NaN fails every comparison
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage in (0, 100]")
+    return value
 
 
 def register(commands: SubParsers) -> None:
@@ -75,7 +87,7 @@ def _add_rollout(commands: SubParsers) -> None:
     )
     add_connection_arguments(promote, ledger_root=False)
     promote.add_argument("build_id", metavar="BUILD_ID", help="the build id the new workers run as")
-    promote.add_argument("--ramp", type=float, metavar="PERCENT", help="send only PERCENT of new runs")
+    promote.add_argument("--ramp", type=percent, metavar="PERCENT", help="send only PERCENT of new runs")
     promote.add_argument("--limit", type=count, default=100, help="histories to replay first (default 100)")
     promote.set_defaults(handler=run_promote)
     status = actions.add_parser("status", help="versions, their open runs, and whether their workers poll")

@@ -55,3 +55,23 @@ def test_an_empty_run_id_or_schedule_name_is_a_usage_error_before_any_server_is_
         run([*argv, "--address", "127.0.0.1:1"])
     assert exit_.value.code == 2
     assert ": must not be empty (hint: run 'npaflow " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["logs", "r1", "--tail", "-5"], "argument --tail: '-5' is not a whole number 0 or more"),
+        (["replay-check", "--limit", "-1"], "argument --limit: '-1' is not a whole number 0 or more"),
+        (["deployment", "promote", "b2", "--ramp", "nan"], "argument --ramp: 'nan' is not a percentage"),
+        (["deployment", "promote", "b2", "--ramp", "150"], "argument --ramp: '150' is not a percentage"),
+    ],
+)
+def test_a_count_or_percentage_out_of_its_range_is_a_usage_error(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from worker.cli import register
+
+    with pytest.raises(SystemExit) as exit_:
+        run(argv, extra=[register])
+    assert exit_.value.code == 2
+    assert says in capsys.readouterr().err
