@@ -44,14 +44,20 @@ def read_document(path: str | Path, what: str = "workflow spec", max_bytes: int 
 
 def _read_regular(path: Path, what: str, max_bytes: int) -> bytes:
     """At most `max_bytes` + 1 bytes of a regular file; anything else is refused before opening."""
-    mode = path.stat().st_mode
+    facts = path.stat()
+    mode = facts.st_mode
     if not stat.S_ISREG(mode):
         kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "a device"
         raise _refusal(path, f"{what} is {kind}, not a file", "name a regular file")
     with path.open("rb") as file:
         data = file.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise _refusal(path, f"{what} is larger than {max_bytes // 2**20} MiB", "split it into smaller files")
+        size = max(facts.st_size, len(data)) / 2**20
+        raise _refusal(
+            path,
+            f"{what} is {size:.1f} MiB; at most {max_bytes // 2**20} MiB is read",
+            "split it into smaller files",
+        )
     return data
 
 

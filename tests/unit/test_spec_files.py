@@ -51,7 +51,7 @@ def test_a_file_past_the_size_limit_is_refused(tmp_path: Path) -> None:
     spec = tmp_path / "huge.yaml"
     with spec.open("wb") as out:
         out.truncate(33 * 2**20)  # sparse: no disk written
-    assert "workflow spec is larger than 32 MiB" in refusal(spec)
+    assert "workflow spec is 33.0 MiB; at most 32 MiB is read" in refusal(spec)
 
 
 def test_a_missing_spec_and_a_missing_catalog_each_say_what_was_not_found(tmp_path: Path) -> None:
