@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from npaflow.errors import UsageError
+from npaflow.ledger_paths import bucket_problem
 from npaflow.presets import FROZEN
 from npaflow.quota import name_problem
 from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
@@ -22,7 +23,6 @@ from npaflow.runtime.request import BackendName
 WORKER_ID_FILE = "worker-id"
 _UNSAFE_ID = re.compile(r"[^a-z0-9-]")
 _WORKER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}\Z")
-_S3_ROOT = re.compile(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/|\Z)")
 #: NPAFLOW_LOG_FORMAT's values.
 LOG_FORMATS = ("json", "console")
 
@@ -161,8 +161,8 @@ class WorkerConfig(BaseModel):
                 f"the skypilot backend needs {EnvVar.SKYPILOT_ENDPOINT.value} (the URL "
                 "of your SkyPilot API server); a worker never starts one itself"
             )
-        for problem in self._setting_problems():
-            raise UsageError(problem)
+        if problems := self._setting_problems():
+            raise UsageError("; ".join(problems))
         for name in self.job_env:
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
                 raise UsageError(f"{EnvVar.JOB_ENV.value}: {name!r} is not a variable name")
@@ -178,7 +178,8 @@ class WorkerConfig(BaseModel):
         """Settings that would start a worker whose every run then fails (or that misnames itself)."""
         problems = []
         root = self.ledger_root.removeprefix("file://")
-        if self.ledger_root and not (root.startswith("/") or _S3_ROOT.match(self.ledger_root)):
+        on_s3 = root.startswith("s3://") and not bucket_problem(root.removeprefix("s3://").partition("/")[0])
+        if self.ledger_root and not (root.startswith("/") or on_s3):
             problems.append(
                 f"{EnvVar.LEDGER_ROOT.value} (--ledger-root) {self.ledger_root!r}: give "
                 "s3://BUCKET/PREFIX or an absolute file:///dir"

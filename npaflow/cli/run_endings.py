@@ -9,7 +9,7 @@ workflow (worker/reconciler.py) say what really happened to it and its jobs.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 from temporalio.client import (
@@ -48,8 +48,8 @@ async def add_ending(
     if ended is None and report.phase in _FINAL_PHASES:
         return report
     update: dict[str, object] = {"phase": ended or report.phase, "current_states": []}
-    if status is WorkflowExecutionStatus.FAILED:  # refused before its code ran: no summary to read
-        update |= {"phase": "failed", "error": report.error or await failure_text(client, report.run_id)}
+    if status is WorkflowExecutionStatus.FAILED:  # refused before its code ran: no summary, no phase
+        update["phase"] = "failed"
     report = report.model_copy(update=update)
     handle = client.get_workflow_handle(reconcile_workflow_id(report.run_id), result_type=ReconcileResult)
     try:
@@ -71,37 +71,37 @@ async def add_ending(
     return report.model_copy(update={"reconciled_note": note, "reconciled": result.jobs, "waves": waves})
 
 
-async def ended_view(client: Client, handle: WorkflowHandle[Any, Any]) -> RunStatusView | None:
-    """An ended run's status from the summary it ended with, kept by the server.
+class Ending(NamedTuple):
+    """What the server keeps of an ended run: the summary's view, or why it failed without one."""
+
+    view: RunStatusView | None = None
+    failure: str = ""  # a run refused before its code ran (its input unreadable) says why only here
+
+
+async def read_ending(client: Client, handle: WorkflowHandle[Any, Any]) -> Ending:
+    """An ended run's status from the summary it ended with, kept by the server (one result read).
 
     The summary is the run's result, or its failure's details: no worker is needed, so a
-    run pinned to a retired worker version still shows its waves. None when it ended
+    run pinned to a retired worker version still shows its waves. No view when it ended
     without one (cancelled, terminated, refused at start).
     """
     try:
         summary: RunSummary | None = RunSummary.model_validate(await handle.result())
     except WorkflowFailureError as error:
         summary = summary_from_failure(error)
-    except (RPCError, ValidationError):
-        return None
+        if summary is None:
+            return Ending(failure=innermost_message(error))
+    except RPCError as error:
+        return Ending(failure=f"not readable now ({error.message})")
+    except ValidationError:
+        return Ending()
     if summary is None:
-        return None
+        return Ending()
     try:
         backend = (await started_request(client, handle)).backend
     except (RPCError, ValidationError, UsageError):
-        return None
-    return summary.status_view(backend)
-
-
-async def failure_text(client: Client, run_id: str) -> str:
-    """What the run failed with (a run refused at start says why only here)."""
-    try:
-        await client.get_workflow_handle(run_id).result(follow_runs=False)
-    except WorkflowFailureError as error:
-        return innermost_message(error)
-    except RPCError as error:
-        return f"not readable now ({error.message})"
-    return ""
+        return Ending()
+    return Ending(view=summary.status_view(backend))
 
 
 def _reconciled(wave: ReportedWave, job: ReconciledJob | None) -> ReportedWave:

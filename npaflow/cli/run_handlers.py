@@ -31,7 +31,7 @@ from npaflow.cli.exits import (
 )
 from npaflow.cli.follow_run import follow_run, no_worker_text
 from npaflow.cli.report_handler import fetch_report
-from npaflow.cli.run_endings import add_ending, ended_view
+from npaflow.cli.run_endings import Ending, add_ending, read_ending
 from npaflow.cli.status_text import status_text
 from npaflow.cli.temporal_client import (
     connect_from,
@@ -69,13 +69,15 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
         repair_with is not None and not closed and not await has_pollers(repair_with, description.task_queue)
     )
     execution = description.status.name if description.status else "UNKNOWN"
+    ending = Ending()
     try:
         if unserved:
             raise LookupError("no worker polls the run's task queue")
-        ended = await ended_view(repair_with, handle) if closed and repair_with is not None else None
-        if ended is None and description.status == WorkflowExecutionStatus.FAILED:
+        if closed and repair_with is not None:
+            ending = await read_ending(repair_with, handle)
+        if ending.view is None and description.status == WorkflowExecutionStatus.FAILED:
             raise LookupError("failed with no summary: refused before its code ran, nothing to query")
-        view = ended if ended is not None else await _queried(handle)
+        view = ending.view if ending.view is not None else await _queried(handle)
         report = StatusReport.of(view, execution)
     except Exception:  # noqa: BLE001 - no worker to answer: fall back to server-side memo
         memo = RunMemo.read(await description.memo())
@@ -88,6 +90,7 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
             current_states=list(states or []),
             ledger_uri=memo.ledger_uri,
             execution_status=execution,
+            error=ending.failure,
         )
     if repair_with is not None:
         report = await add_ending(repair_with, description.status, report)

@@ -18,7 +18,7 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 
 from npaflow.cli.list_handler import run_rows, visibility_query
-from npaflow.cli.run_endings import ended_view, failure_text
+from npaflow.cli.run_endings import read_ending
 from npaflow.cli.temporal_client import describe_or_fail, has_pollers
 from npaflow.cli.ui.loaded_spec import loaded_spec
 from npaflow.document.models import WorkflowSpec
@@ -95,9 +95,10 @@ class RunReads:
 
         False when it ended with none (cancelled, terminated): its query then draws it.
         """
-        shot.view = await ended_view(self.client, handle)
+        ending = await read_ending(self.client, handle)
+        shot.view = ending.view
         if shot.view is None and shot.execution_status == WorkflowExecutionStatus.FAILED.name:
-            shot.problem = f"refused before its code ran: {await failure_text(self.client, shot.run_id)}"
+            shot.problem = f"refused before its code ran: {ending.failure}"
             return True
         if shot.view is not None and shot.spec is None and shot.view.error:
             shot.problem = f"failed before its spec was loaded: {shot.view.error}"
