@@ -153,6 +153,9 @@ async def test_cancel_finds_the_processes_of_a_record_that_lacks_a_pid(tmp_path:
     backend = LocalBackend(tmp_path, "w1")
     job = await launch(backend, wave("serial", task("a", "sleep 30")))
     await running(backend, job)
+    # RUNNING is recorded as the supervisor starts the task: under load its process shows a moment later.
+    marker = job_marker(backend.jobs_dir, job)
+    await eventually(lambda: bool(job_processes(marker)), what="the task's process")
     job_dir = tmp_path / "local" / "jobs" / job
     record = read_model(job_dir / JOB_FILE, LocalJobRecord)
     write_model(job_dir / JOB_FILE, record.model_copy(update={"supervisor_pid": 0}))
