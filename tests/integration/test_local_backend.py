@@ -14,6 +14,7 @@ from activities.backends.base import LaunchRequest
 from activities.backends.local import LocalBackend
 from activities.backends.local import backend as local_backend
 from activities.backends.local.jobs import (
+    CANCEL_MARKER,
     JOB_FILE,
     SUPERVISOR_FILE,
     LocalJobRecord,
@@ -163,6 +164,25 @@ async def test_cancel_finds_the_processes_of_a_record_that_lacks_a_pid(tmp_path:
     assert job_processes(job_marker(backend.jobs_dir, job))
     await backend.cancel(job)
     assert job_processes(job_marker(backend.jobs_dir, job)) == []
+
+
+async def test_a_task_started_after_a_cancel_request_is_killed_by_its_supervisor(tmp_path: Path) -> None:
+    # The setup writes the marker as a cancel would between its look for processes and the run's start.
+    backend = LocalBackend(tmp_path, "w1")
+    job = await launch(backend, wave("serial", task("a", "sleep 30", setup=f"touch {CANCEL_MARKER}")))
+    marker = job_marker(backend.jobs_dir, job)
+    await eventually(lambda: (backend.jobs_dir / job / CANCEL_MARKER).exists(), what="the cancel request")
+    await eventually(lambda: not job_processes(marker), timeout=10, what="the job's processes gone")
+    assert await finish(backend, job) is JobStatus.CANCELLED
+
+
+async def test_a_pipeline_task_after_a_cancel_request_never_starts(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path, "w1")
+    second = tmp_path / "second"
+    first = task("a", f"touch {CANCEL_MARKER}")
+    job = await launch(backend, wave("serial", first, task("b", f"touch {second}")))
+    assert await finish(backend, job) is JobStatus.CANCELLED
+    assert not second.exists()
 
 
 async def test_cancelling_a_job_leaves_another_homes_job_of_the_same_id_running(tmp_path: Path) -> None:

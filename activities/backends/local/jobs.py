@@ -17,14 +17,19 @@ from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from activities.backends.local.task_status import JOB_FILE, JOB_MARKER_ENV, SUPERVISOR_FILE, WAVE_FILE
+from activities.backends.local.task_status import (
+    CANCEL_MARKER,
+    JOB_FILE,
+    JOB_MARKER_ENV,
+    SUPERVISOR_FILE,
+    WAVE_FILE,
+)
 from activities.files import write_text_atomic
 from npaflow.integers import plain_int
 from npaflow.runtime.reconcile.models import JobOwner
 from npaflow.runtime.usage import accelerator_count
 from npaflow.traversal.models import WaveKind
 
-CANCEL_MARKER = "cancel_requested"
 #: The layout's file names live with the standard-library status module; re-exported here.
 __all__ = [
     "CANCEL_MARKER",

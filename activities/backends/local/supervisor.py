@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -23,6 +24,7 @@ TYPE_CHECKING = False
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from task_status import (  # noqa: E402 - a script: its own directory is the import root
+    CANCEL_MARKER,
     JOB_FILE,
     JOB_MARKER_ENV,
     SUPERVISOR_FILE,
@@ -57,6 +59,20 @@ def _rank_env(task: Task, job: Job, rank: int, nodes: int) -> dict[str, str]:
     return env
 
 
+def _cancel_requested(job_dir: str) -> bool:
+    return os.path.exists(os.path.join(job_dir, CANCEL_MARKER))
+
+
+def _end_job_if_cancelled(job_dir: str) -> None:
+    """Kill the job's whole process group (this supervisor too) when a cancel came meanwhile.
+
+    The worker writes the marker before it looks for the job's processes: a task started
+    after that look would outlive the cancel, so whoever comes second ends the job.
+    """
+    if _cancel_requested(job_dir):
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
 def _run_on_all_ranks(script: str, task: Task, job: Job, job_dir: str, phase: str) -> str:
     """Run a script on every rank; "" when all exit 0, else which rank failed with which code."""
     nodes = int(task.get("num_nodes") or 1)
@@ -74,6 +90,7 @@ def _run_on_all_ranks(script: str, task: Task, job: Job, job_dir: str, phase: st
                 log,
             )
         )
+    _end_job_if_cancelled(job_dir)
     failure = ""
     for rank, (process, log) in enumerate(processes):
         code = process.wait()
@@ -89,7 +106,7 @@ def run_task(task: Task, job: Job, job_dir: str, later: list[str] | None = None)
     `later` names the pipeline tasks after this one: its failure cancels them in the same step.
     """
     name = task["name"]
-    if not move_task(job_dir, name, TaskStatus.STARTING):
+    if _cancel_requested(job_dir) or not move_task(job_dir, name, TaskStatus.STARTING):
         return TaskStatus.CANCELLED  # cancelled (or reaped) before it started
     move_task(job_dir, name, TaskStatus.RUNNING)
     setup = str(task.get("setup") or "")

@@ -24,6 +24,9 @@ TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 #: Written by the worker: `job.json` (the record), `wave.json` (the parsed task documents);
 #: by the supervisor: `supervisor.json` (its pid, process group and start time).
 JOB_FILE, WAVE_FILE, SUPERVISOR_FILE = "job.json", "wave.json", "supervisor.json"
+#: Written by the worker before it looks for a job's processes to kill them: a supervisor that
+#: finds it after starting a task (one the worker's look may have missed) ends the job itself.
+CANCEL_MARKER = "cancel_requested"
 #: Every job process carries this variable, so processes that left the group are found too.
 JOB_MARKER_ENV = "NPAFLOW_LOCAL_JOB"
 
