@@ -3,6 +3,9 @@
 import os
 import sys
 
+from temporalio.service import RPCError
+
+from npaflow.cli.temporal_errors import rpc_error_text
 from npaflow.errors import UsageError
 from worker.main import main
 
@@ -12,6 +15,9 @@ if __name__ == "__main__":
         code = 0
     except UsageError as exc:
         sys.stderr.write(f"npaflow worker: error: {exc}\n")
+        code = 2
+    except RPCError as exc:  # the server refused a start-up call: one line, as `npaflow worker` says it
+        sys.stderr.write(f"npaflow worker: error: {rpc_error_text(exc)}\n")
         code = 2
     sys.stdout.flush()
     os._exit(code)

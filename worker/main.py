@@ -35,6 +35,7 @@ from worker.config import WorkerConfig
 from worker.deployment import Deployment, adopt_if_first, deployment_from
 from worker.logging import configure_logging
 from worker.metrics import MetricsEndpoint, watch_quota_pools, watch_suspended_runs
+from worker.namespace import require_namespace
 from worker.queue_owner import check_queue_owner
 from worker.reconciler import RECONCILE_SECONDS, sweeping
 from worker.registry import WORKFLOWS, activities_for
@@ -217,6 +218,7 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
         runtime=metrics.runtime if metrics else None,
         service="npaflow-worker",
     )
+    await require_namespace(client)
     await register_search_attributes(client)
     deployment = deployment_from(config.deployment, config.build_id)
     if deployment is not None:

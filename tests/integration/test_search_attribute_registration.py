@@ -2,11 +2,13 @@
 
 Temporal fails every workflow task that upserts an unregistered attribute, so a
 namespace where the worker may not register them (Temporal Cloud without admin
-rights) must be caught at worker start, not as runs stuck in task retries.
+rights) must be caught at worker start, not as runs stuck in task retries; so must a
+namespace that does not exist at all.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -15,6 +17,7 @@ from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest, ListS
 from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.errors import UsageError
+from tests.harness import start_worker_process
 from worker.main import register_search_attributes
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
@@ -55,3 +58,16 @@ async def test_the_dev_server_namespace_gets_all_of_them(env: Any) -> None:
         ListSearchAttributesRequest(namespace=env.client.namespace)
     )
     assert {key.name for key in SEARCH_ATTRIBUTE_KEYS} <= set(listed.custom_attributes)
+
+
+@pytest.mark.parametrize("deployment", ["none", "npaflow"])
+def test_a_worker_for_a_namespace_the_server_lacks_exits_2_with_one_line_naming_it(
+    env: Any, tmp_path: Path, deployment: str
+) -> None:
+    worker = start_worker_process(
+        env, tmp_path / "home", "tq-ns", TEMPORAL_NAMESPACE="no-such-ns", NPAFLOW_DEPLOYMENT=deployment
+    )
+    assert worker.wait(timeout=60) == 2
+    log = (tmp_path / "home" / "worker.log").read_text()
+    assert "namespace 'no-such-ns' does not exist" in log and "temporal operator namespace create" in log
+    assert "Traceback" not in log and "worker.started" not in log
