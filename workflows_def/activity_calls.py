@@ -11,6 +11,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, TimeoutType
 
+from npaflow.document.problems import validation_problems
 from npaflow.errors import ErrorType
 from npaflow.runtime.contract import (
     NON_RETRYABLE_ERROR_TYPES,
@@ -160,9 +161,7 @@ def decode(ref: ActivityRef[Any, ResultT], raw: object) -> ResultT:
             activity_id="",
             retry_state=None,
         )
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'result'}: {e['msg']}" for e in exc.errors()[:3]
-        )
+        problems = validation_problems(exc)
         error.__cause__ = ApplicationError(
             f"activity {ref.name} returned a malformed {ref.result_type.__name__} ({problems})",
             type=ErrorType.CONTROLLER.value,

@@ -23,11 +23,11 @@ from temporalio.client import (
     WorkflowHandle,
 )
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
 from temporalio.runtime import Runtime
 from temporalio.service import RPCError
 
+from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.cli.dev_marker import DEV_START_PATIENCE_SECONDS, dev_server_is_starting
 from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
 from npaflow.cli.temporal_target import TemporalTarget, temporal_target
@@ -89,7 +89,7 @@ async def connect(
                     api_key=target.api_key,
                     tls=target.tls,
                     rpc_metadata=target.rpc_metadata,
-                    data_converter=pydantic_data_converter,
+                    data_converter=DATA_CONVERTER,
                     runtime=runtime,
                     interceptors=tracing_interceptors(service),
                 ),

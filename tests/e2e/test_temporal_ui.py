@@ -20,10 +20,10 @@ from urllib.parse import unquote
 
 import pytest
 import pytest_asyncio
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
+from npaflow.cli.data_converter import DATA_CONVERTER
 from tests.browser import chromium
 from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness
 from tests.helpers import NPAFLOW, ROOT, free_port
@@ -41,7 +41,7 @@ async def ui_env() -> AsyncIterator[tuple[WorkflowEnvironment, int]]:
     ui_port = free_port()
     environment = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(TEMPORAL_BIN),
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
         dev_server_log_level="error",
         ui=True,

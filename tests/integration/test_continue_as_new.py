@@ -10,9 +10,9 @@ import pytest
 import pytest_asyncio
 import yaml
 from temporalio.client import WorkflowExecutionStatus
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from npaflow.cli.data_converter import DATA_CONVERTER
 from tests.harness import TEMPORAL_BIN, Harness
 from tests.integration.fake_backend import FakeBackend
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.integration
 async def short_history_env() -> AsyncIterator[WorkflowEnvironment]:
     environment = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(TEMPORAL_BIN),
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
         ui=False,
         dev_server_log_level="error",

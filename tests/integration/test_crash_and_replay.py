@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from activities.backends.local.jobs import JOB_FILE, LocalJobRecord, read_model
+from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 from tests.harness import SPECS, Harness, replaced_worker, start_worker_process
@@ -66,7 +66,7 @@ async def test_recorded_histories_replay_deterministically() -> None:
     files = sorted(HISTORIES.glob("*.json"))
     assert files, "record histories with: python tests/record_histories.py"
     replayer = Replayer(
-        workflows=[NpaWorkflowRun], data_converter=pydantic_data_converter, workflow_runner=workflow_runner()
+        workflows=[NpaWorkflowRun], data_converter=DATA_CONVERTER, workflow_runner=workflow_runner()
     )
     for path in files:
         history = WorkflowHistory.from_json(path.stem, path.read_text())
@@ -83,7 +83,7 @@ async def test_fresh_example_run_history_replays(local_harness: Harness, tmp_pat
     assert outcome.status == "succeeded"
     history = await outcome.handle.fetch_history()
     replayer = Replayer(
-        workflows=[NpaWorkflowRun], data_converter=pydantic_data_converter, workflow_runner=workflow_runner()
+        workflows=[NpaWorkflowRun], data_converter=DATA_CONVERTER, workflow_runner=workflow_runner()
     )
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client, WorkflowHandle
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from activities.backends.local import LocalBackend
 from activities.backends.local.inventory import held_accelerators
+from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.cli.quota_handler import pool_status, set_pool
 from npaflow.quota import PoolConfig, PoolStatus, QuotaClaim
 from npaflow.quota.messages import pool_workflow_id
@@ -216,9 +216,7 @@ async def test_a_pool_and_a_run_that_waited_for_quota_replay_their_histories_det
             for workflow_id in (pool_workflow_id(pool), waiter.id)
         ]
     assert [o.status for o in outcomes] == ["succeeded", "succeeded"]
-    replayer = Replayer(
-        workflows=WORKFLOWS, data_converter=pydantic_data_converter, workflow_runner=workflow_runner()
-    )
+    replayer = Replayer(workflows=WORKFLOWS, data_converter=DATA_CONVERTER, workflow_runner=workflow_runner())
     for history in histories:
         result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
         assert result.replay_failure is None, (history.workflow_id, result.replay_failure)

@@ -89,6 +89,18 @@ async def test_the_status_of_a_run_refused_at_start_says_it_failed_and_why(
     assert "vars.x" in shown.stdout and "Input should be a valid string" in shown.stdout
 
 
+async def test_a_raw_start_with_a_misspelled_field_fails_with_one_line_naming_it_and_how_to_start(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        temporal_start(env, local_harness, "rt-typo", {"spec": SPEC, "poll_second": 1}, tmp_path)
+        error = await failure_of(env, local_harness, "rt-typo")
+    assert "invalid RunRequest: poll_second: not a field it takes" in error
+    assert "npaflow submit" in error
+    assert "\n" not in error and "errors.pydantic.dev" not in error
+    assert launched_jobs(local_harness) == []
+
+
 async def test_a_var_with_a_nul_character_fails_the_run_before_anything_launches(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:

@@ -13,9 +13,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.client import Client
 from temporalio.contrib.opentelemetry import TracingInterceptor
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from npaflow.cli.data_converter import DATA_CONVERTER
 from tests.harness import Harness
 from tests.helpers import ROOT
 
@@ -30,7 +30,7 @@ async def test_a_runs_start_workflow_and_activities_share_one_trace_with_the_wav
     provider.add_span_processor(SimpleSpanProcessor(spans))
     client = await Client.connect(
         env.client.service_client.config.target_host,
-        data_converter=pydantic_data_converter,
+        data_converter=DATA_CONVERTER,
         interceptors=[TracingInterceptor(provider.get_tracer("test"))],
     )
     traced = Harness(client, local_harness.home, local_harness.backend, local_harness.task_queue)
