@@ -28,6 +28,7 @@ from activities.runs import read_ledger
 from activities.storage import StorageRouter
 from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.cli.temporal_client import summary_from_failure
+from npaflow.runtime.contract import WORKFLOW_TYPE
 from npaflow.runtime.ledger import RuntimeLedger
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
@@ -258,16 +259,21 @@ def fake_sky_harness(env: WorkflowEnvironment, home: Path, fake_sky: FakeSkyPilo
 
 
 def temporal_start(
-    env: WorkflowEnvironment, harness: Harness, workflow_id: str, payload: dict, cwd: Path = ROOT
+    env: WorkflowEnvironment,
+    harness: Harness,
+    workflow_id: str,
+    payload: dict,
+    cwd: Path = ROOT,
+    workflow_type: str = WORKFLOW_TYPE,
 ) -> None:
-    """`temporal workflow start` of the run workflow: the entry point that skips npaflow's CLI."""
+    """`temporal workflow start` (of the run workflow by default): the path that skips npaflow's CLI."""
     subprocess.run(
         [
             str(TEMPORAL_BIN),
             "workflow",
             "start",
             "--type",
-            "NpaWorkflowRun",
+            workflow_type,
             "--task-queue",
             harness.task_queue,
             "--workflow-id",

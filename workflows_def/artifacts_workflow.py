@@ -9,9 +9,10 @@ from temporalio import workflow
 from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE, LIST_ARTIFACTS
 from npaflow.runtime.reads import ListArtifactsInput, RunArtifacts
 from workflows_def.activity_calls import SHORT_RETRY, call
+from workflows_def.input_refusal import MALFORMED_INPUT
 
 
-@workflow.defn(name=ARTIFACTS_WORKFLOW_TYPE)
+@workflow.defn(name=ARTIFACTS_WORKFLOW_TYPE, failure_exception_types=MALFORMED_INPUT)
 class NpaflowArtifacts:
     """One `list_artifacts` on the run's task queue."""
 

@@ -9,9 +9,10 @@ from temporalio import workflow
 from npaflow.runtime.cache_admin import CacheAdminInput, CacheAdminResult
 from npaflow.runtime.contract import CACHE_ADMIN, CACHE_ADMIN_WORKFLOW_TYPE
 from workflows_def.activity_calls import SHORT_RETRY, call
+from workflows_def.input_refusal import MALFORMED_INPUT
 
 
-@workflow.defn(name=CACHE_ADMIN_WORKFLOW_TYPE)
+@workflow.defn(name=CACHE_ADMIN_WORKFLOW_TYPE, failure_exception_types=MALFORMED_INPUT)
 class NpaflowCacheAdmin:
     """One `cache_admin` on the task queue the CLI names."""
 

@@ -15,9 +15,10 @@ from temporalio import workflow
 from npaflow.runtime.contract import EXPORT_LEDGER, LEDGER_REPAIR_WORKFLOW_TYPE
 from npaflow.runtime.messages import ExportLedgerInput, ExportResult
 from workflows_def.activity_calls import LEDGER_RETRY, call
+from workflows_def.input_refusal import MALFORMED_INPUT
 
 
-@workflow.defn(name=LEDGER_REPAIR_WORKFLOW_TYPE)
+@workflow.defn(name=LEDGER_REPAIR_WORKFLOW_TYPE, failure_exception_types=MALFORMED_INPUT)
 class NpaflowLedgerRepair:
     """One ledger export, retried while storage is still failing (within a few minutes)."""
 

@@ -16,12 +16,13 @@ from temporalio.exceptions import ActivityError
 from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, READ_JOB_LOGS, READ_RUN_WAVES
 from npaflow.runtime.reads import JobLogs, JobLogsRequest, JobLogsResult, RunWavesInput
 from workflows_def.activity_calls import SHORT_RETRY, call, classify_activity_error, queue_for
+from workflows_def.input_refusal import MALFORMED_INPUT
 
 #: How long to wait for a job's worker to pick up the read before reporting it unavailable.
 WORKER_WAIT = timedelta(seconds=30)
 
 
-@workflow.defn(name=LOGS_WORKFLOW_TYPE)
+@workflow.defn(name=LOGS_WORKFLOW_TYPE, failure_exception_types=MALFORMED_INPUT)
 class NpaflowJobLogs:
     """Reads each requested job's logs through its own backend and worker."""
 

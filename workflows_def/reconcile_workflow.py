@@ -36,6 +36,7 @@ from npaflow.runtime.reconcile.models import (
 )
 from npaflow.runtime.vocabulary import CancellationState, RunEnding
 from workflows_def.activity_calls import SHORT_RETRY, call, classify_activity_error, now, queue_for
+from workflows_def.input_refusal import MALFORMED_INPUT
 
 #: How long the workflow waits for more signals after its last job (other workers' sweeps).
 LINGER = timedelta(seconds=30)
@@ -45,7 +46,7 @@ VERIFY_SECONDS = 60.0
 WORKER_WAIT = timedelta(minutes=5)
 
 
-@workflow.defn(name=RECONCILE_WORKFLOW_TYPE)
+@workflow.defn(name=RECONCILE_WORKFLOW_TYPE, failure_exception_types=MALFORMED_INPUT)
 class NpaflowReconcileRun:
     """One per run id: cancels each orphaned job once, verifies, and writes it into the ledger."""
 

@@ -9,9 +9,10 @@ from temporalio import workflow
 from npaflow.runtime.contract import RENDER_REPORT, REPORT_WORKFLOW_TYPE
 from npaflow.runtime.reads import RenderReportInput, RunReport
 from workflows_def.activity_calls import SHORT_RETRY, call
+from workflows_def.input_refusal import MALFORMED_INPUT
 
 
-@workflow.defn(name=REPORT_WORKFLOW_TYPE)
+@workflow.defn(name=REPORT_WORKFLOW_TYPE, failure_exception_types=MALFORMED_INPUT)
 class NpaflowRunReport:
     """One `render_report` on the run's task queue."""
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pydantic
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError, is_cancelled_exception
 
@@ -43,13 +42,14 @@ from workflows_def.activity_calls import (
 )
 from workflows_def.cleanup import finish_shielded
 from workflows_def.executor import TemporalExecutor
+from workflows_def.input_refusal import MALFORMED_INPUT
 from workflows_def.metrics import count
 from workflows_def.notify import notify
 from workflows_def.recorder import RunRecorder
 from workflows_def.run_deps import Mailbox, RunDeps
 
 
-@workflow.defn(name=WORKFLOW_TYPE, failure_exception_types=[pydantic.ValidationError])
+@workflow.defn(name=WORKFLOW_TYPE, failure_exception_types=MALFORMED_INPUT)
 class NpaWorkflowRun:
     """Runs one spec durably: every side effect is an activity; cleanup survives cancellation."""
 

@@ -13,8 +13,17 @@ import time
 from pathlib import Path
 
 import pytest
+from temporalio.client import WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 
+from npaflow.runtime.contract import (
+    ARTIFACTS_WORKFLOW_TYPE,
+    CACHE_ADMIN_WORKFLOW_TYPE,
+    LEDGER_REPAIR_WORKFLOW_TYPE,
+    LOGS_WORKFLOW_TYPE,
+    RECONCILE_WORKFLOW_TYPE,
+    REPORT_WORKFLOW_TYPE,
+)
 from tests.e2e.test_cli_runs import npaflow
 from tests.harness import SPECS, Harness, temporal_start
 
@@ -99,6 +108,29 @@ async def test_a_raw_start_with_a_misspelled_field_fails_with_one_line_naming_it
     assert "npaflow submit" in error
     assert "\n" not in error and "errors.pydantic.dev" not in error
     assert launched_jobs(local_harness) == []
+
+
+@pytest.mark.parametrize(
+    "workflow_type",
+    [
+        LOGS_WORKFLOW_TYPE,
+        ARTIFACTS_WORKFLOW_TYPE,
+        REPORT_WORKFLOW_TYPE,
+        CACHE_ADMIN_WORKFLOW_TYPE,
+        LEDGER_REPAIR_WORKFLOW_TYPE,
+        RECONCILE_WORKFLOW_TYPE,
+    ],
+)
+async def test_a_raw_start_of_a_helper_workflow_with_a_malformed_input_fails_at_once_instead_of_sticking(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path, workflow_type: str
+) -> None:
+    workflow_id = f"raw-{workflow_type.lower()}"
+    async with local_harness.worker():
+        temporal_start(env, local_harness, workflow_id, {"bogus": 1}, tmp_path, workflow_type=workflow_type)
+        with pytest.raises(WorkflowFailureError) as failure:
+            await asyncio.wait_for(env.client.get_workflow_handle(workflow_id).result(), 30)
+    message = str(failure.value.cause.message)
+    assert message.startswith("invalid ") and "\n" not in message
 
 
 async def test_a_var_with_a_nul_character_fails_the_run_before_anything_launches(
