@@ -19,6 +19,16 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
 CACHE_DIR = ".npaflow-cache"
 
 
+def root_problem(root: str) -> str:
+    """Why `root` cannot be a ledger or cache root ("" when it can): s3://BUCKET[/PREFIX] or absolute."""
+    path = root.removeprefix("file://")
+    if path.startswith("/") and not _CONTROL.search(path):
+        return ""
+    if path.startswith("s3://") and not bucket_problem(path.removeprefix("s3://").partition("/")[0]):
+        return ""
+    return "is not s3://BUCKET/PREFIX or an absolute path (/dir or file:///dir)"
+
+
 def prefix_problem(prefix: str) -> str:
     """Why `prefix` cannot name a ledger directory under a root ("" when it can)."""
     if not prefix.strip("/"):

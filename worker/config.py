@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from npaflow.document.problems import validation_problems
 from npaflow.errors import UsageError
-from npaflow.ledger_paths import bucket_problem
+from npaflow.ledger_paths import root_problem
 from npaflow.presets import FROZEN
 from npaflow.quota import name_problem
 from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
@@ -178,9 +178,7 @@ class WorkerConfig(BaseModel):
     def _setting_problems(self) -> list[str]:
         """Settings that would start a worker whose every run then fails (or that misnames itself)."""
         problems = []
-        root = self.ledger_root.removeprefix("file://")
-        on_s3 = root.startswith("s3://") and not bucket_problem(root.removeprefix("s3://").partition("/")[0])
-        if self.ledger_root and not (root.startswith("/") or on_s3):
+        if self.ledger_root and root_problem(self.ledger_root):
             problems.append(
                 f"{EnvVar.LEDGER_ROOT.value} (--ledger-root) {self.ledger_root!r}: give "
                 "s3://BUCKET/PREFIX or an absolute file:///dir"

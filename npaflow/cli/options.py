@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from npaflow.integers import plain_int
+from npaflow.ledger_paths import root_problem
 
 if TYPE_CHECKING:
     #: What `add_subparsers()` returns; commands register themselves on it.
@@ -23,6 +24,13 @@ def nonempty(text: str) -> str:
     """An argparse type for names and ids: an empty one would silently mean "every" or "none"."""
     if not text.strip():
         raise argparse.ArgumentTypeError("must not be empty")
+    return text
+
+
+def storage_root(text: str) -> str:
+    """An argparse type for a ledger or cache root: s3://BUCKET/PREFIX or an absolute directory."""
+    if problem := root_problem(text):
+        raise argparse.ArgumentTypeError(f"{text!r} {problem}")
     return text
 
 
@@ -72,6 +80,7 @@ def add_connection_arguments(parser: argparse.ArgumentParser, *, ledger_root: bo
     if ledger_root:
         parser.add_argument(
             "--ledger-root",
+            type=storage_root,
             help="shared ledger root of runs without config.bucket (NPAFLOW_LEDGER_ROOT): the "
             "directory or s3:// prefix workers write ledgers under; give the workers' value so "
             "the run's ledger location is shown right",

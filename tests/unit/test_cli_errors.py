@@ -47,7 +47,9 @@ def test_a_stray_argument_is_reported_by_the_subcommand_it_was_given_to(
     )
 
 
-@pytest.mark.parametrize("argv", [["status", ""], ["logs", " "], ["schedule", "describe", ""]])
+@pytest.mark.parametrize(
+    "argv", [["status", ""], ["logs", " "], ["schedule", "describe", ""], ["list", "--spec", ""]]
+)
 def test_an_empty_run_id_or_schedule_name_is_a_usage_error_before_any_server_is_asked(
     argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -75,3 +77,28 @@ def test_a_count_or_percentage_out_of_its_range_is_a_usage_error(
         run(argv, extra=[register])
     assert exit_.value.code == 2
     assert says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["cache", "list", "--root", "s3://"],
+        ["cache", "list", "--root", "relative/dir"],
+        ["cache", "purge", "--root", "s3://Not_A_Bucket/x"],
+        ["submit", "spec.yaml", "--ledger-root", "garbage://x"],
+    ],
+)
+def test_a_root_that_is_neither_a_bucket_nor_an_absolute_path_is_a_usage_error_quoting_it(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        run([*argv, "--address", "127.0.0.1:1"])
+    assert exit_.value.code == 2
+    assert f"{argv[-1]!r} is not s3://BUCKET/PREFIX or an absolute path" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("root", ["s3://bucket", "s3://my-bucket/team/runs", "/srv/runs", "file:///srv/runs"])
+def test_a_bucket_or_an_absolute_path_is_a_root(root: str) -> None:
+    from npaflow.ledger_paths import root_problem
+
+    assert root_problem(root) == ""

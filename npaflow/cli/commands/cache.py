@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from npaflow.cli.options import add_connection_arguments, add_run_id_arguments
+from npaflow.cli.options import add_connection_arguments, add_run_id_arguments, storage_root
 
 
 def add(cache: argparse.ArgumentParser) -> None:
@@ -38,6 +38,7 @@ def _add_where(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--root",
         default="",
+        type=storage_root,
         metavar="URI",
         help="the cache root (default: the workers' ledger root's .npaflow-cache; for specs with "
         "config.bucket: s3://BUCKET/.npaflow-cache)",
