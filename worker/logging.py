@@ -1,4 +1,10 @@
-"""structlog configuration, done once per process; Temporal context merged by a processor."""
+"""structlog configuration, done once per process; Temporal context merged by a processor.
+
+The SDK logs through the standard library; its records are rendered by the same
+structlog renderer, so a JSON worker log stays one JSON object per line. A signal
+whose input does not validate is dropped by the SDK (the run goes on): that is a
+sender's mistake, logged as one warning naming what was wrong, not a traceback.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,13 @@ from collections.abc import MutableMapping
 from typing import Any
 
 import structlog
+from pydantic import ValidationError
 from temporalio import activity
+
+from npaflow.cli.data_converter import refusal_text
+
+#: The SDK's message when a signal's input cannot be decoded (it drops the signal).
+_SIGNAL_DROPPED = "Failed deserializing signal input"
 
 
 def merge_temporal_context(_: object, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -18,6 +30,45 @@ def merge_temporal_context(_: object, __: str, event: MutableMapping[str, Any]) 
         event.setdefault("run_id", info.workflow_id)
         event.setdefault("activity_type", info.activity_type)
         event.setdefault("attempt", info.attempt)
+    return event
+
+
+class DroppedSignalFilter(logging.Filter):
+    """Turn the SDK's dropped-signal error with a ValidationError traceback into one warning."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Keep every record; rewrite the dropped-signal one in place."""
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, ValidationError) and record.getMessage().startswith(_SIGNAL_DROPPED):
+            record.msg = f"{record.getMessage()}: {refusal_text(error)}"
+            record.args = ()
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+        return True
+
+
+def _stdlib_handler(renderer: Any, *, json_lines: bool) -> logging.Handler:
+    """A stderr handler that renders standard-library records (the SDK's) like structlog's own."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(DroppedSignalFilter())
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[
+                structlog.stdlib.add_logger_name,
+                structlog.processors.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+            ],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info if json_lines else _keep,  # a trace: one line
+                renderer,
+            ],
+        )
+    )
+    return handler
+
+
+def _keep(_: object, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     return event
 
 
@@ -40,4 +91,6 @@ def configure_logging(log_format: str = "json", level: int = logging.INFO) -> No
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    root = logging.getLogger()
+    root.handlers = [_stdlib_handler(renderer, json_lines=log_format == "json")]
+    root.setLevel(logging.WARNING)

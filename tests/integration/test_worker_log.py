@@ -1,0 +1,60 @@
+"""The worker's log stays machine-readable: one JSON object per line, the SDK's records included.
+
+A signal whose input does not validate is dropped by the SDK and the run goes on;
+the sender's mistake is one warning naming what was wrong, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowFailureError
+from temporalio.testing import WorkflowEnvironment
+
+from npaflow.runtime.request import RunRequest
+from tests.harness import start_worker_process
+from tests.helpers import eventually
+from workflows_def import NpaWorkflowRun
+
+pytestmark = pytest.mark.integration
+
+SLOW = """apiVersion: npa.workflow/v0.0.1
+kind: Workflow
+metadata: {name: slow}
+states:
+  a:
+    run: {shell: sleep 60}
+    terminal: true
+"""
+
+
+async def test_a_malformed_signal_is_one_json_warning_and_the_run_goes_on(
+    env: WorkflowEnvironment, home: Path
+) -> None:
+    task_queue = f"tq-log-{uuid.uuid4().hex[:6]}"
+    log = home / "worker.log"
+    worker = start_worker_process(env, home, task_queue, NPAFLOW_LOG_FORMAT="json")
+    try:
+        handle = await env.client.start_workflow(
+            NpaWorkflowRun.run, RunRequest(spec=SLOW, poll_seconds=0.2), id="rt-log", task_queue=task_queue
+        )
+        await eventually(lambda: "wave.launched" in log.read_text(), timeout=60, what="the wave launched")
+        await handle.signal("quota_answer", {"bogus": 1})
+        await handle.signal("cancel", [1, 2])
+        await eventually(lambda: log.read_text().count("dropping the signal") == 2, what="both dropped")
+        assert (await handle.describe()).status.name == "RUNNING"
+        await handle.cancel()
+        with pytest.raises(WorkflowFailureError):
+            await asyncio.wait_for(handle.result(), 60)
+    finally:
+        worker.terminate()
+        worker.wait()
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    dropped = [r for r in records if "dropping the signal" in r["event"]]
+    assert [r["level"] for r in dropped] == ["warning", "warning"]
+    assert "invalid LeaseAnswer: granted: Field required" in dropped[0]["event"]
+    assert "Traceback" not in log.read_text()
