@@ -133,6 +133,39 @@ def test_the_runs_page_refuses_a_page_number_spelled_in_other_digits() -> None:
     assert answer.status_code == 400 and "Bad page" in answer.text
 
 
+def test_the_runs_page_refuses_a_spec_filter_no_spec_name_can_hold() -> None:
+    from starlette.testclient import TestClient
+
+    from npaflow.cli.ui.app import UiSettings, ui_app
+    from npaflow.cli.ui.reads import RunReads
+
+    app = ui_app(RunReads(client=None), UiSettings(namespace="default"))  # type: ignore[arg-type]
+    with TestClient(app, raise_server_exceptions=False) as browser:
+        answer = browser.get("/?spec=%00")
+    assert answer.status_code == 400 and "Bad filter" in answer.text
+
+
+def test_a_read_the_temporal_server_refuses_is_a_page_saying_why_not_a_500() -> None:
+    from starlette.testclient import TestClient
+    from temporalio.service import RPCError, RPCStatusCode
+
+    from npaflow.cli.ui.app import UiSettings, ui_app
+    from npaflow.cli.ui.reads import RunReads
+
+    class Refusing(RunReads):
+        async def runs(self, phase: str, spec: str, limit: int) -> list[dict[str, object]]:
+            raise RPCError("ListWorkflowExecutions operation failed", RPCStatusCode.INVALID_ARGUMENT, b"")
+
+    app = ui_app(Refusing(client=None), UiSettings(namespace="default"))  # type: ignore[arg-type]
+    with TestClient(app, raise_server_exceptions=False) as browser:
+        answer = browser.get("/?spec=x")
+    assert answer.status_code == 502
+    assert (
+        "Temporal refused the read" in answer.text
+        and "ListWorkflowExecutions operation failed" in answer.text
+    )
+
+
 def test_a_loop_back_decision_reads_as_the_spec_writes_it_while_the_ledger_keeps_the_canonical_word() -> None:
     record = DecisionRecord(state="gate", uri="file:///d.json", decision="loop_back_to_inner_loop")
     assert record.shown == "loop_back" and record.decision == "loop_back_to_inner_loop"

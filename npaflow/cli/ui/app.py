@@ -18,8 +18,10 @@ from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoin
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
+from temporalio.service import RPCError
 
 from npaflow.cli.logs_handler import logs_text, read_logs
+from npaflow.cli.temporal_errors import rpc_error_text
 from npaflow.cli.ui.pages import live_payload, message_page, run_page, runs_page, temporal_link
 from npaflow.cli.ui.reads import RunReads
 from npaflow.errors import UsageError
@@ -81,6 +83,8 @@ def ui_app(reads: RunReads, settings: UiSettings) -> Starlette:
         page = request.query_params.get("page", "0")
         if phase and phase not in {p.value for p in RunPhase}:
             return HTMLResponse(message_page("Bad filter", f"phase {phase!r} is not a phase"), 400)
+        if "\x00" in spec:
+            return HTMLResponse(message_page("Bad filter", "a spec name has no NUL character"), 400)
         number = plain_int(page)
         if number is None:
             return HTMLResponse(message_page("Bad page", f"page {page!r} is not a number"), 400)
@@ -121,4 +125,16 @@ def ui_app(reads: RunReads, settings: UiSettings) -> Starlette:
         Route("/runs/{run_id:path}/logs", logs),
         Route("/runs/{run_id:path}", run),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(TokenCheck, token=settings.token)])
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(TokenCheck, token=settings.token)],
+        exception_handlers={RPCError: _server_refused},
+    )
+
+
+async def _server_refused(request: Request, error: Exception) -> Response:
+    """A request the Temporal server refused: one line saying why, not a 500 with a traceback."""
+    text = rpc_error_text(error) if isinstance(error, RPCError) else str(error)
+    if request.url.path.endswith("/live"):
+        return JSONResponse({"error": text}, 502)
+    return HTMLResponse(message_page("Temporal refused the read", text), 502)
