@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
 from typing import Any
 
 import structlog
@@ -19,8 +20,9 @@ from temporalio import activity
 
 from npaflow.cli.data_converter import refusal_text
 
-#: The SDK's message when a signal's input cannot be decoded (it drops the signal).
+#: The SDK's message when a signal's input cannot be decoded (it drops the signal), and its logger.
 _SIGNAL_DROPPED = "Failed deserializing signal input"
+SDK_WORKFLOW_LOGGER = "temporalio.worker._workflow_instance"
 
 
 def merge_temporal_context(_: object, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -33,13 +35,20 @@ def merge_temporal_context(_: object, __: str, event: MutableMapping[str, Any]) 
     return event
 
 
+def _dropped_signal_error(record: logging.LogRecord) -> ValidationError | None:
+    """The ValidationError of the SDK's record of a signal it dropped (None for any other record)."""
+    error = record.exc_info[1] if record.exc_info else None
+    if isinstance(error, ValidationError) and record.getMessage().startswith(_SIGNAL_DROPPED):
+        return error
+    return None
+
+
 class DroppedSignalFilter(logging.Filter):
     """Turn the SDK's dropped-signal error with a ValidationError traceback into one warning."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Keep every record; rewrite the dropped-signal one in place."""
-        error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, ValidationError) and record.getMessage().startswith(_SIGNAL_DROPPED):
+        if error := _dropped_signal_error(record):
             record.msg = f"{record.getMessage()}: {refusal_text(error)}"
             record.args = ()
             record.exc_info, record.exc_text = None, None
@@ -94,3 +103,19 @@ def configure_logging(log_format: str = "json", level: int = logging.INFO) -> No
     root = logging.getLogger()
     root.handlers = [_stdlib_handler(renderer, json_lines=log_format == "json")]
     root.setLevel(logging.WARNING)
+
+
+class _ReplayedDropFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _dropped_signal_error(record) is None
+
+
+@contextmanager
+def replayed_drops_silenced() -> Iterator[None]:
+    """Replaying a history meets its dropped signals again: they are the past, not news."""
+    logger, quiet = logging.getLogger(SDK_WORKFLOW_LOGGER), _ReplayedDropFilter()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)

@@ -18,6 +18,7 @@ from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.document.text_file import read_document
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import WORKFLOW_TYPE
+from worker.logging import replayed_drops_silenced
 from workflows_def import WORKFLOWS
 
 #: Largest exported history read (Temporal's own limit is 50 MiB of binary history).
@@ -79,9 +80,10 @@ async def replay(histories: AsyncIterator[WorkflowHistory]) -> ReplayReport:
 
     replayer = Replayer(workflows=WORKFLOWS, data_converter=DATA_CONVERTER, workflow_runner=workflow_runner())
     report = ReplayReport()
-    async with replayer.workflow_replay_iterator(histories) as results:
-        async for result in results:
-            report.replayed += 1
-            if result.replay_failure is not None:
-                report.failures[result.history.workflow_id] = str(result.replay_failure)[:500]
+    with replayed_drops_silenced():
+        async with replayer.workflow_replay_iterator(histories) as results:
+            async for result in results:
+                report.replayed += 1
+                if result.replay_failure is not None:
+                    report.failures[result.history.workflow_id] = str(result.replay_failure)[:500]
     return report

@@ -18,6 +18,7 @@ from temporalio.testing import WorkflowEnvironment
 from npaflow.runtime.request import RunRequest
 from tests.harness import start_worker_process
 from tests.helpers import eventually
+from worker.replay import each, replay
 from workflows_def import NpaWorkflowRun
 
 pytestmark = pytest.mark.integration
@@ -32,15 +33,14 @@ states:
 """
 
 
-async def test_a_malformed_signal_is_one_json_warning_and_the_run_goes_on(
-    env: WorkflowEnvironment, home: Path
-) -> None:
+async def run_sent_malformed_signals(env: WorkflowEnvironment, home: Path, run_id: str) -> Path:
+    """A run that was sent two signals it could not read, then cancelled; the worker's log."""
     task_queue = f"tq-log-{uuid.uuid4().hex[:6]}"
     log = home / "worker.log"
     worker = start_worker_process(env, home, task_queue, NPAFLOW_LOG_FORMAT="json")
     try:
         handle = await env.client.start_workflow(
-            NpaWorkflowRun.run, RunRequest(spec=SLOW, poll_seconds=0.2), id="rt-log", task_queue=task_queue
+            NpaWorkflowRun.run, RunRequest(spec=SLOW, poll_seconds=0.2), id=run_id, task_queue=task_queue
         )
         await eventually(lambda: "wave.launched" in log.read_text(), timeout=60, what="the wave launched")
         await handle.signal("quota_answer", {"bogus": 1})
@@ -53,8 +53,25 @@ async def test_a_malformed_signal_is_one_json_warning_and_the_run_goes_on(
     finally:
         worker.terminate()
         worker.wait()
+    return log
+
+
+async def test_a_malformed_signal_is_one_json_warning_and_the_run_goes_on(
+    env: WorkflowEnvironment, home: Path
+) -> None:
+    log = await run_sent_malformed_signals(env, home, "rt-log")
     records = [json.loads(line) for line in log.read_text().splitlines()]
     dropped = [r for r in records if "dropping the signal" in r["event"]]
     assert [r["level"] for r in dropped] == ["warning", "warning"]
     assert "invalid LeaseAnswer: granted: Field required" in dropped[0]["event"]
     assert "Traceback" not in log.read_text()
+
+
+async def test_replaying_a_run_that_dropped_signals_reports_no_stale_errors(
+    env: WorkflowEnvironment, home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    await run_sent_malformed_signals(env, home, "rt-log-replay")
+    history = await env.client.get_workflow_handle("rt-log-replay").fetch_history()
+    report = await replay(each([history]))
+    assert (report.replayed, report.failures) == (1, {})
+    assert not [r for r in caplog.records if "dropping the signal" in r.getMessage()]
