@@ -61,7 +61,7 @@ async def _request(
     )
     if action is CacheAction.PURGE and not (args.scope or older):
         raise UsageError("cache purge needs --scope SCOPE or --older-than DURATION (e.g. --older-than 30d)")
-    request = CacheAdminInput(action=action, root=args.root, scope=args.scope, older_than_seconds=older)
+    request = CacheAdminInput(action=action, root=args.root or "", scope=args.scope, older_than_seconds=older)
     return request, task_queue_from(args.task_queue)
 
 

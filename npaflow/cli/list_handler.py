@@ -107,7 +107,7 @@ async def list_runs(args: argparse.Namespace) -> int:
     if args.phase and args.phase not in {p.value for p in RunPhase}:
         raise UsageError(f"--phase {args.phase!r}: one of {', '.join(p.value for p in RunPhase)}")
     now = datetime.now(UTC)
-    query = visibility_query(args.phase, args.spec, args.since, now)
+    query = visibility_query(args.phase, args.spec or "", args.since, now)
     client: Client = await connect_from(args)
     rows = await run_rows(client, query, args.limit, now)
     if args.json:

@@ -102,3 +102,31 @@ def test_a_bucket_or_an_absolute_path_is_a_root(root: str) -> None:
     from npaflow.ledger_paths import root_problem
 
     assert root_problem(root) == ""
+
+
+def _options(parser: argparse.ArgumentParser, path: str = "npaflow") -> list[tuple[str, argparse.Action]]:
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _options(sub, f"{path} {name}")
+        else:
+            found.append((path, action))
+    return found
+
+
+def test_no_option_left_out_is_refused_by_its_own_type() -> None:
+    # argparse passes a string default through the option's type: a "must not be empty"
+    # type with default "" would refuse every command that leaves the option out.
+    from npaflow.cli import build_parser
+    from worker.cli import register
+
+    refused = []
+    for path, action in _options(build_parser([register], every=True)):
+        if action.type is None or not isinstance(action.default, str):
+            continue
+        try:
+            action.type(action.default)  # type: ignore[operator]
+        except argparse.ArgumentTypeError:
+            refused.append(f"{path} {'/'.join(action.option_strings)} {action.default!r}")
+    assert refused == []

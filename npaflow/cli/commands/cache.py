@@ -37,7 +37,6 @@ def _add_where(parser: argparse.ArgumentParser) -> None:
     add_connection_arguments(parser, ledger_root=False)
     parser.add_argument(
         "--root",
-        default="",
         type=storage_root,
         metavar="URI",
         help="the cache root (default: the workers' ledger root's .npaflow-cache; for specs with "

@@ -12,7 +12,7 @@ def add(runs: argparse.ArgumentParser) -> None:
     """The arguments of `list`."""
     add_connection_arguments(runs, ledger_root=False)
     runs.add_argument("--phase", default="", help="only runs in this phase (running, suspended, failed, ...)")
-    runs.add_argument("--spec", default="", type=nonempty, help="only runs of this spec (its metadata.name)")
+    runs.add_argument("--spec", type=nonempty, help="only runs of this spec (its metadata.name)")
     runs.add_argument(
         "--since", default="", metavar="DURATION", help="only runs started in the last 30m, 24h, 7d"
     )
