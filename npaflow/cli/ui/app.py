@@ -68,6 +68,15 @@ class TokenCheck(BaseHTTPMiddleware):
         return PlainTextResponse("npaflow ui: this server needs its token (Authorization: Bearer)", 401)
 
 
+def _filter_problem(phase: str, spec: str) -> str:
+    """Why the runs list cannot be filtered so ("" when it can)."""
+    if phase and phase not in {p.value for p in RunPhase}:
+        return f"phase {phase!r} is not a phase"
+    if "\x00" in spec:
+        return "a spec name has no NUL character"
+    return ""
+
+
 def ui_app(reads: RunReads, settings: UiSettings) -> Starlette:
     """The app; `reads` holds the Temporal client."""
 
@@ -81,10 +90,8 @@ def ui_app(reads: RunReads, settings: UiSettings) -> Starlette:
         phase = request.query_params.get("phase", "")
         spec = request.query_params.get("spec", "")
         page = request.query_params.get("page", "0")
-        if phase and phase not in {p.value for p in RunPhase}:
-            return HTMLResponse(message_page("Bad filter", f"phase {phase!r} is not a phase"), 400)
-        if "\x00" in spec:
-            return HTMLResponse(message_page("Bad filter", "a spec name has no NUL character"), 400)
+        if problem := _filter_problem(phase, spec):
+            return HTMLResponse(message_page("Bad filter", problem), 400)
         number = plain_int(page)
         if number is None:
             return HTMLResponse(message_page("Bad page", f"page {page!r} is not a number"), 400)
