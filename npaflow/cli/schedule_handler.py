@@ -17,6 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+from temporalio.api.common.v1 import Payload
 from temporalio.client import (
     Client,
     Schedule,
@@ -36,6 +38,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.images import checked_binding
 from npaflow.cli.options import Overlap
@@ -44,10 +47,11 @@ from npaflow.cli.spec_loading import load_spec_and_text, require_decision_source
 from npaflow.cli.submit_handler import INLINE_SPEC_LIMIT, build_request
 from npaflow.cli.temporal_client import connect_from, task_queue_from
 from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
+from npaflow.document.problems import validation_problems
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo
-from npaflow.runtime.request import RUN_ID_PATTERN
+from npaflow.runtime.request import RUN_ID_PATTERN, RunRequest
 from npaflow.runtime.ui_text import static_summary
 
 OVERLAP = {
@@ -153,6 +157,24 @@ def _when(memo: Mapping[str, Any], spec: ScheduleSpec) -> list[str]:
     return [f"cron {c}" for c in spec.cron_expressions] + [_every(i) for i in spec.intervals]
 
 
+def _input_problem(action: object) -> str:
+    """Why every run the schedule starts will be refused at once ("" when its input reads)."""
+    if not isinstance(action, ScheduleActionStartWorkflow) or action.workflow != WORKFLOW_TYPE:
+        workflow = getattr(action, "workflow", type(action).__name__)
+        return f"it starts {workflow}, not npaflow runs ({WORKFLOW_TYPE})"
+    payloads = [a for a in action.args if isinstance(a, Payload)]
+    if len(payloads) != 1:
+        return f"it passes {len(action.args)} inputs; an npaflow run takes one RunRequest"
+    try:
+        DATA_CONVERTER.payload_converter.from_payloads(payloads, [RunRequest])
+    except ValidationError as exc:
+        return (
+            f"every run it starts is refused, its input is an invalid RunRequest: "
+            f"{validation_problems(exc)} (hint: recreate it with 'npaflow schedule create')"
+        )
+    return ""
+
+
 async def _summary(name: str, description: ScheduleDescription) -> dict[str, Any]:
     schedule, info = description.schedule, description.info
     when = _when(await description.memo(), schedule.spec)
@@ -168,6 +190,7 @@ async def _summary(name: str, description: ScheduleDescription) -> dict[str, Any
         "running": _run_ids(info.running_actions),
         "skipped_for_overlap": info.num_actions_skipped_overlap,
         "actions": info.num_actions,
+        "problem": _input_problem(schedule.action),
     }
 
 

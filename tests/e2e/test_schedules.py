@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.test_cli_runs import npaflow
-from tests.harness import Harness
+from tests.harness import TEMPORAL_BIN, Harness
 from tests.helpers import eventually
 
 pytestmark = pytest.mark.e2e
@@ -52,7 +53,7 @@ async def test_an_interval_schedule_starts_runs_that_succeed_and_skips_while_one
             await npaflow(env, local_harness, "schedule", "delete", name)
     assert all(run["run_id"].startswith(f"{name}-20") and run["run_id"].endswith("Z") for run in runs)
     summary = json.loads(described.stdout)
-    assert (summary["when"], summary["overlap"]) == (["every 1s"], "skip")
+    assert (summary["when"], summary["overlap"], summary["problem"]) == (["every 1s"], "skip", "")
     assert summary["skipped_for_overlap"] > 0  # 3 s runs, one start a second: skipped, never piled up
     starts = sorted((run["started_at"], run["duration_seconds"]) for run in runs)
     assert len({start for start, _ in starts}) == len(starts)
@@ -68,6 +69,29 @@ async def test_a_schedule_with_an_invalid_spec_is_refused_and_nothing_is_created
     assert result.returncode == 2 and "bad.yaml" in result.stderr
     described = await npaflow(env, local_harness, "schedule", "describe", name)
     assert described.returncode == 2 and f"no schedule named '{name}'" in described.stderr
+
+
+async def test_a_schedule_made_outside_npaflow_with_an_input_no_run_accepts_is_described_as_such(
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
+    name = f"sched-{uuid.uuid4().hex[:6]}"
+    subprocess.run(
+        [
+            str(TEMPORAL_BIN), "schedule", "create", "--schedule-id", name, "--interval", "1h",
+            "--type", "NpaWorkflowRun", "--task-queue", local_harness.task_queue, "--workflow-id", name,
+            "--input", '{"spec": "x", "poll_second": 1}',
+            "--address", env.client.service_client.config.target_host,
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    try:
+        described = await npaflow(env, local_harness, "schedule", "describe", name, "--json")
+    finally:
+        await npaflow(env, local_harness, "schedule", "delete", name)
+    problem = json.loads(described.stdout)["problem"]
+    assert problem.startswith("every run it starts is refused, its input is an invalid RunRequest: ")
+    assert "poll_second: not a field it takes" in problem
 
 
 async def test_a_schedule_needs_exactly_one_of_cron_and_every(
