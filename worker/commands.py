@@ -8,7 +8,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -95,11 +94,28 @@ def _listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _unmark_when_listening(port: int, marker: Path, patience: float = DEV_START_PATIENCE_SECONDS) -> None:
-    deadline = time.monotonic() + patience
+def _await_listening(server: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    """Wait until the dev server listens; one line saying why when it exits first.
+
+    Raises:
+        UsageError: the server exited at start (a port in use, a locked database).
+    """
+    deadline = time.monotonic() + DEV_START_PATIENCE_SECONDS
     while not _listening(port) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    marker.unlink(missing_ok=True)
+        if server.poll() is not None:
+            lines = [line for line in _tail(log).splitlines() if line.strip()]
+            reason = lines[-1].removeprefix("Error: ") if lines else f"exit code {server.returncode}"
+            raise UsageError(
+                f"the Temporal dev server stopped at start: {reason} (its log: {log}; "
+                "hint: pick free ports with --port and --ui-port)"
+            )
+        time.sleep(0.1)
+
+
+def _tail(path: Path, size: int = 4096) -> str:
+    with path.open("rb") as file:
+        file.seek(max(0, path.stat().st_size - size))
+        return file.read().decode("utf-8", "replace")
 
 
 def run_dev(args: argparse.Namespace) -> int:
@@ -110,54 +126,55 @@ def run_dev(args: argparse.Namespace) -> int:
     config.check()
     configure_logging(config.log_format)
     server = None
-    if _listening(args.port):
-        print(f"Temporal already listening on 127.0.0.1:{args.port}; starting only the worker")
-    else:
-        data = config.home / "temporal"
-        data.mkdir(parents=True, exist_ok=True)
-        command = [
-            temporal_binary(),
-            "server",
-            "start-dev",
-            "--ip",
-            "127.0.0.1",
-            "--port",
-            str(args.port),
-            "--ui-port",
-            str(args.ui_port),
-            "--db-filename",
-            str(data / "dev.db"),
-            "--sqlite-pragma",
-            "journal_mode=wal",
-            "--sqlite-pragma",
-            "synchronous=normal",
-            "--ui-disable-news-fetch",
-            "--log-level",
-            "error",
-        ]
-        for name, kind in SEARCH_ATTRIBUTE_TYPES.items():
-            command += ["--search-attribute", f"{name}={kind}"]
-        marker = mark_dev_server_starting(args.port)  # commands started meanwhile wait for it
-        threading.Thread(target=_unmark_when_listening, args=(args.port, marker), daemon=True).start()
-        server = subprocess.Popen(
-            command,
-            stdout=open(data / "dev.log", "ab"),  # noqa: SIM115
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # Ctrl-C reaches only npaflow: the worker stops first, then the server
-        )
-        print(
-            f"Temporal UI: http://127.0.0.1:{args.ui_port}  (server 127.0.0.1:{args.port}, data {data})\n"
-            f"In another shell: export TEMPORAL_ADDRESS=127.0.0.1:{args.port}, then "
-            "npaflow submit SPEC --wait (Ctrl-C here stops the worker, then the server)",
-            flush=True,
-        )
     try:
+        if _listening(args.port):
+            print(f"Temporal already listening on 127.0.0.1:{args.port}; starting only the worker")
+        else:
+            server = _start_dev_server(args.port, args.ui_port, config.home / "temporal")
         asyncio.run(serve(config, take_over=True))  # one machine: this build takes new runs
     except KeyboardInterrupt:
         pass
     finally:
         if server is not None:
-            marker.unlink(missing_ok=True)
             server.terminate()
             server.wait(timeout=30)
     return 0
+
+
+def _start_dev_server(port: int, ui_port: int, data: Path) -> subprocess.Popen[bytes]:
+    """The dev server, listening (other commands started meanwhile wait for it: the marker).
+
+    Raises:
+        UsageError: it stopped at start.
+    """
+    data.mkdir(parents=True, exist_ok=True)
+    command = [
+        temporal_binary(), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
+        "--ui-port", str(ui_port), "--db-filename", str(data / "dev.db"),
+        "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
+        "--ui-disable-news-fetch", "--log-level", "error",
+    ]  # fmt: skip
+    for name, kind in SEARCH_ATTRIBUTE_TYPES.items():
+        command += ["--search-attribute", f"{name}={kind}"]
+    marker = mark_dev_server_starting(port)
+    server = subprocess.Popen(
+        command,
+        stdout=open(data / "dev.log", "ab"),  # noqa: SIM115
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # Ctrl-C reaches only npaflow: the worker stops first, then the server
+    )
+    try:
+        _await_listening(server, port, data / "dev.log")
+    except BaseException:
+        server.terminate()
+        server.wait(timeout=30)
+        raise
+    finally:
+        marker.unlink(missing_ok=True)
+    print(
+        f"Temporal UI: http://127.0.0.1:{ui_port}  (server 127.0.0.1:{port}, data {data})\n"
+        f"In another shell: export TEMPORAL_ADDRESS=127.0.0.1:{port}, then "
+        "npaflow submit SPEC --wait (Ctrl-C here stops the worker, then the server)",
+        flush=True,
+    )
+    return server

@@ -54,3 +54,23 @@ def test_dev_prints_the_ui_and_address_and_ctrl_c_stops_worker_then_server_quiet
     while listening(port) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not listening(port)  # the server went down after the worker
+
+
+def test_dev_whose_ui_port_is_taken_stops_at_once_naming_the_port(tmp_path: Path) -> None:
+    port = free_port()
+    environ = {**os.environ, "NPAFLOW_HOME": str(tmp_path / "home"), "NPAFLOW_DEPLOYMENT": "none"}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        ui_port = taken.getsockname()[1]
+        dev = subprocess.run(
+            [NPAFLOW, "dev", "--port", str(port), "--ui-port", str(ui_port)],
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert dev.returncode == 2
+    assert dev.stderr.startswith("npaflow: error: the Temporal dev server stopped at start: ")
+    assert f"{ui_port}" in dev.stderr and "address already in use" in dev.stderr
+    assert not listening(port)
