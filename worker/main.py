@@ -32,7 +32,8 @@ from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, QueueKind, poll_tas
 from npaflow.runtime.metrics import install as install_metrics
 from npaflow.runtime.request import BackendName
 from worker.config import WorkerConfig
-from worker.deployment import Deployment, adopt_if_first, deployment_from
+from worker.deployment import Deployment, deployment_from
+from worker.dev_takeover import adopted
 from worker.logging import configure_logging
 from worker.metrics import MetricsEndpoint, watch_quota_pools, watch_suspended_runs
 from worker.namespace import require_namespace
@@ -231,11 +232,16 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
             asyncio.create_task(watch_suspended_runs(client, metrics.sink)),
             asyncio.create_task(watch_quota_pools(client, metrics.sink)),
         ]
-    async with running_workers(
-        client, context, config.max_concurrent_pollers, deployment, reconcile_seconds=config.reconcile_seconds
+    async with (
+        running_workers(
+            client,
+            context,
+            config.max_concurrent_pollers,
+            deployment,
+            reconcile_seconds=config.reconcile_seconds,
+        ),
+        adopted(client, deployment, config.task_queue, take_over=take_over),
     ):
-        if deployment is not None:
-            await adopt_if_first(client, deployment, take_over=take_over)
         log.info(
             "worker.started",
             address=target.address,

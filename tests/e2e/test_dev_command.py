@@ -74,3 +74,58 @@ def test_dev_whose_ui_port_is_taken_stops_at_once_naming_the_port(tmp_path: Path
     assert dev.stderr.startswith("npaflow: error: the Temporal dev server stopped at start: ")
     assert f"{ui_port}" in dev.stderr and "address already in use" in dev.stderr
     assert not listening(port)
+
+
+def _dev(port: int, ui_port: int, home: Path, build: str) -> subprocess.Popen[str]:
+    environ = {**os.environ, "NPAFLOW_HOME": str(home), "NPAFLOW_BUILD_ID": build}
+    for name in ("TEMPORAL_ADDRESS", "NPAFLOW_DEPLOYMENT"):
+        environ.pop(name, None)
+    return subprocess.Popen(
+        [NPAFLOW, "dev", "--port", str(port), "--ui-port", str(ui_port)],
+        env=environ,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        preexec_fn=in_the_foreground,
+    )
+
+
+def _until_started(dev: subprocess.Popen[str]) -> str:
+    seen = ""
+    while dev.stdout and "worker.started" not in seen:
+        line = dev.stdout.readline()
+        assert line, seen
+        seen += line
+    return seen
+
+
+def test_a_second_dev_that_joined_and_left_gives_the_queue_back_to_the_first(tmp_path: Path) -> None:
+    port, ui_port = free_port(), free_port()
+    first = _dev(port, ui_port, tmp_path / "a", "build-a")
+    try:
+        _until_started(first)
+        second = _dev(port, free_port(), tmp_path / "b", "build-b")
+        try:
+            assert "starting only the worker" in _until_started(second)
+        finally:
+            os.killpg(second.pid, signal.SIGINT)
+            said, _ = second.communicate(timeout=60)
+        assert "deployment.handed_back" in said and "build_id=build-a" in said
+        environ = {**os.environ, "TEMPORAL_ADDRESS": f"127.0.0.1:{port}"}
+        spec = tmp_path / "quick.yaml"
+        spec.write_text(
+            "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: quick}\n"
+            "states:\n  one: {terminal: true, run: {shell: 'true'}}\n"
+        )
+        run = subprocess.run(
+            [NPAFLOW, "submit", str(spec), "--wait", "--poll-seconds", "0.2"],
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
+    finally:
+        os.killpg(first.pid, signal.SIGINT)
+        first.communicate(timeout=60)

@@ -1,0 +1,77 @@
+"""`npaflow dev` takes the task queue for its build, and gives it back when it leaves.
+
+In dev every code edit is a new build, and the newest `npaflow dev` takes new runs
+(`adopt_if_first(take_over=True)`). A second `npaflow dev` joining a server that
+another one started would otherwise keep the queue after it exits, and every new
+run would then wait for a build with no worker while the first one sat idle. So on
+a graceful exit it hands the queue back to the build it took it from, when a worker
+of that build still polls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+
+import structlog
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from worker.deployment import Deployment, adopt_if_first, current_build, describe, set_current
+
+log = structlog.get_logger(__name__)
+
+#: A poller seen this recently is a live worker (workers long-poll for at most a minute).
+LIVE_POLLER_SECONDS = 90
+
+
+@asynccontextmanager
+async def adopted(
+    client: Client, deployment: Deployment | None, task_queue: str, *, take_over: bool
+) -> AsyncIterator[None]:
+    """Make this build current as `adopt_if_first` does; a dev take-over is undone on exit."""
+    if deployment is None:
+        yield
+        return
+    replaced = current_build(await describe(client, deployment.name)) if take_over else ""
+    took = await adopt_if_first(client, deployment, take_over=take_over)
+    try:
+        yield
+    finally:
+        if took and replaced and replaced != deployment.build_id:
+            await _hand_back(client, deployment, replaced, task_queue)
+
+
+async def _hand_back(client: Client, deployment: Deployment, build_id: str, task_queue: str) -> None:
+    """Route new runs to `build_id` again when one of its workers still polls `task_queue`."""
+    try:
+        if not await _polled_by(client, task_queue, build_id):
+            return
+        described = await describe(client, deployment.name)
+        if described is None or current_build(described) != deployment.build_id:
+            return  # someone else moved it meanwhile: theirs to keep
+        await set_current(client, deployment.name, build_id, described.conflict_token)
+    except RPCError as exc:
+        log.warning("deployment.hand_back_failed", build_id=build_id, error=exc.message[:200])
+        return
+    log.info("deployment.handed_back", build_id=build_id, task_queue=task_queue)
+
+
+async def _polled_by(client: Client, task_queue: str, build_id: str) -> bool:
+    response = await client.workflow_service.describe_task_queue(
+        DescribeTaskQueueRequest(
+            namespace=client.namespace,
+            task_queue=TaskQueue(name=task_queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        )
+    )
+    recent = datetime.now(UTC) - timedelta(seconds=LIVE_POLLER_SECONDS)
+    return any(
+        poller.deployment_options.build_id == build_id
+        and poller.last_access_time.ToDatetime(tzinfo=UTC) > recent
+        for poller in response.pollers
+    )
