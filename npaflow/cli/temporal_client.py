@@ -11,7 +11,7 @@ import uuid
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
@@ -32,6 +32,7 @@ from npaflow.cli.dev_marker import DEV_START_PATIENCE_SECONDS, dev_server_is_sta
 from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
 from npaflow.cli.temporal_target import TemporalTarget, temporal_target
 from npaflow.cli.tracing import tracing_interceptors
+from npaflow.document.problems import validation_problems
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import (
     ENV_DEFAULTS,
@@ -254,12 +255,23 @@ async def ledger_on_worker(client: Client, run_id: str, reading: str) -> tuple[s
 
 
 async def started_request(client: Client, handle: WorkflowHandle[Any, Any]) -> RunRequest:
-    """The request the latest execution started with (its first history event, fetched alone)."""
+    """The request the latest execution started with (its first history event, fetched alone).
+
+    Raises:
+        UsageError: no history, or an input no run accepts (the run was refused at start).
+    """
     async for event in handle.fetch_history_events(page_size=1):
         started = event.workflow_execution_started_event_attributes
-        (request,) = client.data_converter.payload_converter.from_payloads(
-            list(started.input.payloads), [RunRequest]
-        )
+        try:
+            (request,) = client.data_converter.payload_converter.from_payloads(
+                list(started.input.payloads), [RunRequest]
+            )
+        except ValidationError as exc:
+            raise UsageError(
+                f"run {handle.id} was refused at start, its input is an invalid RunRequest "
+                f"({validation_problems(exc)}): there is nothing to resume or reuse (hint: submit "
+                "the spec again with 'npaflow submit')"
+            ) from None
         assert isinstance(request, RunRequest)
         return request
     raise UsageError(f"run {handle.id} has no history on this server")

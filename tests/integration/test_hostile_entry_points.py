@@ -133,6 +133,17 @@ async def test_a_raw_start_of_a_helper_workflow_with_a_malformed_input_fails_at_
     assert message.startswith("invalid ") and "\n" not in message
 
 
+async def test_resuming_a_run_refused_for_its_input_says_there_is_nothing_to_resume(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        temporal_start(env, local_harness, "rt-typo-resume", {"spec": SPEC, "retrys": 1}, tmp_path)
+        await failure_of(env, local_harness, "rt-typo-resume")
+        resumed = await npaflow(env, local_harness, "resume", "rt-typo-resume")
+    assert resumed.returncode == 2 and "Traceback" not in resumed.stderr
+    assert "was refused at start, its input is an invalid RunRequest (retrys: not a field" in resumed.stderr
+
+
 async def test_a_var_with_a_nul_character_fails_the_run_before_anything_launches(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
