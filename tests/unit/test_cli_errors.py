@@ -47,16 +47,23 @@ def test_a_stray_argument_is_reported_by_the_subcommand_it_was_given_to(
     )
 
 
+def usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """What the command said on stderr, having exited 2 before any server was asked."""
+    from worker.cli import register
+
+    with pytest.raises(SystemExit) as exit_:
+        run([*argv, "--address", "127.0.0.1:1"], extra=[register])
+    assert exit_.value.code == 2
+    return capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "argv", [["status", ""], ["logs", " "], ["schedule", "describe", ""], ["list", "--spec", ""]]
 )
 def test_an_empty_run_id_or_schedule_name_is_a_usage_error_before_any_server_is_asked(
     argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        run([*argv, "--address", "127.0.0.1:1"])
-    assert exit_.value.code == 2
-    assert ": must not be empty (hint: run 'npaflow " in capsys.readouterr().err
+    assert ": must not be empty (hint: run 'npaflow " in usage_error(argv, capsys)
 
 
 @pytest.mark.parametrize(
@@ -71,12 +78,7 @@ def test_an_empty_run_id_or_schedule_name_is_a_usage_error_before_any_server_is_
 def test_a_count_or_percentage_out_of_its_range_is_a_usage_error(
     argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from worker.cli import register
-
-    with pytest.raises(SystemExit) as exit_:
-        run(argv, extra=[register])
-    assert exit_.value.code == 2
-    assert says in capsys.readouterr().err
+    assert says in usage_error(argv, capsys)
 
 
 @pytest.mark.parametrize(
@@ -91,10 +93,7 @@ def test_a_count_or_percentage_out_of_its_range_is_a_usage_error(
 def test_a_root_that_is_neither_a_bucket_nor_an_absolute_path_is_a_usage_error_quoting_it(
     argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        run([*argv, "--address", "127.0.0.1:1"])
-    assert exit_.value.code == 2
-    assert f"{argv[-1]!r} is not s3://BUCKET/PREFIX or an absolute path" in capsys.readouterr().err
+    assert f"{argv[-1]!r} is not s3://BUCKET/PREFIX or an absolute path" in usage_error(argv, capsys)
 
 
 @pytest.mark.parametrize("root", ["s3://bucket", "s3://my-bucket/team/runs", "/srv/runs", "file:///srv/runs"])
