@@ -26,7 +26,7 @@ from activities.backends.local import LocalBackend
 from activities.context import ActivityContext
 from activities.storage import S3Storage, StorageRouter
 from npaflow.cli.temporal_client import WORKER_CONNECT_PATIENCE_SECONDS, connect
-from npaflow.cli.temporal_target import temporal_target
+from npaflow.cli.temporal_target import TemporalTarget, temporal_target
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, QueueKind, poll_task_queue
 from npaflow.runtime.metrics import install as install_metrics
@@ -199,6 +199,25 @@ async def running_workers(
         yield
 
 
+def _log_started(
+    target: TemporalTarget, config: WorkerConfig, context: ActivityContext, deployment: Deployment | None
+) -> None:
+    log.info(
+        "worker.started",
+        address=target.address,
+        namespace=target.namespace,
+        tls=target.secured,
+        temporal_settings=target.source,
+        task_queue=config.task_queue,
+        worker_id=config.worker_id,
+        worker_queue=context.worker_queue,
+        backends=[b.value for b in config.backends],
+        home=str(config.home),
+        ledger_root=context.ledger_base(),
+        deployment_version=deployment.version if deployment else "unversioned",
+    )
+
+
 async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take_over: bool = False) -> None:
     """Serve until SIGINT/SIGTERM (or `stop`), then shut down gracefully.
 
@@ -242,20 +261,7 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
         ),
         adopted(client, deployment, config.task_queue, take_over=take_over),
     ):
-        log.info(
-            "worker.started",
-            address=target.address,
-            namespace=target.namespace,
-            tls=target.secured,
-            temporal_settings=target.source,
-            task_queue=config.task_queue,
-            worker_id=config.worker_id,
-            worker_queue=context.worker_queue,
-            backends=[b.value for b in config.backends],
-            home=str(config.home),
-            ledger_root=context.ledger_base(),
-            deployment_version=deployment.version if deployment else "unversioned",
-        )
+        _log_started(target, config, context, deployment)
         await stop.wait()
     for watcher in watchers:
         watcher.cancel()
