@@ -45,7 +45,7 @@ async def run_sent_malformed_signals(env: WorkflowEnvironment, home: Path, run_i
         await eventually(lambda: "wave.launched" in log.read_text(), timeout=60, what="the wave launched")
         await handle.signal("quota_answer", {"bogus": 1})
         await handle.signal("cancel", [1, 2])
-        await eventually(lambda: log.read_text().count("dropping the signal") == 2, what="both dropped")
+        await eventually(lambda: log.read_text().count("dropping the signal") >= 2, what="both dropped")
         assert (await handle.describe()).status.name == "RUNNING"
         await handle.cancel()
         with pytest.raises(WorkflowFailureError):
@@ -62,7 +62,8 @@ async def test_a_malformed_signal_is_one_json_warning_and_the_run_goes_on(
     log = await run_sent_malformed_signals(env, home, "rt-log")
     records = [json.loads(line) for line in log.read_text().splitlines()]
     dropped = [r for r in records if "dropping the signal" in r["event"]]
-    assert [r["level"] for r in dropped] == ["warning", "warning"]
+    # A replay of the run (after an eviction) meets the same signals again and says so again.
+    assert len(dropped) >= 2 and {r["level"] for r in dropped} == {"warning"}
     assert "invalid LeaseAnswer: granted: Field required" in dropped[0]["event"]
     assert "Traceback" not in log.read_text()
 
