@@ -12,13 +12,18 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from importlib import metadata
 from pathlib import Path
 
 import structlog
+from temporalio.api.deployment.v1 import WorkerDeploymentVersion as ApiDeploymentVersion
+from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import (
+    DescribeTaskQueueRequest,
     DescribeWorkerDeploymentRequest,
     DescribeWorkerDeploymentResponse,
+    DescribeWorkerDeploymentVersionRequest,
     SetWorkerDeploymentCurrentVersionRequest,
     SetWorkerDeploymentRampingVersionRequest,
 )
@@ -173,3 +178,30 @@ async def set_ramping(client: Client, name: str, build_id: str, percent: float) 
             ignore_missing_task_queues=True,
         )
     )
+
+
+#: A poller seen this recently is a live worker (workers long-poll for at most a minute).
+LIVE_POLLER_SECONDS = 90
+
+
+async def build_is_polled(client: Client, name: str, build_id: str) -> bool:
+    """True when a live worker of this build polls one of its task queues now."""
+    version = await client.workflow_service.describe_worker_deployment_version(
+        DescribeWorkerDeploymentVersionRequest(
+            namespace=client.namespace,
+            deployment_version=ApiDeploymentVersion(deployment_name=name, build_id=build_id),
+        )
+    )
+    recent = datetime.now(UTC) - timedelta(seconds=LIVE_POLLER_SECONDS)
+    for queue in version.worker_deployment_version_info.task_queue_infos:
+        described = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace, task_queue=TaskQueue(name=queue.name), report_pollers=True
+            )
+        )
+        if any(
+            p.deployment_options.build_id == build_id and p.last_access_time.ToDatetime(tzinfo=UTC) > recent
+            for p in described.pollers
+        ):
+            return True
+    return False

@@ -12,21 +12,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
 
 import structlog
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from worker.deployment import Deployment, adopt_if_first, current_build, describe, set_current
+from worker.deployment import (
+    Deployment,
+    adopt_if_first,
+    build_is_polled,
+    current_build,
+    describe,
+    set_current,
+)
 
 log = structlog.get_logger(__name__)
-
-#: A poller seen this recently is a live worker (workers long-poll for at most a minute).
-LIVE_POLLER_SECONDS = 90
 
 
 @asynccontextmanager
@@ -47,9 +47,9 @@ async def adopted(
 
 
 async def _hand_back(client: Client, deployment: Deployment, build_id: str, task_queue: str) -> None:
-    """Route new runs to `build_id` again when one of its workers still polls `task_queue`."""
+    """Route new runs to `build_id` again when a live worker of it still polls."""
     try:
-        if not await _polled_by(client, task_queue, build_id):
+        if not await build_is_polled(client, deployment.name, build_id):
             return
         described = await describe(client, deployment.name)
         if described is None or current_build(described) != deployment.build_id:
@@ -59,19 +59,3 @@ async def _hand_back(client: Client, deployment: Deployment, build_id: str, task
         log.warning("deployment.hand_back_failed", build_id=build_id, error=exc.message[:200])
         return
     log.info("deployment.handed_back", build_id=build_id, task_queue=task_queue)
-
-
-async def _polled_by(client: Client, task_queue: str, build_id: str) -> bool:
-    response = await client.workflow_service.describe_task_queue(
-        DescribeTaskQueueRequest(
-            namespace=client.namespace,
-            task_queue=TaskQueue(name=task_queue),
-            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        )
-    )
-    recent = datetime.now(UTC) - timedelta(seconds=LIVE_POLLER_SECONDS)
-    return any(
-        poller.deployment_options.build_id == build_id
-        and poller.last_access_time.ToDatetime(tzinfo=UTC) > recent
-        for poller in response.pollers
-    )

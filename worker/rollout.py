@@ -15,9 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from temporalio.api.deployment.v1 import WorkerDeploymentVersion
 from temporalio.api.enums.v1 import TaskQueueType, WorkerDeploymentVersionStatus
-from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import (
-    DescribeTaskQueueRequest,
     DescribeWorkerDeploymentVersionRequest,
 )
 from temporalio.client import Client, WorkflowHistory
@@ -25,7 +23,14 @@ from temporalio.common import VersioningBehavior
 
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import WORKFLOW_TYPE
-from worker.deployment import Deployment, current_build, describe, set_current, set_ramping
+from worker.deployment import (
+    Deployment,
+    build_is_polled,
+    current_build,
+    describe,
+    set_current,
+    set_ramping,
+)
 from worker.replay import ReplayReport, histories_from, replay
 
 #: Closed runs this recent are replayed too: they are the freshest evidence of the command sequence.
@@ -148,7 +153,7 @@ async def versions(client: Client, name: str) -> list[VersionView]:
                 build_id=build_id,
                 status=server_status if routed else ("drained" if open_runs.count == 0 else "draining"),
                 open_runs=open_runs.count,
-                polling=await _polling(client, name, build_id),
+                polling=await build_is_polled(client, name, build_id),
                 server_status=server_status,
             )
         )
@@ -190,22 +195,3 @@ async def workflow_queues(client: Client, name: str, build_id: str) -> list[str]
         for queue in version.worker_deployment_version_info.task_queue_infos
         if queue.type == TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
     )
-
-
-async def _polling(client: Client, name: str, build_id: str) -> bool:
-    """True when some worker of this build polls one of its task queues now."""
-    version = await client.workflow_service.describe_worker_deployment_version(
-        DescribeWorkerDeploymentVersionRequest(
-            namespace=client.namespace,
-            deployment_version=WorkerDeploymentVersion(deployment_name=name, build_id=build_id),
-        )
-    )
-    for queue in version.worker_deployment_version_info.task_queue_infos:
-        described = await client.workflow_service.describe_task_queue(
-            DescribeTaskQueueRequest(
-                namespace=client.namespace, task_queue=TaskQueue(name=queue.name), report_pollers=True
-            )
-        )
-        if any(p.deployment_options.build_id == build_id for p in described.pollers):
-            return True
-    return False

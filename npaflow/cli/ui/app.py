@@ -140,8 +140,9 @@ def ui_app(reads: RunReads, settings: UiSettings) -> Starlette:
 
 
 async def _server_refused(request: Request, error: Exception) -> Response:
-    """A request the Temporal server refused: one line saying why, not a 500 with a traceback."""
-    text = rpc_error_text(error) if isinstance(error, RPCError) else str(error)
+    """A request the Temporal server refused (the handler of RPCError): one line saying why, not a 500."""
+    assert isinstance(error, RPCError)
+    text = rpc_error_text(error)
     if request.url.path.endswith("/live"):
         return JSONResponse({"error": text}, 502)
     return HTMLResponse(message_page("Temporal refused the read", text), 502)
