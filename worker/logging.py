@@ -18,7 +18,7 @@ import structlog
 from pydantic import ValidationError
 from temporalio import activity
 
-from npaflow.cli.data_converter import refusal_text
+from npaflow.document.problems import refusal_text
 
 #: The SDK's message when a signal's input cannot be decoded (it drops the signal), and its logger.
 _SIGNAL_DROPPED = "Failed deserializing signal input"

@@ -20,6 +20,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import FailureError
 
+from npaflow.document.problems import START_HINTS
 from npaflow.ids import RunId
 from npaflow.runtime.cache_messages import (
     FLIGHT_ASK_UPDATE,
@@ -33,6 +34,7 @@ from npaflow.runtime.contract import CHECK_RUN
 from npaflow.runtime.reconcile.models import CheckRunInput
 from npaflow.runtime.vocabulary import RunEnding
 from workflows_def.activity_calls import ACTIVITY_FAILURES, SHORT_RETRY, call
+from workflows_def.input_refusal import carried_state, refused
 
 #: How often the holder's run is checked; the bound on a waiter's wait for a vanished holder.
 LIVENESS = timedelta(seconds=15)
@@ -75,15 +77,21 @@ class NpaflowCacheFlight:
         return [self.holder, *self.waiting]
 
     @workflow.run
-    async def run(self, key: str, carried: FlightQueue | None = None) -> None:
+    async def run(self, key: object, carried: object = None) -> None:
         """Serve requests until nobody holds or waits, checking a silent holder every LIVENESS.
 
+        `key` is the cache key; `carried` a FlightQueue (both read here: see input_refusal).
         A holder's job may run for days: the queue continues as new when Temporal suggests,
         so the checks never grow one history past its limits.
         """
-        if carried is not None:
-            self.holder, self.waiting = carried.holder, list(carried.waiting)
-            self.passed_over = set(carried.passed_over)
+        if not isinstance(key, str) or not key:
+            raise refused(
+                f"invalid flight key: {key!r:.80} is not a cache key (hint: {START_HINTS['FlightQueue']})"
+            )
+        queue = carried_state(carried, FlightQueue, continued=workflow.info().continued_run_id is not None)
+        if queue is not None:
+            self.holder, self.waiting = queue.holder, list(queue.waiting)
+            self.passed_over = set(queue.passed_over)
         while True:
             await self._settle(key)
             if workflow.info().is_continue_as_new_suggested() and workflow.all_handlers_finished():

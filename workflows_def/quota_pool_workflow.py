@@ -35,6 +35,7 @@ from npaflow.runtime.metrics import Metric
 from npaflow.runtime.reconcile.models import CheckRunInput
 from npaflow.runtime.vocabulary import RunEnding
 from workflows_def.activity_calls import ACTIVITY_FAILURES, SHORT_RETRY, call
+from workflows_def.input_refusal import carried_state
 from workflows_def.metrics import count
 from workflows_def.patches import ONE_ANSWER_PER_WAVE
 
@@ -102,10 +103,14 @@ class NpaflowQuotaPool:
             count(Metric.QUOTA_WAIT_SECONDS, waited, pool=self._pool(), team=lease.request.team)
 
     @workflow.run
-    async def run(self, carried: PoolCarry | None = None) -> None:
-        """Serve asks and releases until deleted, checking the runs that hold or wait every LIVENESS."""
-        if carried is not None:
-            self.book = PoolBook(carried)
+    async def run(self, carried: object = None) -> None:
+        """Serve asks and releases until deleted, checking the runs that hold or wait every LIVENESS.
+
+        `carried`: a PoolCarry, read here (see input_refusal).
+        """
+        book = carried_state(carried, PoolCarry, continued=workflow.info().continued_run_id is not None)
+        if book is not None:
+            self.book = PoolBook(book)
         while not self.deleting:
             await self._settle()
             if workflow.info().is_continue_as_new_suggested() and workflow.all_handlers_finished():

@@ -16,22 +16,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter, DefaultFailureConverter, PayloadConverter
 from temporalio.exceptions import ApplicationError
 
-from npaflow.document.problems import validation_problems
-
-#: What a user who typed a run's input by hand should do instead.
-_HINTS = {
-    "RunRequest": (
-        "start runs with 'npaflow submit', or give temporal workflow start --input "
-        '\'{"spec": "<the spec as YAML text>"}\' (or "spec_uri")'
-    ),
-}
-
-
-def refusal_text(exc: ValidationError) -> str:
-    """One line: which document, what is wrong where, and how to start it right."""
-    hint = _HINTS.get(exc.title)
-    text = f"invalid {exc.title}: {validation_problems(exc)}"
-    return f"{text} (hint: {hint})" if hint else text
+from npaflow.document.problems import refusal_text
 
 
 class _FailureConverter(DefaultFailureConverter):

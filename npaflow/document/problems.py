@@ -10,6 +10,23 @@ from __future__ import annotations
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+#: What a user who typed a workflow's input by hand should do instead, by the refused model.
+START_HINTS = {
+    "RunRequest": (
+        "start runs with 'npaflow submit', or give temporal workflow start --input "
+        '\'{"spec": "<the spec as YAML text>"}\' (or "spec_uri")'
+    ),
+    "PoolCarry": "create and change pools with 'npaflow quota set POOL --gpus N'",
+    "FlightQueue": "runs start their cache flights themselves; start none by hand",
+}
+
+
+def refusal_text(exc: ValidationError) -> str:
+    """One line: which document, what is wrong where, and how to start it right."""
+    hint = START_HINTS.get(exc.title)
+    text = f"invalid {exc.title}: {validation_problems(exc)}"
+    return f"{text} (hint: {hint})" if hint else text
+
 
 def validation_problems(exc: ValidationError, limit: int = 3) -> str:
     """`field.path: what is wrong` for the first `limit` errors, joined by "; "."""

@@ -16,6 +16,8 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 
+from npaflow.quota.messages import POOL_WORKFLOW_TYPE, pool_workflow_id
+from npaflow.runtime.cache_messages import FLIGHT_WORKFLOW_TYPE
 from npaflow.runtime.contract import (
     ARTIFACTS_WORKFLOW_TYPE,
     CACHE_ADMIN_WORKFLOW_TYPE,
@@ -240,3 +242,32 @@ async def test_a_raw_start_of_an_invalid_spec_fails_the_run_and_the_worker_logs_
     warnings = [r for r in caplog.records if r.name.startswith("temporalio") and r.levelno >= logging.WARNING]
     assert not [r for r in warnings if r.exc_info], [r.getMessage() for r in warnings]
     assert launched_jobs(local_harness) == []
+
+
+async def test_a_raw_start_of_a_quota_pool_with_a_malformed_input_fails_at_once_and_quota_set_starts_anew(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    workflow_id = pool_workflow_id("hostile")
+    async with local_harness.worker():
+        temporal_start(
+            env, local_harness, workflow_id, {"bogus": 1}, tmp_path, workflow_type=POOL_WORKFLOW_TYPE
+        )
+        with pytest.raises(WorkflowFailureError) as failure:
+            await asyncio.wait_for(env.client.get_workflow_handle(workflow_id).result(), 30)
+        created = await npaflow(env, local_harness, "quota", "set", "hostile", "--gpus", "4")
+    message = str(failure.value.cause.message)
+    assert message.startswith("invalid PoolCarry: config: Field required; bogus: not a field it takes")
+    assert "npaflow quota set" in message and "\n" not in message
+    assert created.returncode == 0, created.stderr
+
+
+async def test_a_raw_start_of_a_cache_flight_with_a_key_that_is_not_a_string_fails_at_once(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        temporal_start(
+            env, local_harness, "raw-flight", {"bogus": 1}, tmp_path, workflow_type=FLIGHT_WORKFLOW_TYPE
+        )
+        with pytest.raises(WorkflowFailureError) as failure:
+            await asyncio.wait_for(env.client.get_workflow_handle("raw-flight").result(), 30)
+    assert str(failure.value.cause.message).startswith("invalid flight key: {'bogus': 1} is not a cache key")
