@@ -228,18 +228,19 @@ async def test_two_equal_teams_take_turns_even_when_one_asked_first(
     async with local_harness.worker():
         pool = await new_pool(env.client, local_harness, 8)
         blocker = await local_harness.start(
-            gpu_spec(tmp_path, "b", seconds=2), quota=QuotaClaim(pool=pool, team="c")
+            gpu_spec(tmp_path, "b", seconds=120), quota=QuotaClaim(pool=pool, team="c")
         )
         await wait_for(env.client, pool, lambda s: s.in_use == 8)
         runs = [
             await local_harness.start(gpu_spec(tmp_path, team), quota=QuotaClaim(pool=pool, team=team))
             for team in ("a", "a", "a", "a", "b", "b", "b", "b")
         ]
+        await wait_for(env.client, pool, lambda s: len(s.waiting) == 8)  # all in line, team a first
+        await blocker.cancel()
         teams = ["a"] * 4 + ["b"] * 4
         starts = [await started_at(local_harness, handle) for handle in runs]
-        await local_harness.finish(blocker)
-    first_four = [team for _, team in sorted(zip(starts, teams, strict=True))[:4]]
-    assert first_four.count("b") == 2, first_four  # FIFO alone would give team a all four
+    first_two = [team for _, team in sorted(zip(starts, teams, strict=True))[:2]]
+    assert first_two == ["a", "b"]  # first come first served alone would give team a both
 
 
 async def test_a_cancelled_waiter_leaves_the_line_and_a_cancelled_holder_frees_its_gpus_within_seconds(
