@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from npaflow.catalog import ToolCatalog, load_catalogs
 from npaflow.context import build_run_context
@@ -18,11 +19,13 @@ from npaflow.document.text_file import read_document
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError, SpecIssue, UsageError
 from npaflow.ids import RunId
-from npaflow.plan import ExecutionPlan, build_plan
 from npaflow.runtime.environment import EnvVar
 from npaflow.spec import WorkflowSpec, load_spec_from_str
 from npaflow.spec.decision_sources import decision_source_issues
 from npaflow.spec.typos import top_level_warnings, unknown_var_issues
+
+if TYPE_CHECKING:  # the plan's modules load only for the commands that preview one
+    from npaflow.plan import ExecutionPlan
 
 
 def parse_vars(items: Sequence[str]) -> dict[str, str]:
@@ -123,6 +126,8 @@ def check_assumption(value: str) -> None:
 
 def preview_plan(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> ExecutionPlan:
     """The plan `plan-spec` and `render` preview: the flags' run id, assumption and cap."""
+    from npaflow.plan import build_plan
+
     return build_plan(
         spec,
         catalog,
