@@ -170,9 +170,10 @@ def build_request(
 def flag_problem(exc: ValidationError) -> str:
     """The first problem of a RunRequest, named by the flag that set it."""
     error = exc.errors(include_url=False)[0]
-    field = str(error["loc"][0]) if error["loc"] else ""
-    if field == "quota" and len(error["loc"]) > 1:  # --quota-pool, --team, --priority
-        field = {"pool": "quota_pool"}.get(str(error["loc"][1]), str(error["loc"][1]))
+    loc = ("quota", *error["loc"]) if exc.title == QuotaClaim.__name__ else error["loc"]
+    field = str(loc[0]) if loc else ""
+    if field == "quota" and len(loc) > 1:  # --quota-pool, --team, --priority
+        field = {"pool": "quota_pool"}.get(str(loc[1]), str(loc[1]))
     message = str(error["msg"]).removeprefix("Value error, ")
     if not field:
         return message

@@ -6,8 +6,11 @@ import argparse
 from collections.abc import Callable
 
 import pytest
+from pydantic import ValidationError
 
 from npaflow.cli import SubParsers, run
+from npaflow.cli.submit_handler import flag_problem
+from npaflow.quota import QuotaClaim
 
 pytestmark = pytest.mark.unit
 
@@ -129,3 +132,14 @@ def test_no_option_left_out_is_refused_by_its_own_type() -> None:
         except argparse.ArgumentTypeError:
             refused.append(f"{path} {'/'.join(action.option_strings)} {action.default!r}")
     assert refused == []
+
+
+@pytest.mark.parametrize(
+    ("claim", "flag"),
+    [({"pool": "x:y:z"}, "--quota-pool: "), ({"pool": "gpus", "team": "a b"}, "--team: ")],
+    ids=["pool", "team"],
+)
+def test_a_malformed_quota_claim_is_named_by_the_flag_that_set_it(claim: dict[str, str], flag: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        QuotaClaim.model_validate(claim)
+    assert flag_problem(refused.value).startswith(flag)
