@@ -77,9 +77,13 @@ def _spec_of(args: argparse.Namespace) -> ScheduleSpec:
     jitter = parse_duration("--jitter", args.jitter) if args.jitter else None
     if args.cron:
         return ScheduleSpec(cron_expressions=[args.cron], jitter=jitter)
-    return ScheduleSpec(
-        intervals=[ScheduleIntervalSpec(every=parse_duration("--every", args.every))], jitter=jitter
-    )
+    every = parse_duration("--every", args.every)
+    if jitter is not None and jitter >= every:
+        raise UsageError(
+            f"--jitter {args.jitter} is not shorter than --every {args.every}: Temporal would cut it "
+            "to the interval, so runs would not spread as asked; give a jitter below the interval"
+        )
+    return ScheduleSpec(intervals=[ScheduleIntervalSpec(every=every)], jitter=jitter)
 
 
 async def create(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -143,3 +144,25 @@ def test_a_malformed_quota_claim_is_named_by_the_flag_that_set_it(claim: dict[st
     with pytest.raises(ValidationError) as refused:
         QuotaClaim.model_validate(claim)
     assert flag_problem(refused.value).startswith(flag)
+
+
+def test_a_jitter_not_shorter_than_the_interval_is_refused_before_any_server_is_asked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from worker.cli import register
+
+    spec = str(Path(__file__).parents[2] / "specs" / "examples" / "gate-loop.yaml")
+    argv = [
+        "schedule",
+        "create",
+        "nightly",
+        spec,
+        "--every",
+        "1h",
+        "--jitter",
+        "2h",
+        "--address",
+        "127.0.0.1:1",
+    ]
+    assert run(argv, extra=[register]) == 2
+    assert "--jitter 2h is not shorter than --every 1h" in capsys.readouterr().err
