@@ -12,7 +12,6 @@ Run: python bench/cache_bench.py [--stage-seconds 2] [--rounds 2]
 from __future__ import annotations
 
 import argparse
-import asyncio
 import statistics
 import sys
 import tempfile
@@ -23,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dev_server import start_dev_server, start_worker  # noqa: E402  (bench/, the script's directory)
+from dev_server import run_to_exit, start_dev_server, start_worker  # noqa: E402  (bench/, the script's directory)
 from temporalio.client import Client  # noqa: E402
 
 from npaflow.runtime.request import RunRequest  # noqa: E402
@@ -112,7 +111,7 @@ def report(rounds: list[dict[str, float]]) -> None:
     miss_wall = (median("cached_first_wall") - median("plain_first_wall")) / waves
     miss_events = (median("cached_first_events") - median("plain_first_events")) / waves
     print("a miss (first cached run) against the same run without cache:")
-    print(f"  +{miss_wall * 1000:.0f} ms wall per wave, +{miss_events:.1f} history events per wave")
+    print(f"  {miss_wall * 1000:+.0f} ms wall per wave, {miss_events:+.1f} history events per wave")
     print(
         f"  events per wave: plain {median('plain_first_events') / waves:.1f}, "
         f"cached miss {median('cached_first_events') / waves:.1f}, "
@@ -144,4 +143,4 @@ if __name__ == "__main__":
     parser.add_argument("--stage-seconds", type=float, default=2.0)
     parser.add_argument("--rounds", type=int, default=2)
     options = parser.parse_args()
-    asyncio.run(main(options.stage_seconds, options.rounds))
+    run_to_exit(main(options.stage_seconds, options.rounds))

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import sys
 import tempfile
@@ -32,7 +31,7 @@ from compare_systems import (  # noqa: E402  (bench/, the script's directory)
     measure,
     npaflow_system,
 )
-from dev_server import start_dev_server  # noqa: E402
+from dev_server import run_to_exit, start_dev_server  # noqa: E402
 from temporalio.client import Client  # noqa: E402
 
 
@@ -161,6 +160,4 @@ async def lengths(systems: list[System], client: Client, scratch: Path, *, quick
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
-    sys.stdout.flush()
-    os._exit(0)  # past the temporalio bridge's crash at interpreter exit (sdk-python #300)
+    run_to_exit(main())

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any, NoReturn
 
 from temporalio.testing import WorkflowEnvironment
 
@@ -45,3 +48,15 @@ def start_worker(address: str, home: Path, task_queue: str, **extra: str) -> sub
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+
+def run_to_exit(main: Coroutine[Any, Any, object]) -> NoReturn:
+    """Run a bench's main, flush what it printed, and exit at once.
+
+    Past the temporalio bridge's crash at interpreter exit (sdk-python #300: "Fatal
+    Python error: PyGILState_Release" after the figures were printed).
+    """
+    asyncio.run(main)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dev_server import start_dev_server, start_worker  # noqa: E402  (bench/, the script's directory)
+from dev_server import run_to_exit, start_dev_server, start_worker  # noqa: E402  (bench/, the script's directory)
 
 from npaflow.runtime.request import RunRequest  # noqa: E402
 from workflows_def import NpaWorkflowRun  # noqa: E402
@@ -105,4 +105,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    run_to_exit(main())

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dev_server import start_dev_server  # noqa: E402  (bench/, the script's directory)
+from dev_server import run_to_exit, start_dev_server  # noqa: E402  (bench/, the script's directory)
 
 from npaflow.cli.ui.pages import live_payload, runs_page  # noqa: E402
 from npaflow.cli.ui.reads import RunReads, Snapshot  # noqa: E402
@@ -146,7 +146,7 @@ def main() -> None:
     args = parser.parse_args()
     draw(10, args.rounds)
     draw(args.waves, args.rounds)
-    asyncio.run(listing(args.runs, args.rounds))
+    run_to_exit(listing(args.runs, args.rounds))
 
 
 if __name__ == "__main__":

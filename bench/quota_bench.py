@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dev_server import start_dev_server, start_worker  # noqa: E402  (bench/, the script's directory)
+from dev_server import run_to_exit, start_dev_server, start_worker  # noqa: E402  (bench/, the script's directory)
 from temporalio.client import Client  # noqa: E402
 
 from npaflow.cli.quota_handler import set_pool  # noqa: E402
@@ -121,4 +121,4 @@ if __name__ == "__main__":
     parser.add_argument("--stage-seconds", type=float, default=1.0)
     parser.add_argument("--pool-gpus", type=int, default=10)
     options = parser.parse_args()
-    asyncio.run(main(options.runs, options.stage_seconds, options.pool_gpus))
+    run_to_exit(main(options.runs, options.stage_seconds, options.pool_gpus))

@@ -8,7 +8,6 @@ Run: python bench/runtime_bench.py [--waves N] [--poll-seconds S]
 from __future__ import annotations
 
 import argparse
-import asyncio
 import itertools
 import statistics
 import sys
@@ -22,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-from dev_server import start_dev_server  # noqa: E402  (bench/, the script's directory)
+from dev_server import run_to_exit, start_dev_server  # noqa: E402  (bench/, the script's directory)
 
 from activities.backends.local import LocalBackend  # noqa: E402
 from activities.context import ActivityContext  # noqa: E402
@@ -101,4 +100,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    run_to_exit(main())
