@@ -3,7 +3,11 @@
 The SDK logs through the standard library; its records are rendered by the same
 structlog renderer, so a JSON worker log stays one JSON object per line. A signal
 whose input does not validate is dropped by the SDK (the run goes on): that is a
-sender's mistake, logged as one warning naming what was wrong, not a traceback.
+sender's mistake, logged as one warning naming what was wrong, not a traceback;
+so is a workflow started with a type no npaflow worker registers (a typo in a raw
+`temporal workflow start`), whose task the SDK fails and Temporal retries. The
+console format prints any other trace plainly, without the values of locals
+(a local may hold a secret).
 """
 
 from __future__ import annotations
@@ -17,12 +21,19 @@ from typing import Any
 import structlog
 from pydantic import ValidationError
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
+from temporalio.runtime import LogForwardingConfig, LoggingConfig, TelemetryFilter
 
 from npaflow.document.problems import refusal_text
 
 #: The SDK's message when a signal's input cannot be decoded (it drops the signal), and its logger.
 _SIGNAL_DROPPED = "Failed deserializing signal input"
 SDK_WORKFLOW_LOGGER = "temporalio.worker._workflow_instance"
+#: Where the SDK core's own warnings (a workflow task failing, say) are logged.
+CORE_LOGGER = "temporalio.core"
+#: The SDK's message when a workflow task fails outside the workflow's code, and the type of an unknown one.
+_ACTIVATION_FAILED = "Failed handling activation on workflow"
+_UNKNOWN_TYPE = "NotFoundError"
 
 
 def merge_temporal_context(_: object, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -43,23 +54,45 @@ def _dropped_signal_error(record: logging.LogRecord) -> ValidationError | None:
     return None
 
 
-class DroppedSignalFilter(logging.Filter):
-    """Turn the SDK's dropped-signal error with a ValidationError traceback into one warning."""
+def _unknown_type_text(record: logging.LogRecord) -> str | None:
+    """One line for the SDK's record of a workflow type this worker does not register (else None)."""
+    error = record.exc_info[1] if record.exc_info else None
+    if not (isinstance(error, ApplicationError) and error.type == _UNKNOWN_TYPE):
+        return None
+    if not record.getMessage().startswith(_ACTIVATION_FAILED):
+        return None
+    return (
+        f"{record.getMessage()}: {error.message}; its task is retried until a worker that registers "
+        "the type polls this queue (a typo? terminate it with 'temporal workflow terminate')"
+    )
+
+
+class SenderMistakeFilter(logging.Filter):
+    """Turn the SDK's traceback for a sender's mistake into one warning.
+
+    The mistakes: a signal whose input does not validate (dropped), and a workflow
+    type no worker here registers.
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """Keep every record; rewrite the dropped-signal one in place."""
+        """Keep every record; rewrite those two in place."""
         if error := _dropped_signal_error(record):
-            record.msg = f"{record.getMessage()}: {refusal_text(error)}"
-            record.args = ()
-            record.exc_info, record.exc_text = None, None
-            record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+            _one_warning(record, f"{record.getMessage()}: {refusal_text(error)}")
+        elif text := _unknown_type_text(record):
+            _one_warning(record, text)
         return True
+
+
+def _one_warning(record: logging.LogRecord, text: str) -> None:
+    record.msg, record.args = text, ()
+    record.exc_info, record.exc_text = None, None
+    record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
 
 
 def _stdlib_handler(renderer: Any, *, json_lines: bool) -> logging.Handler:
     """A stderr handler that renders standard-library records (the SDK's) like structlog's own."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.addFilter(DroppedSignalFilter())
+    handler.addFilter(SenderMistakeFilter())
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=[
@@ -86,7 +119,7 @@ def configure_logging(log_format: str = "json", level: int = logging.INFO) -> No
     renderer = (
         structlog.processors.JSONRenderer()
         if log_format == "json"
-        else structlog.dev.ConsoleRenderer(colors=False)
+        else structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)
     )
     structlog.configure(
         processors=[
@@ -103,6 +136,18 @@ def configure_logging(log_format: str = "json", level: int = logging.INFO) -> No
     root = logging.getLogger()
     root.handlers = [_stdlib_handler(renderer, json_lines=log_format == "json")]
     root.setLevel(logging.WARNING)
+
+
+def core_logging() -> LoggingConfig:
+    """The SDK core's warnings, forwarded to the standard library and so rendered like every line.
+
+    Left to its default, the core writes them to stderr itself, in colour: a JSON worker
+    log would get lines that are not JSON.
+    """
+    return LoggingConfig(
+        filter=TelemetryFilter(core_level="WARN", other_level="ERROR"),
+        forwarding=LogForwardingConfig(logger=logging.getLogger(CORE_LOGGER)),
+    )
 
 
 class _ReplayedDropFilter(logging.Filter):

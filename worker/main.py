@@ -35,7 +35,7 @@ from worker.config import WorkerConfig
 from worker.deployment import Deployment, deployment_from
 from worker.dev_takeover import adopted
 from worker.logging import configure_logging
-from worker.metrics import MetricsEndpoint, watch_quota_pools, watch_suspended_runs
+from worker.metrics import MetricsEndpoint, watch_quota_pools, watch_suspended_runs, worker_runtime
 from worker.namespace import require_namespace
 from worker.queue_owner import check_queue_owner
 from worker.reconciler import RECONCILE_SECONDS, sweeping
@@ -235,7 +235,7 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
     client = await connect(
         target,
         patience=WORKER_CONNECT_PATIENCE_SECONDS,
-        runtime=metrics.runtime if metrics else None,
+        runtime=metrics.runtime if metrics else worker_runtime(),
         service="npaflow-worker",
     )
     await require_namespace(client)

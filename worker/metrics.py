@@ -26,6 +26,7 @@ from npaflow.quota import PoolStatus
 from npaflow.runtime.contract import SearchAttribute
 from npaflow.runtime.metrics import CATALOG, Kind, Metric
 from npaflow.runtime.vocabulary import RunPhase
+from worker.logging import core_logging
 
 log = structlog.get_logger()
 
@@ -143,6 +144,11 @@ def _free_loopback_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def worker_runtime(metrics: PrometheusConfig | None = None) -> Runtime:
+    """The worker's Temporal runtime: the SDK's metrics when asked, its core's log forwarded."""
+    return Runtime(telemetry=TelemetryConfig(logging=core_logging(), metrics=metrics))
+
+
 class MetricsEndpoint:
     """`GET /metrics` on `address`: npaflow's registry, then the SDK's exporter."""
 
@@ -154,11 +160,9 @@ class MetricsEndpoint:
         self.host, self.port = host.strip("[]"), port
         self.sdk_address = f"127.0.0.1:{_free_loopback_port()}"
         self.sink = PrometheusSink()
-        self.runtime = Runtime(
-            telemetry=TelemetryConfig(
-                metrics=PrometheusConfig(
-                    bind_address=self.sdk_address, counters_total_suffix=True, durations_as_seconds=True
-                )
+        self.runtime = worker_runtime(
+            PrometheusConfig(
+                bind_address=self.sdk_address, counters_total_suffix=True, durations_as_seconds=True
             )
         )
         self._server: asyncio.Server | None = None

@@ -76,3 +76,24 @@ async def test_replaying_a_run_that_dropped_signals_reports_no_stale_errors(
     report = await replay(each([history]))
     assert (report.replayed, report.failures) == (1, {})
     assert not [r for r in caplog.records if "dropping the signal" in r.getMessage()]
+
+
+async def test_a_workflow_type_no_worker_registers_is_one_json_warning_naming_it(
+    env: WorkflowEnvironment, home: Path
+) -> None:
+    task_queue = f"tq-log-{uuid.uuid4().hex[:6]}"
+    log = home / "worker.log"
+    worker = start_worker_process(env, home, task_queue, NPAFLOW_LOG_FORMAT="json")
+    try:
+        await env.client.start_workflow("NpaWorkflowRunn", id="rt-typo-type", task_queue=task_queue)
+        await eventually(lambda: "is not registered" in log.read_text(), timeout=60, what="the refusal")
+        await env.client.get_workflow_handle("rt-typo-type").terminate()
+    finally:
+        worker.terminate()
+        worker.wait()
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    unknown = [r for r in records if "is not registered" in r["event"]]
+    assert {r["level"] for r in unknown} == {"warning"}
+    assert "Workflow class NpaWorkflowRunn is not registered" in unknown[0]["event"]
+    assert "temporal workflow terminate" in unknown[0]["event"]
+    assert "Traceback" not in log.read_text()
