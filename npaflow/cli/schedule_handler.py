@@ -116,7 +116,7 @@ async def create(args: argparse.Namespace) -> int:
     when = f"cron {args.cron}" if args.cron else _every(schedule_spec.intervals[0])
     client = await connect_from(args)
     try:
-        await client.create_schedule(
+        handle = await client.create_schedule(
             args.name, schedule, memo={"spec": spec.name, "spec_file": str(args.spec), "when": when}
         )
     except ScheduleAlreadyRunningError:
@@ -124,9 +124,27 @@ async def create(args: argparse.Namespace) -> int:
             f"schedule {args.name!r} already exists (see: npaflow schedule describe {args.name}; "
             f"replace it: npaflow schedule delete {args.name}, then create it again)"
         ) from None
+    await _refuse_if_it_never_runs(handle, args.cron)
     print(f"schedule {args.name} created: {spec.name}, {when}, overlap {args.overlap}")
     print(f"its runs are {args.name}-<scheduled time> (see them: npaflow list --spec {spec.name})")
     return 0
+
+
+async def _refuse_if_it_never_runs(handle: ScheduleHandle, cron: str) -> None:
+    """A cron no time matches (February 31, a year gone by) makes a schedule that never runs.
+
+    Temporal accepts it; the server's own list of the next times is the judge.
+
+    Raises:
+        UsageError: nothing will ever run (the schedule is deleted again).
+    """
+    if (await handle.describe()).info.next_action_times:
+        return
+    await handle.delete()
+    raise UsageError(
+        f"--cron {cron!r} matches no time to come (a day its month never has, or a past year), "
+        "so the schedule would never run; nothing was created"
+    )
 
 
 async def _handle(args: argparse.Namespace) -> tuple[Client, ScheduleHandle, ScheduleDescription]:

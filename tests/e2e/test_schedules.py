@@ -134,3 +134,16 @@ async def test_pause_trigger_and_unpause_act_on_the_schedule(
         await eventually(listed, timeout=30, interval=1, what="the schedule listed, unpaused")
     finally:
         await npaflow(env, local_harness, "schedule", "delete", name)
+
+
+async def test_a_cron_that_matches_no_time_to_come_is_refused_and_nothing_is_created(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    name = f"sched-{uuid.uuid4().hex[:6]}"
+    spec = slow_spec(tmp_path, "never")
+    refused = await npaflow(env, local_harness, "schedule", "create", name, spec, "--cron", "0 3 31 2 *")
+    described = await npaflow(env, local_harness, "schedule", "describe", name)
+    assert refused.returncode == 2
+    assert "--cron '0 3 31 2 *' matches no time to come" in refused.stderr
+    assert "nothing was created" in refused.stderr and "created:" not in refused.stdout
+    assert described.returncode == 2 and "no schedule named" in described.stderr
