@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import logging
 import sys
+import traceback
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
 
 import structlog
 from pydantic import ValidationError
+from structlog.typing import ExcInfo
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 from temporalio.runtime import LogForwardingConfig, LoggingConfig, TelemetryFilter
@@ -34,6 +36,8 @@ CORE_LOGGER = "temporalio.core"
 #: The SDK's message when a workflow task fails outside the workflow's code, and the type of an unknown one.
 _ACTIVATION_FAILED = "Failed handling activation on workflow"
 _UNKNOWN_TYPE = "NotFoundError"
+#: Frames a logged trace keeps (see full_trace).
+_TRACE_FRAMES = 1000
 
 
 def merge_temporal_context(_: object, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
@@ -89,7 +93,22 @@ def _one_warning(record: logging.LogRecord, text: str) -> None:
     record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
 
 
-def _stdlib_handler(renderer: Any, *, json_lines: bool) -> logging.Handler:
+def full_trace(exc_info: ExcInfo) -> str:
+    """The whole traceback, whatever `sys.tracebacklimit` says.
+
+    SkyPilot's `print_exception_no_traceback()` sets it to 0 and, when an error passes
+    through it, never puts it back: every trace the process formats after that would
+    be its last line only.
+    """
+    return "".join(traceback.format_exception(*exc_info, limit=_TRACE_FRAMES)).rstrip("\n")
+
+
+def _console_trace(sio: TextIO, exc_info: ExcInfo) -> None:
+    """The console's trace: plain, without the values of locals (a local may hold a secret)."""
+    sio.write("\n" + full_trace(exc_info))
+
+
+def _stdlib_handler(renderer: Any, traces: Any) -> logging.Handler:
     """A stderr handler that renders standard-library records (the SDK's) like structlog's own."""
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(SenderMistakeFilter())
@@ -100,11 +119,7 @@ def _stdlib_handler(renderer: Any, *, json_lines: bool) -> logging.Handler:
                 structlog.processors.add_log_level,
                 structlog.processors.TimeStamper(fmt="iso", utc=True),
             ],
-            processors=[
-                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                structlog.processors.format_exc_info if json_lines else _keep,  # a trace: one line
-                renderer,
-            ],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, traces, renderer],
         )
     )
     return handler
@@ -115,18 +130,24 @@ def _keep(_: object, __: str, event: MutableMapping[str, Any]) -> MutableMapping
 
 
 def configure_logging(log_format: str = "json", level: int = logging.INFO) -> None:
-    """Route structlog (and stdlib logging) to stderr as JSON lines or console text."""
-    renderer = (
+    """Route structlog (and stdlib logging) to stderr as JSON lines or console text.
+
+    In JSON a trace is the `exception` field of its line; the console prints it below.
+    """
+    json_lines = log_format == "json"
+    renderer: Any = (
         structlog.processors.JSONRenderer()
-        if log_format == "json"
-        else structlog.dev.ConsoleRenderer(colors=False, exception_formatter=structlog.dev.plain_traceback)
+        if json_lines
+        else structlog.dev.ConsoleRenderer(colors=False, exception_formatter=_console_trace)
     )
+    traces: Any = structlog.processors.ExceptionRenderer(full_trace) if json_lines else _keep
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             merge_temporal_context,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
+            traces,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
@@ -134,7 +155,7 @@ def configure_logging(log_format: str = "json", level: int = logging.INFO) -> No
         cache_logger_on_first_use=True,
     )
     root = logging.getLogger()
-    root.handlers = [_stdlib_handler(renderer, json_lines=log_format == "json")]
+    root.handlers = [_stdlib_handler(renderer, traces)]
     root.setLevel(logging.WARNING)
 
 

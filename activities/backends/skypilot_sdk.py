@@ -10,11 +10,13 @@ cache of that healthy answer instead.
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import json
 import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+import sys
+from collections.abc import Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
 
 from activities.backends.skypilot_versions import SkyPilotVersions, read_versions, route_skypilot_logging
 from npaflow.errors import UsageError
@@ -58,6 +60,30 @@ class SkyPilotApi(Protocol):
         ...
 
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def whole_traces_kept(call: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Coroutine[Any, Any, T]]:
+    """Undo what SkyPilot leaves behind: `sys.tracebacklimit` at 0.
+
+    Its `print_exception_no_traceback()` sets the limit to 0 and does not put it back
+    when an error passes through it (an unreachable API server, say): after that every
+    trace the worker formats (its log, the stack trace Temporal keeps of a failure)
+    would be one line. The worker never wants a limit.
+    """
+
+    @functools.wraps(call)
+    async def kept(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await call(*args, **kwargs)
+        finally:
+            if getattr(sys, "tracebacklimit", None) == 0:
+                del sys.tracebacklimit
+
+    return kept
+
+
 class SkyPilotSdk:
     """The real SDK (skypilot 0.12.2 to 0.14): sync launch for its request id, async for the rest."""
 
@@ -86,6 +112,7 @@ class SkyPilotSdk:
         self._health_lock = asyncio.Lock()
         route_skypilot_logging()
 
+    @whole_traces_kept
     async def versions(self) -> SkyPilotVersions:
         """The health check afresh: this SDK's and the server's release and API version."""
         async with self._health_lock:
@@ -97,6 +124,7 @@ class SkyPilotSdk:
             self._server.get_api_server_status_response.cache_clear()
             await asyncio.to_thread(self._server.check_server_healthy)
 
+    @whole_traces_kept
     async def launch(self, yaml_text: str, name: str, secrets: Mapping[str, str]) -> str:
         """Load the rendered YAML with SkyPilot's loader, add secret values, POST jobs.launch."""
         dag = self._dag_utils.load_dag_from_yaml_str(yaml_text)
@@ -108,6 +136,7 @@ class SkyPilotSdk:
         request_id = await asyncio.to_thread(self._jobs_sdk.launch, dag, name=name)
         return str(request_id)
 
+    @whole_traces_kept
     async def get(self, request_id: str) -> Any:
         """Wait for the request through the async SDK (never repr the result: handles can't).
 
@@ -137,6 +166,7 @@ class SkyPilotSdk:
         found = error.get("object") if error else None
         return found if isinstance(found, BaseException) else exc
 
+    @whole_traces_kept
     async def queue(
         self, *, job_ids: list[int] | None, limit: int | None, fields: list[str]
     ) -> list[ManagedJobRecord]:
@@ -147,6 +177,7 @@ class SkyPilotSdk:
         )
         return list(records)
 
+    @whole_traces_kept
     async def live_jobs(self, *, fields: list[str]) -> list[ManagedJobRecord]:
         """Every unfinished managed job of all users (the reconciler's sweep)."""
         await self._healthy()
@@ -155,11 +186,13 @@ class SkyPilotSdk:
         )
         return list(records)
 
+    @whole_traces_kept
     async def cancel(self, job_ids: list[int]) -> None:
         """Cancel exactly these ids."""
         await self._healthy()
         await self._jobs_async.cancel(job_ids=job_ids, stream_logs=None)
 
+    @whole_traces_kept
     async def logs(self, job_id: int, tail: int) -> str:
         """Tail a job's logs into a string (the SDK streams; `follow=False` returns at the end)."""
         await self._healthy()
