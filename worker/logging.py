@@ -50,9 +50,14 @@ def merge_temporal_context(_: object, __: str, event: MutableMapping[str, Any]) 
     return event
 
 
+def _exception(record: logging.LogRecord) -> BaseException | None:
+    """The exception a record was logged with, if any."""
+    return record.exc_info[1] if record.exc_info else None
+
+
 def _dropped_signal_error(record: logging.LogRecord) -> ValidationError | None:
     """The ValidationError of the SDK's record of a signal it dropped (None for any other record)."""
-    error = record.exc_info[1] if record.exc_info else None
+    error = _exception(record)
     if isinstance(error, ValidationError) and record.getMessage().startswith(_SIGNAL_DROPPED):
         return error
     return None
@@ -60,7 +65,7 @@ def _dropped_signal_error(record: logging.LogRecord) -> ValidationError | None:
 
 def _unknown_type_text(record: logging.LogRecord) -> str | None:
     """One line for the SDK's record of a workflow type this worker does not register (else None)."""
-    error = record.exc_info[1] if record.exc_info else None
+    error = _exception(record)
     if not (isinstance(error, ApplicationError) and error.type == _UNKNOWN_TYPE):
         return None
     if not record.getMessage().startswith(_ACTIVATION_FAILED):

@@ -34,7 +34,7 @@ from npaflow.runtime.contract import CHECK_RUN
 from npaflow.runtime.reconcile.models import CheckRunInput
 from npaflow.runtime.vocabulary import RunEnding
 from workflows_def.activity_calls import ACTIVITY_FAILURES, SHORT_RETRY, call
-from workflows_def.input_refusal import carried_state, refused
+from workflows_def.input_refusal import carried_state, continued_as_new, refused
 
 #: How often the holder's run is checked; the bound on a waiter's wait for a vanished holder.
 LIVENESS = timedelta(seconds=15)
@@ -88,7 +88,7 @@ class NpaflowCacheFlight:
             raise refused(
                 f"invalid flight key: {key!r:.80} is not a cache key (hint: {START_HINTS['FlightQueue']})"
             )
-        queue = carried_state(carried, FlightQueue, continued=workflow.info().continued_run_id is not None)
+        queue = carried_state(carried, FlightQueue, continued=continued_as_new())
         if queue is not None:
             self.holder, self.waiting = queue.holder, list(queue.waiting)
             self.passed_over = set(queue.passed_over)

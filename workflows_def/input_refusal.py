@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
+from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 from npaflow.document.problems import refusal_text
@@ -33,6 +34,11 @@ class UnreadableCarriedState(RuntimeError):
 def refused(text: str) -> ApplicationError:
     """The failure that ends a workflow started with input it cannot take (never retried)."""
     return ApplicationError(text, type=ValidationError.__name__, non_retryable=True)
+
+
+def continued_as_new() -> bool:
+    """Whether this workflow run carries on an earlier one (its input is state it wrote itself)."""
+    return workflow.info().continued_run_id is not None
 
 
 def carried_state(value: object, model: type[Carried], *, continued: bool) -> Carried | None:

@@ -35,7 +35,7 @@ from npaflow.runtime.metrics import Metric
 from npaflow.runtime.reconcile.models import CheckRunInput
 from npaflow.runtime.vocabulary import RunEnding
 from workflows_def.activity_calls import ACTIVITY_FAILURES, SHORT_RETRY, call
-from workflows_def.input_refusal import carried_state
+from workflows_def.input_refusal import carried_state, continued_as_new
 from workflows_def.metrics import count
 from workflows_def.patches import ONE_ANSWER_PER_WAVE
 
@@ -108,7 +108,7 @@ class NpaflowQuotaPool:
 
         `carried`: a PoolCarry, read here (see input_refusal).
         """
-        book = carried_state(carried, PoolCarry, continued=workflow.info().continued_run_id is not None)
+        book = carried_state(carried, PoolCarry, continued=continued_as_new())
         if book is not None:
             self.book = PoolBook(book)
         while not self.deleting:
