@@ -73,6 +73,10 @@ def _pick_ports(count: int) -> list[int]:
             return ports
 
 
+#: Starts on other ports after weed exits at once because a port was taken.
+_PORT_RETRIES = 3
+
+
 class _ExitedEarly(RuntimeError):
     """weed exited before serving (typically: one of its ports was taken)."""
 
@@ -109,15 +113,21 @@ class S3Server:
             "-s3.port.lance=0",
         ]
 
-    def start(self, timeout: float = 60, *, port_retries: int = 3) -> None:
+    @property
+    def address(self) -> tuple[str, int]:
+        """Where its S3 API listens now (it moves when a start is retried on other ports)."""
+        return "127.0.0.1", int(self.endpoint.rsplit(":", 1)[1])
+
+    def start(self, timeout: float = 60) -> None:
         """Start and create the bucket; a server that exits at once (a port taken meanwhile)
-        is retried on other ports, unless it was restarted on fixed ones (`port_retries=0`)."""
-        for attempt in range(port_retries + 1):
+        is retried on other ports. A test that restarts one the
+        workers must find again puts a `tests.held_port.HeldPort` in front of it."""
+        for attempt in range(_PORT_RETRIES + 1):
             try:
                 self._start_once(timeout)
                 return
             except _ExitedEarly:
-                if attempt == port_retries:
+                if attempt == _PORT_RETRIES:
                     raise
                 self._choose_ports()
 

@@ -27,7 +27,7 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             writer.close()
 
 
-async def _join(
+async def join_streams(
     client: tuple[asyncio.StreamReader, asyncio.StreamWriter],
     upstream: tuple[asyncio.StreamReader, asyncio.StreamWriter],
 ) -> None:
@@ -43,7 +43,7 @@ async def tcp_to_unix(host: str, port: int, path: str) -> None:
         except OSError:
             writer.close()
             return
-        await _join((reader, writer), upstream)
+        await join_streams((reader, writer), upstream)
 
     server = await asyncio.start_server(handle, host, port)
     async with server:
@@ -59,7 +59,7 @@ async def unix_to_tcp(path: str, host: str, port: int) -> None:
         except OSError:
             writer.close()
             return
-        await _join((reader, writer), upstream)
+        await join_streams((reader, writer), upstream)
 
     server = await asyncio.start_unix_server(handle, path)
     async with server:

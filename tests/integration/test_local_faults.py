@@ -33,6 +33,7 @@ from activities.runs import read_ledger
 from activities.storage import S3Storage, StorageRouter
 from npaflow.runtime.request import RunRequest
 from tests.harness import SPECS, WORKER_ID, Harness, replaced_worker, start_worker_process
+from tests.held_port import HeldPort
 from tests.helpers import eventually
 from tests.integration.stalling_launch_worker import STALL_MARKER
 from tests.s3_server import BUCKET, CREDENTIALS, S3Server
@@ -206,6 +207,8 @@ async def test_a_run_waits_out_a_two_minute_s3_outage_after_a_launch_and_writes_
         monkeypatch.setenv(key, value)
     server = S3Server(tmp_path / "seaweedfs")
     server.start()
+    door = HeldPort(lambda: server.address)  # the endpoint the workers use, held through the outage
+    await door.open()
     try:
         root = f"s3://{BUCKET}/outage"
         harness = Harness(
@@ -213,7 +216,7 @@ async def test_a_run_waits_out_a_two_minute_s3_outage_after_a_launch_and_writes_
             home,
             LocalBackend(home, WORKER_ID),
             f"tq-outage-{uuid.uuid4().hex[:6]}",
-            StorageRouter(S3Storage(server.endpoint)),
+            StorageRouter(S3Storage(door.endpoint)),
         )
         context = harness.context()
         context.ledger_root = root
@@ -229,16 +232,19 @@ async def test_a_run_waits_out_a_two_minute_s3_outage_after_a_launch_and_writes_
             await eventually(
                 lambda: (jobs / f"{WORKER_ID}-2" / SUPERVISOR_FILE).exists(), what="the second wave launched"
             )
+            await door.shut()
             server.stop()
             down_at = time.monotonic()
             await asyncio.sleep(120)
-            server.start(port_retries=0)  # the same endpoint the workers use
+            server.start()  # on other ports if one was taken meanwhile; the door forwards there
+            await door.open()
             summary = await asyncio.wait_for(handle.result(), timeout=120)
         assert summary.status == "succeeded"
         assert time.monotonic() - down_at >= 120
-        ledger = await read_ledger(StorageRouter(S3Storage(server.endpoint)), f"{root}/rt-outage")
+        ledger = await read_ledger(StorageRouter(S3Storage(door.endpoint)), f"{root}/rt-outage")
         assert ledger is not None and ledger.status == "succeeded"
         assert [(w.states, w.attempt) for w in ledger.waves] == [(["first"], 1), (["slow"], 1), (["last"], 1)]
         assert len(jobs_of(home)) == 3
     finally:
+        await door.close()
         server.stop()
