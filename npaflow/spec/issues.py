@@ -55,14 +55,30 @@ def _field_name(parts: KeyPath) -> str:
     return text
 
 
+#: What other workflow engines call a field this spec names otherwise (squashed,
+#: lower case): Step Functions' `End`/`StartAt`, Argo's and Dagster's `dependencies`.
+_NAMED_ELSEWHERE = {
+    "end": "terminal",
+    "startat": "initial",
+    "start": "initial",
+    "dependson": "needs",
+    "depends": "needs",
+    "dependencies": "needs",
+    "command": "run",
+    "script": "run",
+    "branches": "parallel",
+}
+
+
 def did_you_mean(word: str, known: Iterable[str], kind: str = "fields") -> str:
     """Return a hint naming the closest known word, or a generic one."""
     options = list(known)
+    plain = word.lower().replace("-", "").replace("_", "")
     lowered = {option.lower(): option for option in options}
-    exact = lowered.get(word.lower().replace("-", "").replace("_", ""))
+    exact = lowered.get(plain)
     if exact is None:
         squashed = {o.lower().replace("_", ""): o for o in options}
-        exact = squashed.get(word.lower().replace("-", "").replace("_", ""))
+        exact = squashed.get(plain) or squashed.get(_NAMED_ELSEWHERE.get(plain, "").lower())
     matches = [exact] if exact else difflib.get_close_matches(word, options, n=1, cutoff=0.6)
     if matches:
         return f"did you mean '{matches[0]}'?"

@@ -19,7 +19,19 @@ GATE = str(EXAMPLES / "gate-loop.yaml")
 
 def test_validate_spec_exits_zero_for_a_valid_spec(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["validate-spec", GATE]) == 0
-    assert "valid" in capsys.readouterr().out
+    assert capsys.readouterr().out == f"{GATE}: valid (gate-loop, 7 states)\n"
+
+
+def test_validate_spec_counts_a_single_state_in_the_singular(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "one.yaml"
+    spec.write_text(
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: one}\n"
+        "states:\n  a:\n    run: {shell: x}\n    terminal: true\n"
+    )
+    assert run(["validate-spec", str(spec)]) == 0
+    assert capsys.readouterr().out == f"{spec}: valid (one, 1 state)\n"
 
 
 def test_validate_spec_exits_two_with_located_errors(

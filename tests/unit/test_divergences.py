@@ -41,6 +41,12 @@ def test_unknown_state_keys_are_rejected_with_a_did_you_mean_hint() -> None:
     assert issue.hint == "did you mean 'maxConcurrency'?"
 
 
+def test_a_field_named_as_another_engine_names_it_hints_at_ours() -> None:
+    doc = minimal_doc(work={"run": {"shell": "x"}, "next": "done", "end": True})
+    issue = next(i for i in issues_of(doc) if i.field == "end")
+    assert issue.hint == "did you mean 'terminal'?"
+
+
 def test_x_prefixed_state_keys_are_allowed() -> None:
     doc = minimal_doc(work={"run": {"shell": "x"}, "next": "done", "x-owner": "ml-team"})
     assert issues_of(doc) == []

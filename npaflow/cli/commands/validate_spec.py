@@ -24,5 +24,6 @@ def run_validate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"valid": True, "workflow": spec.name, "states": len(spec.states)}))
     else:
-        print(f"{args.spec}: valid ({spec.name}, {len(spec.states)} states)")
+        count = len(spec.states)
+        print(f"{args.spec}: valid ({spec.name}, {count} state{'' if count == 1 else 's'})")
     return 0
