@@ -258,6 +258,20 @@ def fake_sky_harness(env: WorkflowEnvironment, home: Path, fake_sky: FakeSkyPilo
     return Harness(env.client, home, SkyPilotBackend(fake_sky), f"tq-{uuid.uuid4().hex[:8]}")
 
 
+def temporal_signal(env: WorkflowEnvironment, workflow_id: str, name: str, payload: dict) -> None:
+    """`temporal workflow signal`: a hand-sent signal, with no npaflow code building it."""
+    subprocess.run(
+        [
+            str(TEMPORAL_BIN),
+            *("workflow", "signal", "--workflow-id", workflow_id, "--name", name),
+            *("--input", json.dumps(payload)),
+            *("--address", env.client.service_client.config.target_host),
+        ],
+        check=True,
+        capture_output=True,
+    )
+
+
 def temporal_start(
     env: WorkflowEnvironment,
     harness: Harness,

@@ -33,10 +33,11 @@ from npaflow.runtime.reconcile.models import (
     ReconcileResult,
     RecordReconciledInput,
     RunStanding,
+    reconcile_workflow_id,
 )
 from npaflow.runtime.vocabulary import CancellationState, RunEnding
 from workflows_def.activity_calls import SHORT_RETRY, call, classify_activity_error, now, queue_for
-from workflows_def.input_refusal import MALFORMED_INPUT
+from workflows_def.input_refusal import MALFORMED_INPUT, refused
 
 #: How long the workflow waits for more signals after its last job (other workers' sweeps).
 LINGER = timedelta(seconds=30)
@@ -58,7 +59,15 @@ class NpaflowReconcileRun:
 
     @workflow.signal(name=RECONCILE_SIGNAL)
     def orphans(self, batch: OrphanBatch) -> None:
-        """More orphans of this run, from a worker's sweep (already-seen jobs are dropped)."""
+        """More orphans of this run, from a worker's sweep (already-seen jobs are dropped).
+
+        A batch of another run (a hand-sent signal) is dropped: this workflow checks and
+        cancels for its own run only.
+        """
+        own = workflow.info().workflow_id.removeprefix(RECONCILE_ID_PREFIX)
+        if batch.run_id != own:
+            workflow.logger.warning("reconcile: dropped a batch of run %s sent to run %s", batch.run_id, own)
+            return
         self.ending = batch.ending
         for job in batch.jobs:
             key = (job.job.backend.value, job.job.job_id)
@@ -69,6 +78,12 @@ class NpaflowReconcileRun:
     @workflow.run
     async def run(self, batch: OrphanBatch) -> ReconcileResult:
         """Reconcile every job signalled until none has come for LINGER."""
+        if workflow.info().workflow_id != reconcile_workflow_id(batch.run_id):
+            raise refused(
+                f"invalid OrphanBatch: run {batch.run_id} is reconciled under the workflow id "
+                f"{reconcile_workflow_id(batch.run_id)!r}, not {workflow.info().workflow_id!r} "
+                "(hint: workers start this workflow themselves; nothing needs to start it by hand)"
+            )
         self.orphans(batch)
         while True:
             try:

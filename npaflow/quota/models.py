@@ -8,8 +8,9 @@ continue-as-new.
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field, field_validator
 
 from npaflow.presets import FROZEN
 
@@ -18,6 +19,7 @@ NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
 MAX_GPUS = 1_000_000
 MIN_PRIORITY, MAX_PRIORITY, DEFAULT_PRIORITY = 1, 5, 3
 DEFAULT_TEAM = "default"
+GpuCount = Annotated[int, Field(ge=0, le=MAX_GPUS)]
 
 
 def name_problem(kind: str, name: str) -> str:
@@ -28,12 +30,22 @@ def name_problem(kind: str, name: str) -> str:
     return f"{kind} {name!r} must be {rule}"
 
 
+def _team_name(value: str) -> str:
+    if problem := name_problem("team", value):
+        raise ValueError(problem)
+    return value
+
+
+#: A team's name: it becomes a metric label and a fair-share key.
+TeamName = Annotated[str, AfterValidator(_team_name)]
+
+
 class PoolConfig(BaseModel):
     """What `npaflow quota set` declares: capacity, the accelerator it counts, team weights."""
 
     model_config = FROZEN
 
-    gpus: int = Field(ge=0, le=MAX_GPUS)
+    gpus: GpuCount
     accelerator: str = Field(default="", max_length=64)  # "" = every accelerator type counts
     weights: dict[str, float] = Field(default_factory=dict)  # team -> weight (default 1)
 
@@ -58,20 +70,13 @@ class QuotaClaim(BaseModel):
     model_config = FROZEN
 
     pool: str = ""
-    team: str = DEFAULT_TEAM
+    team: TeamName = DEFAULT_TEAM
     priority: int = Field(default=DEFAULT_PRIORITY, ge=MIN_PRIORITY, le=MAX_PRIORITY)
 
     @field_validator("pool")
     @classmethod
     def _pool(cls, value: str) -> str:
         if value and (problem := name_problem("quota pool", value)):
-            raise ValueError(problem)
-        return value
-
-    @field_validator("team")
-    @classmethod
-    def _team(cls, value: str) -> str:
-        if problem := name_problem("team", value):
             raise ValueError(problem)
         return value
 
@@ -84,9 +89,11 @@ class LeaseRequest(BaseModel):
     lease_id: str
     run_id: str
     wave: str  # the wave's key, for people
-    team: str = DEFAULT_TEAM
+    team: TeamName = DEFAULT_TEAM
     priority: int = Field(default=DEFAULT_PRIORITY, ge=MIN_PRIORITY, le=MAX_PRIORITY)
-    accelerators: dict[str, int] = Field(default_factory=dict)  # type -> GPUs the wave holds at once
+    # type -> GPUs the wave holds at once; bounded, so no ask (a hand-sent one included)
+    # can make the pool's bookkeeping fail and stall every run that uses it
+    accelerators: dict[str, GpuCount] = Field(default_factory=dict)
 
     def gpus_for(self, accelerator: str) -> int:
         """GPUs a pool of `accelerator` ("" = any type) counts for this wave."""
@@ -100,7 +107,7 @@ class Lease(BaseModel):
     model_config = FROZEN
 
     request: LeaseRequest
-    gpus: int = Field(ge=0, le=MAX_GPUS)  # what this pool counts of the request
+    gpus: GpuCount  # what this pool counts of the request
     asked_at: float  # workflow time, epoch seconds
     order: int  # first come, first served among equals
     since: float = 0.0  # granted at (0 while waiting)

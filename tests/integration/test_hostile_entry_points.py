@@ -7,6 +7,7 @@ skips npaflow's own CLI checks.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import time
@@ -16,7 +17,7 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 
-from npaflow.quota.messages import POOL_WORKFLOW_TYPE, pool_workflow_id
+from npaflow.quota.messages import ASK_SIGNAL, POOL_WORKFLOW_TYPE, pool_workflow_id
 from npaflow.runtime.cache_messages import FLIGHT_WORKFLOW_TYPE
 from npaflow.runtime.contract import (
     ARTIFACTS_WORKFLOW_TYPE,
@@ -27,7 +28,7 @@ from npaflow.runtime.contract import (
     REPORT_WORKFLOW_TYPE,
 )
 from tests.e2e.test_cli_runs import npaflow
-from tests.harness import SPECS, Harness, temporal_start
+from tests.harness import SPECS, Harness, temporal_signal, temporal_start
 
 pytestmark = pytest.mark.integration
 
@@ -133,6 +134,52 @@ async def test_a_raw_start_of_a_helper_workflow_with_a_malformed_input_fails_at_
             await asyncio.wait_for(env.client.get_workflow_handle(workflow_id).result(), 30)
     message = str(failure.value.cause.message)
     assert message.startswith("invalid ") and "\n" not in message
+
+
+def orphan_batch(run_id: str, owner_run: str | None) -> dict:
+    job = {"job": {"backend": "local", "job_id": "vm-1-7"}, "status": "RUNNING"}
+    if owner_run is not None:
+        job["owner"] = {"run_id": owner_run, "namespace": "default", "task_queue": "npaflow"}
+    return {"run_id": run_id, "ending": "terminated", "jobs": [job]}
+
+
+@pytest.mark.parametrize(
+    ("workflow_id", "batch", "refusal"),
+    [
+        (
+            "npaflow:reconcile:rt-a",
+            orphan_batch("rt-a", None),
+            "job vm-1-7 belongs to no run, not to run rt-a",
+        ),
+        (
+            "npaflow:reconcile:rt-a",
+            orphan_batch("rt-a", "rt-b"),
+            "job vm-1-7 belongs to rt-b, not to run rt-a",
+        ),
+        (
+            "npaflow:reconcile:rt-c",
+            orphan_batch("rt-a", "rt-a"),
+            "run rt-a is reconciled under the workflow id",
+        ),
+    ],
+    ids=["job-without-owner", "job-of-another-run", "id-of-another-run"],
+)
+async def test_a_raw_start_of_a_reconcile_with_jobs_not_of_its_run_fails_at_once_and_cancels_nothing(
+    env: WorkflowEnvironment,
+    local_harness: Harness,
+    tmp_path: Path,
+    workflow_id: str,
+    batch: dict,
+    refusal: str,
+) -> None:
+    async with local_harness.worker():
+        temporal_start(
+            env, local_harness, workflow_id, batch, tmp_path, workflow_type=RECONCILE_WORKFLOW_TYPE
+        )
+        with pytest.raises(WorkflowFailureError) as failure:
+            await asyncio.wait_for(env.client.get_workflow_handle(workflow_id).result(), 30)
+    message = str(failure.value.cause.message)
+    assert refusal in message and "\n" not in message
 
 
 async def test_resuming_a_run_refused_for_its_input_says_there_is_nothing_to_resume(
@@ -259,6 +306,24 @@ async def test_a_raw_start_of_a_quota_pool_with_a_malformed_input_fails_at_once_
     assert message.startswith("invalid PoolCarry: config: Field required; bogus: not a field it takes")
     assert "npaflow quota set" in message and "\n" not in message
     assert created.returncode == 0, created.stderr
+
+
+@pytest.mark.parametrize(
+    ("pool", "ask"),
+    [("forged-negative", {"H100": -100}), ("forged-huge", {"H100": 10**12})],
+    ids=["negative-count", "beyond-any-pool"],
+)
+async def test_a_hand_sent_ask_with_an_impossible_gpu_count_leaves_the_pool_serving(
+    env: WorkflowEnvironment, local_harness: Harness, pool: str, ask: dict[str, int]
+) -> None:
+    async with local_harness.worker():
+        created = await npaflow(env, local_harness, "quota", "set", pool, "--gpus", "4")
+        assert created.returncode == 0, created.stderr
+        signal = {"lease_id": "x1", "run_id": "nobody", "wave": "w", "accelerators": ask}
+        temporal_signal(env, pool_workflow_id(pool), ASK_SIGNAL, signal)
+        changed = await npaflow(env, local_harness, "quota", "set", pool, "--gpus", "6", "--json")
+    assert changed.returncode == 0, changed.stderr
+    assert json.loads(changed.stdout)[0]["config"]["gpus"] == 6
 
 
 async def test_a_raw_start_of_a_cache_flight_with_a_key_that_is_not_a_string_fails_at_once(

@@ -8,7 +8,7 @@ open (DESIGN §3.5: no job outlives its run).
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from npaflow.ids import RunId
 from npaflow.presets import FROZEN
@@ -58,6 +58,15 @@ class OrphanBatch(BaseModel):
     run_id: RunId
     ending: RunEnding
     jobs: list[LiveJob] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _owned_by_the_run(self) -> OrphanBatch:
+        """Only the run's own jobs: the workflow cancels what it is given (a hand-made batch too)."""
+        for live in self.jobs:
+            if live.owner is None or live.owner.run_id != self.run_id:
+                owner = live.owner.run_id if live.owner else "no run"
+                raise ValueError(f"job {live.job.job_id} belongs to {owner}, not to run {self.run_id}")
+        return self
 
 
 class ReconcileResult(BaseModel):
