@@ -6,10 +6,16 @@ import argparse
 import asyncio
 import json
 import sys
+from datetime import timedelta
 from typing import Any
 
 from pydantic import ValidationError
-from temporalio.client import Client, WithStartWorkflowOperation, WorkflowExecutionStatus
+from temporalio.client import (
+    Client,
+    WithStartWorkflowOperation,
+    WorkflowExecutionStatus,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -100,10 +106,34 @@ async def set_pool(client: Client, pool: str, config: PoolConfig, task_queue: st
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         search_attributes=helper_attributes(),  # out of the UI's run list
     )
-    status: PoolStatus = await client.execute_update_with_start_workflow(
-        CONFIGURE_UPDATE, config, start_workflow_operation=start, result_type=PoolStatus
-    )
+    queue = await _queue_of(client, pool, task_queue)
+    seconds, served = await query_wait(client, queue, POOL_QUERY_SECONDS)
+    try:
+        status: PoolStatus = await client.execute_update_with_start_workflow(
+            CONFIGURE_UPDATE,
+            config,
+            start_workflow_operation=start,
+            result_type=PoolStatus,
+            rpc_timeout=timedelta(seconds=seconds),
+        )
+    except WorkflowUpdateRPCTimeoutOrCancelledError:
+        if served:
+            raise UsageError(f"quota pool {pool} did not answer within {seconds:g} s") from None
+        raise PoolUnserved(
+            f"quota pool {pool}: no worker polls its task queue '{queue}', so the change is not "
+            f"confirmed (start one: npaflow worker --task-queue {queue}; then run this again)"
+        ) from None
     return status
+
+
+async def _queue_of(client: Client, pool: str, task_queue: str) -> str:
+    """The task queue the pool's workflow runs on: its own when it exists, else the one given."""
+    try:
+        description = await client.get_workflow_handle(pool_workflow_id(pool)).describe()
+    except RPCError:
+        return task_queue
+    running = description.status == WorkflowExecutionStatus.RUNNING
+    return (description.task_queue or task_queue) if running else task_queue
 
 
 async def pool_status(client: Client, pool: str) -> PoolStatus:

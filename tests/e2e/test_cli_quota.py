@@ -124,3 +124,19 @@ async def test_a_pool_no_worker_serves_is_named_at_once_by_status_and_list_inste
     assert f"quota pool {pool}: no worker polls its task queue" in status.stderr
     assert "Traceback" not in status.stderr
     assert listed.returncode == 0 and f"warning: quota pool {pool}: no worker polls" in listed.stderr
+
+
+async def test_quota_set_with_no_worker_on_the_queue_says_so_instead_of_hanging(
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
+    pool = f"unserved-{local_harness.task_queue}"
+    queue = f"{local_harness.task_queue}-nobody"
+    try:
+        created = await npaflow(
+            env, local_harness, "quota", "set", pool, "--gpus", "4", "--task-queue", queue, timeout=60
+        )
+    finally:
+        await env.client.get_workflow_handle(pool_workflow_id(pool)).terminate("test over")
+    assert created.returncode == 2, created.stdout
+    assert f"quota pool {pool}: no worker polls its task queue '{queue}'" in created.stderr
+    assert "Traceback" not in created.stderr

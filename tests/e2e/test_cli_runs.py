@@ -40,9 +40,17 @@ async def npaflow_process(
     )
 
 
-async def npaflow(env: WorkflowEnvironment, harness: Harness, *args: str) -> subprocess.CompletedProcess:
+async def npaflow(
+    env: WorkflowEnvironment, harness: Harness, *args: str, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    """Run the CLI to its end; one that hangs past `timeout` is killed and fails the test."""
     process = await npaflow_process(env, harness, *args)
-    out, err = await process.communicate()
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), timeout)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise AssertionError(f"npaflow {' '.join(args)} did not exit within {timeout:g} s") from None
     return subprocess.CompletedProcess(args, process.returncode, out.decode(), err.decode())
 
 
