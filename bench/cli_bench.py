@@ -47,12 +47,28 @@ def report(label: str, args: list[str], repeat: int, budget: float | None) -> No
     print(f"{label:<42} min {best:6.3f} s  median {median:6.3f} s  exit {code}{ratio}")
 
 
-def paired(label: str, args: list[str], repeat: int) -> float:
+#: What any CLI that reads YAML into pydantic models pays before its own code: two
+#: models, one document. Printed beside the commands as the floor under the 5x budget.
+PYDANTIC_FLOOR = """
+import yaml
+from pydantic import BaseModel, ConfigDict
+class Step(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    after: list[str] = []
+class Doc(BaseModel):
+    step: Step
+    count: int = 0
+Doc.model_validate(yaml.load("step: {name: x}\\ncount: 3", Loader=yaml.CSafeLoader))
+"""
+
+
+def paired(label: str, args: list[str], repeat: int, command: list[str] | None = None) -> float:
     """Median of (npaflow run / the `python -c pass` just before it); prints both medians."""
     ratios, ours, floor = [], [], []
     for _ in range(repeat):
         bare, _ = wall([sys.executable, "-c", "pass"])
-        seconds, code = wall([NPAFLOW, *args])
+        seconds, code = wall(command or [NPAFLOW, *args])
         assert code == 0, (args, code)
         ratios.append(seconds / bare)
         ours.append(seconds)
@@ -76,6 +92,7 @@ def start_up(repeat: int) -> None:
         ),
     )
     print(f"start-up: worst median ratio {worst:.1f}x python -c pass (budget 5x)")
+    paired("floor: yaml + 2 pydantic models, no npaflow", [], repeat, [sys.executable, "-c", PYDANTIC_FLOOR])
 
 
 def main() -> None:
