@@ -185,7 +185,7 @@ async def describe_or_fail(handle: WorkflowHandle[Any, Any]) -> WorkflowExecutio
         if is_namespace_missing(exc):
             raise UsageError(rpc_error_text(exc)) from None
         raise UsageError(
-            f"no run with id '{handle.id}' ({exc.message}); list runs with 'temporal workflow list'"
+            f"no run with id '{handle.id}' ({exc.message}); list runs with 'npaflow list'"
         ) from None
 
 

@@ -101,4 +101,5 @@ async def test_a_report_of_a_run_that_does_not_exist_is_one_line_and_exit_2(
 ) -> None:
     result = await npaflow(env, local_harness, "report", "no-such-run")
     assert result.returncode == 2 and "no run with id 'no-such-run'" in result.stderr
+    assert "list runs with 'npaflow list'" in result.stderr
     assert "Traceback" not in result.stderr
