@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 from temporalio.api.common.v1 import Payload
@@ -147,17 +147,30 @@ async def _refuse_if_it_never_runs(handle: ScheduleHandle, cron: str) -> None:
     )
 
 
-async def _handle(args: argparse.Namespace) -> tuple[Client, ScheduleHandle, ScheduleDescription]:
+async def _handle(
+    args: argparse.Namespace, *, changing: bool = True
+) -> tuple[Client, ScheduleHandle, ScheduleDescription]:
+    """The named schedule; one that starts no npaflow runs is another tool's, and only read."""
     client = await connect_from(args)
     handle = client.get_schedule_handle(args.name)
     try:
-        return client, handle, await handle.describe()
+        description = await handle.describe()
     except RPCError as exc:
         if is_namespace_missing(exc):
             raise UsageError(rpc_error_text(exc)) from None
         if exc.status is RPCStatusCode.NOT_FOUND:
             raise UsageError(f"no schedule named {args.name!r} (list them: npaflow schedule list)") from None
         raise
+    action = description.schedule.action
+    if changing and not (
+        isinstance(action, ScheduleActionStartWorkflow) and action.workflow == WORKFLOW_TYPE
+    ):
+        workflow = getattr(action, "workflow", type(action).__name__)
+        raise UsageError(
+            f"schedule {args.name!r} starts {workflow}, not npaflow runs, so npaflow leaves it alone "
+            f"(change it with: temporal schedule ... --schedule-id {args.name})"
+        )
+    return client, handle, description
 
 
 def _every(interval: ScheduleIntervalSpec) -> str:
@@ -179,11 +192,19 @@ def _when(memo: Mapping[str, Any], spec: ScheduleSpec) -> list[str]:
     return [f"cron {c}" for c in spec.cron_expressions] + [_every(i) for i in spec.intervals]
 
 
+def _starts_runs(action: object) -> TypeGuard[ScheduleActionStartWorkflow]:
+    """Whether the schedule starts npaflow runs (else it is another tool's)."""
+    return isinstance(action, ScheduleActionStartWorkflow) and action.workflow == WORKFLOW_TYPE
+
+
+def _started(action: object) -> str:
+    return str(getattr(action, "workflow", type(action).__name__))
+
+
 def _input_problem(action: object) -> str:
     """Why every run the schedule starts will be refused at once ("" when its input reads)."""
-    if not isinstance(action, ScheduleActionStartWorkflow) or action.workflow != WORKFLOW_TYPE:
-        workflow = getattr(action, "workflow", type(action).__name__)
-        return f"it starts {workflow}, not npaflow runs ({WORKFLOW_TYPE})"
+    if not _starts_runs(action):
+        return f"it starts {_started(action)}, not npaflow runs ({WORKFLOW_TYPE})"
     payloads = [a for a in action.args if isinstance(a, Payload)]
     if len(payloads) != 1:
         return f"it passes {len(action.args)} inputs; an npaflow run takes one RunRequest"
@@ -218,7 +239,7 @@ async def _summary(name: str, description: ScheduleDescription) -> dict[str, Any
 
 async def describe(args: argparse.Namespace) -> int:
     """What the schedule does, its next and recent runs, and what it skipped."""
-    _, _, description = await _handle(args)
+    _, _, description = await _handle(args, changing=False)
     summary = await _summary(args.name, description)
     if args.json:
         print(json.dumps(summary, indent=2))

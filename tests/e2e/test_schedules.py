@@ -94,6 +94,32 @@ async def test_a_schedule_made_outside_npaflow_with_an_input_no_run_accepts_is_d
     assert "poll_second: not a field it takes" in problem
 
 
+async def test_a_schedule_of_another_workflow_type_is_never_deleted_paused_or_triggered_by_npaflow(
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
+    name = f"other-{uuid.uuid4().hex[:6]}"
+    subprocess.run(
+        [
+            str(TEMPORAL_BIN), "schedule", "create", "--schedule-id", name, "--interval", "1h",
+            "--type", "SomeoneElsesWorkflow", "--task-queue", "elsewhere", "--workflow-id", name,
+            "--address", env.client.service_client.config.target_host,
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    try:
+        refused = [
+            await npaflow(env, local_harness, "schedule", action, name)
+            for action in ("delete", "pause", "trigger")
+        ]
+        still_there = await env.client.get_schedule_handle(name).describe()
+    finally:
+        await env.client.get_schedule_handle(name).delete()
+    assert [r.returncode for r in refused] == [2, 2, 2]
+    assert all("starts SomeoneElsesWorkflow, not npaflow runs" in r.stderr for r in refused)
+    assert not still_there.schedule.state.paused and still_there.info.num_actions == 0
+
+
 async def test_a_schedule_needs_exactly_one_of_cron_and_every(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
