@@ -38,6 +38,7 @@ from npaflow.runtime.contract import (
     ENV_DEFAULTS,
     HELPER_DIVISION,
     NAMESPACE_DIVISION_ATTRIBUTE,
+    WORKFLOW_TYPE,
     EnvVar,
     RunMemo,
 )
@@ -176,17 +177,26 @@ def is_cancelled_failure(error: WorkflowFailureError) -> bool:
 async def describe_or_fail(handle: WorkflowHandle[Any, Any]) -> WorkflowExecutionDescription:
     """Describe a run, turning 'not found' into a clear user error.
 
+    A workflow of another type under that id is another tool's: no run command may
+    signal, cancel or read it as a run.
+
     Raises:
         UsageError: there is no run with this id.
     """
     try:
-        return await handle.describe()
+        description = await handle.describe()
     except RPCError as exc:
         if is_namespace_missing(exc):
             raise UsageError(rpc_error_text(exc)) from None
         raise UsageError(
             f"no run with id '{handle.id}' ({exc.message}); list runs with 'npaflow list'"
         ) from None
+    if description.workflow_type != WORKFLOW_TYPE:
+        raise UsageError(
+            f"'{handle.id}' is a {description.workflow_type} workflow, not an npaflow run "
+            f"({WORKFLOW_TYPE}), so npaflow leaves it alone; list runs with 'npaflow list'"
+        )
+    return description
 
 
 def helper_attributes() -> TypedSearchAttributes:

@@ -6,10 +6,12 @@ import asyncio
 import json
 import os
 import subprocess
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
 from tests.harness import SPECS, Harness
@@ -437,3 +439,33 @@ async def test_logs_print_each_local_job_read_on_its_worker(
     assert "first" not in result.stdout.split("###", 1)[1].splitlines()[0]
     assert unknown.returncode == 2
     assert "has no job of state 'slwo' (did you mean 'slow'?); states with jobs: " in unknown.stderr
+
+
+async def test_run_commands_leave_a_workflow_of_another_type_under_that_id_alone(
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
+    foreign = await env.client.start_workflow(
+        "SomeoneElsesWorkflow", id=f"foreign-{uuid.uuid4().hex[:6]}", task_queue="elsewhere"
+    )
+    try:
+        answers = [
+            await npaflow(env, local_harness, command, foreign.id)
+            for command in ("cancel", "pause", "resume", "status", "logs")
+        ]
+        description = await foreign.describe()
+        events = [event async for event in foreign.fetch_history_events()]
+    finally:
+        await foreign.terminate("test over")
+    assert [a.returncode for a in answers] == [2] * 5
+    assert all(
+        f"'{foreign.id}' is a SomeoneElsesWorkflow workflow, not an npaflow run" in a.stderr for a in answers
+    )
+    assert description.status == WorkflowExecutionStatus.RUNNING
+    kinds = {event.WhichOneof("attributes") for event in events}
+    assert (
+        not {
+            "workflow_execution_signaled_event_attributes",
+            "workflow_execution_cancel_requested_event_attributes",
+        }
+        & kinds
+    )
