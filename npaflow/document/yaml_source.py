@@ -166,11 +166,7 @@ def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> 
             mapping: dict[str, YamlValue] = {}
             pending = []
             for key_node, value_node in node.value:
-                key = (
-                    key_node.value
-                    if key_node.tag == _STR
-                    else constructor.construct_object(key_node, deep=True)
-                )
+                key = key_node.value if key_node.tag == _STR else _constructed(constructor, key_node, file)
                 name = key if isinstance(key, str) else str(key)
                 out[(*path, name)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
                 mapping[name] = None
@@ -182,7 +178,7 @@ def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> 
             stack.extend((item, (*path, index), items, index, alias) for index, item in enumerate(node.value))
             value = items
         else:
-            value = _scalar(constructor, node)
+            value = _scalar(constructor, node, file)
         parent[slot] = value  # type: ignore[index]
     return holder[0]
 
@@ -226,10 +222,27 @@ def _check_size(file: str, node: yaml.Node, path: KeyPath, produced: int) -> Non
         )
 
 
-def _scalar(constructor: _Constructor, node: yaml.Node) -> YamlValue:
+def _constructed(constructor: _Constructor, node: yaml.Node, file: str) -> object:
+    """The node's value; one its tag cannot hold (an integer of 5,000 digits, February 31) is an issue.
+
+    Raises:
+        SpecError: at the node, with the hint to quote it.
+    """
+    try:
+        return constructor.construct_object(node, deep=True)
+    except (ValueError, OverflowError) as exc:
+        kind = str(node.tag).rsplit(":", 1)[-1]
+        shown = str(node.value)
+        shown = shown if len(shown) <= 40 else f"{shown[:20]}...{shown[-8:]} ({len(shown):,} characters)"
+        reason = "too many digits" if "digits" in str(exc) else str(exc)
+        message = f"cannot read {shown} as a YAML {kind}: {reason}"
+        raise _issue(file, node, message, "quote it to keep it as text") from None
+
+
+def _scalar(constructor: _Constructor, node: yaml.Node, file: str) -> YamlValue:
     if node.tag == _STR:
         return str(node.value)
-    value = constructor.construct_object(node, deep=True)
+    value = _constructed(constructor, node, file)
     if isinstance(value, bytes | bytearray):
         return value.decode("utf-8", "replace")
     if not isinstance(value, bool | int | float | str) and value is not None:

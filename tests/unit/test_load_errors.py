@@ -18,6 +18,24 @@ def test_missing_file_names_the_path() -> None:
     assert caught.value.issues[0].file == "/nonexistent/spec.yaml"
 
 
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("9" * 5000, "as a YAML int: too many digits"),
+        ("2026-02-31", "as a YAML timestamp: day is out of range"),
+    ],
+    ids=["integer-of-5000-digits", "february-31"],
+)
+def test_a_scalar_its_tag_cannot_hold_is_a_located_issue_with_the_hint_to_quote_it(
+    value: str, reason: str
+) -> None:
+    with pytest.raises(SpecError) as caught:
+        parse_yaml(f"config:\n  when: {value}\n", "odd.yaml")
+    issue = caught.value.issues[0]
+    assert (issue.line, issue.column, issue.hint) == (2, 9, "quote it to keep it as text")
+    assert reason in issue.message
+
+
 def test_a_key_given_twice_is_refused_at_the_second_naming_the_first() -> None:
     text = "apiVersion: x\nmetadata: {name: a}\nmetadata: {name: b}\n"
     with pytest.raises(SpecError) as caught:
