@@ -107,7 +107,7 @@ def add_cap_argument(parser: argparse.ArgumentParser) -> None:
     """`--max-concurrency` of the previews (plan-spec, render): a run's cap, applied to the plan."""
     parser.add_argument(
         "--max-concurrency",
-        type=int,
+        type=count,
         default=0,
         metavar="N",
         help="cap every group's batch size (0 = each group's own bound)",

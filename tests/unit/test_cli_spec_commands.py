@@ -62,6 +62,16 @@ def test_var_overrides_are_merged_and_validated(capsys: pytest.CaptureFixture[st
     assert "loop.max must be >= 1, got 0" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["plan-spec", "render"])
+def test_a_negative_concurrency_cap_of_a_preview_is_a_usage_error(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as refused:
+        run([command, GATE, "--max-concurrency", "-1"])
+    assert refused.value.code == 2
+    assert "--max-concurrency: '-1' is not a whole number 0 or more" in capsys.readouterr().err
+
+
 def test_malformed_var_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["validate-spec", GATE, "--var", "novalue"]) == 2
     assert "--var expects KEY=VALUE" in capsys.readouterr().err
