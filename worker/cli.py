@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 
 from npaflow import cli
-from npaflow.cli.options import SubParsers, add_connection_arguments, count
+from npaflow.cli.options import SubParsers, add_connection_arguments, count, port
 
 
 def percent(text: str) -> float:
@@ -54,8 +54,8 @@ def register(commands: SubParsers) -> None:
 
 def _add_dev(commands: SubParsers) -> None:
     dev = commands.add_parser("dev", help="local Temporal dev server + UI + a local-backend worker")
-    dev.add_argument("--port", type=int, default=7233, help="the Temporal server's gRPC port on 127.0.0.1")
-    dev.add_argument("--ui-port", type=int, default=8233, help="the Temporal UI's port on 127.0.0.1")
+    dev.add_argument("--port", type=port, default=7233, help="the Temporal server's gRPC port on 127.0.0.1")
+    dev.add_argument("--ui-port", type=port, default=8233, help="the Temporal UI's port on 127.0.0.1")
     dev.add_argument(
         "--metrics-address",
         metavar="HOST:PORT",

@@ -42,6 +42,14 @@ def count(text: str) -> int:
     return number
 
 
+def port(text: str) -> int:
+    """An argparse type for a TCP port to listen on: 1-65535."""
+    number = plain_int(text.strip())
+    if number is None or not 0 < number < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port between 1 and 65535")
+    return number
+
+
 def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
     """Add SPEC, --var and --catalog to a subcommand."""
     parser.add_argument("spec", metavar="SPEC", help="path to an npa.workflow/v0.0.1 YAML spec")

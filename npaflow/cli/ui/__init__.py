@@ -36,8 +36,6 @@ def serve(args: argparse.Namespace) -> int:
             f"--host {args.host} serves the page beyond this machine: give it a token "
             f"(--token or {TOKEN_ENV}); readers then send 'Authorization: Bearer TOKEN'"
         )
-    if not 0 < args.port < 65536:
-        raise UsageError(f"--port {args.port}: give a port between 1 and 65535")
     return asyncio.run(_serve(args, token))
 
 
