@@ -113,16 +113,36 @@ async def watch_quota_pools(
     client: Client, sink: PrometheusSink, interval: float = SUSPENDED_REFRESH_SECONDS
 ) -> None:
     """Keep the pools' gauges current until cancelled (cluster-wide: every worker reports the same)."""
-    from npaflow.cli.quota_handler import pool_names, pool_status
-
+    last: dict[str, PoolStatus] = {}
     while True:
         try:
-            statuses = [await pool_status(client, pool) for pool in await pool_names(client)]
-            for metric, values in quota_gauges(statuses, time.time()).items():
+            last = await pool_statuses(client, last)
+            for metric, values in quota_gauges(list(last.values()), time.time()).items():
                 sink.set(metric, values)
-        except Exception as exc:  # noqa: BLE001 - visibility or a pool may be briefly unavailable
+        except Exception as exc:  # noqa: BLE001 - visibility may be briefly unavailable
             log.warning("metrics.quota_pools_failed", error=str(exc)[:200])
         await asyncio.sleep(interval)
+
+
+async def pool_statuses(client: Client, last: dict[str, PoolStatus]) -> dict[str, PoolStatus]:
+    """Every pool's status; one that cannot answer keeps its last (its oldest wait grows) and is logged.
+
+    One stuck pool (no worker on its queue, a failing workflow task) must not blank the
+    others' gauges, nor vanish itself: a pool nobody can ask is when its waiters need an alert.
+    """
+    from npaflow.cli.quota_handler import PoolMissing, pool_names, pool_status
+
+    statuses: dict[str, PoolStatus] = {}
+    for pool in await pool_names(client):
+        try:
+            statuses[pool] = await pool_status(client, pool)
+        except PoolMissing:
+            continue
+        except UsageError as unanswered:
+            log.warning("metrics.quota_pool_unanswered", pool=pool, error=str(unanswered)[:300])
+            if pool in last:
+                statuses[pool] = last[pool]
+    return statuses
 
 
 def quota_gauges(statuses: list[PoolStatus], now: float) -> dict[Metric, dict[tuple[str, ...], float]]:

@@ -156,8 +156,15 @@ async def pool_status(client: Client, pool: str) -> PoolStatus:
             handle.query(STATUS_QUERY, result_type=PoolStatus), seconds
         )
     except RPCError as error:
-        if error.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
+        if error.status is RPCStatusCode.NOT_FOUND:
             raise missing from None
+        if error.status is RPCStatusCode.FAILED_PRECONDITION:  # its workflow task fails: never "missing"
+            reason = error.message.rstrip(".")
+            raise UsageError(
+                f"quota pool {pool} cannot answer: {reason} (its runs wait until it can; the workers' "
+                f"log says why, and 'temporal workflow describe --workflow-id {pool_workflow_id(pool)}' "
+                "shows the failing task)"
+            ) from None
         raise UsageError(f"quota pool {pool} cannot be asked: {error.message}") from None
     except TimeoutError:
         if served:

@@ -7,12 +7,19 @@ import json
 from pathlib import Path
 
 import pytest
+from temporalio import workflow
+from temporalio.client import WorkflowHandle
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from npaflow.cli.temporal_client import helper_attributes
+from npaflow.quota import PoolConfig, PoolStatus
 from npaflow.quota.messages import POOL_WORKFLOW_TYPE, pool_workflow_id
 from tests.e2e.test_cli_runs import npaflow
 from tests.harness import Harness
+from tests.helpers import eventually
+from worker.metrics import pool_statuses
 
 pytestmark = pytest.mark.e2e
 
@@ -140,3 +147,44 @@ async def test_quota_set_with_no_worker_on_the_queue_says_so_instead_of_hanging(
     assert created.returncode == 2, created.stdout
     assert f"quota pool {pool}: no worker polls its task queue '{queue}'" in created.stderr
     assert "Traceback" not in created.stderr
+
+
+@workflow.defn(name="NotAQuotaPool")
+class NotAQuotaPool:
+    """What a worker registers whose task queue a pool landed on: it cannot run the pool's tasks."""
+
+    @workflow.run
+    async def run(self) -> None:
+        return None
+
+
+async def task_failed(handle: WorkflowHandle) -> bool:
+    """The worker failed the pool's task (it has no such type): queries are refused now."""
+    try:
+        await asyncio.wait_for(handle.query("status"), 2)
+    except RPCError as error:
+        return error.status is RPCStatusCode.FAILED_PRECONDITION
+    except TimeoutError:
+        return False
+    return False
+
+
+async def test_a_pool_whose_workflow_task_fails_is_named_as_unanswering_never_as_missing(
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
+    pool, queue = f"stuck-{local_harness.task_queue}", f"{local_harness.task_queue}-other"
+    handle = await env.client.start_workflow(
+        POOL_WORKFLOW_TYPE, id=pool_workflow_id(pool), task_queue=queue, search_attributes=helper_attributes()
+    )
+    remembered = PoolStatus(pool=pool, config=PoolConfig(gpus=8), in_use=0)
+    try:
+        runner = UnsandboxedWorkflowRunner()
+        async with Worker(env.client, task_queue=queue, workflows=[NotAQuotaPool], workflow_runner=runner):
+            await eventually(lambda: task_failed(handle), what="the pool's task failed")
+            status = await npaflow(env, local_harness, "quota", "status", pool)
+            kept = await pool_statuses(env.client, {pool: remembered})
+    finally:
+        await handle.terminate("test over")
+    assert status.returncode == 2 and "no quota pool" not in status.stderr
+    assert f"quota pool {pool} cannot answer: " in status.stderr and "Traceback" not in status.stderr
+    assert kept[pool] == remembered  # the gauges keep its last status, so its waiters can still alert
