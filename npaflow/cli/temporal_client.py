@@ -25,7 +25,7 @@ from temporalio.client import (
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
 from temporalio.runtime import Runtime
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.cli.dev_marker import DEV_START_PATIENCE_SECONDS, dev_server_is_starting
@@ -186,8 +186,8 @@ async def describe_or_fail(handle: WorkflowHandle[Any, Any]) -> WorkflowExecutio
     try:
         description = await handle.describe()
     except RPCError as exc:
-        if is_namespace_missing(exc):
-            raise UsageError(rpc_error_text(exc)) from None
+        if exc.status is not RPCStatusCode.NOT_FOUND or is_namespace_missing(exc):
+            raise UsageError(rpc_error_text(exc)) from None  # never read as "no such run"
         raise UsageError(
             f"no run with id '{handle.id}' ({exc.message}); list runs with 'npaflow list'"
         ) from None

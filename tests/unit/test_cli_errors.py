@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cli import SubParsers, run
 from npaflow.cli.submit_handler import flag_problem
+from npaflow.cli.temporal_client import describe_or_fail
+from npaflow.errors import UsageError
 from npaflow.quota import QuotaClaim
 
 pytestmark = pytest.mark.unit
@@ -170,3 +174,30 @@ def test_a_jitter_not_shorter_than_the_interval_is_refused_before_any_server_is_
     ]
     assert run(argv, extra=[register]) == 2
     assert "--jitter 2h is not shorter than --every 1h" in capsys.readouterr().err
+
+
+class _Refusing:
+    """A workflow handle whose describe the server refuses with `status`."""
+
+    id = "r1"
+
+    def __init__(self, status: RPCStatusCode) -> None:
+        self.status = status
+
+    async def describe(self) -> None:
+        raise RPCError("request denied", self.status, b"")
+
+
+@pytest.mark.parametrize(
+    ("status", "says"),
+    [
+        (RPCStatusCode.NOT_FOUND, "no run with id 'r1'"),
+        (RPCStatusCode.PERMISSION_DENIED, "the Temporal server refused the credentials"),
+        (RPCStatusCode.UNAVAILABLE, "cannot reach the Temporal server"),
+        (RPCStatusCode.INTERNAL, "the Temporal server answered INTERNAL"),
+    ],
+)
+def test_only_not_found_makes_a_run_missing(status: RPCStatusCode, says: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        asyncio.run(describe_or_fail(_Refusing(status)))  # type: ignore[arg-type]
+    assert says in str(refused.value)
