@@ -13,6 +13,7 @@ from temporalio.client import WorkflowFailureError
 
 from npaflow.cli.temporal_client import connect_from, innermost_message, ledger_on_worker, run_helper
 from npaflow.errors import UsageError
+from npaflow.printable import printable
 from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE
 from npaflow.runtime.reads import ArtifactRow, ListArtifactsInput, RunArtifacts
 
@@ -30,7 +31,7 @@ def artifacts_text(result: RunArtifacts) -> str:
         what = row.schema_label or row.detail
         where = f" ({row.wave_key} attempt {row.attempt})" if row.wave_key else ""
         lines.append(f"  {row.kind:<8} {row.state:<20} {_mark(row):<7} {row.uri}  {what}{where}".rstrip())
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # keys and URIs are named by whoever writes the objects
 
 
 async def artifacts(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
+from npaflow.printable import printable
 from npaflow.runtime.status import JobStatus
 from npaflow.runtime.summary import RunStatusView, WaveView
 from npaflow.runtime.timestamps import epoch_seconds
@@ -66,7 +67,7 @@ def progress_lines(view: RunStatusView, now: float | None = None) -> list[str]:
             f"node-h (failed attempts {view.usage.failed_gpu_hours:.4f} GPU-h)"
         )
     lines.append(f"ledger: {view.ledger_uri or '-'}")
-    return lines
+    return [printable(line) for line in lines]  # errors and decisions quote what jobs wrote
 
 
 def _wave_status(wave: WaveView) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from npaflow.printable import printable
 from npaflow.runtime.cache_tally import CacheTally
 from npaflow.runtime.summary import ReportedWave, StatusReport
 from npaflow.runtime.usage import RunUsage
@@ -54,7 +55,7 @@ def status_text(report: StatusReport) -> str:
         lines.append(f"ledger behind the run: {report.ledger_behind}")
     if report.ledger_repair:
         lines.append(f"ledger repair: {report.ledger_repair}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # errors and decisions quote what jobs wrote
 
 
 def _wave_line(wave: ReportedWave) -> str:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from npaflow.ids import RunId
 from npaflow.presets import FROZEN
+from npaflow.printable import printable
 from npaflow.runtime.cache_tally import CacheTally
 from npaflow.runtime.ledger import (
     CachedStep,
@@ -196,7 +197,7 @@ class RunSummary(BaseModel):
             )
         if self.error:
             lines.append(f"error: {self.error}")
-        return lines
+        return [printable(line) for line in lines]  # errors and decisions quote what jobs wrote
 
     def status_view(self, backend: BackendName) -> RunStatusView:
         """What the status query said as the run ended: its result, read with no worker."""

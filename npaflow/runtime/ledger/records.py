@@ -12,6 +12,7 @@ from pydantic import BaseModel, BeforeValidator, Field, JsonValue
 from npaflow.decisions import shown_decision
 from npaflow.document.models import Artifact
 from npaflow.presets import STRICT
+from npaflow.printable import printable
 from npaflow.runtime.vocabulary import DecisionSource
 
 
@@ -35,8 +36,8 @@ class DecisionRecord(BaseModel):
 
     @property
     def shown(self) -> str:
-        """The decision as people read it (`loop_back`), "(none)" when it said nothing."""
-        return shown_decision(self.decision) or "(none)"
+        """The decision as people read it (`loop_back`), "(none)" when it said nothing, controls escaped."""
+        return printable(shown_decision(self.decision)) or "(none)"
 
 
 class Watermark(BaseModel):
