@@ -112,7 +112,7 @@ class Overlap(StrEnum):
 
 
 def add_cap_argument(parser: argparse.ArgumentParser) -> None:
-    """`--max-concurrency` of the previews (plan-spec, render): a run's cap, applied to the plan."""
+    """`--max-concurrency`: a cap on every group's batch, of a run or of a preview (plan-spec, render)."""
     parser.add_argument(
         "--max-concurrency",
         type=count,

@@ -71,20 +71,28 @@ async def test_a_schedule_with_an_invalid_spec_is_refused_and_nothing_is_created
     assert described.returncode == 2 and f"no schedule named '{name}'" in described.stderr
 
 
-async def test_a_schedule_made_outside_npaflow_with_an_input_no_run_accepts_is_described_as_such(
-    env: WorkflowEnvironment, local_harness: Harness
+def temporal_schedule(
+    env: WorkflowEnvironment, name: str, workflow_type: str, queue: str, *extra: str
 ) -> None:
-    name = f"sched-{uuid.uuid4().hex[:6]}"
+    """`temporal schedule create`, hourly: a schedule made outside npaflow."""
     subprocess.run(
         [
             str(TEMPORAL_BIN), "schedule", "create", "--schedule-id", name, "--interval", "1h",
-            "--type", "NpaWorkflowRun", "--task-queue", local_harness.task_queue, "--workflow-id", name,
-            "--input", '{"spec": "x", "poll_second": 1}',
+            "--type", workflow_type, "--task-queue", queue, "--workflow-id", name, *extra,
             "--address", env.client.service_client.config.target_host,
         ],
         check=True,
         capture_output=True,
     )  # fmt: skip
+
+
+async def test_a_schedule_made_outside_npaflow_with_an_input_no_run_accepts_is_described_as_such(
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
+    name = f"sched-{uuid.uuid4().hex[:6]}"
+    temporal_schedule(
+        env, name, "NpaWorkflowRun", local_harness.task_queue, "--input", '{"spec": "x", "poll_second": 1}'
+    )
     try:
         described = await npaflow(env, local_harness, "schedule", "describe", name, "--json")
     finally:
@@ -98,15 +106,7 @@ async def test_a_schedule_of_another_workflow_type_is_never_deleted_paused_or_tr
     env: WorkflowEnvironment, local_harness: Harness
 ) -> None:
     name = f"other-{uuid.uuid4().hex[:6]}"
-    subprocess.run(
-        [
-            str(TEMPORAL_BIN), "schedule", "create", "--schedule-id", name, "--interval", "1h",
-            "--type", "SomeoneElsesWorkflow", "--task-queue", "elsewhere", "--workflow-id", name,
-            "--address", env.client.service_client.config.target_host,
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
+    temporal_schedule(env, name, "SomeoneElsesWorkflow", "elsewhere")
     try:
         refused = [
             await npaflow(env, local_harness, "schedule", action, name)

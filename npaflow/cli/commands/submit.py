@@ -11,7 +11,7 @@ import argparse
 import asyncio
 
 from npaflow.cli.image_flags import add_image_arguments, add_preflight_argument
-from npaflow.cli.options import add_connection_arguments, add_spec_arguments, count
+from npaflow.cli.options import add_cap_argument, add_connection_arguments, add_spec_arguments
 from npaflow.runtime.cache_messages import CacheMode
 from npaflow.runtime.notifications import NotifyWhen
 from npaflow.runtime.request import BackendName, OnFailure
@@ -117,13 +117,7 @@ def _add_waiting_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_launch_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--max-concurrency",
-        type=count,
-        default=0,
-        metavar="N",
-        help="cap every group's batch size (0 = each group's own bound)",
-    )
+    add_cap_argument(parser)
     parser.add_argument("--assume-decision", default="", help="fallback for a missing decision artifact")
     parser.add_argument(
         "--max-gpu-hours",
