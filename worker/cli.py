@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 
 from npaflow import cli
-from npaflow.cli.options import SubParsers, add_connection_arguments, count, port
+from npaflow.cli.options import SubParsers, add_connection_arguments, check_port, count
 
 
 def percent(text: str) -> float:
@@ -54,8 +54,8 @@ def register(commands: SubParsers) -> None:
 
 def _add_dev(commands: SubParsers) -> None:
     dev = commands.add_parser("dev", help="local Temporal dev server + UI + a local-backend worker")
-    dev.add_argument("--port", type=port, default=7233, help="the Temporal server's gRPC port on 127.0.0.1")
-    dev.add_argument("--ui-port", type=port, default=8233, help="the Temporal UI's port on 127.0.0.1")
+    dev.add_argument("--port", type=int, default=7233, help="the Temporal server's gRPC port on 127.0.0.1")
+    dev.add_argument("--ui-port", type=int, default=8233, help="the Temporal UI's port on 127.0.0.1")
     dev.add_argument(
         "--metrics-address",
         metavar="HOST:PORT",
@@ -108,6 +108,8 @@ def run_dev(args: argparse.Namespace) -> int:
     """`dev`: the dev server, the UI and a worker."""
     from worker.commands import run_dev as serve_dev
 
+    check_port("--port", args.port)
+    check_port("--ui-port", args.ui_port)
     return serve_dev(args)
 
 

@@ -42,12 +42,16 @@ def count(text: str) -> int:
     return number
 
 
-def port(text: str) -> int:
-    """An argparse type for a TCP port to listen on: 1-65535."""
-    number = plain_int(text.strip())
-    if number is None or not 0 < number < 65536:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port between 1 and 65535")
-    return number
+def check_port(flag: str, number: int) -> None:
+    """Refuse a TCP port to listen on outside 1-65535, in one line.
+
+    Raises:
+        UsageError: naming the flag.
+    """
+    from npaflow.errors import UsageError  # not at import: `--help` never loads pydantic
+
+    if not 0 < number < 65536:
+        raise UsageError(f"{flag} {number}: give a port between 1 and 65535")
 
 
 def add_spec_arguments(parser: argparse.ArgumentParser) -> None:

@@ -81,9 +81,6 @@ def test_an_empty_run_id_or_schedule_name_is_a_usage_error_before_any_server_is_
         (["replay-check", "--limit", "-1"], "argument --limit: '-1' is not a whole number 0 or more"),
         (["deployment", "promote", "b2", "--ramp", "nan"], "argument --ramp: 'nan' is not a percentage"),
         (["deployment", "promote", "b2", "--ramp", "150"], "argument --ramp: '150' is not a percentage"),
-        (["dev", "--port", "99999"], "argument --port: '99999' is not a port between 1 and 65535"),
-        (["dev", "--ui-port", "0"], "argument --ui-port: '0' is not a port between 1 and 65535"),
-        (["ui", "--port", "-1"], "argument --port: '-1' is not a port between 1 and 65535"),
         (["plan-spec", "s.yaml", "--max-concurrency", "-1"], "'-1' is not a whole number 0 or more"),
     ],
 )
@@ -91,6 +88,23 @@ def test_a_count_or_percentage_out_of_its_range_is_a_usage_error(
     argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert says in usage_error(argv, capsys)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["dev", "--port", "99999"], "--port 99999: give a port between 1 and 65535"),
+        (["dev", "--ui-port", "0"], "--ui-port 0: give a port between 1 and 65535"),
+        (["ui", "--port", "-1"], "--port -1: give a port between 1 and 65535"),
+    ],
+)
+def test_a_port_out_of_range_is_one_line_and_exit_2_before_anything_listens(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from worker.cli import register
+
+    assert run(argv, [register]) == 2
+    assert f"npaflow: error: {says}\n" == capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from npaflow.cli.options import add_connection_arguments, port
+from npaflow.cli.options import add_connection_arguments
 
 
 def add(ui: argparse.ArgumentParser) -> None:
     """The arguments of `ui`."""
     add_connection_arguments(ui, ledger_root=False)
-    ui.add_argument("--port", type=port, default=8234, help="port to serve on (default 8234)")
+    ui.add_argument("--port", type=int, default=8234, help="port to serve on (default 8234)")
     ui.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default loopback; others need --token)"
     )

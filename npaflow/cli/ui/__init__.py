@@ -10,6 +10,7 @@ import argparse
 import ipaddress
 import os
 
+from npaflow.cli.options import check_port
 from npaflow.errors import UsageError
 from npaflow.runtime.environment import EnvVar
 
@@ -36,6 +37,7 @@ def serve(args: argparse.Namespace) -> int:
             f"--host {args.host} serves the page beyond this machine: give it a token "
             f"(--token or {TOKEN_ENV}); readers then send 'Authorization: Bearer TOKEN'"
         )
+    check_port("--port", args.port)
     return asyncio.run(_serve(args, token))
 
 
