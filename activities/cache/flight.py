@@ -10,7 +10,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cache import scope_segment
-from npaflow.cli.temporal_client import helper_attributes
+from npaflow.cli.temporal_client import COORDINATOR_VERSIONING, helper_attributes
 from npaflow.runtime.cache_messages import (
     FLIGHT_ASK_UPDATE,
     FLIGHT_RELEASE_SIGNAL,
@@ -30,6 +30,7 @@ async def request_flight(request: RequestFlightInput) -> bool:
         task_queue=request.task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         search_attributes=helper_attributes(),  # out of the UI's run list
+        versioning_override=COORDINATOR_VERSIONING,
     )
     holding = await activity.client().execute_update_with_start_workflow(
         FLIGHT_ASK_UPDATE, request.ticket, start_workflow_operation=start, result_type=bool

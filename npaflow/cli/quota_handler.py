@@ -20,7 +20,13 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cli.quota_text import pool_lines
-from npaflow.cli.temporal_client import connect_from, helper_attributes, query_wait, task_queue_from
+from npaflow.cli.temporal_client import (
+    COORDINATOR_VERSIONING,
+    connect_from,
+    helper_attributes,
+    query_wait,
+    task_queue_from,
+)
 from npaflow.errors import UsageError
 from npaflow.quota import PoolConfig, PoolStatus, name_problem
 from npaflow.quota.messages import (
@@ -105,6 +111,7 @@ async def set_pool(client: Client, pool: str, config: PoolConfig, task_queue: st
         task_queue=task_queue,
         id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
         search_attributes=helper_attributes(),  # out of the UI's run list
+        versioning_override=COORDINATOR_VERSIONING,
     )
     queue = await _queue_of(client, pool, task_queue)
     seconds, served = await query_wait(client, queue, POOL_QUERY_SECONDS)

@@ -22,7 +22,12 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
 )
-from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
+from temporalio.common import (
+    AutoUpgradeVersioningOverride,
+    SearchAttributeKey,
+    SearchAttributePair,
+    TypedSearchAttributes,
+)
 from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
 from temporalio.runtime import Runtime
 from temporalio.service import RPCError, RPCStatusCode
@@ -197,6 +202,12 @@ async def describe_or_fail(handle: WorkflowHandle[Any, Any]) -> WorkflowExecutio
             f"({WORKFLOW_TYPE}), so npaflow leaves it alone; list runs with 'npaflow list'"
         )
     return description
+
+
+#: How quota pools and cache flights are started: they outlive builds, so they follow the
+#: current one (their code changes behind patches). Pinned, as runs are, one would be
+#: served only by the build that started it, and go silent once its workers retire.
+COORDINATOR_VERSIONING = AutoUpgradeVersioningOverride()
 
 
 def helper_attributes() -> TypedSearchAttributes:

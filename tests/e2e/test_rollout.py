@@ -209,3 +209,48 @@ async def test_a_worker_of_another_deployment_refuses_the_queue_and_runs_keep_fl
     finally:
         worker.terminate()
         worker.wait(timeout=30)
+
+
+async def test_a_quota_pool_made_on_b1_is_served_by_b2_after_the_promote_and_b1_retired(
+    env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    deployment, queue = f"dep-{uuid.uuid4().hex[:6]}", f"tq-{uuid.uuid4().hex[:8]}"
+    pool = f"pool-{uuid.uuid4().hex[:6]}"
+    quota = ("quota", "set", pool, "--task-queue", queue, "--json", "--gpus")
+    b1 = start_worker_process(
+        env, tmp_path / "b1", queue, NPAFLOW_DEPLOYMENT=deployment, NPAFLOW_BUILD_ID="b1"
+    )
+    b2 = None
+    try:
+        await eventually(
+            lambda: _equals(current_build_of(env, deployment), "b1"),
+            timeout=60,
+            interval=1,
+            what="b1 current",
+        )
+        created = cli(env, "npaflow", deployment, "b1", *quota, "4")
+        assert created.returncode == 0, created.stderr
+        b2 = start_worker_process(
+            env, tmp_path / "b2", queue, NPAFLOW_DEPLOYMENT=deployment, NPAFLOW_BUILD_ID="b2"
+        )
+        await eventually(
+            lambda: _has_version(env.client, deployment, "b2"), timeout=60, interval=1, what="b2 polling"
+        )
+        promoted = cli(env, "npaflow", deployment, "b2", "deployment", "promote", "b2")
+        assert promoted.returncode == 0, promoted.stderr
+        b1.terminate()
+        b1.wait(timeout=30)
+        changed = cli(env, "npaflow", deployment, "b2", *quota, "6")
+        served_by = await version_of(env.client.get_workflow_handle(f"npaflow-quota-{pool}"))
+    finally:
+        for process in (b1, b2):
+            if process is not None and process.poll() is None:
+                process.terminate()
+                process.wait(timeout=30)
+        await env.client.get_workflow_handle(f"npaflow-quota-{pool}").terminate("test over")
+    assert changed.returncode == 0, changed.stderr
+    assert json.loads(changed.stdout)[0]["config"]["gpus"] == 6 and served_by == "b2"
+
+
+async def current_build_of(env: WorkflowEnvironment, deployment: str) -> str:
+    return current_build(await describe(env.client, deployment))
