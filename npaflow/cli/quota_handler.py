@@ -124,11 +124,8 @@ async def set_pool(client: Client, pool: str, config: PoolConfig, task_queue: st
             rpc_timeout=timedelta(seconds=seconds),
         )
     except WorkflowUpdateRPCTimeoutOrCancelledError:
-        if served:
-            raise UsageError(f"quota pool {pool} did not answer within {seconds:g} s") from None
-        raise PoolUnserved(
-            f"quota pool {pool}: no worker polls its task queue '{queue}', so the change is not "
-            f"confirmed (start one: npaflow worker --task-queue {queue}; then run this again)"
+        raise _unanswered(
+            pool, queue, seconds, served, "so the change is not confirmed", "; then run this again"
         ) from None
     return status
 
@@ -174,13 +171,18 @@ async def pool_status(client: Client, pool: str) -> PoolStatus:
             ) from None
         raise UsageError(f"quota pool {pool} cannot be asked: {error.message}") from None
     except TimeoutError:
-        if served:
-            raise UsageError(f"quota pool {pool} did not answer within {seconds:g} s") from None
-        raise PoolUnserved(
-            f"quota pool {pool}: no worker polls its task queue '{queue}', so it cannot answer "
-            f"(start one: npaflow worker --task-queue {queue})"
-        ) from None
+        raise _unanswered(pool, queue, seconds, served, "so it cannot answer", "") from None
     return status
+
+
+def _unanswered(pool: str, queue: str, seconds: float, served: bool, so: str, then: str) -> UsageError:
+    """Why the pool gave no answer in time: slow, or no worker polls its queue at all."""
+    if served:
+        return UsageError(f"quota pool {pool} did not answer within {seconds:g} s")
+    return PoolUnserved(
+        f"quota pool {pool}: no worker polls its task queue '{queue}', {so} "
+        f"(start one: npaflow worker --task-queue {queue}{then})"
+    )
 
 
 async def _existing(client: Client, pools: list[str]) -> list[PoolStatus]:
