@@ -38,7 +38,7 @@ from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
 from npaflow.cli.temporal_target import TemporalTarget, temporal_target
 from npaflow.cli.tracing import tracing_interceptors
 from npaflow.document.problems import validation_problems
-from npaflow.errors import UsageError
+from npaflow.errors import ErrorType, UsageError
 from npaflow.runtime.contract import (
     ENV_DEFAULTS,
     HELPER_DIVISION,
@@ -298,8 +298,20 @@ async def started_request(client: Client, handle: WorkflowHandle[Any, Any]) -> R
     raise UsageError(f"run {handle.id} has no history on this server")
 
 
+#: The `ApplicationError.type` values npaflow's own errors carry.
+_NPAFLOW_ERROR_TYPES = frozenset(kind.value for kind in ErrorType)
+
+
 def innermost_message(error: BaseException) -> str:
-    """The message of the error that started it (the activity's own), without the wrappers' words."""
-    while error.__cause__ is not None or getattr(error, "cause", None) is not None:
-        error = error.__cause__ or error.cause  # type: ignore[attr-defined]
-    return str(getattr(error, "message", "") or error).removeprefix("ConfigurationError: ")
+    """The message of the error that started it (the activity's own), without the wrappers' words.
+
+    That is the deepest npaflow error in the chain: below it lie only the library's
+    own words it was raised from (botocore's "Unable to locate credentials" under
+    "no usable S3 credentials … (set AWS_ACCESS_KEY_ID …)"), which lack the fix.
+    """
+    chain = [error]
+    while (cause := chain[-1].__cause__ or getattr(chain[-1], "cause", None)) is not None:
+        chain.append(cause)
+    ours = [e for e in chain if isinstance(e, ApplicationError) and e.type in _NPAFLOW_ERROR_TYPES]
+    chosen = ours[-1] if ours else chain[-1]
+    return str(getattr(chosen, "message", "") or chosen).removeprefix("ConfigurationError: ")
