@@ -9,10 +9,16 @@ import sys
 from datetime import timedelta
 from typing import Any
 
+from google.protobuf.field_mask_pb2 import FieldMask
 from pydantic import ValidationError
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.enums.v1 import VersioningBehavior
+from temporalio.api.workflow.v1 import VersioningOverride, WorkflowExecutionOptions
+from temporalio.api.workflowservice.v1 import UpdateWorkflowExecutionOptionsRequest
 from temporalio.client import (
     Client,
     WithStartWorkflowOperation,
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
@@ -27,6 +33,7 @@ from npaflow.cli.temporal_client import (
     query_wait,
     task_queue_from,
 )
+from npaflow.cli.temporal_errors import rpc_error_text
 from npaflow.errors import UsageError
 from npaflow.quota import PoolConfig, PoolStatus, name_problem
 from npaflow.quota.messages import (
@@ -131,13 +138,46 @@ async def set_pool(client: Client, pool: str, config: PoolConfig, task_queue: st
 
 
 async def _queue_of(client: Client, pool: str, task_queue: str) -> str:
-    """The task queue the pool's workflow runs on: its own when it exists, else the one given."""
+    """The task queue the pool's workflow runs on: its own when it exists, else the one given.
+
+    A running pool still pinned to the build that made it is moved to follow the
+    current build first (see `_follow_current_build`).
+    """
     try:
         description = await client.get_workflow_handle(pool_workflow_id(pool)).describe()
     except RPCError:
         return task_queue
-    running = description.status == WorkflowExecutionStatus.RUNNING
-    return (description.task_queue or task_queue) if running else task_queue
+    if description.status != WorkflowExecutionStatus.RUNNING:
+        return task_queue
+    await _follow_current_build(client, description)
+    return description.task_queue or task_queue
+
+
+async def _follow_current_build(client: Client, description: WorkflowExecutionDescription) -> None:
+    """Give a pool pinned by its workers' default the AutoUpgrade override new pools start with.
+
+    Pools made before npaflow started them AutoUpgrade are pinned to their first
+    build and go silent once that build's workers retire; this moves such a pool at
+    its next task. An override someone set on purpose (pinned or not) is kept.
+    """
+    info = description.raw_description.workflow_execution_info.versioning_info
+    if info.behavior != VersioningBehavior.VERSIONING_BEHAVIOR_PINNED or info.HasField("versioning_override"):
+        return
+    request = UpdateWorkflowExecutionOptionsRequest(
+        namespace=client.namespace,
+        workflow_execution=WorkflowExecution(workflow_id=description.id, run_id=description.run_id),
+        workflow_execution_options=WorkflowExecutionOptions(
+            versioning_override=VersioningOverride(auto_upgrade=True)
+        ),
+        update_mask=FieldMask(paths=["versioning_override"]),
+    )
+    try:
+        await client.workflow_service.update_workflow_execution_options(request)
+    except RPCError as exc:
+        raise UsageError(
+            f"quota pool {description.id.removeprefix(POOL_PREFIX)} is pinned to the build that made it "
+            f"and could not be moved to the current one: {rpc_error_text(exc)}"
+        ) from None
 
 
 async def pool_status(client: Client, pool: str) -> PoolStatus:

@@ -16,9 +16,12 @@ import uuid
 from pathlib import Path
 
 import pytest
+from temporalio.api.enums.v1 import VersioningBehavior
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
+from npaflow.cli.temporal_client import helper_attributes
+from npaflow.quota.messages import POOL_WORKFLOW_TYPE, pool_workflow_id
 from npaflow.runtime.contract import WORKFLOW_TYPE
 from tests.harness import Harness, start_worker_process
 from tests.helpers import ROOT, eventually
@@ -211,8 +214,29 @@ async def test_a_worker_of_another_deployment_refuses_the_queue_and_runs_keep_fl
         worker.wait(timeout=30)
 
 
+async def _pinned_pool_on_b1(env: WorkflowEnvironment, pool: str, queue: str) -> None:
+    """A pool as npaflow started them before they auto-upgraded: pinned by b1's workers' default."""
+    handle = await env.client.start_workflow(
+        POOL_WORKFLOW_TYPE,
+        None,
+        id=pool_workflow_id(pool),
+        task_queue=queue,
+        search_attributes=helper_attributes(),
+    )
+
+    async def pinned_to_b1() -> bool:
+        info = (await handle.describe()).raw_description.workflow_execution_info.versioning_info
+        return (
+            info.behavior == VersioningBehavior.VERSIONING_BEHAVIOR_PINNED
+            and await version_of(handle) == "b1"
+        )
+
+    await eventually(pinned_to_b1, timeout=60, interval=1, what="the pool pinned to b1")
+
+
+@pytest.mark.parametrize("made_by", ["quota set", "an npaflow that pinned pools"])
 async def test_a_quota_pool_made_on_b1_is_served_by_b2_after_the_promote_and_b1_retired(
-    env: WorkflowEnvironment, tmp_path: Path
+    env: WorkflowEnvironment, tmp_path: Path, made_by: str
 ) -> None:
     deployment, queue = f"dep-{uuid.uuid4().hex[:6]}", f"tq-{uuid.uuid4().hex[:8]}"
     pool = f"pool-{uuid.uuid4().hex[:6]}"
@@ -228,8 +252,11 @@ async def test_a_quota_pool_made_on_b1_is_served_by_b2_after_the_promote_and_b1_
             interval=1,
             what="b1 current",
         )
-        created = cli(env, "npaflow", deployment, "b1", *quota, "4")
-        assert created.returncode == 0, created.stderr
+        if made_by == "quota set":
+            created = cli(env, "npaflow", deployment, "b1", *quota, "4")
+            assert created.returncode == 0, created.stderr
+        else:
+            await _pinned_pool_on_b1(env, pool, queue)
         b2 = start_worker_process(
             env, tmp_path / "b2", queue, NPAFLOW_DEPLOYMENT=deployment, NPAFLOW_BUILD_ID="b2"
         )
