@@ -9,8 +9,10 @@ import os
 import re
 import secrets
 import socket
+from collections.abc import Mapping
 from pathlib import Path
 
+import structlog
 from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from npaflow.document.problems import validation_problems
@@ -19,7 +21,11 @@ from npaflow.ledger_paths import root_problem
 from npaflow.presets import FROZEN
 from npaflow.quota import name_problem
 from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
+from npaflow.runtime.environment import KNOWN_NPAFLOW_VARIABLES, unknown_variables
 from npaflow.runtime.request import BackendName
+from npaflow.spec.issues import did_you_mean
+
+log = structlog.get_logger(__name__)
 
 WORKER_ID_FILE = "worker-id"
 _UNSAFE_ID = re.compile(r"[^a-z0-9-]")
@@ -196,3 +202,10 @@ class WorkerConfig(BaseModel):
         if self.log_format not in LOG_FORMATS:
             problems.append(f"{EnvVar.LOG_FORMAT.value}={self.log_format!r}: give json or console")
         return problems
+
+
+def warn_unknown_variables(environ: Mapping[str, str]) -> None:
+    """Log each NPAFLOW_* variable npaflow never reads: a typo would otherwise lose its setting silently."""
+    for name in unknown_variables(environ):
+        hint = did_you_mean(name, KNOWN_NPAFLOW_VARIABLES, "variables")
+        log.warning("worker.unknown_variable", variable=name, hint=f"npaflow does not read it; {hint}")

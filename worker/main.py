@@ -9,6 +9,7 @@ activities of the local jobs its host holds.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -31,7 +32,7 @@ from npaflow.errors import UsageError
 from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, QueueKind, poll_task_queue
 from npaflow.runtime.metrics import install as install_metrics
 from npaflow.runtime.request import BackendName
-from worker.config import WorkerConfig
+from worker.config import WorkerConfig, warn_unknown_variables
 from worker.deployment import Deployment, deployment_from
 from worker.dev_takeover import adopted
 from worker.logging import configure_logging
@@ -216,6 +217,7 @@ def _log_started(
         ledger_root=context.ledger_base(),
         deployment_version=deployment.version if deployment else "unversioned",
     )
+    warn_unknown_variables(os.environ)
 
 
 async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take_over: bool = False) -> None:

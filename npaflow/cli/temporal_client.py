@@ -299,7 +299,7 @@ async def started_request(client: Client, handle: WorkflowHandle[Any, Any]) -> R
 
 
 #: The `ApplicationError.type` values npaflow's own errors carry.
-_NPAFLOW_ERROR_TYPES = frozenset(kind.value for kind in ErrorType)
+_OWN_ERROR_TYPES = frozenset(kind.value for kind in ErrorType)
 
 
 def innermost_message(error: BaseException) -> str:
@@ -312,6 +312,6 @@ def innermost_message(error: BaseException) -> str:
     chain = [error]
     while (cause := chain[-1].__cause__ or getattr(chain[-1], "cause", None)) is not None:
         chain.append(cause)
-    ours = [e for e in chain if isinstance(e, ApplicationError) and e.type in _NPAFLOW_ERROR_TYPES]
+    ours = [e for e in chain if isinstance(e, ApplicationError) and e.type in _OWN_ERROR_TYPES]
     chosen = ours[-1] if ours else chain[-1]
     return str(getattr(chosen, "message", "") or chosen).removeprefix("ConfigurationError: ")

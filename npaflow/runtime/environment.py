@@ -5,6 +5,7 @@ Kept apart from the contract's activity models so the spec commands import it ch
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 
 #: The default main task queue (contract.DEFAULT_TASK_QUEUE).
@@ -52,3 +53,26 @@ ENV_DEFAULTS: dict[EnvVar, str] = {
     EnvVar.DEPLOYMENT: "npaflow",
     EnvVar.RECONCILE_SECONDS: "20",
 }
+
+#: NPAFLOW_* variables read outside the worker's configuration: image preflight
+#: (npaflow/cli/images), the run page's token (`npaflow ui`), a local job's marker.
+OTHER_NPAFLOW_VARIABLES = frozenset(
+    {
+        "NPAFLOW_REGISTRY_HOST",
+        "NPAFLOW_REGISTRY_USERNAME",
+        "NPAFLOW_REGISTRY_PASSWORD",
+        "NPAFLOW_INSECURE_REGISTRIES",
+        "NPAFLOW_IMAGE_CACHE_SECONDS",
+        "NPAFLOW_UI_TOKEN",
+        "NPAFLOW_LOCAL_JOB",
+    }
+)
+#: Every NPAFLOW_* variable npaflow reads.
+KNOWN_NPAFLOW_VARIABLES = frozenset(
+    {v.value for v in EnvVar if v.value.startswith("NPAFLOW_")} | OTHER_NPAFLOW_VARIABLES
+)
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """NPAFLOW_* names set that npaflow never reads: most often a typo whose setting is lost."""
+    return sorted(n for n in environ if n.startswith("NPAFLOW_") and n not in KNOWN_NPAFLOW_VARIABLES)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from npaflow.errors import UsageError
-from worker.config import WorkerConfig
+from npaflow.runtime.environment import unknown_variables
+from worker.config import WorkerConfig, warn_unknown_variables
 
 pytestmark = pytest.mark.unit
 
@@ -57,3 +60,28 @@ def test_a_home_that_is_a_file_is_refused_before_anything_is_written_there(
     monkeypatch.delenv("NPAFLOW_WORKER_ID")
     with pytest.raises(UsageError, match="NPAFLOW_HOME='/dev/null' is not a directory"):
         WorkerConfig.from_env()
+
+
+def test_a_misspelt_npaflow_variable_is_named_at_start_with_the_one_it_meant() -> None:
+    environ = {"NPAFLOW_TASKQUEUE": "gpu", "NPAFLOW_TASK_QUEUE": "cpu", "NPAFLOWISH": "x", "PATH": "/bin"}
+    with capture_logs() as logs:
+        warn_unknown_variables(environ)
+    assert logs == [
+        {
+            "event": "worker.unknown_variable",
+            "log_level": "warning",
+            "variable": "NPAFLOW_TASKQUEUE",
+            "hint": "npaflow does not read it; did you mean 'NPAFLOW_TASK_QUEUE'?",
+        }
+    ]
+
+
+def test_every_npaflow_variable_the_code_reads_counts_as_known() -> None:
+    root = Path(__file__).resolve().parents[2]
+    named = {
+        name
+        for package in ("npaflow", "worker", "activities", "workflows_def")
+        for path in (root / package).rglob("*.py")
+        for name in re.findall(r"\bNPAFLOW_[A-Z_]+\b", path.read_text(encoding="utf-8"))
+    }
+    assert named and unknown_variables(dict.fromkeys(named, "")) == []
