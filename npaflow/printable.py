@@ -18,3 +18,8 @@ _UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u206
 def printable(text: str) -> str:
     r"""`text` with each control character written as its escape (`\x1b`), lines and tabs kept."""
     return _UNPRINTABLE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def clipped(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters and how long it was: a free-text field's bound."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters, clipped)"

@@ -54,6 +54,7 @@ from npaflow.runtime.messages import (
     ExportLedgerInput,
     ExportResult,
 )
+from npaflow.runtime.run_state import MAX_REASON_CHARS
 from npaflow.runtime.summary import RunStatusView, StatusReport
 
 
@@ -212,6 +213,11 @@ async def _signal(args: argparse.Namespace, name: Signal, *params: object) -> in
 
 async def cancel(args: argparse.Namespace) -> int:
     """Cancel every in-flight job by exact id and end the run CANCELED."""
+    if len(args.reason) > MAX_REASON_CHARS:
+        raise UsageError(
+            f"--reason: at most {MAX_REASON_CHARS:,} characters (this one has {len(args.reason):,}); "
+            "say why in a sentence and link to the rest"
+        )
     return await _signal(args, Signal.CANCEL, args.reason)
 
 

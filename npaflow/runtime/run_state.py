@@ -12,6 +12,7 @@ The reports built from it live beside their views (npaflow/runtime/summary.py).
 from __future__ import annotations
 
 from npaflow.ids import RunId
+from npaflow.printable import clipped
 from npaflow.runtime.ledger import DecisionRecord, LedgerDelta, Watermark
 from npaflow.runtime.ledger.book import LedgerBook, Receipt
 from npaflow.runtime.messages import AttemptUsage
@@ -25,8 +26,9 @@ from npaflow.runtime.wave_attempts import WaveAttempts
 
 #: Enough for a plan-diff refusal of a few dozen lines; the ledger keeps it, the UI shortens it.
 MAX_ERROR_CHARS = 4000
+MAX_REASON_CHARS = 1000  # a cancel reason (--reason, a raw signal or cancel): a sentence or two
 
-__all__ = ["RunState"]
+__all__ = ["MAX_REASON_CHARS", "RunState"]
 
 
 class RunState:
@@ -83,7 +85,7 @@ class RunState:
     def cancel_requested(self, reason: str) -> None:
         """The `cancel` signal arrived; its reason lands in the ledger."""
         self._note(RunNote.CANCEL_REQUESTED)
-        self.cancel_reason = reason or "cancel signal"
+        self.cancel_reason = clipped(reason, MAX_REASON_CHARS) or "cancel signal"
 
     def states_entered(self, states: list[str]) -> None:
         """The walk moved on to these states."""
@@ -190,7 +192,7 @@ class RunState:
     def run_cancelling(self, reason: str) -> None:
         """Cancellation began: in-flight jobs are cancelled next."""
         self._to_phase(RunTransition.CANCELLING)
-        self.cancel_reason = self.cancel_reason or reason or "no reason given"
+        self.cancel_reason = self.cancel_reason or clipped(reason, MAX_REASON_CHARS) or "no reason given"
         self.error = f"run cancelled: {self.cancel_reason}"
 
     def run_cancelled(self) -> None:

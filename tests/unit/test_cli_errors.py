@@ -215,3 +215,14 @@ def test_only_not_found_makes_a_run_missing(status: RPCStatusCode, says: str) ->
     with pytest.raises(UsageError) as refused:
         asyncio.run(describe_or_fail(_Refusing(status)))  # type: ignore[arg-type]
     assert says in str(refused.value)
+
+
+def test_a_cancel_reason_past_a_thousand_characters_is_refused_before_any_server_is_asked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run(["cancel", "run-1", "--reason", "x" * 1001, "--address", "127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "npaflow: error: --reason: at most 1,000 characters (this one has 1,001); "
+        "say why in a sentence and link to the rest\n"
+    )

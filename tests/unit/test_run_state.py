@@ -306,3 +306,13 @@ def _recorder_calls(tree: ast.AST) -> set[str]:
 def test_the_workflow_layer_never_exports_or_publishes_by_hand() -> None:
     called = set().union(*(_recorder_calls(ast.parse(p.read_text())) for p in _glue_modules()))
     assert called <= {"sync", "attach", "loaded", "pending_export"}, called
+
+
+@pytest.mark.parametrize("how", ["cancel signal", "Temporal's cancel"])
+def test_a_cancel_reason_of_any_length_is_kept_to_a_thousand_characters_and_says_so(how: str) -> None:
+    state, reason = started(), "R" * 1_500_000  # a raw signal may carry up to the server's 2 MB
+    if how == "cancel signal":
+        state.cancel_requested(reason)
+    state.run_cancelling(reason)
+    assert state.cancel_reason == "R" * 1000 + "… (1,500,000 characters, clipped)"
+    assert len(state.error) < 1100
