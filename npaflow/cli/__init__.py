@@ -6,6 +6,8 @@ Exit codes: npaflow/cli/exits.py.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
 import os
 import sys
@@ -13,9 +15,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from npaflow.cli.commands import COMMANDS
-from npaflow.cli.exits import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, StoppedFollowing
+from npaflow.cli.exits import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, EXIT_OUTPUT, EXIT_USAGE, StoppedFollowing
 from npaflow.cli.lazy_commands import CHOSEN_PARSER, Commands
 from npaflow.cli.options import SubParsers
+
+#: What writing to standard output fails with when the disk or device behind it does.
+_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -134,7 +139,7 @@ def run(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> i
         sys.stderr.write("\nnpaflow: interrupted (nothing was cancelled)\n")
         return EXIT_INTERRUPTED
     except OSError as exc:
-        if exc.filename is None:  # a socket or pipe: not a path the user gave
+        if exc.filename is None:  # a socket, a pipe or standard output: not a path the user gave
             raise
         sys.stderr.write(f"npaflow: error: {exc.filename}: {exc.strerror or exc}\n")
         return EXIT_USAGE
@@ -156,6 +161,16 @@ def _server_refusal(exc: BaseException) -> str | None:
     return rpc_error_text(exc)
 
 
+def _output_failed(exc: OSError) -> int:
+    """Standard output cannot take what the command printed (`npaflow list > /dev/full`)."""
+    with contextlib.suppress(OSError):
+        reason = exc.strerror or exc
+        sys.stderr.write(f"npaflow: error: cannot write the output: {reason} (free space or redirect it)\n")
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # what is still buffered cannot be written either
+    return EXIT_OUTPUT
+
+
 def _closed_pipe() -> int:
     """The reader went away (`npaflow status X | head -1`): stop quietly, as git does."""
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -169,11 +184,17 @@ def main(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> 
         code = run(argv, extra)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
+    except OSError as exc:
+        if exc.filename is not None or exc.errno not in _OUTPUT_ERRNOS:
+            raise
+        code = _output_failed(exc)
     if "npaflow.cli.tracing" in sys.modules:
         sys.modules["npaflow.cli.tracing"].flush_traces()
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         code = _closed_pipe()
+    except OSError as exc:
+        code = _output_failed(exc)
     sys.stderr.flush()
     os._exit(code)

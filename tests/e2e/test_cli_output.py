@@ -31,6 +31,18 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(command: list[str]) ->
     assert err == ""
 
 
+@pytest.mark.parametrize(
+    "command", [["schema"], ["--version"], ["validate-spec", str(EXAMPLES / "gate-loop.yaml")]]
+)
+def test_output_to_a_full_device_is_one_line_and_exit_74(command: list[str]) -> None:
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([NPAFLOW, *command], stdout=full, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    assert result.returncode == 74  # EX_IOERR
+    assert result.stderr == (
+        "npaflow: error: cannot write the output: No space left on device (free space or redirect it)\n"
+    )
+
+
 def test_a_worker_offering_skypilot_without_its_extra_says_what_to_install(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-c", WITHOUT_SKY, "worker", "--backend", "skypilot", "--address", "127.0.0.1:1"],
