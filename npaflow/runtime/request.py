@@ -98,8 +98,11 @@ class RunRequest(BaseModel):
     def _one_spec_source(self) -> RunRequest:
         if bool(self.spec) == bool(self.spec_uri):
             raise ValueError("give exactly one of 'spec' (inline YAML) or 'spec_uri'")
-        if self.run_id and not RUN_ID_PATTERN.match(self.run_id):
-            raise ValueError(f"run_id {self.run_id!r} must match {RUN_ID_PATTERN.pattern}")
+        if self.run_id and not RUN_ID_PATTERN.fullmatch(self.run_id):  # `$` alone lets "id\n" through
+            raise ValueError(
+                f"run id {self.run_id[:120]!r}: 1-96 letters, digits, '.', '_' or '-', starting with a "
+                "letter or digit (it becomes the workflow id, job names and ledger paths)"
+            )
         if problem := assumption_problem(self.assume_decision):
             raise ValueError(problem)
         for name in self.secret_env:

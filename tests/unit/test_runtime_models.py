@@ -84,6 +84,17 @@ def test_run_request_rejects_unknown_fields_and_bad_secret_names() -> None:
         RunRequest(spec="x", secret_env=["NOT-A-NAME"])
 
 
+@pytest.mark.parametrize("run_id", ["abc\n", "bad id", "-dash-first", "a" * 97, "a/b"])
+def test_a_run_id_the_run_would_refuse_is_refused_before_it_starts(run_id: str) -> None:
+    with pytest.raises(ValidationError, match="1-96 letters, digits"):
+        RunRequest(spec="x", run_id=run_id)
+
+
+def test_a_schedules_run_id_with_its_timestamp_is_a_run_id() -> None:
+    run_id = "nightly-2026-12-04T10:00:00Z"
+    assert RunRequest(spec="x", run_id=run_id).run_id == run_id
+
+
 def test_retry_backoff_doubles_and_is_capped() -> None:
     request = RunRequest(spec="x", retry_backoff_seconds=30)
     assert [request.backoff_seconds(n) for n in (1, 2, 3)] == [30, 60, 120]
