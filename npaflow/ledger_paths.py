@@ -12,7 +12,7 @@ import re
 MAX_SEGMENT_BYTES = 255
 MAX_PREFIX_BYTES = 1024
 #: S3 bucket names (AWS rules; MinIO and SeaweedFS accept a superset).
-BUCKET_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+BUCKET_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\\]")
 
 #: The directory beside the runs' ledgers where the stage cache keeps its entries.

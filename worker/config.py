@@ -171,7 +171,7 @@ class WorkerConfig(BaseModel):
         if problems := self._setting_problems():
             raise UsageError("; ".join(problems))
         for name in self.job_env:
-            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*\Z", name):
                 raise UsageError(f"{EnvVar.JOB_ENV.value}: {name!r} is not a variable name")
         for index, url in enumerate(self.notify_urls):
             scheme = url.get_secret_value().partition("://")[0]

@@ -19,7 +19,7 @@ from npaflow.presets import FROZEN
 NO_IMAGE = frozenset({"none", "default", "-"})
 #: The override key that applies to every step (the same as `--image`).
 EVERY_TOOL = "*"
-_TOOL_REF = re.compile(r"^(?:\*|[A-Za-z0-9_][A-Za-z0-9_.-]*)$")
+_TOOL_REF = re.compile(r"^(?:\*|[A-Za-z0-9_][A-Za-z0-9_.-]*)\Z")
 #: Most images one run may pin or override (a spec has far fewer; this bounds hostile input).
 MAX_IMAGES = 1000
 

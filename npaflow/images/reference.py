@@ -18,12 +18,12 @@ DOCKER_HUB = "docker.io"
 DOCKER_HUB_API = "registry-1.docker.io"
 DEFAULT_TAG = "latest"
 _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_NAME = re.compile(rf"^{_COMPONENT}(?:/{_COMPONENT})*$")
+_NAME = re.compile(rf"^{_COMPONENT}(?:/{_COMPONENT})*\Z")
 _HOST = re.compile(
     r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)*|\[[0-9a-fA-F:]+\])(?::\d+)?$"
 )
-_TAG = re.compile(r"^[\w][\w.-]{0,127}$")
-DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+_TAG = re.compile(r"^[\w][\w.-]{0,127}\Z")
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}\Z")  # \Z: "$" would let a final newline in
 _LOOPBACK = ("localhost", "127.", "[::1]")
 
 

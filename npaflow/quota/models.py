@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator
 from npaflow.presets import FROZEN
 
 #: Pool and team names become workflow ids and metric labels.
-NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}\Z")  # \Z: "$" would let a final newline in
 MAX_GPUS = 1_000_000
 MIN_PRIORITY, MAX_PRIORITY, DEFAULT_PRIORITY = 1, 5, 3
 DEFAULT_TEAM = "default"

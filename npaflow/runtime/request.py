@@ -19,7 +19,7 @@ from npaflow.runtime.notifications import NotifyWhen
 #: The largest GPU-hour budget a run may name.
 MAX_GPU_HOURS = 10_000_000
 #: A run id; a scheduled run's id ends in the time Temporal's schedule adds (`-2026-12-01T03:00:00Z`).
-RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(?:-\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?$")
+RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(?:-\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?\Z")
 #: Longest retry backoff, so exponential growth cannot park a run for hours.
 MAX_RETRY_BACKOFF_SECONDS = 1800
 #: Longest duration any field may name (30 days): every duration becomes a Temporal timer
@@ -98,7 +98,7 @@ class RunRequest(BaseModel):
     def _one_spec_source(self) -> RunRequest:
         if bool(self.spec) == bool(self.spec_uri):
             raise ValueError("give exactly one of 'spec' (inline YAML) or 'spec_uri'")
-        if self.run_id and not RUN_ID_PATTERN.fullmatch(self.run_id):  # `$` alone lets "id\n" through
+        if self.run_id and not RUN_ID_PATTERN.fullmatch(self.run_id):
             raise ValueError(
                 f"run id {self.run_id[:120]!r}: 1-96 letters, digits, '.', '_' or '-', starting with a "
                 "letter or digit (it becomes the workflow id, job names and ledger paths)"
@@ -106,7 +106,7 @@ class RunRequest(BaseModel):
         if problem := assumption_problem(self.assume_decision):
             raise ValueError(problem)
         for name in self.secret_env:
-            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name):
+            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*\Z", name):
                 raise ValueError(f"secret_env entries are variable names, got {name!r}")
         return self
 
