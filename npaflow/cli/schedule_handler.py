@@ -38,6 +38,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from npaflow.cli.cron import check_cron
 from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.images import checked_binding
@@ -76,6 +77,7 @@ def _spec_of(args: argparse.Namespace) -> ScheduleSpec:
         raise UsageError("give exactly one of --cron EXPR or --every DURATION (example: --every 24h)")
     jitter = parse_duration("--jitter", args.jitter) if args.jitter else None
     if args.cron:
+        check_cron(args.cron)
         return ScheduleSpec(cron_expressions=[args.cron], jitter=jitter)
     every = parse_duration("--every", args.every)
     if jitter is not None and jitter >= every:
@@ -124,27 +126,34 @@ async def create(args: argparse.Namespace) -> int:
             f"schedule {args.name!r} already exists (see: npaflow schedule describe {args.name}; "
             f"replace it: npaflow schedule delete {args.name}, then create it again)"
         ) from None
-    await _refuse_if_it_never_runs(handle, args.cron)
+    upcoming = await _refuse_if_it_never_runs(handle, args.cron)
     print(f"schedule {args.name} created: {spec.name}, {when}, overlap {args.overlap}")
+    print("next runs: " + ", ".join(_stamp(t) for t in upcoming[:3]))
     print(f"its runs are {args.name}-<scheduled time> (see them: npaflow list --spec {spec.name})")
     return 0
 
 
-async def _refuse_if_it_never_runs(handle: ScheduleHandle, cron: str) -> None:
-    """A cron no time matches (February 31, a year gone by) makes a schedule that never runs.
+async def _refuse_if_it_never_runs(handle: ScheduleHandle, cron: str) -> Sequence[datetime]:
+    """The schedule's next times, as the server computes them (shown, so a cron reads as meant).
 
-    Temporal accepts it; the server's own list of the next times is the judge.
+    A cron no time matches (February 31, a year gone by) makes a schedule that never
+    runs; Temporal accepts it, and the server's own list of the next times is the judge.
 
     Raises:
         UsageError: nothing will ever run (the schedule is deleted again).
     """
-    if (await handle.describe()).info.next_action_times:
-        return
+    if upcoming := (await handle.describe()).info.next_action_times:
+        return upcoming
     await handle.delete()
     raise UsageError(
         f"--cron {cron!r} matches no time to come (a day its month never has, or a past year), "
         "so the schedule would never run; nothing was created"
     )
+
+
+def _stamp(moment: datetime) -> str:
+    """A schedule time as the CLI shows them: UTC, to the second."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 async def _handle(
@@ -228,7 +237,7 @@ async def _summary(name: str, description: ScheduleDescription) -> dict[str, Any
         "overlap": overlap,
         "paused": schedule.state.paused,
         "note": schedule.state.note or "",
-        "next_runs": [t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in info.next_action_times[:3]],
+        "next_runs": [_stamp(t) for t in info.next_action_times[:3]],
         "recent_runs": _run_ids([a.action for a in info.recent_actions[-5:]]),
         "running": _run_ids(info.running_actions),
         "skipped_for_overlap": info.num_actions_skipped_overlap,
@@ -265,7 +274,7 @@ async def list_schedules(args: argparse.Namespace) -> int:
                 "name": entry.id,
                 "when": _when(await entry.memo(), listed.spec),
                 "paused": listed.state.paused,
-                "next_run": entry.info.next_action_times[0].strftime("%Y-%m-%dT%H:%M:%SZ")
+                "next_run": _stamp(entry.info.next_action_times[0])
                 if entry.info and entry.info.next_action_times
                 else "",
             }

@@ -173,3 +173,19 @@ async def test_a_cron_that_matches_no_time_to_come_is_refused_and_nothing_is_cre
     assert "--cron '0 3 31 2 *' matches no time to come" in refused.stderr
     assert "nothing was created" in refused.stderr and "created:" not in refused.stdout
     assert described.returncode == 2 and "no schedule named" in described.stderr
+
+
+async def test_create_shows_the_next_runs_as_the_server_computed_them(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    name = f"sched-{uuid.uuid4().hex[:6]}"
+    created = await npaflow(
+        env, local_harness, "schedule", "create", name, slow_spec(tmp_path, "n"), "--cron", "15 2 * * *"
+    )
+    try:
+        assert created.returncode == 0, created.stderr
+        (line,) = [line for line in created.stdout.splitlines() if line.startswith("next runs: ")]
+        times = line.removeprefix("next runs: ").split(", ")
+        assert len(times) == 3 and all(t.endswith("T02:15:00Z") for t in times)
+    finally:
+        await npaflow(env, local_harness, "schedule", "delete", name)
