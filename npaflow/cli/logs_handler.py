@@ -26,6 +26,7 @@ from npaflow.cli.temporal_client import (
     task_queue_from,
 )
 from npaflow.errors import UsageError
+from npaflow.printable import colours_kept
 from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, STATUS_QUERY, RunMemo
 from npaflow.runtime.reads import JobLogsRequest, JobLogsResult, job_log_reads
 from npaflow.runtime.request import BackendName
@@ -134,8 +135,12 @@ def logs_text(run_id: str, state: str, logs: list[tuple[WaveView, str]]) -> str:
 
 
 async def logs(args: argparse.Namespace) -> int:
-    """Print the end of each job's logs, read by the run's backend on the job's own worker."""
+    """Print the end of each job's logs, read by the run's backend on the job's own worker.
+
+    Colours stay; any other escape sequence a job printed is shown, not obeyed (unless --raw).
+    """
     client = await connect_from(args)
     found = await read_logs(client, args.run_id, args.state, args.tail, task_queue_from(args.task_queue))
-    print(logs_text(args.run_id, args.state, found))
+    text = logs_text(args.run_id, args.state, found)
+    print(text if args.raw else colours_kept(text))
     return 0

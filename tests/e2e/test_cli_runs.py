@@ -441,6 +441,31 @@ async def test_logs_print_each_local_job_read_on_its_worker(
     assert "has no job of state 'slwo' (did you mean 'slow'?); states with jobs: " in unknown.stderr
 
 
+TITLE_CHANGER = r"""
+apiVersion: npa.workflow/v0.0.1
+kind: Workflow
+metadata: {name: noisy}
+states:
+  noisy:
+    run:
+      shell: |
+        printf '\033]0;PWNED\007\033[31mred\033[0m\033[2J done\n'
+    terminal: true
+"""
+
+
+async def test_logs_keep_a_jobs_colours_and_show_its_other_escape_sequences_unless_raw(
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
+    async with local_harness.worker():
+        outcome = await local_harness.finish(await local_harness.start(TITLE_CHANGER, run_id="e2e-noisy"))
+        shown = await npaflow(env, local_harness, "logs", "e2e-noisy")
+        raw = await npaflow(env, local_harness, "logs", "e2e-noisy", "--raw")
+    assert outcome.status == "succeeded", outcome.error
+    assert "\\x1b]0;PWNED\\x07\x1b[31mred\x1b[0m\\x1b[2J done" in shown.stdout
+    assert "\x1b]0;PWNED\x07\x1b[31mred\x1b[0m\x1b[2J done" in raw.stdout
+
+
 async def test_run_commands_leave_a_workflow_of_another_type_under_that_id_alone(
     env: WorkflowEnvironment, local_harness: Harness
 ) -> None:

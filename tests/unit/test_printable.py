@@ -6,7 +6,7 @@ import pytest
 
 from npaflow.cli.artifacts_handler import artifacts_text
 from npaflow.ids import RunId
-from npaflow.printable import printable
+from npaflow.printable import colours_kept, printable
 from npaflow.runtime.ledger.records import DecisionRecord
 from npaflow.runtime.reads import ArtifactRow, RunArtifacts
 
@@ -33,3 +33,8 @@ def test_an_object_key_with_controls_is_listed_escaped() -> None:
     row = ArtifactRow(kind="output", state="s", uri=f"s3://b/{RETITLE}", exists=True)
     text = artifacts_text(RunArtifacts(run_id=RunId("r1"), rows=[row]))
     assert "\x1b" not in text and "\x07" not in text and "s3://b/\\x1b]0;PWNED" in text
+
+
+def test_a_log_keeps_its_colours_and_progress_redraws_but_not_a_title_change_or_cleared_screen() -> None:
+    log = "\x1b[1;32mok\x1b[0m 50%\r100%\n\x1b]0;PWNED\x07\x1b[2J\x1b[H\u202eevil"
+    assert colours_kept(log) == "\x1b[1;32mok\x1b[0m 50%\r100%\n\\x1b]0;PWNED\\x07\\x1b[2J\\x1b[H\\u202eevil"

@@ -13,6 +13,12 @@ def add(logs: argparse.ArgumentParser) -> None:
     add_run_id_arguments(logs)
     logs.add_argument("--state", default="", help="only this state's jobs")
     logs.add_argument("--tail", type=count, default=2000, help="lines per job (default 2000)")
+    logs.add_argument(
+        "--raw",
+        action="store_true",
+        help="print the logs exactly as the jobs wrote them; by default colours stay and any other "
+        "escape sequence (a title change, a cleared screen) is shown as text, not obeyed",
+    )
     logs.set_defaults(handler=run_logs)
 
 
