@@ -33,6 +33,10 @@ _ACCEPT = ", ".join(sorted(MANIFEST_TYPES))
 #: Error codes with which a registry says the repository or the reference does not exist.
 _MISSING_CODES = frozenset({"MANIFEST_UNKNOWN", "NAME_UNKNOWN", "NOT_FOUND"})
 _CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
+#: The largest manifest npaflow reads: what the OCI distribution spec asks registries to accept.
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+#: The largest token answer npaflow reads (a JWT is a few KiB).
+MAX_TOKEN_BYTES = 1024 * 1024
 INSECURE_ENV = "NPAFLOW_INSECURE_REGISTRIES"
 
 
@@ -109,7 +113,7 @@ class _Lookup:
         if self.authorization:
             headers["Authorization"] = self.authorization
         async with self.session.request(method, self.url, headers=headers) as response:
-            body = await response.read() if method == "GET" else b""
+            body = await _bounded(response, MAX_MANIFEST_BYTES) if method == "GET" else b""
             return _Reply(response.status, dict(response.headers), body)
 
     async def _served(self, reply: _Reply) -> Resolution:
@@ -174,6 +178,12 @@ class _Lookup:
                 f"registry {self.image.registry} asked for {asked} authorization, which npaflow cannot give"
             )
             return Resolution(ImageStatus.UNAVAILABLE, detail=detail)
+        if realm_downgrade(self.url, params["realm"]):
+            detail = (
+                f"registry {self.image.registry} sent npaflow for a token to {params['realm']}, which is "
+                "not https: npaflow sends no credentials and trusts no token in the clear"
+            )
+            return Resolution(ImageStatus.UNAVAILABLE, detail=detail)
         query = {"scope": params.get("scope") or f"repository:{self.image.repository}:pull"}
         if params.get("service"):
             query["service"] = params["service"]
@@ -183,7 +193,7 @@ class _Lookup:
             if response.status != 200:
                 detail = f"token service {params['realm']} answered {response.status}"
                 return Resolution(ImageStatus.UNAVAILABLE, detail=detail)
-            answer = json.loads(await response.read())
+            answer = json.loads(await _bounded(response, MAX_TOKEN_BYTES))
         token = answer.get("token") or answer.get("access_token") if isinstance(answer, dict) else None
         if not isinstance(token, str) or not token:
             return Resolution(
@@ -191,6 +201,25 @@ class _Lookup:
             )
         self.authorization = f"Bearer {token}"
         return None
+
+
+def realm_downgrade(registry_url: str, realm: str) -> bool:
+    """True when an https registry names a token service that is not https."""
+    return registry_url.startswith("https://") and not realm.lower().startswith("https://")
+
+
+async def _bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The body, refused past `limit` bytes however much the server sends.
+
+    Raises:
+        ValueError: the body is longer than `limit` (an answer that proves nothing).
+    """
+    body = bytearray()
+    async for chunk in response.content.iter_chunked(64 * 1024):
+        body += chunk
+        if len(body) > limit:
+            raise ValueError(f"{response.url} sent more than {limit // 1024:,} KiB: no manifest or token is")
+    return bytes(body)
 
 
 def _error_codes(body: bytes) -> set[str]:
