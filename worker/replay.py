@@ -46,7 +46,7 @@ def histories_in(directory: Path) -> list[WorkflowHistory]:
 
     Raises:
         SpecError: a file is not a regular UTF-8 file within MAX_HISTORY_BYTES.
-        UsageError: a file is not an exported history.
+        UsageError: a file is not an exported history, or there is none.
     """
     histories = []
     for path in sorted(directory.glob("*.json")):
@@ -58,6 +58,12 @@ def histories_in(directory: Path) -> list[WorkflowHistory]:
                 f"--histories {path}: not a history exported with 'temporal workflow show "
                 f"--output json' ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
             ) from None
+    if not histories:  # a check of nothing is no pass: a mistyped directory would go green
+        raise UsageError(
+            f"--histories {directory}: no exported histories (*.json) in it, so nothing would be "
+            "checked; export one with 'temporal workflow show --workflow-id ID --output json > "
+            f"{directory}/ID.json'"
+        )
     return histories
 
 

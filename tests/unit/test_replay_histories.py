@@ -31,3 +31,11 @@ def test_a_fifo_among_the_histories_is_refused_without_waiting_for_a_writer(tmp_
 def test_an_exported_history_is_read_under_its_file_stem(tmp_path: Path) -> None:
     (tmp_path / "run-7.json").write_text('{"events": []}')
     assert [history.workflow_id for history in histories_in(tmp_path)] == ["run-7"]
+
+
+def test_a_directory_with_no_histories_is_refused_rather_than_passed_with_nothing_checked(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "notes.txt").write_text("not a history")
+    with pytest.raises(UsageError, match=r"no exported histories \(\*\.json\) in it, so nothing would be"):
+        histories_in(tmp_path)
