@@ -34,8 +34,14 @@ MAX_VALUES = 2_000_000
 MAX_ALIAS_VALUES = 100_000
 #: Nesting levels of mappings and lists (a spec needs about ten).
 MAX_NESTING = 100
+_YAML_TAG_PREFIX = "tag:yaml.org,2002:"
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
+#: The only tags a mapping or a list may carry: the ones YAML gives them when untagged.
+_PLAIN: dict[type[yaml.Node], str] = {
+    yaml.MappingNode: "tag:yaml.org,2002:map",
+    yaml.SequenceNode: "tag:yaml.org,2002:seq",
+}
 
 
 @dataclass
@@ -157,6 +163,8 @@ def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> 
             if repeated > MAX_ALIAS_VALUES:
                 raise _bomb(file, alias)
         _check_size(file, node, path, produced)
+        if node.tag != _PLAIN.get(type(node), node.tag):
+            raise _foreign_tag(file, node)
         out.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
         value: YamlValue
         if isinstance(node, yaml.MappingNode):
@@ -222,6 +230,20 @@ def _check_size(file: str, node: yaml.Node, path: KeyPath, produced: int) -> Non
         )
 
 
+def _foreign_tag(file: str, node: yaml.Node) -> SpecError:
+    """A tag no safe loader constructs (`!!python/object`, `!Ref`), or one on a mapping or list.
+
+    Read as plain values, such a tag would be dropped without a word, so it is refused.
+    """
+    tag = str(node.tag).replace(_YAML_TAG_PREFIX, "!!")
+    return _issue(
+        file,
+        node,
+        f"YAML tag {tag!r} is not one a spec may use",
+        "remove the tag: a spec holds plain mappings, lists, strings, numbers and booleans",
+    )
+
+
 def _constructed(constructor: _Constructor, node: yaml.Node, file: str) -> object:
     """The node's value; one its tag cannot hold (an integer of 5,000 digits, February 31) is an issue.
 
@@ -230,6 +252,8 @@ def _constructed(constructor: _Constructor, node: yaml.Node, file: str) -> objec
     """
     try:
         return constructor.construct_object(node, deep=True)
+    except yaml.constructor.ConstructorError:
+        raise _foreign_tag(file, node) from None
     except (ValueError, OverflowError) as exc:
         kind = str(node.tag).rsplit(":", 1)[-1]
         shown = str(node.value)

@@ -36,6 +36,29 @@ def test_a_scalar_its_tag_cannot_hold_is_a_located_issue_with_the_hint_to_quote_
     assert reason in issue.message
 
 
+@pytest.mark.parametrize(
+    ("value", "tag"),
+    [
+        ('!!python/object:os.system "true"', "!!python/object:os.system"),
+        ('!Ref "bucket"', "!Ref"),
+        ("!!python/object {x: 1}", "!!python/object"),
+        ("!custom [a, b]", "!custom"),
+        ("!!set {a}", "!!set"),
+    ],
+    ids=["python-object-scalar", "custom-scalar", "python-object-mapping", "custom-list", "set"],
+)
+def test_a_tag_no_plain_value_carries_is_refused_where_it_stands_never_dropped(value: str, tag: str) -> None:
+    with pytest.raises(SpecError) as caught:
+        parse_yaml(f"config:\n  when: {value}\n", "tagged.yaml")
+    issue = caught.value.issues[0]
+    assert (issue.line, issue.column, issue.message) == (2, 9, f"YAML tag {tag!r} is not one a spec may use")
+
+
+def test_the_tags_yaml_gives_plain_values_may_be_written_out() -> None:
+    text = "config: !!map\n  a: !!str 1\n  b: !!int '2'\n  c: !!seq [!!bool true]\n"
+    assert parse_yaml(text, "plain.yaml").data == {"config": {"a": "1", "b": 2, "c": [True]}}
+
+
 def test_a_key_given_twice_is_refused_at_the_second_naming_the_first() -> None:
     text = "apiVersion: x\nmetadata: {name: a}\nmetadata: {name: b}\n"
     with pytest.raises(SpecError) as caught:
