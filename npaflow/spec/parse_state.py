@@ -80,6 +80,9 @@ class StateParser:
     def parse(self, name: str, body: JsonValue) -> State | None:
         """Return the parsed state, or None when its body is not a mapping."""
         path: KeyPath = ("states", name)
+        if not name.strip():  # it would name nothing in a graph, a ledger or a job
+            self.issues.add(path, "a state's name is empty", "name the state, e.g. 'train:'")
+            return None
         if not isinstance(body, dict):
             self.issues.add(
                 path, "must be a mapping", "write the state as 'name:' followed by indented fields"

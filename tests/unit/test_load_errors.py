@@ -188,3 +188,10 @@ def test_a_key_indented_too_shallow_is_reported_at_its_line() -> None:
 def test_a_yaml_error_with_no_indentation_to_blame_keeps_the_parsers_position() -> None:
     issue = _yaml_issue("states:\n  a: [unclosed\n")
     assert issue.message.startswith("workflow spec is not valid YAML") and "indented" not in issue.message
+
+
+@pytest.mark.parametrize("name", ["", "   "])
+def test_a_state_with_an_empty_name_is_named_as_such_not_as_a_cycle(name: str) -> None:
+    text = messages_of(minimal_doc(**{name: {"run": {"shell": "true"}, "terminal": True}}))
+    assert "a state's name is empty (hint: name the state, e.g. 'train:')" in text
+    assert "cycle" not in text
