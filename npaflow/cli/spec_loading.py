@@ -22,7 +22,7 @@ from npaflow.ids import RunId
 from npaflow.runtime.environment import EnvVar
 from npaflow.spec import WorkflowSpec, load_spec_from_str
 from npaflow.spec.decision_sources import decision_source_issues
-from npaflow.spec.typos import top_level_warnings, unknown_var_issues
+from npaflow.spec.typos import terminal_warnings, top_level_warnings, unknown_var_issues
 
 if TYPE_CHECKING:  # the plan's modules load only for the commands that preview one
     from npaflow.plan import ExecutionPlan
@@ -66,7 +66,8 @@ def load_spec_and_text(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCata
     The file is read once: what a run is given is exactly what was validated.
 
     Typos that would silently change what runs are caught here, for every command:
-    an unknown top-level key is a warning (the reference ignores it), a `--var` key
+    an unknown top-level key, or a `next` on a terminal state, is a warning (the reference
+    ignores both), a `--var` key
     that nothing reads is an error unless --allow-new-vars says it is meant.
 
     Raises:
@@ -77,7 +78,7 @@ def load_spec_and_text(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCata
     text = read_document(args.spec)
     spec = load_spec_from_str(text, args.spec, catalog=catalog, overrides=overrides)
     source = parse_yaml(text, args.spec)
-    for issue in top_level_warnings(source):
+    for issue in [*top_level_warnings(source), *terminal_warnings(source)]:
         print(f"npaflow: warning: {issue.render()}", file=sys.stderr)
     if overrides and not getattr(args, "allow_new_vars", False):
         refs = {state.tool_ref for state in spec.states.values() if state.tool_ref}

@@ -1,10 +1,11 @@
-"""Typos that would silently change what runs: unknown top-level keys and undeclared `--var` keys.
+"""Typos that would silently change what runs: ignored keys and undeclared `--var` keys.
 
 The reference engine ignores an unknown top-level key, so `intial: second` would
 start the run at the first state in YAML order, and `--var treshold=80` would run
 with the default threshold. npaflow says so before anything starts: an unknown
 top-level key is a warning with a did-you-mean (the reference schema allows it,
-so a spec that has one stays valid), a `--var` key nothing reads is an error.
+so a spec that has one stays valid), as is the `next` or `transitions` of a
+terminal state (which the reference ignores); a `--var` key nothing reads is an error.
 """
 
 from __future__ import annotations
@@ -37,6 +38,24 @@ def top_level_warnings(source: YamlSource) -> list[SpecIssue]:
             f"unknown top-level key '{name}' is ignored",
             did_you_mean(name, TOP_LEVEL_KEYS) + " (prefix deliberate extensions with 'x-')",
         )
+    return collector.issues
+
+
+def terminal_warnings(source: YamlSource) -> list[SpecIssue]:
+    """A warning for each `next` or `transitions` on a terminal state: the reference ignores them."""
+    collector = IssueCollector(source)
+    data = source.data if isinstance(source.data, dict) else {}
+    states = data.get("states")
+    for name, body in states.items() if isinstance(states, dict) else ():
+        if not isinstance(body, dict) or body.get("terminal") is not True:
+            continue
+        for key in ("next", "transitions"):
+            if key in body:
+                collector.add(
+                    ("states", str(name), key),
+                    "is ignored: the state is terminal",
+                    f"drop 'terminal: true' to go on, or drop '{key}'",
+                )
     return collector.issues
 
 

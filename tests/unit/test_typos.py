@@ -1,11 +1,14 @@
-"""Typos never change what runs silently: top-level keys warn, unknown --var keys are refused."""
+"""Typos never change what runs silently: ignored keys warn, unknown --var keys are refused."""
 
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from npaflow.cli import run
-from tests.helpers import EXAMPLES, SPECS
+from npaflow.document.yaml_source import parse_yaml
+from npaflow.spec.typos import terminal_warnings
+from tests.helpers import EXAMPLES, SPECS, minimal_doc
 
 pytestmark = pytest.mark.unit
 
@@ -44,3 +47,14 @@ def test_allow_new_vars_accepts_a_deliberate_new_config_key() -> None:
 @pytest.mark.parametrize("key", ["promote_threshold", "decision_uri", "prefix"])
 def test_a_var_for_a_declared_or_engine_key_is_accepted(key: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["validate-spec", GATE, "--var", f"{key}=70"]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("key", ["next", "transitions"])
+def test_a_terminal_states_next_or_transitions_is_warned_about_as_ignored(key: str) -> None:
+    value: object = "work" if key == "next" else [{"when": "x", "next": "work"}]
+    text = yaml.safe_dump(minimal_doc(done={"terminal": True, "run": {"shell": "true"}, key: value}))
+    (warning,) = terminal_warnings(parse_yaml(text, "t.yaml"))
+    assert warning.render().endswith(
+        f"state done: {key}: is ignored: the state is terminal "
+        f"(hint: drop 'terminal: true' to go on, or drop '{key}')"
+    )
