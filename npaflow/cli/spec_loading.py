@@ -22,7 +22,7 @@ from npaflow.ids import RunId
 from npaflow.runtime.environment import EnvVar
 from npaflow.spec import WorkflowSpec, load_spec_from_str
 from npaflow.spec.decision_sources import decision_source_issues
-from npaflow.spec.typos import terminal_warnings, top_level_warnings, unknown_var_issues
+from npaflow.spec.typos import terminal_warnings, token_warnings, top_level_warnings, unknown_var_issues
 
 if TYPE_CHECKING:  # the plan's modules load only for the commands that preview one
     from npaflow.plan import ExecutionPlan
@@ -78,7 +78,7 @@ def load_spec_and_text(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCata
     text = read_document(args.spec)
     spec = load_spec_from_str(text, args.spec, catalog=catalog, overrides=overrides)
     source = parse_yaml(text, args.spec)
-    for issue in [*top_level_warnings(source), *terminal_warnings(source)]:
+    for issue in [*top_level_warnings(source), *terminal_warnings(source), *token_warnings(source)]:
         print(f"npaflow: warning: {issue.render()}", file=sys.stderr)
     if overrides and not getattr(args, "allow_new_vars", False):
         refs = {state.tool_ref for state in spec.states.values() if state.tool_ref}

@@ -23,6 +23,10 @@ TOP_LEVEL_KEYS = ("apiVersion", "kind", "metadata", "config", "run", "resources"
 #: Config keys the engine itself reads (reference §1.4), whether or not the spec declares them.
 ENGINE_CONFIG_KEYS = ("bucket", "prefix", "decision_uri", "plan_assume_decision")
 _CONFIG_TOKEN = re.compile(r"config\.([A-Za-z0-9_\-]+)")
+#: The scopes `{{scope.key}}` tokens resolve (reference §2.2).
+TOKEN_SCOPES = ("config", "run", "state", "loop")
+#: Text shaped like a token of any scope.
+_SCOPED_TEXT = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z0-9_.-]+)(?:\|[A-Za-z0-9_-]+)?\s*\}\}")
 
 
 def top_level_warnings(source: YamlSource) -> list[SpecIssue]:
@@ -57,6 +61,34 @@ def terminal_warnings(source: YamlSource) -> list[SpecIssue]:
                     f"drop 'terminal: true' to go on, or drop '{key}'",
                 )
     return collector.issues
+
+
+def token_warnings(source: YamlSource) -> list[SpecIssue]:
+    """A warning for each `{{scope.key}}` whose scope npaflow does not resolve: it stays as written.
+
+    The reference leaves such text untouched (`{{params.x}}`, `{{conifg.x}}`), so a
+    misspelt scope would reach the job's command verbatim.
+    """
+    collector = IssueCollector(source)
+    stack: list[tuple[tuple[str | int, ...], object]] = [((), source.data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(((*path, str(k)), v) for k, v in value.items() if not str(k).startswith("x-"))
+        elif isinstance(value, list):
+            stack.extend(((*path, i), v) for i, v in enumerate(value))
+        elif isinstance(value, str):
+            for scope, key in _SCOPED_TEXT.findall(value):
+                if scope not in TOKEN_SCOPES:
+                    collector.add(
+                        path,
+                        f"'{{{{{scope}.{key}}}}}' is left as written: npaflow resolves only "
+                        f"{', '.join(TOKEN_SCOPES)} tokens",
+                        f"a state's params overlay its config: write '{{{{config.{key}}}}}'"
+                        if scope == "params"
+                        else did_you_mean(scope, TOKEN_SCOPES, "scopes"),
+                    )
+    return sorted(collector.issues, key=lambda issue: (issue.line or 0, issue.column or 0))
 
 
 def config_keys_read(text: str, declared: Iterable[str], catalog: ToolCatalog) -> set[str]:

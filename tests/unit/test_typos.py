@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -58,3 +60,25 @@ def test_a_terminal_states_next_or_transitions_is_warned_about_as_ignored(key: s
         f"state done: {key}: is ignored: the state is terminal "
         f"(hint: drop 'terminal: true' to go on, or drop '{key}')"
     )
+
+
+@pytest.mark.parametrize(
+    ("token", "hint"),
+    [
+        ("{{conifg.threshold}}", "did you mean 'config'?"),
+        ("{{params.threshold}}", "a state's params overlay its config: write '{{config.threshold}}'"),
+        ("{{ env.HOME }}", "known scopes: config, loop, run, state"),
+    ],
+)
+def test_a_token_of_a_scope_npaflow_does_not_resolve_is_warned_about_as_left_as_written(
+    token: str, hint: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = minimal_doc(done={"terminal": True, "run": {"shell": f"echo {token} {{{{config.threshold}}}}"}})
+    doc["config"] = {"threshold": 3}
+    spec = tmp_path / "tokens.yaml"
+    spec.write_text(yaml.safe_dump(doc))
+    assert run(["validate-spec", str(spec)]) == 0
+    (warning,) = [line for line in capsys.readouterr().err.splitlines() if "left as written" in line]
+    scope_key = token.strip("{} ")
+    assert f"'{{{{{scope_key}}}}}' is left as written: npaflow resolves only config, run," in warning
+    assert warning.endswith(f"(hint: {hint})")
