@@ -61,9 +61,10 @@ POOL_QUERY_SECONDS = 15
 
 async def quota(args: argparse.Namespace) -> int:
     """Set, list, show or delete pools (exit 2 on a bad value or a pool that does not exist)."""
+    config = _config(args) if args.action == "set" else None  # a mistake is named before any server is asked
     client = await connect_from(args)
-    if args.action == "set":
-        statuses = [await set_pool(client, args.pool, _config(args), task_queue_from(args.task_queue))]
+    if config is not None:
+        statuses = [await set_pool(client, args.pool, config, task_queue_from(args.task_queue))]
     elif args.action == "delete":
         await _delete(client, args.pool)
         print(json.dumps({"deleted": args.pool}) if args.json else f"deleted quota pool {args.pool}")
@@ -96,6 +97,8 @@ def _config(args: argparse.Namespace) -> PoolConfig:
     weights: dict[str, float] = {}
     for item in args.team:
         team, sep, weight = item.partition("=")
+        if team.strip() in weights:  # the last would win without a word
+            raise UsageError(f"--team {team.strip()} is given twice: give each team once, with its weight")
         try:
             weights[team.strip()] = float(weight) if sep else 1.0
         except ValueError:

@@ -226,3 +226,14 @@ def test_a_cancel_reason_past_a_thousand_characters_is_refused_before_any_server
         "npaflow: error: --reason: at most 1,000 characters (this one has 1,001); "
         "say why in a sentence and link to the rest\n"
     )
+
+
+def test_a_team_given_twice_to_quota_set_is_refused_rather_than_the_last_weight_winning(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    teams = ["--team", "a=1", "--team", "a=2"]
+    argv = ["quota", "set", "gpus", "--gpus", "8", *teams, "--address", "127.0.0.1:1"]
+    assert run(argv) == 2
+    assert capsys.readouterr().err == (
+        "npaflow: error: --team a is given twice: give each team once, with its weight\n"
+    )
