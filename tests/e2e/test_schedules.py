@@ -132,13 +132,18 @@ async def test_a_schedule_needs_exactly_one_of_cron_and_every(
     assert "give exactly one of --cron EXPR or --every DURATION" in both.stderr
 
 
+async def cron_schedule(
+    env: WorkflowEnvironment, local_harness: Harness, spec: str, cron: str
+) -> tuple[str, subprocess.CompletedProcess[str]]:
+    """A schedule of `spec` on `cron` under a fresh name, and what `schedule create` answered."""
+    name = f"sched-{uuid.uuid4().hex[:6]}"
+    return name, await npaflow(env, local_harness, "schedule", "create", name, spec, "--cron", cron)
+
+
 async def test_pause_trigger_and_unpause_act_on_the_schedule(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
-    name = f"sched-{uuid.uuid4().hex[:6]}"
-    created = await npaflow(
-        env, local_harness, "schedule", "create", name, slow_spec(tmp_path, "p"), "--cron", "0 3 * * *"
-    )
+    name, created = await cron_schedule(env, local_harness, slow_spec(tmp_path, "p"), "0 3 * * *")
     assert created.returncode == 0, created.stderr
     try:
         assert (
@@ -178,10 +183,7 @@ async def test_a_cron_that_matches_no_time_to_come_is_refused_and_nothing_is_cre
 async def test_create_shows_the_next_runs_as_the_server_computed_them(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
-    name = f"sched-{uuid.uuid4().hex[:6]}"
-    created = await npaflow(
-        env, local_harness, "schedule", "create", name, slow_spec(tmp_path, "n"), "--cron", "15 2 * * *"
-    )
+    name, created = await cron_schedule(env, local_harness, slow_spec(tmp_path, "n"), "15 2 * * *")
     try:
         assert created.returncode == 0, created.stderr
         (line,) = [line for line in created.stdout.splitlines() if line.startswith("next runs: ")]
