@@ -218,7 +218,8 @@ async def _bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
     async for chunk in response.content.iter_chunked(64 * 1024):
         body += chunk
         if len(body) > limit:
-            raise ValueError(f"{response.url} sent more than {limit // 1024:,} KiB: no manifest or token is")
+            size = f"{limit // 1024:,} KiB"
+            raise ValueError(f"{response.url} sent more than {size}, larger than any manifest or token")
     return bytes(body)
 
 
