@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
+from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cli.run_handlers import status_once
+from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
 from npaflow.errors import UsageError
-from npaflow.runtime.contract import RunMemo
+from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 
@@ -16,13 +18,24 @@ from npaflow.runtime.summary import RunSummary
 async def duplicate_of(handle: WorkflowHandle[Any, RunSummary], request: RunRequest) -> str | None:
     """What to say when the run id is already running (None when it is not).
 
+    Only "not found" is a fresh start: any other answer from the server is an error,
+    never read as "no such run" (a start would then attach to a run it could not see).
+
     Raises:
-        UsageError: it runs with other --var values, or it already completed.
+        UsageError: it runs with other --var values, it already completed, the id holds
+            another tool's workflow, or the server refused to say.
     """
     try:
         description = await handle.describe()
-    except Exception:  # noqa: BLE001 - no such run (or not visible yet): a fresh start
-        return None
+    except RPCError as exc:
+        if exc.status is RPCStatusCode.NOT_FOUND and not is_namespace_missing(exc):
+            return None  # no such run: a fresh start
+        raise UsageError(rpc_error_text(exc)) from None  # never read as "no such run"
+    if description.workflow_type != WORKFLOW_TYPE:
+        raise UsageError(
+            f"run id '{handle.id}' is held by a {description.workflow_type} workflow, not an npaflow "
+            "run, so npaflow leaves it alone (hint: choose another --run-id)"
+        )
     if description.status == WorkflowExecutionStatus.COMPLETED:
         raise UsageError(
             f"run id '{handle.id}' already completed successfully; a completed run is "

@@ -12,10 +12,12 @@ from pydantic import ValidationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cli import SubParsers, run
+from npaflow.cli.duplicate_runs import duplicate_of
 from npaflow.cli.submit_handler import flag_problem
 from npaflow.cli.temporal_client import describe_or_fail
 from npaflow.errors import UsageError
 from npaflow.quota import QuotaClaim
+from npaflow.runtime.request import RunRequest
 
 pytestmark = pytest.mark.unit
 
@@ -215,6 +217,14 @@ def test_only_not_found_makes_a_run_missing(status: RPCStatusCode, says: str) ->
     with pytest.raises(UsageError) as refused:
         asyncio.run(describe_or_fail(_Refusing(status)))  # type: ignore[arg-type]
     assert says in str(refused.value)
+
+
+def test_submit_starts_afresh_only_when_the_server_says_the_run_id_is_free() -> None:
+    request = RunRequest(spec="x")
+    assert asyncio.run(duplicate_of(_Refusing(RPCStatusCode.NOT_FOUND), request)) is None  # type: ignore[arg-type]
+    for status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.PERMISSION_DENIED, RPCStatusCode.INTERNAL):
+        with pytest.raises(UsageError, match="Temporal server"):
+            asyncio.run(duplicate_of(_Refusing(status), request))  # type: ignore[arg-type]
 
 
 def test_a_cancel_reason_past_a_thousand_characters_is_refused_before_any_server_is_asked(
