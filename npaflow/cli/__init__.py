@@ -10,6 +10,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,6 +20,8 @@ from npaflow.cli.exits import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, EXIT_OUTPUT, E
 from npaflow.cli.lazy_commands import CHOSEN_PARSER, Commands
 from npaflow.cli.options import SubParsers
 
+#: argparse's words for an option given no value (`argument --every: expected one argument`).
+_VALUE_MISSING = re.compile(r"argument (\S+): expected one argument")
 #: What writing to standard output fails with when the disk or device behind it does.
 _OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
@@ -63,7 +66,11 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        sys.stderr.write(f"{self.prog}: error: {message} (hint: run '{self.prog} --help')\n")
+        hint = f"run '{self.prog} --help'"
+        if missing := _VALUE_MISSING.match(message):  # `--every -5m` reads -5m as an option
+            flag = missing.group(1).split("/")[-1]
+            hint = f"give {flag} a value; one that starts with '-' is written {flag}=VALUE"
+        sys.stderr.write(f"{self.prog}: error: {message} (hint: {hint})\n")
         raise SystemExit(EXIT_USAGE)
 
 

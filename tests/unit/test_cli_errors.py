@@ -247,3 +247,15 @@ def test_a_team_given_twice_to_quota_set_is_refused_rather_than_the_last_weight_
     assert capsys.readouterr().err == (
         "npaflow: error: --team a is given twice: give each team once, with its weight\n"
     )
+
+
+def test_an_option_whose_value_starts_with_a_dash_is_told_how_to_give_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        run(["schedule", "create", "nightly", "spec.yaml", "--every", "-5m"])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        "error: argument --every: expected one argument "
+        "(hint: give --every a value; one that starts with '-' is written --every=VALUE)\n"
+    )
