@@ -11,7 +11,13 @@ import sys
 import time
 from pathlib import Path
 
-from npaflow.cli.dev_marker import DEV_START_PATIENCE_SECONDS, mark_dev_server_starting
+from temporalio.client import Client
+
+from npaflow.cli.dev_marker import (
+    DEV_START_PATIENCE_SECONDS,
+    dev_server_is_starting,
+    mark_dev_server_starting,
+)
 from npaflow.cli.temporal_client import connect, has_pollers
 from npaflow.cli.temporal_target import temporal_target
 from npaflow.errors import UsageError
@@ -118,6 +124,10 @@ def _tail(path: Path, size: int = 4096) -> str:
         return file.read().decode("utf-8", "replace")
 
 
+#: How long an occupied dev port has to answer as a Temporal frontend.
+_PROBE_SECONDS = 10
+
+
 def run_dev(args: argparse.Namespace) -> int:
     """Start (or reuse) a dev server with WAL pragmas, register attributes, serve a worker."""
     config = WorkerConfig.from_env(
@@ -128,6 +138,8 @@ def run_dev(args: argparse.Namespace) -> int:
     server = None
     try:
         if _listening(args.port):
+            if not dev_server_is_starting(f"127.0.0.1:{args.port}"):  # one starting answers soon
+                _require_temporal_on(args.port)
             print(f"Temporal already listening on 127.0.0.1:{args.port}; starting only the worker")
         else:
             server = _start_dev_server(args.port, args.ui_port, config.home / "temporal")
@@ -139,6 +151,27 @@ def run_dev(args: argparse.Namespace) -> int:
             server.terminate()
             server.wait(timeout=30)
     return 0
+
+
+def _require_temporal_on(port: int) -> None:
+    """The program on `port` answers as a Temporal frontend; else no worker is started against it.
+
+    Raises:
+        UsageError: something else holds the port (a web server, another service).
+    """
+
+    async def answers() -> bool:
+        try:
+            await asyncio.wait_for(Client.connect(f"127.0.0.1:{port}"), _PROBE_SECONDS)
+        except (RuntimeError, TimeoutError):
+            return False
+        return True
+
+    if not asyncio.run(answers()):
+        raise UsageError(
+            f"port {port} is taken by a program that does not answer as a Temporal server, so "
+            "npaflow dev can neither start one there nor use it (hint: pick a free port with --port)"
+        )
 
 
 def _start_dev_server(port: int, ui_port: int, data: Path) -> subprocess.Popen[bytes]:

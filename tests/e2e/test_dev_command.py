@@ -6,7 +6,9 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -74,6 +76,31 @@ def test_dev_whose_ui_port_is_taken_stops_at_once_naming_the_port(tmp_path: Path
     assert dev.stderr.startswith("npaflow: error: the Temporal dev server stopped at start: ")
     assert f"{ui_port}" in dev.stderr and "address already in use" in dev.stderr
     assert not listening(port)
+
+
+def test_dev_whose_port_a_web_server_holds_stops_at_once_instead_of_serving_a_worker_against_it(
+    tmp_path: Path,
+) -> None:
+    web = ThreadingHTTPServer(("127.0.0.1", 0), SimpleHTTPRequestHandler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    environ = {**os.environ, "NPAFLOW_HOME": str(tmp_path / "home"), "NPAFLOW_DEPLOYMENT": "none"}
+    try:
+        dev = subprocess.run(
+            [NPAFLOW, "dev", "--port", str(web.server_address[1]), "--ui-port", str(free_port())],
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        web.shutdown()
+        web.server_close()
+    assert dev.returncode == 2
+    assert dev.stderr == (
+        f"npaflow: error: port {web.server_address[1]} is taken by a program that does not answer as a "
+        "Temporal server, so npaflow dev can neither start one there nor use it (hint: pick a free port "
+        "with --port)\n"
+    )
 
 
 def _dev(port: int, ui_port: int, home: Path, build: str) -> subprocess.Popen[str]:
