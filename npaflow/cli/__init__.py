@@ -22,8 +22,8 @@ from npaflow.cli.options import SubParsers
 
 #: argparse's words for an option given no value (`argument --every: expected one argument`).
 _VALUE_MISSING = re.compile(r"argument (\S+): expected one argument")
-#: What writing to standard output fails with when the disk or device behind it does.
-_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+#: What writing to standard output fails with when the disk behind it is full.
+_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})  # only writes fail so
 
 
 class _HelpFormatter(argparse.HelpFormatter):
