@@ -26,7 +26,6 @@ from temporalio.client import (
     ScheduleActionExecutionStartWorkflow,
     ScheduleActionStartWorkflow,
     ScheduleAlreadyRunningError,
-    ScheduleBackfill,
     ScheduleDescription,
     ScheduleHandle,
     ScheduleIntervalSpec,
@@ -156,7 +155,7 @@ def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-async def _handle(
+async def handle_of(
     args: argparse.Namespace, *, changing: bool = True
 ) -> tuple[Client, ScheduleHandle, ScheduleDescription]:
     """The named schedule; one that starts no npaflow runs is another tool's, and only read."""
@@ -248,7 +247,7 @@ async def _summary(name: str, description: ScheduleDescription) -> dict[str, Any
 
 async def describe(args: argparse.Namespace) -> int:
     """What the schedule does, its next and recent runs, and what it skipped."""
-    _, _, description = await _handle(args, changing=False)
+    _, _, description = await handle_of(args, changing=False)
     summary = await _summary(args.name, description)
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -291,7 +290,7 @@ async def list_schedules(args: argparse.Namespace) -> int:
 
 async def pause(args: argparse.Namespace) -> int:
     """Stop starting runs (runs already started go on)."""
-    _, handle, _ = await _handle(args)
+    _, handle, _ = await handle_of(args)
     await handle.pause(note=args.note or f"paused by {getpass.getuser()}")
     print(f"schedule {args.name} paused")
     return 0
@@ -299,7 +298,7 @@ async def pause(args: argparse.Namespace) -> int:
 
 async def unpause(args: argparse.Namespace) -> int:
     """Start runs again at the next scheduled time."""
-    _, handle, _ = await _handle(args)
+    _, handle, _ = await handle_of(args)
     await handle.unpause(note=args.note or f"unpaused by {getpass.getuser()}")
     print(f"schedule {args.name} unpaused")
     return 0
@@ -307,33 +306,15 @@ async def unpause(args: argparse.Namespace) -> int:
 
 async def trigger(args: argparse.Namespace) -> int:
     """Start one run now (the overlap policy still applies)."""
-    _, handle, _ = await _handle(args)
+    _, handle, _ = await handle_of(args)
     await handle.trigger()
     print(f"schedule {args.name} triggered")
     return 0
 
 
-def _time(flag: str, text: str) -> datetime:
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"{flag} {text!r}: expected an ISO time, e.g. 2026-12-01T00:00:00Z") from None
-
-
-async def backfill(args: argparse.Namespace) -> int:
-    """Run what the schedule would have started between two times."""
-    start, end = _time("--start", args.start), _time("--end", args.end)
-    if end <= start:
-        raise UsageError("--end must be after --start")
-    _, handle, _ = await _handle(args)
-    await handle.backfill(ScheduleBackfill(start_at=start, end_at=end, overlap=OVERLAP[args.overlap]))
-    print(f"schedule {args.name}: backfill from {args.start} to {args.end} requested")
-    return 0
-
-
 async def delete(args: argparse.Namespace) -> int:
     """Delete the schedule (its runs, and their ledgers, stay)."""
-    _, handle, _ = await _handle(args)
+    _, handle, _ = await handle_of(args)
     await handle.delete()
     print(f"schedule {args.name} deleted (its runs and their ledgers stay)")
     return 0

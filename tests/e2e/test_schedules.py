@@ -191,3 +191,27 @@ async def test_create_shows_the_next_runs_as_the_server_computed_them(
         assert len(times) == 3 and all(t.endswith("T02:15:00Z") for t in times)
     finally:
         await npaflow(env, local_harness, "schedule", "delete", name)
+
+
+async def test_a_backfill_past_max_runs_is_refused_with_the_count_and_starts_nothing(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    name = f"sched-{uuid.uuid4().hex[:6]}"
+    spec = slow_spec(tmp_path, "bf")
+    created = await npaflow(env, local_harness, "schedule", "create", name, spec, "--every", "1m")
+    try:
+        assert created.returncode == 0, created.stderr
+        window = ("--start", "2016-01-01T00:00:00Z")
+        decade = await npaflow(
+            env, local_harness, "schedule", "backfill", name, *window, "--end", "2026-01-01T00:00:00Z"
+        )
+        empty = await npaflow(
+            env, local_harness, "schedule", "backfill", name, *window, "--end", "2016-01-01T00:00:30Z"
+        )
+        described = await env.client.get_schedule_handle(name).describe()
+    finally:
+        await npaflow(env, local_harness, "schedule", "delete", name)
+    assert decade.returncode == 2
+    assert "would start more than 100 runs (1,000 counted so far, overlap allow-all)" in decade.stderr
+    assert empty.returncode == 0 and "no scheduled time between" in empty.stdout
+    assert described.info.num_actions == 0

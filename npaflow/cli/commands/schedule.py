@@ -11,8 +11,12 @@ from npaflow.cli.options import (
     SubParsers,
     add_connection_arguments,
     add_spec_arguments,
+    count,
     nonempty,
 )
+
+#: The most runs `schedule backfill` starts unless --max-runs says more (each may hold GPUs).
+DEFAULT_MAX_BACKFILL_RUNS = 100
 
 
 def add(schedule: argparse.ArgumentParser) -> None:
@@ -79,6 +83,13 @@ def _add_backfill_window(action: argparse.ArgumentParser) -> None:
         default=Overlap.ALLOW_ALL.value,
         help="for these runs",
     )
+    action.add_argument(
+        "--max-runs",
+        type=count,
+        default=DEFAULT_MAX_BACKFILL_RUNS,
+        metavar="N",
+        help="refuse a backfill that would start more runs than this (counted first)",
+    )
 
 
 def run_create(args: argparse.Namespace) -> int:
@@ -118,7 +129,7 @@ def run_trigger(args: argparse.Namespace) -> int:
 
 def run_backfill(args: argparse.Namespace) -> int:
     """`schedule backfill` (the Temporal client is imported only now)."""
-    from npaflow.cli.schedule_handler import backfill
+    from npaflow.cli.schedule_backfill import backfill
 
     return asyncio.run(backfill(args))
 
