@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.request import urlopen
@@ -204,3 +205,19 @@ async def test_a_page_served_beyond_loopback_needs_a_token(
     process = await npaflow_process(env, local_harness, "ui", "--host", "0.0.0.0", "--port", str(free_port()))
     _, err = await process.communicate()
     assert process.returncode == 2 and "give it a token" in err.decode() and "Traceback" not in err.decode()
+
+
+async def test_a_page_whose_port_is_taken_says_so_in_one_line_and_never_claims_to_serve(
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        process = await npaflow_process(env, local_harness, "ui", "--port", str(port))
+        out, err = await process.communicate()
+    assert process.returncode == 2 and out.decode() == ""
+    assert err.decode() == (
+        f"npaflow: error: --port {port}: cannot listen on 127.0.0.1: Address already in use "
+        "(hint: pick a free port with --port, and an address of this machine with --host)\n"
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
+import socket
 
 from npaflow.cli.options import check_port
 from npaflow.errors import UsageError
@@ -52,11 +53,30 @@ async def _serve(args: argparse.Namespace, token: str) -> int:
     temporal_ui = args.temporal_ui if args.temporal_ui is not None else os.environ.get(EnvVar.UI_URL, "")
     settings = UiSettings(namespace=client.namespace, temporal_ui=temporal_ui, token=token)
     app = ui_app(RunReads(client), settings)
+    listening = listening_socket(args.host, args.port)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", access_log=False)
-    server = uvicorn.Server(config)
     print(f"npaflow ui: http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
-    try:
-        await server.serve()
-    except OSError as error:
-        raise UsageError(f"--port {args.port}: cannot listen on {args.host}: {error.strerror}") from None
+    with listening:
+        await uvicorn.Server(config).serve(sockets=[listening])
     return 0
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The page's socket, bound here: a taken port is one line before anything says it serves.
+
+    (uvicorn, binding it itself, logs an error and exits 1 after the page was announced.)
+
+    Raises:
+        UsageError: the port is taken, or the host is not an address of this machine.
+    """
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        listening = socket.socket(family, kind, proto)
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind(address)
+    except OSError as error:
+        raise UsageError(
+            f"--port {port}: cannot listen on {host}: {error.strerror or error} "
+            "(hint: pick a free port with --port, and an address of this machine with --host)"
+        ) from None
+    return listening
