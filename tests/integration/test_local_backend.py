@@ -110,6 +110,15 @@ async def test_job_group_members_run_concurrently(tmp_path: Path) -> None:
     assert await finish(backend, job, timeout=90) is JobStatus.SUCCEEDED  # run one after the other, a fails
 
 
+async def test_tasks_whose_names_no_file_system_takes_run_with_their_logs_kept_apart(tmp_path: Path) -> None:
+    backend = LocalBackend(tmp_path, "w1")
+    first, second = "s" * 300 + "-a", "s" * 300 + "-b"  # a state's name may be this long; a file's may not
+    job = await launch(backend, wave("serial", task(first, "echo one"), task(second, "echo two")))
+    assert await finish(backend, job) is JobStatus.SUCCEEDED
+    assert "one" in await backend.logs(job, first) and "two" not in await backend.logs(job, first)
+    assert "two" in await backend.logs(job, second)
+
+
 async def test_pipeline_failure_cancels_the_remaining_tasks(tmp_path: Path) -> None:
     backend = LocalBackend(tmp_path, "w1")
     job = await launch(backend, wave("serial", task("a", "exit 4"), task("b", "true")))

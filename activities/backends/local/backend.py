@@ -46,12 +46,7 @@ from activities.backends.local.jobs import (
 from activities.backends.local.rows import status_stamp, task_row
 from activities.backends.local.signals import job_pgid, kill_job, reap_supervisor, until_gone
 from activities.backends.local.spawn import SUPERVISOR_COMMAND, SupervisorStarter
-from activities.backends.local.task_status import (
-    TaskStatus,
-    end_tasks,
-    init_task,
-    read_tasks,
-)
+from activities.backends.local.task_status import TaskStatus, end_tasks, file_stem, init_task, read_tasks
 from activities.clock import utc_now
 from npaflow.errors import ConfigurationError, ControllerError
 from npaflow.runtime.ledger import TaskRow
@@ -326,7 +321,7 @@ class LocalBackend:
         if not logs_dir.is_dir():
             return ""
         parts = []
-        for path in sorted(logs_dir.glob(f"{task}-*.log" if task else "*.log")):
+        for path in sorted(logs_dir.glob(f"{file_stem(task)}-*.log" if task else "*.log")):
             lines = path.read_text(errors="replace").splitlines()[-tail_lines:]
             parts.append(f"==> {path.stem} <==\n" + "\n".join(lines))
         return "\n".join(parts)

@@ -30,6 +30,7 @@ from task_status import (  # noqa: E402 - a script: its own directory is the imp
     SUPERVISOR_FILE,
     WAVE_FILE,
     TaskStatus,
+    file_stem,
     move_task,
 )
 
@@ -78,7 +79,7 @@ def _run_on_all_ranks(script: str, task: Task, job: Job, job_dir: str, phase: st
     nodes = int(task.get("num_nodes") or 1)
     processes = []
     for rank in range(nodes):
-        log = open(os.path.join(job_dir, "logs", f"{task['name']}-{rank}.log"), "a")  # noqa: SIM115
+        log = open(os.path.join(job_dir, "logs", f"{file_stem(task['name'])}-{rank}.log"), "a")  # noqa: SIM115
         log.write(f"--- {phase} (rank {rank}/{nodes}) ---\n")
         log.flush()
         env = _rank_env(task, job, rank, nodes)

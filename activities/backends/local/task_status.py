@@ -5,12 +5,14 @@ in a few milliseconds. Two processes write a task's status (the supervisor as
 it runs the task, the worker when it cancels or reaps a dead job), so every
 move reads, checks and writes under a lock, and a terminal status is final:
 whichever process gets there first wins, the other's move is a no-op.
-Layout: `<job dir>/status/<task>.json`, lock `<job dir>/status/.lock`.
+Layout: `<job dir>/status/<task>.json`, lock `<job dir>/status/.lock` (a long task
+name is shortened in file names: `file_stem`).
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import time
@@ -19,6 +21,8 @@ from enum import StrEnum
 #: A job directory: a path, as the worker's `Path` or the supervisor's `str` (no pathlib import).
 JobDir = str | os.PathLike[str]
 
+#: The longest task-file stem: room left under 255 bytes for `.json.<pid>.tmp` or `-<rank>.log`.
+MAX_STEM_BYTES = 120
 #: Ledger timestamps: UTC, second precision, a `Z` suffix (npaflow/runtime/timestamps.py).
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 #: Written by the worker: `job.json` (the record), `wave.json` (the parsed task documents);
@@ -105,8 +109,21 @@ def utc_now() -> str:
     return time.strftime(TIMESTAMP_FORMAT, time.gmtime())
 
 
+def file_stem(task: str) -> str:
+    """The task's name as the stem of its files: itself, unless a file system could not take it.
+
+    A state's name can be any length, and a file name is at most 255 bytes; a long
+    name keeps its start and gains a digest of the whole, so two never meet.
+    """
+    raw = task.encode("utf-8")
+    if len(raw) <= MAX_STEM_BYTES:
+        return task
+    start = raw[: MAX_STEM_BYTES - 17].decode("utf-8", "ignore")
+    return f"{start}-{hashlib.sha256(raw).hexdigest()[:16]}"
+
+
 def _path(job_dir: JobDir, task: str) -> str:
-    return os.path.join(os.fspath(job_dir), "status", f"{task}.json")
+    return os.path.join(os.fspath(job_dir), "status", f"{file_stem(task)}.json")
 
 
 def read_task(job_dir: JobDir, task: str) -> TaskRecord:
