@@ -132,18 +132,18 @@ async def test_a_schedule_needs_exactly_one_of_cron_and_every(
     assert "give exactly one of --cron EXPR or --every DURATION" in both.stderr
 
 
-async def cron_schedule(
-    env: WorkflowEnvironment, local_harness: Harness, spec: str, cron: str
+async def new_schedule(
+    env: WorkflowEnvironment, local_harness: Harness, spec: str, *when: str
 ) -> tuple[str, subprocess.CompletedProcess[str]]:
-    """A schedule of `spec` on `cron` under a fresh name, and what `schedule create` answered."""
+    """A schedule of `spec` (`when`: --cron or --every) under a fresh name, and what create answered."""
     name = f"sched-{uuid.uuid4().hex[:6]}"
-    return name, await npaflow(env, local_harness, "schedule", "create", name, spec, "--cron", cron)
+    return name, await npaflow(env, local_harness, "schedule", "create", name, spec, *when)
 
 
 async def test_pause_trigger_and_unpause_act_on_the_schedule(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
-    name, created = await cron_schedule(env, local_harness, slow_spec(tmp_path, "p"), "0 3 * * *")
+    name, created = await new_schedule(env, local_harness, slow_spec(tmp_path, "p"), "--cron", "0 3 * * *")
     assert created.returncode == 0, created.stderr
     try:
         assert (
@@ -170,9 +170,8 @@ async def test_pause_trigger_and_unpause_act_on_the_schedule(
 async def test_a_cron_that_matches_no_time_to_come_is_refused_and_nothing_is_created(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
-    name = f"sched-{uuid.uuid4().hex[:6]}"
     spec = slow_spec(tmp_path, "never")
-    refused = await npaflow(env, local_harness, "schedule", "create", name, spec, "--cron", "0 3 31 2 *")
+    name, refused = await new_schedule(env, local_harness, spec, "--cron", "0 3 31 2 *")
     described = await npaflow(env, local_harness, "schedule", "describe", name)
     assert refused.returncode == 2
     assert "--cron '0 3 31 2 *' matches no time to come" in refused.stderr
@@ -183,7 +182,7 @@ async def test_a_cron_that_matches_no_time_to_come_is_refused_and_nothing_is_cre
 async def test_create_shows_the_next_runs_as_the_server_computed_them(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
-    name, created = await cron_schedule(env, local_harness, slow_spec(tmp_path, "n"), "15 2 * * *")
+    name, created = await new_schedule(env, local_harness, slow_spec(tmp_path, "n"), "--cron", "15 2 * * *")
     try:
         assert created.returncode == 0, created.stderr
         (line,) = [line for line in created.stdout.splitlines() if line.startswith("next runs: ")]
@@ -196,9 +195,7 @@ async def test_create_shows_the_next_runs_as_the_server_computed_them(
 async def test_a_backfill_past_max_runs_is_refused_with_the_count_and_starts_nothing(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
-    name = f"sched-{uuid.uuid4().hex[:6]}"
-    spec = slow_spec(tmp_path, "bf")
-    created = await npaflow(env, local_harness, "schedule", "create", name, spec, "--every", "1m")
+    name, created = await new_schedule(env, local_harness, slow_spec(tmp_path, "bf"), "--every", "1m")
     try:
         assert created.returncode == 0, created.stderr
         window = ("--start", "2016-01-01T00:00:00Z")
