@@ -87,4 +87,6 @@ async def test_helper_workflows_never_show_in_the_default_run_list_the_ui_shows(
         return ids if "hidden-ok" in ids else []
 
     ids = await eventually(default_list, timeout=30, interval=0.5, what="the run in the default list")
-    assert [i for i in ids if i.startswith("npaflow:")] == []
+    # this run's helpers only: the dev server is shared, and another test starts hostile
+    # "npaflow:reconcile:…" workflows by hand, outside the division on purpose
+    assert [i for i in ids if i.startswith("npaflow:") and ":hidden-ok" in i] == []
