@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
-from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cli.run_handlers import status_once
-from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
+from npaflow.cli.temporal_client import RunMissing, describe_or_fail
 from npaflow.errors import UsageError
-from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo
+from npaflow.runtime.contract import RunMemo
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 
@@ -26,16 +25,9 @@ async def duplicate_of(handle: WorkflowHandle[Any, RunSummary], request: RunRequ
             another tool's workflow, or the server refused to say.
     """
     try:
-        description = await handle.describe()
-    except RPCError as exc:
-        if exc.status is RPCStatusCode.NOT_FOUND and not is_namespace_missing(exc):
-            return None  # no such run: a fresh start
-        raise UsageError(rpc_error_text(exc)) from None  # never read as "no such run"
-    if description.workflow_type != WORKFLOW_TYPE:
-        raise UsageError(
-            f"run id '{handle.id}' is held by a {description.workflow_type} workflow, not an npaflow "
-            "run, so npaflow leaves it alone (hint: choose another --run-id)"
-        )
+        description = await describe_or_fail(handle)  # refuses another tool's workflow, server errors
+    except RunMissing:
+        return None  # no such run: a fresh start
     if description.status == WorkflowExecutionStatus.COMPLETED:
         raise UsageError(
             f"run id '{handle.id}' already completed successfully; a completed run is "

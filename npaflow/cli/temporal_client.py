@@ -179,6 +179,10 @@ def is_cancelled_failure(error: WorkflowFailureError) -> bool:
     return isinstance(error.cause, CancelledError | TerminatedError)
 
 
+class RunMissing(UsageError):
+    """The server says no workflow has this id (and nothing else went wrong)."""
+
+
 async def describe_or_fail(handle: WorkflowHandle[Any, Any]) -> WorkflowExecutionDescription:
     """Describe a run, turning 'not found' into a clear user error.
 
@@ -186,16 +190,16 @@ async def describe_or_fail(handle: WorkflowHandle[Any, Any]) -> WorkflowExecutio
     signal, cancel or read it as a run.
 
     Raises:
-        UsageError: there is no run with this id.
+        RunMissing: there is no run with this id (the server said NOT_FOUND).
+        UsageError: the id holds another type of workflow, or the server refused to say.
     """
     try:
         description = await handle.describe()
     except RPCError as exc:
         if exc.status is not RPCStatusCode.NOT_FOUND or is_namespace_missing(exc):
             raise UsageError(rpc_error_text(exc)) from None  # never read as "no such run"
-        raise UsageError(
-            f"no run with id '{handle.id}' ({exc.message}); list runs with 'npaflow list'"
-        ) from None
+        missing = f"no run with id '{handle.id}' ({exc.message}); list runs with 'npaflow list'"
+        raise RunMissing(missing) from None
     if description.workflow_type != WORKFLOW_TYPE:
         raise UsageError(
             f"'{handle.id}' is a {description.workflow_type} workflow, not an npaflow run "
