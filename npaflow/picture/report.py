@@ -32,6 +32,14 @@ code{background:#f6f8fa;padding:0 4px;border-radius:3px}
 """
 
 
+#: The file's own policy: a browser opening it runs no script and loads nothing, whatever a
+#: job wrote into a name, decision or error it shows (they are escaped; this is the second wall).
+OFFLINE_POLICY = (
+    '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+    "style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'\">"
+)
+
+
 class ReportLinks(BaseModel):
     """Where the page may link (none of it needed to read the page)."""
 
@@ -148,4 +156,4 @@ def report_html(
     """The whole page for one run, as it stands in `ledger` (`now`: epoch seconds, for what still runs)."""
     sections = run_sections(spec, ledger, now=now, links=links)
     title = f"{ledger.run_id} · {spec.name} · npaflow"
-    return page_html(title, f"<h1>{escape(ledger.run_id)}</h1>", sections)
+    return page_html(title, f"<h1>{escape(ledger.run_id)}</h1>", sections, head=OFFLINE_POLICY)

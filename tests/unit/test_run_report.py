@@ -7,6 +7,7 @@ import re
 import pytest
 
 from npaflow.catalog.load import load_catalogs
+from npaflow.cli.ui.reads import RunReads, Snapshot
 from npaflow.picture.report import ReportLinks, report_html
 from npaflow.picture.timeline import timeline_bars, timeline_svg
 from npaflow.runtime.ledger.models import DecisionRecord, RuntimeLedger, TaskRow, WaveAttemptRecord
@@ -172,3 +173,37 @@ def test_a_loop_back_decision_reads_as_the_spec_writes_it_while_the_ledger_keeps
     spec = load_spec_from_path(EXAMPLES / "gate-loop.yaml", catalog=load_catalogs())
     page = report_html(spec, failed_gate_ledger().model_copy(update={"decisions": [record]}), now=0)
     assert "<b>loop_back</b>" in page and "loop_back_to_inner_loop" not in page
+
+
+class _OpenRun(RunReads):
+    """A run still moving, with no worker answering: the page keeps its refresh script."""
+
+    async def snapshot(self, run_id: str) -> Snapshot:
+        return Snapshot(run_id, "e1", "RUNNING", "npaflow", problem="no worker polls task queue npaflow")
+
+
+def test_every_page_server_answer_allows_only_its_own_script_and_loads_nothing_else() -> None:
+    from starlette.testclient import TestClient
+
+    from npaflow.cli.ui.app import UiSettings, ui_app
+    from npaflow.cli.ui.policy import script_source
+
+    app = ui_app(_OpenRun(client=None), UiSettings(namespace="default", token="s3cret"))  # type: ignore[arg-type]
+    with TestClient(app, raise_server_exceptions=False) as browser:
+        refused = browser.get("/runs/x")
+        page = browser.get("/runs/x", headers={"Authorization": "Bearer s3cret"})
+    scripts = re.findall(r"<script>(.*?)</script>", page.text, re.S)
+    policy = page.headers["content-security-policy"]
+    assert page.status_code == 200 and len(scripts) == 1
+    assert f"script-src {script_source(scripts[0])};" in policy and "default-src 'none'" in policy
+    assert refused.status_code == 401 and refused.headers["content-security-policy"] == policy
+    assert refused.headers["x-content-type-options"] == "nosniff"
+    assert refused.headers["referrer-policy"] == "no-referrer"
+
+
+def test_the_report_file_forbids_any_script_to_a_browser_that_opens_it() -> None:
+    spec = load_spec_from_path(EXAMPLES / "gate-loop.yaml", catalog=load_catalogs())
+    page = report_html(spec, failed_gate_ledger(), now=0)
+    head = page.split("</head>", 1)[0]
+    assert re.search(r'<meta http-equiv="Content-Security-Policy" content="default-src \'none\';', head)
+    assert "script-src" not in head

@@ -3,7 +3,8 @@
 Routes: `/` (runs), `/runs/{id}` (a run's page), `/runs/{id}/live` (its fresh
 sections, JSON), `/runs/{id}/logs?state=` (its jobs' logs, read by the same
 path as `npaflow logs`), `/healthz`. With a token, every request must carry it:
-`Authorization: Bearer TOKEN`, or `?token=TOKEN` once (kept in a cookie).
+`Authorization: Bearer TOKEN`, or `?token=TOKEN` once (kept in a cookie). Every
+answer carries the browser policy of npaflow/cli/ui/policy.py.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from temporalio.service import RPCError
 
 from npaflow.cli.logs_handler import logs_text, read_logs
 from npaflow.cli.temporal_errors import rpc_error_text
-from npaflow.cli.ui.pages import live_payload, message_page, run_page, runs_page, temporal_link
+from npaflow.cli.ui.pages import LIVE_SCRIPT, live_payload, message_page, run_page, runs_page, temporal_link
+from npaflow.cli.ui.policy import SecurityHeaders, security_headers
 from npaflow.cli.ui.reads import RunReads
 from npaflow.errors import UsageError
 from npaflow.integers import plain_int
@@ -134,9 +136,17 @@ def ui_app(reads: RunReads, settings: UiSettings) -> Starlette:
     ]
     return Starlette(
         routes=routes,
-        middleware=[Middleware(TokenCheck, token=settings.token)],
+        middleware=_middleware(settings.token),
         exception_handlers={RPCError: _server_refused},
     )
+
+
+def _middleware(token: str) -> list[Middleware]:
+    """The browser policy on every answer (refusals too), then the token check."""
+    return [
+        Middleware(SecurityHeaders, headers=security_headers(LIVE_SCRIPT)),
+        Middleware(TokenCheck, token=token),
+    ]
 
 
 async def _server_refused(request: Request, error: Exception) -> Response:

@@ -25,9 +25,10 @@ _UI_CSS = (
     ".banner{padding:8px 12px;border-radius:6px;margin:10px 0;background:#fff4d6;border:1px solid #c99a06}"
     "nav a{margin-right:12px} form{margin:12px 0} input,select{font:inherit;padding:2px 6px}"
 )
-_LIVE_SCRIPT = """<script>
+#: The page's one script (allowed by its hash in the policy, npaflow/cli/ui/policy.py).
+LIVE_SCRIPT = """
 (function(){
-  var period=%d*1000;
+  var period=PERIOD_MS;
   function tick(){
     fetch(location.pathname+'/live',{cache:'no-store',credentials:'same-origin'})
       .then(function(r){return r.ok?r.json():null;})
@@ -42,7 +43,7 @@ _LIVE_SCRIPT = """<script>
   }
   setTimeout(tick,period);
 })();
-</script>"""
+""".replace("PERIOD_MS", str(LIVE_SECONDS * 1000))
 
 
 def temporal_link(temporal_ui: str, namespace: str, run_id: str) -> str:
@@ -88,7 +89,7 @@ def run_page(shot: Snapshot, links: ReportLinks) -> str:
         f'<nav><a href="/">all runs</a></nav><h1>{escape(shot.run_id)}</h1>'
         f'<div id="banner">{banner(shot)}</div>'
     )
-    tail = "" if ended(shot) else _LIVE_SCRIPT % LIVE_SECONDS
+    tail = "" if ended(shot) else f"<script>{LIVE_SCRIPT}</script>"
     head = f"<style>{_UI_CSS}</style>"
     name = shot.spec.name if shot.spec is not None else "?"
     return page_html(
