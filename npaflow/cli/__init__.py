@@ -22,6 +22,9 @@ from npaflow.cli.options import SubParsers
 
 #: argparse's words for an option given no value (`argument --every: expected one argument`).
 _VALUE_MISSING = re.compile(r"argument (\S+): expected one argument")
+#: argparse's words for a value outside its choices, and for words it did not expect.
+_INVALID_CHOICE = re.compile(r"invalid choice: '?(.*?)'? \(choose from (.*)\)$")
+_UNRECOGNIZED = re.compile(r"unrecognized arguments: (\S+)")
 #: What writing to standard output fails with when the disk behind it is full.
 _OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})  # only writes fail so
 
@@ -65,13 +68,31 @@ class _Parser(argparse.ArgumentParser):
         return parsed
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        hint = f"run '{self.prog} --help'"
-        if missing := _VALUE_MISSING.match(message):  # `--every -5m` reads -5m as an option
-            flag = missing.group(1).split("/")[-1]
-            hint = f"give {flag} a value; one that starts with '-' is written {flag}=VALUE"
+        """One line: what was wrong and how to fix it (the usage block is behind --help)."""
+        hint = _usage_hint(message, list(self._option_string_actions)) or f"run '{self.prog} --help'"
         sys.stderr.write(f"{self.prog}: error: {message} (hint: {hint})\n")
         raise SystemExit(EXIT_USAGE)
+
+
+def _usage_hint(message: str, options: list[str]) -> str:
+    """The likely fix of argparse's `message` ("" when there is no better one than --help)."""
+    if missing := _VALUE_MISSING.match(message):  # `--every -5m` reads -5m as an option
+        flag = missing.group(1).split("/")[-1]
+        return f"give {flag} a value; one that starts with '-' is written {flag}=VALUE"
+    if choice := _INVALID_CHOICE.search(message):  # `npaflow stauts`
+        given, choices = choice.group(1), [word.strip("' ") for word in choice.group(2).split(",")]
+        return _did_you_mean(given, choices)
+    if stray := _UNRECOGNIZED.match(message):  # `--prioritty 3`
+        return _did_you_mean(stray.group(1).split("=")[0], options)
+    return ""
+
+
+def _did_you_mean(given: str, known: list[str]) -> str:
+    """ "did you mean 'x'?" for the one known word closest to `given` ("" when none is close)."""
+    import difflib
+
+    close = difflib.get_close_matches(given, known, n=1, cutoff=0.75)
+    return f"did you mean {close[0]!r}?" if close else ""
 
 
 Registrar = Callable[[SubParsers], None]

@@ -58,13 +58,15 @@ def test_a_stray_argument_is_reported_by_the_subcommand_it_was_given_to(
 
 
 def usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    """What the command said on stderr, having exited 2 before any server was asked."""
+    """What the command said on stderr (one line), having exited 2 before any server was asked."""
     from worker.cli import register
 
     with pytest.raises(SystemExit) as exit_:
         run([*argv, "--address", "127.0.0.1:1"], extra=[register])
     assert exit_.value.code == 2
-    return capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1, said
+    return said
 
 
 @pytest.mark.parametrize(
@@ -90,6 +92,37 @@ def test_a_count_or_percentage_out_of_its_range_is_a_usage_error(
     argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert says in usage_error(argv, capsys)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["submit", "s.yaml", "--priority", "0"], "argument --priority: invalid choice: 0 (choose from 1, 2"),
+        (["quota", "set", "--pool", "p", "--gpus", "1"], "unrecognized arguments: --pool"),
+        (["status"], "the following arguments are required: RUN_ID"),
+    ],
+)
+def test_an_argument_argparse_refuses_is_one_line_with_the_fix_not_the_usage_block(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = usage_error(argv, capsys)
+    assert says in said and "(hint: run 'npaflow " in said and "usage:" not in said
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["stauts", "r1"], "(hint: did you mean 'status'?)"),
+        (["schedule", "craete"], "(hint: did you mean 'create'?)"),
+        (["submit", "s.yaml", "--backend", "lcal"], "(hint: did you mean 'local'?)"),
+        (["status", "r1", "--jsn"], "(hint: did you mean '--json'?)"),
+        (["bogus"], "(hint: run 'npaflow --help')"),
+    ],
+)
+def test_a_misspelt_command_choice_or_flag_is_answered_with_the_one_it_likely_meant(
+    argv: list[str], hint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert usage_error(argv, capsys).endswith(f"{hint}\n")
 
 
 @pytest.mark.parametrize(
