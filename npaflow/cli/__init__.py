@@ -88,7 +88,7 @@ def _usage_hint(message: str, options: list[str]) -> str:
 
 
 def _did_you_mean(given: str, known: list[str]) -> str:
-    """ "did you mean 'x'?" for the one known word closest to `given` ("" when none is close)."""
+    """A "did you mean 'x'?" for the one known word closest to `given` ("" when none is close)."""
     import difflib
 
     close = difflib.get_close_matches(given, known, n=1, cutoff=0.75)

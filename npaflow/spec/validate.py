@@ -22,6 +22,7 @@ from npaflow.spec.validate_contracts import (
     validate_resolvable,
 )
 from npaflow.spec.validate_groups import validate_group
+from npaflow.step_bound import MAX_WALK_STEPS, reference_limit, step_bound
 from npaflow.tokens import resolve_config_int
 
 VALIDATE_RUN_ID = RunId("validate-run")
@@ -70,8 +71,24 @@ def validate_spec(
         )
     _validate_bounded_control_flow(spec, issues)
     if context is not None:
+        _validate_step_bound(spec, context, issues)
         validate_resolvable(spec, catalog, context, issues)
     issues.raise_if_any()
+
+
+def _validate_step_bound(spec: WorkflowSpec, context: RunContext, issues: IssueCollector) -> None:
+    """A spec whose loops can take more steps than a walk takes is refused before it launches."""
+    bound = step_bound(spec, context.config)
+    limit = max(reference_limit(spec), MAX_WALK_STEPS)
+    if bound.steps is None or bound.steps <= limit or not bound.loop:
+        return
+    issues.add(
+        ("states", bound.loop, "loop", "max"),
+        f"with every loop at its max the run can take {bound.steps:,} steps ({bound.loop_steps:,} in "
+        f"this loop); a run takes at most {limit:,}",
+        "lower loop.max (a loop with 'until' still ends early when its decision says so), "
+        "or split the work into runs",
+    )
 
 
 def _validate_ledger_location(context: RunContext, issues: IssueCollector) -> None:

@@ -14,6 +14,7 @@ from npaflow.context import RunContext, is_config_truthy, state_config
 from npaflow.decisions import evaluate_predicate
 from npaflow.document.models import State, WorkflowSpec
 from npaflow.errors import NpaflowError, PayloadError, TokenError
+from npaflow.step_bound import walk_limit
 from npaflow.steps import PlanStep, StepPlacement, WalkTokens, materialize_step
 from npaflow.tokens import TokenScope, resolve_config_int, resolve_text
 from npaflow.traversal.models import (
@@ -83,7 +84,7 @@ class Walker:
         self.sequence = 0
         self.occurrences = 0
         self.latest: dict[str, PlanStep] = {}
-        self.limit = max(256, 64 * len(spec.states))
+        self.limit = walk_limit(spec, context.config)
         self.depth = 0
 
     async def walk(self) -> WalkRecord:

@@ -125,3 +125,22 @@ def _nested_doc() -> dict:
             "outputs": [{"uri": "s3://b/{{loop.outer}}/d.json", "schema": "decision"}],
         },
     ) | {"initial": "outer"}
+
+
+def test_a_loop_of_300_iterations_plans_every_iteration_where_the_reference_cap_refuses_it() -> None:
+    doc = minimal_doc(seq={"sequence": ["work"], "loop": {"max": 300}, "next": "done"})
+    doc["states"]["work"] = {"run": {"shell": "x"}}
+    doc["initial"] = "seq"
+    assert states_of(build_plan(load_doc(doc), CATALOG)) == ["work"] * 300 + ["done"]
+
+
+@pytest.mark.parametrize(("max_", "overrides"), [(20_000, None), ("{{config.rounds}}", {"rounds": "20000"})])
+def test_a_spec_whose_loops_can_take_more_steps_than_a_run_takes_is_refused_at_its_loop_max(
+    max_: object, overrides: dict[str, str] | None
+) -> None:
+    doc = minimal_doc(seq={"sequence": ["work"], "loop": {"max": max_}, "next": "done"})
+    doc["states"]["work"] = {"run": {"shell": "x"}}
+    doc["initial"], doc["config"] = "seq", {"rounds": 2}
+    [issue] = issues_of(doc, overrides)
+    assert (issue.state, issue.field) == ("seq", "loop.max") and issue.line > 0
+    assert "the run can take 20,001 steps (20,000 in this loop); a run takes at most 10,000" in issue.message
