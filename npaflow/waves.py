@@ -106,6 +106,25 @@ class WaveKey(BaseModel):
         return str(self)
 
 
+def pass_labels(keys: Sequence[WaveKey]) -> dict[int, str]:
+    """Each wave's label, with its pass (`score #2`) when the same label runs again.
+
+    A sequence loop's children carry no iteration in their keys (reference §4.4),
+    so the n-th wave with one label is that label's n-th pass; attempts of one
+    wave share its sequence number and so its pass.
+    """
+    passes: dict[str, list[int]] = {}
+    for key in keys:
+        seen = passes.setdefault(key.label(), [])
+        if key.sequence not in seen:
+            seen.append(key.sequence)
+    labels = {}
+    for key in keys:
+        seen = passes[key.label()]
+        labels[key.sequence] = key.label() + (f" #{seen.index(key.sequence) + 1}" if len(seen) > 1 else "")
+    return labels
+
+
 def split_into_batches(items: Sequence[T], max_concurrency: int, cap: int = 0) -> list[list[T]]:
     """Split a group's steps into consecutive batches; a positive cap only shrinks them."""
     size = max_concurrency if max_concurrency > 0 else len(items)

@@ -7,6 +7,7 @@ from npaflow.runtime.cache_tally import CacheTally
 from npaflow.runtime.summary import ReportedWave, StatusReport
 from npaflow.runtime.usage import RunUsage
 from npaflow.runtime.vocabulary import WaveStatus
+from npaflow.waves import pass_labels
 
 #: The run's phase and Temporal's execution status that say the same thing (shown once).
 _AGREEING = {
@@ -34,7 +35,8 @@ def status_text(report: StatusReport) -> str:
     if report.no_worker:
         lines.append(f"waiting: {report.no_worker}")
     lines.extend(f"waiting: {text}" for text in report.quota_waits if is_open)
-    lines.extend(_wave_line(wave) for wave in report.waves)
+    labels = pass_labels([wave.key for wave in report.waves])
+    lines.extend(_wave_line(wave, labels[wave.key.sequence]) for wave in report.waves)
     for decision in report.decisions:
         state = f" (state {decision.state})" if decision.state else ""
         lines.append(f"  decision: {decision.shown} <- {decision.uri}{state}")
@@ -58,7 +60,7 @@ def status_text(report: StatusReport) -> str:
     return printable("\n".join(lines))  # errors and decisions quote what jobs wrote
 
 
-def _wave_line(wave: ReportedWave) -> str:
+def _wave_line(wave: ReportedWave, label: str) -> str:
     where = f" on worker {wave.worker_id}" if wave.worker_id else ""
     category = f" [{wave.error_category.value}]" if wave.error_category else ""
     sky = wave.sky_status.value if wave.sky_status else ""
@@ -70,7 +72,7 @@ def _wave_line(wave: ReportedWave) -> str:
         saved = sum(step.gpu_hours_saved for step in hits)
         job = f"from the cache: run {hits[0].source_run} job {hits[0].source_job} (saved {saved:.3f} GPU-h)"
     status = f"{wave.status.value} (reconciled)" if wave.reconciled else wave.status.value
-    return f"  {wave.key.label()} attempt {wave.attempt}: {status}{category}, {job}"
+    return f"  {label} attempt {wave.attempt}: {status}{category}, {job}"
 
 
 def _usage_lines(usage: RunUsage | None, is_open: bool) -> list[str]:

@@ -16,6 +16,7 @@ from npaflow.picture.svg import PHASE_COLOURS
 from npaflow.runtime.ledger.models import WaveAttemptRecord
 from npaflow.runtime.timestamps import epoch_seconds
 from npaflow.runtime.vocabulary import WaveStatus
+from npaflow.waves import pass_labels
 
 ROW = 22.0
 BARS_WIDTH = 720.0
@@ -58,17 +59,11 @@ def timeline_bars(waves: list[WaveAttemptRecord], now: float) -> tuple[list[str]
     if not timed:
         return [], [], 0.0
     origin = min(at for _, at in timed)
-    passes: dict[str, list[int]] = {}  # each label's waves in order: one per loop pass
-    for wave, _ in timed:
-        seen = passes.setdefault(wave.key.label(), [])
-        if wave.key.sequence not in seen:
-            seen.append(wave.key.sequence)
+    labels = pass_labels([wave.key for wave, _ in timed])
     rows: dict[str, int] = {}
     bars = []
     for wave, at in timed:
-        label, seen = wave.key.label(), passes[wave.key.label()]
-        if len(seen) > 1:
-            label += f" #{seen.index(wave.key.sequence) + 1}"
+        label = labels[wave.key.sequence]
         row = rows.setdefault(label, len(rows))
         starts = [s for s in (_seconds(t.start_at) for t in wave.tasks) if s is not None]
         end = max(_end(wave, now), at)

@@ -198,6 +198,32 @@ def test_status_names_each_wave_by_state_and_iteration_not_by_its_internal_key()
     assert "004|" not in status_text(StatusReport.model_validate(payload))
 
 
+def test_status_numbers_the_passes_of_a_sequence_loops_child_whose_keys_carry_no_iteration() -> None:
+    from npaflow.cli.status_text import status_text
+    from npaflow.runtime.summary import StatusReport
+
+    def wave(key: str, attempt: int, status: str) -> dict[str, object]:
+        return {
+            "key": key,
+            "attempt": attempt,
+            "status": status,
+            "job_id": "",
+            "job_name": "",
+            "states": ["b"],
+        }
+
+    waves = [
+        wave("001|serial|a:b:-", 1, "succeeded"),
+        wave("002|serial|a:b:-", 1, "failed"),
+        wave("002|serial|a:b:-", 2, "succeeded"),
+        wave("003|serial|:c:-", 1, "running"),
+    ]
+    payload = {"run_id": "r1", "phase": "running", "execution_status": "RUNNING", "waves": waves}
+    text = status_text(StatusReport.model_validate(payload))
+    lines = [line.split(":")[0] for line in text.splitlines() if " attempt " in line]
+    assert lines == ["  b #1 attempt 1", "  b #2 attempt 1", "  b #2 attempt 2", "  c attempt 1"]
+
+
 def test_status_of_a_wave_still_launching_says_no_job_yet_rather_than_a_dash() -> None:
     from npaflow.cli.status_text import status_text
     from npaflow.runtime.summary import StatusReport
