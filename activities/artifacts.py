@@ -110,6 +110,8 @@ class ArtifactActivities:
         except PayloadError as exc:
             record.decode_error = str(exc)[:200]
             return DecisionResult(record=record, error=f"state {request.state}: {exc}")
+        if not decision:
+            return _empty_decision(request, record)
         record.decision = _ledger_decision(body) or decision
         return DecisionResult(decision=decision, record=record)
 
@@ -164,6 +166,27 @@ class ArtifactActivities:
             if not await has_content(self.context.storage.for_uri(uri), uri):
                 missing.append(uri)
         return CheckOutputsResult(missing=missing)
+
+
+def _empty_decision(request: ReadDecisionInput, record: DecisionRecord) -> DecisionResult:
+    """An artifact whose decision is empty decided nothing: only an explicit assumption stands in.
+
+    (The reference fills in its default assumption, `loop_back` when the spec branches,
+    so a job that wrote `{"decision": ""}` silently took the loop-back path.)
+    """
+    if request.fallback:
+        record.decision = normalize_decision(request.fallback)
+        record.source = DecisionSource.FALLBACK
+        return DecisionResult(decision=record.decision, record=record)
+    record.decode_error = "the decision is empty"
+    return DecisionResult(
+        record=record,
+        error=(
+            f"state {request.state}: decision artifact {request.uri} gives an empty decision; the state "
+            "must write one (promote_checkpoint or loop_back), or pass an explicit --assume-decision "
+            "to fall back"
+        ),
+    )
 
 
 def _ledger_decision(body: str) -> str:

@@ -79,10 +79,12 @@ def parse_decision_payload(body: str, uri: str) -> str:
     """Extract the normalized decision from an artifact body.
 
     Raises:
-        PayloadError: the body is not a JSON object or has no decision field.
+        PayloadError: the body is not a JSON object, has no decision field, or gives one twice.
     """
     try:
-        payload = json.loads(body)
+        payload = json.loads(body, object_pairs_hook=_one_decision_each)
+    except PayloadError as exc:
+        raise PayloadError(f"decision at {uri} {exc}") from None
     except ValueError as exc:
         raise PayloadError(f"decision at {uri} is not valid JSON: {exc}") from None
     except RecursionError:
@@ -93,3 +95,12 @@ def parse_decision_payload(body: str, uri: str) -> str:
         if key in payload:
             return normalize_decision(str(payload[key] or ""))
     raise PayloadError(f"decision payload missing decision field: {body.strip()[:200]}")
+
+
+def _one_decision_each(pairs: list[tuple[str, JsonValue]]) -> dict[str, JsonValue]:
+    """A JSON object, refused when it gives a decision key twice (json would keep the last silently)."""
+    keys = [key for key, _ in pairs]
+    for key in DECISION_KEYS:
+        if keys.count(key) > 1:
+            raise PayloadError(f"gives {key!r} {keys.count(key)} times; write it once")
+    return dict(pairs)

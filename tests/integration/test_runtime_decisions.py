@@ -70,6 +70,40 @@ async def test_a_decision_that_cannot_be_one_fails_the_run_at_once_and_is_record
     assert fake.submissions == [["route"]]
 
 
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ('{"decision": ""}', "gives an empty decision"),
+        ('{"decision": null, "score": 3}', "gives an empty decision"),
+        ('{"decision": "promote", "decision": "loop_back"}', "gives 'decision' 2 times"),
+    ],
+)
+async def test_an_artifact_that_decides_nothing_or_twice_fails_the_run_instead_of_taking_a_branch(
+    harness: Harness, fake: FakeBackend, tmp_path: Path, body: str, says: str
+) -> None:
+    write_artifact(tmp_path, "rt-undecided/route/decision.json", body)
+    outcome = await harness.run("runtime/branch.yaml", run_id="rt-undecided", vars={"root": str(tmp_path)})
+    assert outcome.status == "failed" and says in outcome.error
+    assert outcome.ledger.decisions[-1].decode_error
+    assert fake.submissions == [["route"]]
+
+
+async def test_an_empty_decision_falls_back_to_an_explicit_assumption_recorded_as_such(
+    harness: Harness, fake: FakeBackend, tmp_path: Path
+) -> None:
+    write_artifact(tmp_path, "rt-empty-fallback/route/decision.json", '{"decision": ""}')
+    outcome = await harness.run(
+        "runtime/branch.yaml",
+        run_id="rt-empty-fallback",
+        vars={"root": str(tmp_path)},
+        assume_decision="promote",
+    )
+    assert outcome.status == "succeeded"
+    last = outcome.summary.decisions[-1]
+    assert (last.source, last.decision) == ("assume_decision_fallback", "promote_checkpoint")
+    assert fake.submissions == [["route"], ["publish"]]
+
+
 async def test_unmatched_decision_without_next_fails_naming_the_state(
     harness: Harness, tmp_path: Path
 ) -> None:
