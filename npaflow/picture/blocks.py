@@ -38,10 +38,15 @@ class Block:
     loop: str = ""  # "loop max 3 until promote_checkpoint"; "" when it does not loop
     terminal: bool = False
     batches: list[list[Block]] = field(default_factory=list)  # sequence: one batch of all members
+    iterations: int = 0  # the loop's max when it is a number (a live page adds "· iteration N")
 
     def caption(self) -> str:
         """A container's caption line: what it is, and how it loops."""
         return f"{self.title} · {self.loop}" if self.loop else self.title
+
+    def widest_caption(self) -> str:
+        """The caption as wide as a live page ever draws it (at the loop's last iteration)."""
+        return self.caption() + (f" · iteration {self.iterations}" if self.iterations else "")
 
     def members(self) -> list[Block]:
         """The blocks inside, in spec order."""
@@ -79,7 +84,10 @@ def _block(spec: WorkflowSpec, name: str, config: dict[str, JsonValue]) -> Block
     loop = _loop_text(state, config)
     if state.sequence:
         members = [_block(spec, member, config) for member in state.sequence]
-        return Block(name, BlockKind.SEQUENCE, f"{name}: sequence", loop, state.terminal, [members])
+        iterations = plain_int(shown_bound(state.loop.max, config)) or 0 if state.loop else 0
+        return Block(
+            name, BlockKind.SEQUENCE, f"{name}: sequence", loop, state.terminal, [members], iterations
+        )
     if state.parallel:
         members = [_block(spec, member, config) for member in state.parallel]
         size = _batch_size(state, config)

@@ -71,7 +71,7 @@ def measure(block: Block, sizes: dict[str, tuple[float, float]]) -> tuple[float,
                 sum(w for w, _ in columns) + BATCH_GAP * (len(columns) - 1),
                 max(h for _, h in columns),
             )
-        width = max(content[0] + 2 * PAD, text_width(block.caption()) + 2 * PAD)
+        width = max(content[0] + 2 * PAD, text_width(block.widest_caption()) + 2 * PAD)
         size = (width, TITLE_HEIGHT + _band(block) + content[1] + PAD)
     sizes[block.name] = size
     return size

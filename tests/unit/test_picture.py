@@ -11,6 +11,7 @@ from npaflow.catalog.load import load_catalogs
 from npaflow.document.models import WorkflowSpec
 from npaflow.picture import NodePhase, node_views, spec_layout, spec_svg
 from npaflow.picture.blocks import BlockKind, spec_blocks
+from npaflow.picture.geometry import PAD, text_width
 from npaflow.runtime.ledger.models import RuntimeLedger, WaveAttemptRecord
 from npaflow.runtime.vocabulary import LedgerStatus, WaveStatus
 from npaflow.shipped import STARTER_SPEC
@@ -52,6 +53,21 @@ def test_every_member_is_drawn_inside_its_container_and_siblings_do_not_overlap(
             for other in members[i + 1 :]:
                 apart = one.right <= other.x or other.right <= one.x
                 assert apart or one.bottom <= other.y or other.bottom <= one.y
+
+
+def test_a_loop_box_is_wide_enough_for_its_caption_at_its_last_iteration() -> None:
+    text = """apiVersion: npa.workflow/v0.0.1
+kind: Workflow
+metadata: {name: many}
+initial: a
+states:
+  a: {sequence: [b], loop: {max: 300}, next: c}
+  b: {run: {shell: "true"}}
+  c: {run: {shell: "true"}, terminal: true}
+"""
+    layout = spec_layout(load_spec_from_str(text, "many.yaml", catalog=load_catalogs()))
+    caption = layout.blocks["a"].caption() + " · iteration 300"  # what a live page draws at the end
+    assert layout.boxes["a"].w >= text_width(caption) + 2 * PAD
 
 
 def test_the_graph_reads_left_to_right_from_the_start_to_the_terminals() -> None:
