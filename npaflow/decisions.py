@@ -39,6 +39,20 @@ def shown_decision(decision: str) -> str:
     return "loop_back" if decision == LOOP_BACK else decision
 
 
+def unknown_decision_note(decision: str) -> str:
+    """What to tell of a decision no predicate can match ("" for a known or an empty one).
+
+    Such a decision is legal (a gate may write `reject` to keep its loop going), but
+    a misspelt `promote` takes the same path silently, so readers are told.
+    """
+    text = normalize_decision(decision)
+    if not text or text in (PROMOTE, LOOP_BACK):
+        return ""
+    close = difflib.get_close_matches(text.lower(), KNOWN_ASSUMPTIONS, n=1, cutoff=0.6)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"matches neither promote_checkpoint nor loop_back{hint}"
+
+
 def normalize_decision(raw: str | None) -> str:
     """Map the accepted spellings to canonical decisions; anything else stays as is."""
     text = (raw or "").strip()

@@ -37,9 +37,7 @@ def status_text(report: StatusReport) -> str:
     lines.extend(f"waiting: {text}" for text in report.quota_waits if is_open)
     labels = pass_labels([wave.key for wave in report.waves])
     lines.extend(_wave_line(wave, labels[wave.key.sequence]) for wave in report.waves)
-    for decision in report.decisions:
-        state = f" (state {decision.state})" if decision.state else ""
-        lines.append(f"  decision: {decision.shown} <- {decision.uri}{state}")
+    lines.extend(f"  {decision.line()}" for decision in report.decisions)
     lines.extend(_usage_lines(report.usage, is_open))
     cache = CacheTally.of([step for wave in report.waves for step in wave.cache])
     if cache.text():

@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
+from npaflow.decisions import unknown_decision_note
 from npaflow.document.models import WorkflowSpec
 from npaflow.picture.blocks import spec_blocks
 from npaflow.picture.layout import spec_layout
@@ -78,11 +79,17 @@ def _states_table(ledger: RuntimeLedger, views: dict[str, NodeView], links: Repo
     return f"<table>{head}{''.join(rows)}</table>" if rows else "<p>No wave launched.</p>"
 
 
+def _note(decision: str) -> str:
+    """A decision no predicate can match, said beside it (a misspelt `promote` reads as neither)."""
+    note = unknown_decision_note(decision)
+    return f' <span class="error">({escape(note)})</span>' if note else ""
+
+
 def _decisions_table(ledger: RuntimeLedger) -> str:
     if not ledger.decisions:
         return "<p>No decision read.</p>"
     rows = "".join(
-        f"<tr><td>{escape(d.state)}</td><td><b>{escape(d.shown)}</b></td>"
+        f"<tr><td>{escape(d.state)}</td><td><b>{escape(d.shown)}</b>{_note(d.decision)}</td>"
         f"<td>{escape(d.source.value)}</td><td>{escape(d.uri)}</td><td>{escape(d.read_at)}</td></tr>"
         for d in ledger.decisions
     )

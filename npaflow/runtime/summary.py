@@ -185,10 +185,7 @@ class RunSummary(BaseModel):
             )
         if self.cache.text():
             lines.append(f"cache: {self.cache.text()}")
-        lines.extend(
-            f"decision: {d.shown} <- {d.uri}" + (f" (state {d.state})" if d.state else "")
-            for d in self.decisions
-        )
+        lines.extend(d.line() for d in self.decisions)
         lines.extend(usage_lines(self.usage))
         lines.append(f"run_prefix_uri: {self.run_prefix_uri}")
         if self.ledger_behind:

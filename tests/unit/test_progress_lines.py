@@ -224,6 +224,28 @@ def test_status_numbers_the_passes_of_a_sequence_loops_child_whose_keys_carry_no
     assert lines == ["  b #1 attempt 1", "  b #2 attempt 1", "  b #2 attempt 2", "  c attempt 1"]
 
 
+def test_status_says_when_a_decision_matches_no_predicate_and_what_it_likely_meant() -> None:
+    from npaflow.cli.status_text import status_text
+    from npaflow.runtime.summary import StatusReport
+
+    decisions = [
+        {"state": "gate", "uri": "file:///d1.json", "decision": "promte"},
+        {"state": "gate", "uri": "file:///d2.json", "decision": "reject"},
+        {"state": "gate", "uri": "file:///d3.json", "decision": "promote_checkpoint"},
+    ]
+    payload = {"run_id": "r1", "phase": "running", "execution_status": "RUNNING", "decisions": decisions}
+    lines = [
+        line for line in status_text(StatusReport.model_validate(payload)).splitlines() if "decision:" in line
+    ]
+    assert lines == [
+        "  decision: promte <- file:///d1.json (state gate) "
+        "[matches neither promote_checkpoint nor loop_back; did you mean 'promote'?]",
+        "  decision: reject <- file:///d2.json (state gate) "
+        "[matches neither promote_checkpoint nor loop_back]",
+        "  decision: promote_checkpoint <- file:///d3.json (state gate)",
+    ]
+
+
 def test_status_of_a_wave_still_launching_says_no_job_yet_rather_than_a_dash() -> None:
     from npaflow.cli.status_text import status_text
     from npaflow.runtime.summary import StatusReport

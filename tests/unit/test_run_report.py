@@ -207,3 +207,13 @@ def test_the_report_file_forbids_any_script_to_a_browser_that_opens_it() -> None
     head = page.split("</head>", 1)[0]
     assert re.search(r'<meta http-equiv="Content-Security-Policy" content="default-src \'none\';', head)
     assert "script-src" not in head
+
+
+def test_the_report_says_beside_a_decision_that_no_predicate_can_match_it() -> None:
+    spec = load_spec_from_path(EXAMPLES / "gate-loop.yaml", catalog=load_catalogs())
+    ledger = failed_gate_ledger()
+    ledger.decisions = [DecisionRecord(state="route", uri="file:///d.json", decision="<promte>")]
+    page = report_html(spec, ledger, now=0)
+    assert (
+        '<b>&lt;promte&gt;</b> <span class="error">(matches neither promote_checkpoint nor loop_back' in page
+    )

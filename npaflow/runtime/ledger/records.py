@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, Field, JsonValue
 
-from npaflow.decisions import shown_decision
+from npaflow.decisions import shown_decision, unknown_decision_note
 from npaflow.document.models import Artifact
 from npaflow.presets import STRICT
 from npaflow.printable import printable
@@ -38,6 +38,12 @@ class DecisionRecord(BaseModel):
     def shown(self) -> str:
         """The decision as people read it (`loop_back`), "(none)" when it said nothing, controls escaped."""
         return printable(shown_decision(self.decision)) or "(none)"
+
+    def line(self) -> str:
+        """`decision: D <- URI (state S)`, with a note when no predicate can match D."""
+        state = f" (state {self.state})" if self.state else ""
+        note = unknown_decision_note(self.decision)
+        return f"decision: {self.shown} <- {self.uri}{state}" + (f" [{printable(note)}]" if note else "")
 
 
 class Watermark(BaseModel):
