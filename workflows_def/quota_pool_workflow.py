@@ -19,7 +19,16 @@ from temporalio import workflow
 from temporalio.exceptions import FailureError
 
 from npaflow.ids import RunId
-from npaflow.quota import Lease, LeaseAnswer, LeaseRequest, PoolBook, PoolCarry, PoolConfig, PoolStatus
+from npaflow.quota import (
+    Lease,
+    LeaseAnswer,
+    LeaseRequest,
+    PoolBook,
+    PoolCarry,
+    PoolConfig,
+    PoolStatus,
+    accelerator_problem,
+)
 from npaflow.quota.messages import (
     ANSWER_SIGNAL,
     ASK_SIGNAL,
@@ -64,6 +73,12 @@ class NpaflowQuotaPool:
         self.deleting = False
         self._grant()
         return self.status()
+
+    @configure.validator
+    def _refuse_a_config_that_limits_nothing(self, config: PoolConfig) -> None:
+        """An accelerator no wave names (`H100:8`) is refused before it is recorded."""
+        if problem := accelerator_problem(config.accelerator):
+            raise ValueError(problem)
 
     @workflow.update(name=DELETE_UPDATE)
     def delete(self) -> str:

@@ -35,7 +35,7 @@ from npaflow.cli.temporal_client import (
 )
 from npaflow.cli.temporal_errors import rpc_error_text
 from npaflow.errors import UsageError
-from npaflow.quota import PoolConfig, PoolStatus, name_problem
+from npaflow.quota import PoolConfig, PoolStatus, accelerator_problem, name_problem
 from npaflow.quota.messages import (
     CONFIGURE_UPDATE,
     DELETE_UPDATE,
@@ -103,6 +103,8 @@ def _config(args: argparse.Namespace) -> PoolConfig:
             weights[team.strip()] = float(weight) if sep else 1.0
         except ValueError:
             raise UsageError(f"--team {item!r}: write NAME=WEIGHT, e.g. research=2") from None
+    if problem := accelerator_problem(args.accelerator):
+        raise UsageError(f"--accelerator: {problem}")
     try:
         return PoolConfig(gpus=args.gpus, accelerator=args.accelerator, weights=weights)
     except ValidationError as exc:

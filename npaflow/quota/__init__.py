@@ -19,6 +19,7 @@ from npaflow.quota.models import (
     PoolStatus,
     QuotaClaim,
     TeamUsage,
+    accelerator_problem,
     name_problem,
 )
 
@@ -35,5 +36,6 @@ __all__ = [
     "PoolStatus",
     "QuotaClaim",
     "TeamUsage",
+    "accelerator_problem",
     "name_problem",
 ]

@@ -16,6 +16,8 @@ from npaflow.presets import FROZEN
 
 #: Pool and team names become workflow ids and metric labels.
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}\Z")  # \Z: "$" would let a final newline in
+#: An accelerator type (`H100`, `A100-80GB`, `tpu-v5e-8`): what a wave's resources count GPUs of.
+ACCELERATOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 MAX_GPUS = 1_000_000
 MIN_PRIORITY, MAX_PRIORITY, DEFAULT_PRIORITY = 1, 5, 3
 DEFAULT_TEAM = "default"
@@ -28,6 +30,23 @@ def name_problem(kind: str, name: str) -> str:
         return ""
     rule = "1-63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit"
     return f"{kind} {name!r} must be {rule}"
+
+
+def accelerator_problem(accelerator: str) -> str:
+    """Why `accelerator` cannot be a pool's type ("" when it can, or when it is "" for every type).
+
+    A pool counts the GPUs of waves whose resources name this type (`H100`,
+    `A100-80GB`); `H100:8` names none, so such a pool would limit nothing.
+    """
+    if not accelerator or ACCELERATOR.match(accelerator):
+        return ""
+    kind, colon, _ = accelerator.partition(":")
+    if colon:
+        return (
+            f"accelerator {accelerator!r} carries a count: name the type only ({kind.strip()!r}); "
+            "--gpus is the pool's size"
+        )
+    return f"accelerator {accelerator!r} is not an accelerator type name (letters, digits, '.', '_' or '-')"
 
 
 def _team_name(value: str) -> str:

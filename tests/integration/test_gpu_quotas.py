@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
@@ -20,7 +20,7 @@ from activities.backends.local.inventory import held_accelerators
 from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.cli.quota_handler import pool_status, set_pool
 from npaflow.quota import PoolConfig, PoolStatus, QuotaClaim
-from npaflow.quota.messages import pool_workflow_id
+from npaflow.quota.messages import CONFIGURE_UPDATE, pool_workflow_id
 from npaflow.runtime.contract import HELPER_DIVISION
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
@@ -132,6 +132,19 @@ async def test_a_wave_bigger_than_the_pool_fails_with_the_arithmetic_and_launche
         f"quota pool {pool} refused wave" in outcome.error
         and "needs 8 GPUs and the pool holds 4" in outcome.error
     )
+
+
+async def test_a_hand_sent_config_whose_accelerator_names_no_type_is_refused_and_the_pool_keeps_its_own(
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 4)
+        handle = env.client.get_workflow_handle(pool_workflow_id(pool))
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await handle.execute_update(CONFIGURE_UPDATE, PoolConfig(gpus=8, accelerator="H100:8"))
+        status = await pool_status(env.client, pool)
+    assert "carries a count: name the type only ('H100')" in str(refused.value.cause)
+    assert (status.config.gpus, status.config.accelerator) == (4, "")
 
 
 async def test_a_run_whose_pool_does_not_exist_does_not_launch_and_says_how_to_create_it(

@@ -126,6 +126,21 @@ def test_a_misspelt_command_choice_or_flag_is_answered_with_the_one_it_likely_me
 
 
 @pytest.mark.parametrize(
+    ("accelerator", "says"),
+    [
+        ("H100:8", "carries a count: name the type only ('H100'); --gpus is the pool's size"),
+        ("H 100", "is not an accelerator type name"),
+    ],
+)
+def test_a_pool_accelerator_that_names_no_type_is_refused_before_any_server_is_asked(
+    accelerator: str, says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["quota", "set", "p1", "--gpus", "8", "--accelerator", accelerator, "--address", "127.0.0.1:1"]
+    assert run(argv) == 2
+    assert f"--accelerator: accelerator {accelerator!r} {says}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
     ("argv", "says"),
     [
         (["dev", "--port", "99999"], "--port 99999: give a port between 1 and 65535"),
