@@ -188,3 +188,24 @@ async def test_a_pool_whose_workflow_task_fails_is_named_as_unanswering_never_as
     assert status.returncode == 2 and "no quota pool" not in status.stderr
     assert f"quota pool {pool} cannot answer: " in status.stderr and "Traceback" not in status.stderr
     assert kept[pool] == remembered  # the gauges keep its last status, so its waiters can still alert
+
+
+async def test_submit_warns_when_its_pool_counts_a_type_no_wave_of_the_run_holds(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        await npaflow(env, local_harness, "quota", "set", "a100s", "--gpus", "16", "--accelerator", "A100")
+        await npaflow(env, local_harness, "quota", "set", "h100s", "--gpus", "16", "--accelerator", "h100")
+        spec = str(sweep_spec(tmp_path, 2, 2))
+        other = await npaflow(
+            env, local_harness, "submit", spec, "--run-id", "q-a100", "--quota-pool", "a100s"
+        )
+        same = await npaflow(
+            env, local_harness, "submit", spec, "--run-id", "q-h100", "--quota-pool", "h100s"
+        )
+    assert other.returncode == 0 and same.returncode == 0, other.stderr + same.stderr
+    assert (
+        "npaflow: warning: quota pool a100s counts only A100 GPUs and no wave of this run holds any "
+        "(it holds H100): the pool does not limit this run" in other.stderr
+    )
+    assert "warning" not in same.stderr
