@@ -30,21 +30,29 @@ def find_cycle(nodes: Iterable[str], successors: Callable[[str], Iterable[str]])
     return None
 
 
-def deepest(nodes: Iterable[str], children: Callable[[str], Iterable[str]]) -> tuple[int, str]:
-    """The longest chain of `children` below any node of an acyclic graph, and where it starts."""
-    depth: dict[str, int] = {}
-    best = (0, "")
+def postorder(nodes: Iterable[str], children: Callable[[str], Iterable[str]]) -> list[str]:
+    """Every node reachable from `nodes`, each after all of its children (the graph must be acyclic)."""
+    done: set[str] = set()
+    order: list[str] = []
     for root in nodes:
         stack = [(root, False)]
         while stack:
             node, expanded = stack.pop()
-            if node in depth:
+            if node in done:
                 continue
-            kids = list(children(node))
-            if expanded or not kids:
-                depth[node] = 1 + max((depth.get(k, 0) for k in kids), default=0)
+            if expanded:
+                done.add(node)
+                order.append(node)
                 continue
             stack.append((node, True))
-            stack.extend((kid, False) for kid in kids if kid not in depth)
-        best = max(best, (depth[root], root))
-    return best
+            stack.extend((kid, False) for kid in children(node) if kid not in done)
+    return order
+
+
+def deepest(nodes: Iterable[str], children: Callable[[str], Iterable[str]]) -> tuple[int, str]:
+    """The longest chain of `children` below any node of an acyclic graph, and where it starts."""
+    roots = list(nodes)
+    depth: dict[str, int] = {}
+    for node in postorder(roots, children):
+        depth[node] = 1 + max((depth[kid] for kid in children(node)), default=0)
+    return max(((depth[root], root) for root in roots), default=(0, ""))

@@ -18,7 +18,7 @@ from pydantic import JsonValue
 
 from npaflow.document.models import State, WorkflowSpec
 from npaflow.errors import TokenError
-from npaflow.graphs import find_cycle
+from npaflow.graphs import find_cycle, postorder
 from npaflow.tokens import resolve_config_int
 
 #: The most steps npaflow walks for a spec whose own bound is larger than the reference's cap.
@@ -53,7 +53,7 @@ def step_bound(spec: WorkflowSpec, config: Mapping[str, JsonValue]) -> StepBound
         return StepBound(steps=None)
     chain: dict[str, int] = {}
     loops: dict[str, int] = {}
-    for name in _postorder(spec):
+    for name in postorder(states, lambda name: _reaches(states[name], states)):
         state = states[name]
         own = _own_steps(state, chain, config)
         if own is None:
@@ -88,21 +88,3 @@ def _successors(state: State, states: Mapping[str, State]) -> list[str]:
 def _reaches(state: State, states: Mapping[str, State]) -> list[str]:
     """What the walk expands from `state`: its successors, and a sequence's children."""
     return _successors(state, states) + [child for child in state.sequence if child in states]
-
-
-def _postorder(spec: WorkflowSpec) -> list[str]:
-    """Every state after everything it reaches (the graph is acyclic here); iterative, for long chains."""
-    states, done, order = spec.states, set[str](), list[str]()
-    for root in states:
-        stack = [(root, False)]
-        while stack:
-            name, expanded = stack.pop()
-            if name in done:
-                continue
-            if expanded:
-                done.add(name)
-                order.append(name)
-                continue
-            stack.append((name, True))
-            stack.extend((target, False) for target in _reaches(states[name], states) if target not in done)
-    return order
