@@ -8,6 +8,7 @@ an *occurrence* is one visit of a serial state or of a parallel group; a
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from typing import Any, TypeVar
@@ -134,19 +135,32 @@ def split_into_batches(items: Sequence[T], max_concurrency: int, cap: int = 0) -
     return [list(items[start : start + size]) for start in range(0, len(items), size)]
 
 
-def sanitize_job_name(text: str) -> str:
-    """Lowercase and replace characters SkyPilot rejects; never empty, at most 60 chars."""
+def _job_name_text(text: str) -> str:
+    """SkyPilot's alphabet, lowercase, never empty, starting with a letter (no length cut yet)."""
     name = _UNSAFE.sub("-", text.lower()).strip("-_")
     name = name or "npa-workflow"
     if not name[0].isalpha():
         name = f"npa-{name}"  # `sky jobs launch --name` must start with a letter
-    return name[:MAX_JOB_NAME].rstrip("-_")
+    return name
+
+
+def sanitize_job_name(text: str) -> str:
+    """Lowercase and replace characters SkyPilot rejects; never empty, at most 60 chars."""
+    return _job_name_text(text)[:MAX_JOB_NAME].rstrip("-_")
 
 
 def job_name(run_id: RunId, sequence: int, label: str, attempt: int = 1) -> str:
-    """Return the unique managed-job name of one wave attempt (reference §6.4.1)."""
-    base = sanitize_job_name(f"{run_id}-{sequence:02d}-{label}")
-    if attempt <= 1:
-        return base
-    suffix = f"-a{attempt}"
-    return base[: MAX_JOB_NAME - len(suffix)].rstrip("-_") + suffix
+    """Return the unique managed-job name of one wave attempt (reference §6.4.1).
+
+    A name that fits is the reference's. One that does not (run ids of 50 or more
+    characters, as a long schedule name with its timestamp makes) keeps its start
+    and ends in a digest of the whole: cut as the reference cuts it, every wave of
+    such a run would share one name in `sky jobs queue`.
+    """
+    suffix = f"-a{attempt}" if attempt > 1 else ""
+    whole = _job_name_text(f"{run_id}-{sequence:02d}-{label}")
+    room = MAX_JOB_NAME - len(suffix)
+    if len(whole) <= room:
+        return whole.rstrip("-_") + suffix
+    digest = hashlib.sha256(whole.encode()).hexdigest()[:8]
+    return whole[: room - len(digest) - 1].rstrip("-_") + f"-{digest}{suffix}"

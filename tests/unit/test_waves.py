@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from npaflow.ids import RunId
 from npaflow.waves import WaveKey, WaveMember, job_name, sanitize_job_name, split_into_batches
 from tests.helpers import load_fixture, plan_of
 
@@ -122,3 +123,10 @@ def test_long_run_id_preserves_retry_attempt_suffix() -> None:
     name = job_name("paidf-" + "x" * 80, 7, "stage", attempt=3)
     assert len(name) <= 60
     assert name.endswith("-a3")
+
+
+def test_waves_of_a_run_whose_id_fills_the_name_still_get_names_of_their_own() -> None:
+    run = RunId("nightly-caption-and-score-pipeline-prod-2026-12-02T03:00:00Z")  # a schedule's run
+    names = {job_name(run, sequence, "caption") for sequence in range(1, 51)}
+    assert len(names) == 50 and all(len(name) <= 60 and name.startswith("nightly-caption") for name in names)
+    assert job_name(run, 2, "caption", attempt=2) != job_name(run, 2, "caption")
