@@ -72,6 +72,8 @@ class RunActivities:
         plan = build_plan(spec, tools, run_id=request.run_id, assume_decision=request.assume_decision)
         fingerprint = plan_fingerprint(plan, spec)
         ledger = await read_ledger(self.context.storage, ledger_uri)
+        if ledger is not None and ledger.run_id != request.run_id:
+            raise _another_runs_ledger(request.run_id, source, ledger_uri, ledger)
         change = request.accepted_change
         accepted: PlanChangeRecord | None = None
         if ledger is not None and ledger.run_id == request.run_id and ledger.plan_fingerprint:
@@ -214,6 +216,26 @@ def _prior(ledger: RuntimeLedger) -> PriorRun:
         watermarks=ledger.watermarks,
         gpu_hours=ledger.usage.gpu_hours,
         usage=usage,
+    )
+
+
+def _another_runs_ledger(run_id: str, source: str, ledger_uri: str, ledger: RuntimeLedger) -> SpecError:
+    """The refusal to start where another run's ledger lives: writing there would lose its record.
+
+    (The reference overwrites it: a static `config.prefix` shared by two runs left
+    only the newest run's ledger, and an earlier failed run could no longer resume.)
+    """
+    return SpecError(
+        [
+            SpecIssue(
+                file=source,
+                field="config.prefix",
+                message=f"run '{run_id}' would write its ledger to {ledger_uri}, which holds the ledger of "
+                f"run '{ledger.run_id}' ({ledger.status.value}); nothing was started",
+                hint="give each run its own prefix, e.g. config.prefix: 'team/{{run.id}}' "
+                "(or leave config.prefix unset: the run id is the prefix)",
+            )
+        ]
     )
 
 

@@ -17,6 +17,8 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 
+from activities.ledger import read_ledger
+from activities.storage import StorageRouter
 from npaflow.quota.messages import ASK_SIGNAL, POOL_WORKFLOW_TYPE, pool_workflow_id
 from npaflow.runtime.cache_messages import FLIGHT_WORKFLOW_TYPE
 from npaflow.runtime.contract import (
@@ -336,3 +338,18 @@ async def test_a_raw_start_of_a_cache_flight_with_a_key_that_is_not_a_string_fai
         with pytest.raises(WorkflowFailureError) as failure:
             await asyncio.wait_for(env.client.get_workflow_handle("raw-flight").result(), 30)
     assert str(failure.value.cause.message).startswith("invalid flight key: {'bogus': 1} is not a cache key")
+
+
+async def test_a_run_whose_prefix_holds_another_runs_ledger_is_refused_and_that_ledger_is_kept(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    shared = {"root": str(tmp_path), "prefix": "team/shared"}
+    first = await local_harness.run("runtime/local-steps.yaml", run_id="rt-shared-1", vars=shared)
+    jobs = len(launched_jobs(local_harness))
+    second = await local_harness.run("runtime/local-steps.yaml", run_id="rt-shared-2", vars=shared)
+    ledger = await read_ledger(StorageRouter(), f"file://{local_harness.home.resolve()}/runs/team/shared")
+    assert first.status == "succeeded" and second.status == "failed"
+    assert "holds the ledger of run 'rt-shared-1' (succeeded); nothing was started" in second.error
+    assert "config.prefix: 'team/{{run.id}}'" in second.error
+    assert ledger is not None and ledger.run_id == "rt-shared-1"
+    assert len(launched_jobs(local_harness)) == jobs
