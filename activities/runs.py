@@ -13,6 +13,7 @@ from temporalio import activity
 from activities.context import ActivityContext
 from activities.errors import mapped_errors
 from activities.ledger import read_ledger
+from activities.load_refusals import another_runs_ledger, changed_plan_error
 from activities.storage import MAX_SPEC_READ_BYTES, ArtifactMissingError
 from npaflow.catalog import ToolCatalog, load_catalogs
 from npaflow.context import build_run_context
@@ -73,7 +74,7 @@ class RunActivities:
         fingerprint = plan_fingerprint(plan, spec)
         ledger = await read_ledger(self.context.storage, ledger_uri)
         if ledger is not None and ledger.run_id != request.run_id:
-            raise _another_runs_ledger(request.run_id, source, ledger_uri, ledger)
+            raise another_runs_ledger(request.run_id, source, ledger_uri, ledger)
         change = request.accepted_change
         accepted: PlanChangeRecord | None = None
         if ledger is not None and ledger.run_id == request.run_id and ledger.plan_fingerprint:
@@ -86,7 +87,7 @@ class RunActivities:
                     ledger, ledger_uri, spec, plan, catalog, request, fingerprint
                 )
                 if diff is None or not diff.is_empty():  # empty: only the fingerprint's form changed
-                    raise _changed_plan_error(
+                    raise changed_plan_error(
                         request, source, ledger_uri, ledger.plan_fingerprint, fingerprint, diff
                     )
             if matches and change is not None:
@@ -216,53 +217,6 @@ def _prior(ledger: RuntimeLedger) -> PriorRun:
         watermarks=ledger.watermarks,
         gpu_hours=ledger.usage.gpu_hours,
         usage=usage,
-    )
-
-
-def _another_runs_ledger(run_id: str, source: str, ledger_uri: str, ledger: RuntimeLedger) -> SpecError:
-    """The refusal to start where another run's ledger lives: writing there would lose its record.
-
-    (The reference overwrites it: a static `config.prefix` shared by two runs left
-    only the newest run's ledger, and an earlier failed run could no longer resume.)
-    """
-    return SpecError(
-        [
-            SpecIssue(
-                file=source,
-                field="config.prefix",
-                message=f"run '{run_id}' would write its ledger to {ledger_uri}, which holds the ledger of "
-                f"run '{ledger.run_id}' ({ledger.status.value}); nothing was started",
-                hint="give each run its own prefix, e.g. config.prefix: 'team/{{run.id}}' "
-                "(or leave config.prefix unset: the run id is the prefix)",
-            )
-        ]
-    )
-
-
-def _changed_plan_error(
-    request: LoadSpecInput, source: str, ledger_uri: str, was: str, now: str, diff: PlanDiff | None
-) -> SpecError:
-    """The refusal to resume onto an edited spec, listing the change and how to accept it."""
-    lines = (
-        diff.text_lines()
-        if diff is not None
-        else [f"(the recorded spec {spec_file_uri(ledger_uri)} could not be read to compare)"]
-    )
-    acceptable = diff is not None and not diff.affected_completed_waves
-    return SpecError(
-        [
-            SpecIssue(
-                file=source,
-                message=f"refusing to resume run '{request.run_id}': its plan changed since it ran "
-                f"(fingerprint {was} -> {now})" + "".join(f"\n  {line}" for line in lines),
-                hint="resume with the spec and --var values the run started with"
-                + (
-                    ", or accept the change: npaflow resume RUN_ID --spec NEW.yaml --accept-changes"
-                    if acceptable
-                    else "; the change touches completed waves, so run it under a new run id"
-                ),
-            )
-        ]
     )
 
 
