@@ -51,6 +51,7 @@ from npaflow.document.problems import validation_problems
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo
+from npaflow.runtime.locations import shared_prefix
 from npaflow.runtime.request import RUN_ID_PATTERN, RunRequest
 from npaflow.runtime.ui_text import static_summary
 
@@ -92,6 +93,12 @@ async def create(args: argparse.Namespace) -> int:
     _check_name(args.name)
     spec, catalog, text = load_spec_and_text(args)
     require_decision_sources(args, spec, catalog)
+    if prefix := shared_prefix(spec, catalog):
+        raise UsageError(
+            f"{args.spec}: config.prefix {prefix!r} is the same for every run of the schedule, and a prefix "
+            "holds one run's ledger, so every run after the first would fail; write "
+            f"'prefix: {prefix}/{{{{run.id}}}}' (or leave config.prefix unset)"
+        )
     schedule_spec = _spec_of(args)
     spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
     request = build_request(args, text, RunId(""), spec_uri=spec_uri)

@@ -72,3 +72,16 @@ def cache_root_for(spec: WorkflowSpec, catalog: ToolCatalog, run_id: RunId, base
 def _path_of(uri: str) -> str:
     scheme, sep, rest = uri.partition("://")
     return rest if sep else scheme
+
+
+def shared_prefix(spec: WorkflowSpec, catalog: ToolCatalog) -> str:
+    """The ledger prefix when every run of `spec` gets the same one ("" when each run has its own).
+
+    A prefix holds one run's ledger (activities/load_refusals.py), so a schedule of
+    such a spec would fail every run after the first.
+    """
+    first, second = (
+        str(build_run_context(spec, catalog, RunId(run_id)).config.get("prefix") or run_id).strip()
+        for run_id in ("npaflow-probe-1", "npaflow-probe-2")
+    )
+    return first if first == second else ""

@@ -307,3 +307,23 @@ def test_an_option_whose_value_starts_with_a_dash_is_told_how_to_give_it(
         "error: argument --every: expected one argument "
         "(hint: give --every a value; one that starts with '-' is written --every=VALUE)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("prefix", "refused"), [("team/nightly", True), ("team/{{run.id}}", False), ("", False)]
+)
+def test_a_schedule_whose_runs_would_share_one_ledger_prefix_is_refused_before_any_server_is_asked(
+    prefix: str, refused: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "nightly.yaml"
+    config = f"config: {{prefix: '{prefix}'}}\n" if prefix else ""
+    spec.write_text(
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: nightly}\n"
+        f"{config}states:\n  only: {{terminal: true, run: {{shell: 'true'}}}}\n"
+    )
+    argv = ["schedule", "create", "nightly", str(spec), "--every", "1d", "--address", "127.0.0.1:1"]
+    assert run(argv) == 2
+    said = capsys.readouterr().err
+    assert ("is the same for every run of the schedule" in said) is refused
+    assert refused or "cannot reach the Temporal server" in said
+    assert not refused or "write 'prefix: team/nightly/{{run.id}}'" in said
