@@ -26,9 +26,15 @@ def assumption_problem(raw: str) -> str:
     text = raw.strip()
     if not text or text in _ALIASES:
         return ""
-    close = difflib.get_close_matches(text, KNOWN_ASSUMPTIONS, n=1)
-    hint = f"did you mean '{close[0]}'? " if close else ""
+    close = _closest_decision(text)
+    hint = f"did you mean '{close}'? " if close else ""
     return f"unknown decision {text!r}: {hint}known decisions: {', '.join(KNOWN_ASSUMPTIONS)}"
+
+
+def _closest_decision(text: str) -> str:
+    """The known spelling of a decision closest to `text` ("" when none is close)."""
+    close = difflib.get_close_matches(text, KNOWN_ASSUMPTIONS, n=1)
+    return close[0] if close else ""
 
 
 def shown_decision(decision: str) -> str:
@@ -48,8 +54,8 @@ def unknown_decision_note(decision: str) -> str:
     text = normalize_decision(decision)
     if not text or text in (PROMOTE, LOOP_BACK):
         return ""
-    close = difflib.get_close_matches(text.lower(), KNOWN_ASSUMPTIONS, n=1, cutoff=0.6)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
+    close = _closest_decision(text.lower())
+    hint = f"; did you mean '{close}'?" if close else ""
     return f"matches neither promote_checkpoint nor loop_back{hint}"
 
 

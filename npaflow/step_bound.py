@@ -39,21 +39,30 @@ def reference_limit(spec: WorkflowSpec) -> int:
     return max(256, 64 * len(spec.states))
 
 
+def ceiling(spec: WorkflowSpec) -> int:
+    """The most steps any walk of `spec` takes: MAX_WALK_STEPS, or the reference's cap when larger."""
+    return max(reference_limit(spec), MAX_WALK_STEPS)
+
+
 def walk_limit(spec: WorkflowSpec, config: Mapping[str, JsonValue]) -> int:
     """The most steps a walk of `spec` may take: its bound, never below the reference's cap."""
     bound = step_bound(spec, config).steps
     reference = reference_limit(spec)
-    return reference if bound is None else max(reference, min(bound, MAX_WALK_STEPS))
+    return reference if bound is None else min(max(reference, bound), ceiling(spec))
 
 
 def step_bound(spec: WorkflowSpec, config: Mapping[str, JsonValue]) -> StepBound:
     """Steps of the longest walk: every loop to its max, every branch its longest way."""
     states = spec.states
-    if find_cycle(states, lambda name: _reaches(states[name], states)) or spec.initial not in states:
+
+    def reaches(name: str) -> list[str]:
+        return _reaches(states[name], states)
+
+    if find_cycle(states, reaches) or spec.initial not in states:
         return StepBound(steps=None)
     chain: dict[str, int] = {}
     loops: dict[str, int] = {}
-    for name in postorder(states, lambda name: _reaches(states[name], states)):
+    for name in postorder(states, reaches):
         state = states[name]
         own = _own_steps(state, chain, config)
         if own is None:

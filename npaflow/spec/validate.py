@@ -22,7 +22,7 @@ from npaflow.spec.validate_contracts import (
     validate_resolvable,
 )
 from npaflow.spec.validate_groups import validate_group
-from npaflow.step_bound import MAX_WALK_STEPS, reference_limit, step_bound
+from npaflow.step_bound import ceiling, step_bound
 from npaflow.tokens import resolve_config_int
 
 VALIDATE_RUN_ID = RunId("validate-run")
@@ -79,7 +79,7 @@ def validate_spec(
 def _validate_step_bound(spec: WorkflowSpec, context: RunContext, issues: IssueCollector) -> None:
     """A spec whose loops can take more steps than a walk takes is refused before it launches."""
     bound = step_bound(spec, context.config)
-    limit = max(reference_limit(spec), MAX_WALK_STEPS)
+    limit = ceiling(spec)
     if bound.steps is None or bound.steps <= limit or not bound.loop:
         return
     issues.add(
