@@ -44,6 +44,17 @@ def test_builtin_catalog_ships_entries() -> None:
     assert "npaflow.write_decision" in load_builtin_catalog().tools
 
 
+def test_builtin_catalog_is_read_again_when_a_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = tmp_path / "tools.yaml"
+    shipped.write_text(ENTRY)
+    monkeypatch.setattr("npaflow.catalog.load.CATALOG_DIR", tmp_path)
+    assert load_builtin_catalog() is load_builtin_catalog()  # unchanged files: read once
+    shipped.write_text(ENTRY.replace("my.tool", "my.other.tool"))
+    assert list(load_builtin_catalog().tools) == ["my.other.tool"]
+
+
 def test_later_catalogs_win(tmp_path: Path) -> None:
     override = tmp_path / "c.yaml"
     override.write_text(ENTRY.replace("my.tool", "npaflow.write_decision"))
