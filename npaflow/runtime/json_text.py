@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 #: One level of indentation.
@@ -33,8 +34,69 @@ class Raw:
 
 
 def render(value: Any, depth: int) -> str:
-    """`value` as it appears at `depth` inside a document (inner lines indented to match)."""
-    return json.dumps(value, indent=2, sort_keys=True).replace("\n", "\n" + STEP * depth)
+    """`value` as it appears at `depth` inside a document (inner lines indented to match).
+
+    The same text as `json.dumps(value, indent=2, sort_keys=True)`, indented: given an
+    indent, json falls back to its pure-Python encoder, whose generators were a tenth
+    of a worker's CPU per wave in the ledger export; this is ~2.5x faster.
+    """
+    return _pretty(value, STEP * depth)
+
+
+def _pretty(value: Any, indent: str) -> str:
+    """`value`'s text, its inner lines indented past `indent`."""
+    kind = type(value)
+    if kind is str:
+        return encode_basestring_ascii(value)
+    if kind is dict or kind is list:
+        if not value:
+            return "{}" if kind is dict else "[]"
+        inner = indent + STEP
+        try:
+            if kind is dict:
+                fields = [
+                    f"{encode_basestring_ascii(key)}: {_pretty(value[key], inner)}" for key in sorted(value)
+                ]
+                return "{\n" + inner + (",\n" + inner).join(fields) + "\n" + indent + "}"
+            entries = [_pretty(entry, inner) for entry in value]
+            return "[\n" + inner + (",\n" + inner).join(entries) + "\n" + indent + "]"
+        except TypeError:  # a key json converts (an int), or what json refuses: json's own answer
+            return _json_dumps(value, indent)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is bool or value is None:
+        return "true" if value is True else "false" if value is False else "null"
+    if kind is float:
+        return _float_text(value)
+    return _subclass_text(value, indent)
+
+
+def _subclass_text(value: Any, indent: str) -> str:
+    """A value of a subclass json accepts (an enum, a tuple), in json's order of checks."""
+    if isinstance(value, str):
+        return encode_basestring_ascii(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return _float_text(value)
+    if isinstance(value, list | tuple):
+        return _pretty(list(value), indent)
+    if isinstance(value, dict):
+        return _pretty(dict(value), indent)
+    return _json_dumps(value, indent)
+
+
+def _json_dumps(value: Any, indent: str) -> str:
+    return json.dumps(value, indent=2, sort_keys=True).replace("\n", "\n" + indent)
+
+
+def _float_text(value: float) -> str:
+    """A float as json writes it (NaN and the infinities included)."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
 
 
 def item(value: Any, depth: int) -> str:

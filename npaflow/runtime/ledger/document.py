@@ -60,6 +60,7 @@ class UsageBook:
         self._parts: dict[AttemptKey, list[UsagePart]] = {}
         self._entries: dict[str, str] = {}  # each state's `"name": {...}` line, rendered for depth 3
         self._by_state: Raw | None = None  # the joined entries, until a state's usage changes
+        self._raw: Raw | None = None  # the whole object, until any usage changes
 
     def record(self, attempt: AttemptKey, parts: list[UsagePart]) -> None:
         """An attempt's share changed: take its old parts out, put the new ones in."""
@@ -75,7 +76,7 @@ class UsageBook:
         self.states.setdefault(state, Usage()).add(sign * gpu, sign * node, failed=failed)
         self._counts[state] = self._counts.get(state, 0) + sign
         self._entries.pop(state, None)
-        self._by_state = None
+        self._by_state = self._raw = None
         if not self._counts[state]:
             del self._counts[state], self.states[state]
 
@@ -87,6 +88,8 @@ class UsageBook:
 
     def raw(self) -> Raw:
         """The rounded usage object as it sits at depth 1 (only changed states are rendered again)."""
+        if self._raw is not None:
+            return self._raw
         if self._by_state is None:
             for state in self.states:
                 if state not in self._entries:
@@ -94,7 +97,8 @@ class UsageBook:
                     self._entries[state] = f"{_STEP * 3}{json.dumps(state)}: {value}"
             lines = [self._entries[state] for state in sorted(self.states)]
             self._by_state = list_raw(lines, 2, opening="{", closing="}")
-        return object_raw({**as_json(self.totals.rounded()), "by_state": self._by_state}, 1)
+        self._raw = object_raw({**as_json(self.totals.rounded()), "by_state": self._by_state}, 1)
+        return self._raw
 
 
 class LedgerDocument:
