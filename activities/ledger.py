@@ -22,7 +22,7 @@ from temporalio import activity
 
 from activities.clock import utc_now
 from activities.errors import mapped_errors
-from activities.storage import MAX_LEDGER_BYTES, ArtifactMissingError, StorageRouter
+from activities.storage import MAX_LEDGER_BYTES, ArtifactMissingError, StorageRouter, TextWrite
 from npaflow.errors import AccessDeniedError, ConfigurationError, TransportError
 from npaflow.runtime.contract import (
     EXPORT_LEDGER,
@@ -141,12 +141,18 @@ class LedgerActivities:
 
     async def _write(self, request: ExportLedgerInput, document: LedgerDocument, runtime_uri: str) -> str:
         """Views first, runtime.json last: its version says the whole export landed."""
-        for name, text in ((MANIFEST_FILE, document.manifest_text()), (STATUS_FILE, document.status_text())):
-            uri = ledger_file_uri(request.ledger_uri, name)
-            await self.storage.for_ledger(uri).write_text(uri, text)
+        views = [
+            TextWrite(ledger_file_uri(request.ledger_uri, MANIFEST_FILE), document.manifest_text()),
+            TextWrite(ledger_file_uri(request.ledger_uri, STATUS_FILE), document.status_text()),
+        ]
         if request.workflow_yaml:
-            uri = spec_file_uri(request.ledger_uri)
-            await self.storage.for_ledger(uri).write_text(uri, request.workflow_yaml, "application/yaml")
+            views.append(
+                TextWrite(spec_file_uri(request.ledger_uri), request.workflow_yaml, "application/yaml")
+            )
+        storage = self.storage.for_ledger(runtime_uri)  # one prefix: the views share runtime.json's adapter
         if self.on_end is not None and document.status is not LedgerStatus.RUNNING:
+            await storage.write_texts(views)
             await self.on_end(request.ledger_uri, document.ledger, request.workflow_yaml)
-        return await self.storage.for_ledger(runtime_uri).write_text(runtime_uri, document.runtime_text())
+            views = []
+        written = await storage.write_texts([*views, TextWrite(runtime_uri, document.runtime_text())])
+        return written[-1]

@@ -13,6 +13,7 @@ from activities.storage.base import (
     NotARegularFileError,
     NotTextError,
     Storage,
+    TextWrite,
     has_content,
     join_uri,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "S3Storage",
     "Storage",
     "StorageRouter",
+    "TextWrite",
     "has_content",
     "join_uri",
     "path_of",

@@ -8,7 +8,8 @@ Listings stop at `limit` keys. The caps are documented in docs/spec-reference.md
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Sequence
+from typing import NamedTuple, Protocol
 
 from npaflow.cache import ObjectFacts
 from npaflow.errors import ConfigurationError
@@ -48,6 +49,14 @@ class NotARegularFileError(ConfigurationError):
     """A local path names a device, FIFO, socket or directory: it is never opened for reading."""
 
 
+class TextWrite(NamedTuple):
+    """One object of a `write_texts` batch."""
+
+    uri: str
+    text: str
+    content_type: str = "application/json"
+
+
 class Storage(Protocol):
     """Reads and writes objects addressed by URI."""
 
@@ -57,6 +66,10 @@ class Storage(Protocol):
 
     async def write_text(self, uri: str, text: str, content_type: str = "application/json") -> str:
         """Create or replace the object; return its new version (see `version`)."""
+        ...
+
+    async def write_texts(self, writes: Sequence[TextWrite]) -> list[str]:
+        """Write each in order (one lands before the next begins); return their versions."""
         ...
 
     async def version(self, uri: str) -> str | None:

@@ -8,7 +8,7 @@ and anything else unclassified is an `InfraError`: never read as "missing".
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -30,6 +30,7 @@ from activities.storage.base import (
     ArtifactMissingError,
     ArtifactTooLargeError,
     NotTextError,
+    TextWrite,
 )
 from npaflow.cache import ObjectFacts
 from npaflow.errors import (
@@ -170,6 +171,10 @@ class S3Storage:
                 Bucket=bucket, Key=key, Body=text.encode("utf-8"), ContentType=content_type
             )
         return str(response.get("ETag") or "")
+
+    async def write_texts(self, writes: Sequence[TextWrite]) -> list[str]:
+        """Put each in order; return their ETags."""
+        return [await self.write_text(*write) for write in writes]
 
     async def version(self, uri: str) -> str | None:
         """The object's ETag (HEAD); None when the key does not exist."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.storage import ArtifactMissingError, FileStorage, S3Storage
+from activities.storage import ArtifactMissingError, FileStorage, S3Storage, TextWrite
 from tests.s3_server import BUCKET, S3Server
 
 pytestmark = pytest.mark.integration
@@ -79,3 +79,23 @@ async def test_listed_facts_carry_each_object_s_size_and_checksum_on_s3_and_file
     copy = tmp_path / "copy.bin"
     await files.copy(str(tmp_path / "shards" / "a"), str(copy))
     assert (await files.facts(str(copy))) == listed[0].model_copy(update={"key": ""})
+
+
+@pytest.mark.parametrize("scheme", ["file", "s3"])
+async def test_a_batch_of_writes_lands_each_file_and_returns_the_version_each_now_has(
+    scheme: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if scheme == "s3":
+        server: S3Server = request.getfixturevalue("s3_server")
+        storage: FileStorage | S3Storage = S3Storage(server.endpoint)
+        prefix = f"s3://{BUCKET}/batch-{uuid.uuid4().hex[:6]}/"
+    else:
+        storage, prefix = FileStorage(), f"file://{tmp_path}/run/"
+    writes = [
+        TextWrite(prefix + "status.json", "{}"),
+        TextWrite(prefix + "spec.yaml", "a: 1", "application/yaml"),
+    ]
+    versions = await storage.write_texts(writes)
+    assert [await storage.read_text(uri) for uri, _, _ in writes] == ["{}", "a: 1"]
+    assert versions == [await storage.version(uri) for uri, _, _ in writes]
+    assert await storage.write_texts([]) == []
