@@ -276,11 +276,15 @@ def temporal_start(
     env: WorkflowEnvironment,
     harness: Harness,
     workflow_id: str,
-    payload: dict,
+    payload: dict | list[dict],
     cwd: Path = ROOT,
     workflow_type: str = WORKFLOW_TYPE,
 ) -> None:
-    """`temporal workflow start` (of the run workflow by default): the path that skips npaflow's CLI."""
+    """`temporal workflow start` (of the run workflow by default): the path that skips npaflow's CLI.
+
+    A list of payloads gives one `--input` each (none for an empty list).
+    """
+    inputs = [["--input", json.dumps(one)] for one in (payload if isinstance(payload, list) else [payload])]
     subprocess.run(
         [
             str(TEMPORAL_BIN),
@@ -292,8 +296,7 @@ def temporal_start(
             harness.task_queue,
             "--workflow-id",
             workflow_id,
-            "--input",
-            json.dumps(payload),
+            *(argument for pair in inputs for argument in pair),
             "--address",
             env.client.service_client.config.target_host,
         ],

@@ -43,6 +43,7 @@ from worker.reconciler import RECONCILE_SECONDS, sweeping
 from worker.registry import WORKFLOWS, activities_for
 from worker.skypilot_check import announce_skypilot
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
+from workflows_def.input_refusal import InputCount
 
 log = structlog.get_logger(__name__)
 
@@ -171,6 +172,7 @@ async def running_workers(
         workflows=WORKFLOWS,
         activities=activities_for(context, QueueKind.MAIN),
         workflow_runner=workflow_runner(),
+        interceptors=[InputCount()],
         graceful_shutdown_timeout=timedelta(seconds=10),
         deployment_config=versioned,
         max_concurrent_workflow_tasks=WORKFLOW_TASK_SLOTS,

@@ -20,6 +20,7 @@ from npaflow.errors import UsageError
 from npaflow.runtime.contract import WORKFLOW_TYPE
 from worker.logging import replayed_drops_silenced
 from workflows_def import WORKFLOWS
+from workflows_def.input_refusal import InputCount
 
 #: Largest exported history read (Temporal's own limit is 50 MiB of binary history).
 MAX_HISTORY_BYTES = 256 * 2**20
@@ -84,7 +85,12 @@ async def replay(histories: AsyncIterator[WorkflowHistory]) -> ReplayReport:
     """Replay each history on this code's workflows; collect the failures instead of raising."""
     from worker.main import workflow_runner  # the workers' own runner
 
-    replayer = Replayer(workflows=WORKFLOWS, data_converter=DATA_CONVERTER, workflow_runner=workflow_runner())
+    replayer = Replayer(
+        workflows=WORKFLOWS,
+        data_converter=DATA_CONVERTER,
+        workflow_runner=workflow_runner(),
+        interceptors=[InputCount()],
+    )
     report = ReplayReport()
     with replayed_drops_silenced():
         async with replayer.workflow_replay_iterator(histories) as results:

@@ -28,6 +28,7 @@ from npaflow.runtime.contract import (
     LOGS_WORKFLOW_TYPE,
     RECONCILE_WORKFLOW_TYPE,
     REPORT_WORKFLOW_TYPE,
+    WORKFLOW_TYPE,
 )
 from tests.e2e.test_cli_runs import npaflow
 from tests.harness import SPECS, Harness, temporal_signal, temporal_start
@@ -136,6 +137,36 @@ async def test_a_raw_start_of_a_helper_workflow_with_a_malformed_input_fails_at_
             await asyncio.wait_for(env.client.get_workflow_handle(workflow_id).result(), 30)
     message = str(failure.value.cause.message)
     assert message.startswith("invalid ") and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("workflow_type", "inputs", "refusal"),
+    [
+        (WORKFLOW_TYPE, 0, "NpaWorkflowRun takes 1 input(s), got 0 (hint: start runs with 'npaflow submit'"),
+        (WORKFLOW_TYPE, 2, "NpaWorkflowRun takes 1 input(s), got 2 (hint: start runs with 'npaflow submit'"),
+        (LOGS_WORKFLOW_TYPE, 0, "NpaflowJobLogs takes 1 input(s), got 0"),
+        (FLIGHT_WORKFLOW_TYPE, 0, "NpaflowCacheFlight takes 1 to 2 input(s), got 0"),
+    ],
+    ids=["run-without-input", "run-with-two-inputs", "logs-without-input", "flight-without-key"],
+)
+async def test_a_raw_start_with_too_few_or_too_many_inputs_fails_at_once_instead_of_retrying_its_task(
+    env: WorkflowEnvironment,
+    local_harness: Harness,
+    tmp_path: Path,
+    workflow_type: str,
+    inputs: int,
+    refusal: str,
+) -> None:
+    workflow_id = f"raw-count-{workflow_type.lower()}-{inputs}"
+    payload = {"spec": SPEC, "vars": {"root": str(tmp_path)}}
+    async with local_harness.worker():
+        temporal_start(
+            env, local_harness, workflow_id, [payload] * inputs, tmp_path, workflow_type=workflow_type
+        )
+        with pytest.raises(WorkflowFailureError) as failure:
+            await asyncio.wait_for(env.client.get_workflow_handle(workflow_id).result(), 30)
+    assert str(failure.value.cause.message).startswith(refusal)
+    assert launched_jobs(local_harness) == []
 
 
 def orphan_batch(run_id: str, owner_run: str | None) -> dict:
