@@ -35,6 +35,7 @@ from npaflow.runtime.request import BackendName
 from worker.config import WorkerConfig, warn_unknown_variables
 from worker.deployment import Deployment, deployment_from
 from worker.dev_takeover import adopted
+from worker.input_count import InputCount
 from worker.logging import configure_logging
 from worker.metrics import MetricsEndpoint, watch_quota_pools, watch_suspended_runs, worker_runtime
 from worker.namespace import require_namespace
@@ -43,7 +44,6 @@ from worker.reconciler import RECONCILE_SECONDS, sweeping
 from worker.registry import WORKFLOWS, activities_for
 from worker.skypilot_check import announce_skypilot
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
-from workflows_def.input_refusal import InputCount
 
 log = structlog.get_logger(__name__)
 

@@ -18,9 +18,9 @@ from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.document.text_file import read_document
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import WORKFLOW_TYPE
+from worker.input_count import InputCount
 from worker.logging import replayed_drops_silenced
 from workflows_def import WORKFLOWS
-from workflows_def.input_refusal import InputCount
 
 #: Largest exported history read (Temporal's own limit is 50 MiB of binary history).
 MAX_HISTORY_BYTES = 256 * 2**20
