@@ -75,10 +75,10 @@ async def test_a_schedule_with_an_invalid_spec_is_refused_and_nothing_is_created
 def temporal_schedule(
     env: WorkflowEnvironment, name: str, workflow_type: str, queue: str, *extra: str
 ) -> None:
-    """`temporal schedule create`, hourly: a schedule made outside npaflow."""
+    """`temporal schedule create`, yearly (no action of its own fires during a test): made outside npaflow."""
     subprocess.run(
         [
-            str(TEMPORAL_BIN), "schedule", "create", "--schedule-id", name, "--interval", "1h",
+            str(TEMPORAL_BIN), "schedule", "create", "--schedule-id", name, "--cron", "0 0 1 1 *",
             "--type", workflow_type, "--task-queue", queue, "--workflow-id", name, *extra,
             "--address", env.client.service_client.config.target_host,
         ],
