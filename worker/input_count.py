@@ -1,31 +1,38 @@
-"""Refuses a workflow started with too few or too many inputs, before its code runs.
+"""Refuses a workflow, signal or update given too few or too many inputs, before its code runs.
 
-The SDK would call the run method anyway; its TypeError fails the workflow task,
-which Temporal retries forever: a raw `temporal workflow start` without `--input`
-sat stuck under its id. Installed on the main worker and the replayer.
+The SDK would call the handler anyway: its TypeError fails the workflow task,
+which Temporal retries forever. A raw `temporal workflow start` without `--input`
+sat stuck under its id, and a `temporal workflow signal` of `quota_answer` with no
+input made every later task of its run fail, so the run could not even be
+cancelled. Now a start is failed at once, a signal is dropped with one warning
+(as the SDK drops one whose input does not decode), and an update fails alone.
+Installed on the main worker and the replayer.
 """
 
 from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from temporalio import workflow
 from temporalio.worker import (
     ExecuteWorkflowInput,
+    HandleSignalInput,
+    HandleUpdateInput,
     Interceptor,
     WorkflowInboundInterceptor,
     WorkflowInterceptorClassInput,
 )
+from temporalio.workflow import _Definition  # the SDK's own table of a workflow's handlers
 
 from npaflow.document.problems import START_HINTS
 from workflows_def.input_refusal import refused
 
 
 class InputCount(Interceptor):
-    """Refuses a workflow started with the wrong number of inputs (the failure is not retried)."""
+    """Checks every workflow's start, signals and updates for the number of inputs their code takes."""
 
     def workflow_interceptor_class(
         self, input: WorkflowInterceptorClassInput
@@ -35,25 +42,57 @@ class InputCount(Interceptor):
 
 
 class _CountedInputs(WorkflowInboundInterceptor):
-    """Checks the input count before the run method is called."""
+    """Compares the inputs given with the handler's parameters before calling it."""
 
     async def execute_workflow(self, input: ExecuteWorkflowInput) -> Any:
-        problem = input_count_problem(workflow.info().workflow_type, input.run_fn, len(input.args))
+        name = workflow.info().workflow_type
+        problem = count_problem(name, input.run_fn, len(input.args))
         if problem:
-            raise refused(problem)
+            hint = _start_hint(input.run_fn)
+            raise refused(f"{problem} (hint: {hint})" if hint else problem)
         return await super().execute_workflow(input)
 
+    async def handle_signal(self, input: HandleSignalInput) -> None:
+        problem = _handler_problem("signal", input.signal, input.args)
+        if problem:
+            workflow.logger.warning("%s: the signal is dropped and the workflow goes on", problem)
+            return
+        await super().handle_signal(input)
 
-def input_count_problem(name: str, run_fn: Callable[..., Any], given: int) -> str:
-    """What is wrong with starting `name` with `given` inputs ("" when the run method takes them)."""
-    parameters = list(inspect.signature(run_fn).parameters.values())[1:]  # past self
+    def handle_update_validator(self, input: HandleUpdateInput) -> None:
+        problem = _handler_problem("update", input.update, input.args)
+        if problem:
+            raise refused(problem)  # rejected before it is accepted: nothing is recorded
+        super().handle_update_validator(input)
+
+    async def handle_update_handler(self, input: HandleUpdateInput) -> Any:
+        problem = _handler_problem("update", input.update, input.args)
+        if problem:
+            raise refused(problem)  # an update with no validator: it fails alone; the workflow goes on
+        return await super().handle_update_handler(input)
+
+
+def count_problem(what: str, fn: Callable[..., Any], given: int) -> str:
+    """What is wrong with calling the method `fn` with `given` inputs ("" when it takes them)."""
+    parameters = list(inspect.signature(fn).parameters.values())[1:]  # past self
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return ""
     least = sum(p.default is inspect.Parameter.empty for p in parameters)
     if least <= given <= len(parameters):
         return ""
     wanted = str(least) if least == len(parameters) else f"{least} to {len(parameters)}"
-    text = f"{name} takes {wanted} input(s), got {given}"
-    hint = _start_hint(run_fn)
-    return f"{text} (hint: {hint})" if hint else text
+    return f"{what} takes {wanted} input(s), got {given}"
+
+
+def _handler_problem(kind: str, name: str, args: Sequence[Any]) -> str:
+    definition = _Definition.from_class(type(workflow.instance()))
+    if definition is None:
+        return ""
+    handlers = definition.signals if kind == "signal" else definition.updates
+    handler = handlers.get(name)
+    if handler is None or not handler.is_method:
+        return ""  # a dynamic handler takes what comes
+    return count_problem(f"{kind} {name!r} of {definition.name}", handler.fn, len(args))
 
 
 def _start_hint(run_fn: Callable[..., Any]) -> str:

@@ -14,12 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
-from temporalio.client import WorkflowFailureError
+from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.testing import WorkflowEnvironment
 
 from activities.ledger import read_ledger
 from activities.storage import StorageRouter
-from npaflow.quota.messages import ASK_SIGNAL, POOL_WORKFLOW_TYPE, pool_workflow_id
+from npaflow.quota.messages import ASK_SIGNAL, CONFIGURE_UPDATE, POOL_WORKFLOW_TYPE, pool_workflow_id
 from npaflow.runtime.cache_messages import FLIGHT_WORKFLOW_TYPE
 from npaflow.runtime.contract import (
     ARTIFACTS_WORKFLOW_TYPE,
@@ -355,6 +355,22 @@ async def test_a_hand_sent_ask_with_an_impossible_gpu_count_leaves_the_pool_serv
         signal = {"lease_id": "x1", "run_id": "nobody", "wave": "w", "accelerators": ask}
         temporal_signal(env, pool_workflow_id(pool), ASK_SIGNAL, signal)
         changed = await npaflow(env, local_harness, "quota", "set", pool, "--gpus", "6", "--json")
+    assert changed.returncode == 0, changed.stderr
+    assert json.loads(changed.stdout)[0]["config"]["gpus"] == 6
+
+
+async def test_an_update_with_too_few_inputs_is_rejected_and_the_pool_keeps_serving(
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
+    pool = "count-lab"
+    async with local_harness.worker():
+        created = await npaflow(env, local_harness, "quota", "set", pool, "--gpus", "4")
+        assert created.returncode == 0, created.stderr
+        with pytest.raises(WorkflowUpdateFailedError) as rejected:
+            await env.client.get_workflow_handle(pool_workflow_id(pool)).execute_update(CONFIGURE_UPDATE)
+        changed = await npaflow(env, local_harness, "quota", "set", pool, "--gpus", "6", "--json")
+    message = str(rejected.value.cause.message)
+    assert message == "update 'configure' of NpaflowQuotaPool takes 1 input(s), got 0"
     assert changed.returncode == 0, changed.stderr
     assert json.loads(changed.stdout)[0]["config"]["gpus"] == 6
 

@@ -66,6 +66,22 @@ async def test_cancel_cancels_in_flight_jobs_by_exact_id_and_ends_cancelled(
         assert outcome.ledger.cancel_reason == "operator said stop"
 
 
+async def test_a_signal_with_too_few_or_too_many_inputs_is_dropped_and_the_run_still_obeys_the_next(
+    harness: Harness, fake: FakeBackend
+) -> None:
+    fake.default = ["RUNNING"]
+    async with harness.worker():
+        handle = await harness.start("runtime/fanout.yaml")
+        await eventually(lambda: len(fake.launches) == 1)
+        await handle.signal("quota_answer")  # it takes one input: a task failing on it failed forever
+        await handle.signal("cancel", args=["one reason", "another"])
+        await handle.signal("cancel", "operator said stop")
+        outcome = await harness.finish(handle)
+    assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+    assert fake.cancel_calls == ["1"]
+    assert outcome.ledger.cancel_reason == "operator said stop"
+
+
 async def test_suspend_then_resume_retries_the_failed_wave_as_attempt_two(
     harness: Harness, fake: FakeBackend
 ) -> None:
