@@ -70,6 +70,18 @@ _TRIGGER_FLOORS = {
 }
 
 
+#: How to write each plain-string state field a spec gave as a mapping or a list.
+_STRING_HINTS = {
+    "resources": (
+        "name a profile, e.g. resources: gpu, and define it under the spec's top-level "
+        "resources: {gpu: {accelerators: 'H100:1'}}"
+    ),
+    "next": "name the one state that follows, e.g. next: evaluate; to branch, use transitions",
+    "toolRef": "name one catalog tool, e.g. toolRef: npaflow.write_decision",
+    "description": "write it as one string; a YAML block scalar (| or >) spans lines",
+}
+
+
 class StateParser:
     """Builds a `State` from one raw body, reporting problems to the collector."""
 
@@ -138,7 +150,8 @@ class StateParser:
         if value is None:
             return None
         if isinstance(value, dict | list):
-            self.issues.add(path, f"{path[-1]} must be a string, got {type(value).__name__}")
+            hint = _STRING_HINTS.get(str(path[-1]), "")
+            self.issues.add(path, f"{path[-1]} must be a string, got {type(value).__name__}", hint)
             return None
         return str(value)
 

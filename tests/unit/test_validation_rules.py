@@ -62,6 +62,23 @@ def test_rule_7_params_values_must_be_scalars() -> None:
     assert "params.k must be a string, number or bool" in messages_of(doc)
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "hint"),
+    [
+        ("resources", {"accelerators": "H100:1"}, "name a profile, e.g. resources: gpu"),
+        ("next", ["done"], "name the one state that follows"),
+        ("toolRef", {"name": "x"}, "name one catalog tool"),
+        ("description", ["a", "b"], "write it as one string"),
+    ],
+)
+def test_a_string_field_given_a_mapping_or_list_says_how_to_write_it(
+    field: str, value: object, hint: str
+) -> None:
+    (issue,) = [i for i in issues_of(minimal_doc(work={"run": {"shell": "x"}, "next": "done", field: value}))]
+    assert issue.message == f"{field} must be a string, got {type(value).__name__}"
+    assert issue.hint.startswith(hint)
+
+
 def test_rule_8_parallel_must_be_a_list() -> None:
     assert "parallel must be a list of state names" in messages_of(group_doc(parallel="a"))
 
