@@ -72,10 +72,7 @@ _TRIGGER_FLOORS = {
 
 #: How to write each plain-string state field a spec gave as a mapping or a list.
 _STRING_HINTS = {
-    "resources": (
-        "name a profile, e.g. resources: gpu, and define it under the spec's top-level "
-        "resources: {gpu: {accelerators: 'H100:1'}}"
-    ),
+    "resources": "name a profile, e.g. resources: gpu, defined under the spec's top-level resources:",
     "next": "name the one state that follows, e.g. next: evaluate; to branch, use transitions",
     "toolRef": "name one catalog tool, e.g. toolRef: npaflow.write_decision",
     "description": "write it as one string; a YAML block scalar (| or >) spans lines",
@@ -171,7 +168,9 @@ class StateParser:
     def _bool(self, value: JsonValue, path: KeyPath) -> bool | None:
         if value is None or isinstance(value, bool):
             return value
-        self.issues.add(path, f"{path[-1]} must be true or false, got {value!r}")
+        self.issues.add(
+            path, f"{path[-1]} must be true or false, got {value!r}", f"write {path[-1]}: true, unquoted"
+        )
         return None
 
     def _names(self, value: JsonValue, path: KeyPath) -> tuple[str, ...] | None:
@@ -321,7 +320,11 @@ class StateParser:
         if value is None:
             return ()
         if not isinstance(value, list):
-            self.issues.add(path, f"{path[-1]} must be a list of {{uri, schema}} mappings")
+            self.issues.add(
+                path,
+                f"{path[-1]} must be a list of {{uri, schema}} mappings",
+                f"write {path[-1]}: [{{uri: 's3://bucket/{{{{run.id}}}}/out/', schema: model}}]",
+            )
             return None
         result = []
         for index, item in enumerate(value):

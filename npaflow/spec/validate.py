@@ -160,7 +160,11 @@ def _validate_state(
             issues.add((*path, "loop", "max"), str(exc), "use an integer or '{{config.key}}'")
         else:
             if bound < 1:
-                issues.add((*path, "loop", "max"), f"loop.max must be >= 1, got {bound}")
+                issues.add(
+                    (*path, "loop", "max"),
+                    f"loop.max must be >= 1, got {bound}",
+                    "a loop runs its body at least once: set loop.max to 1 or more, or remove loop",
+                )
 
 
 def _validate_trigger_and_work(state: State, catalog: ToolCatalog, issues: IssueCollector) -> None:

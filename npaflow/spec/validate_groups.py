@@ -103,7 +103,9 @@ def _validate_bound(
             )
         return
     if value < 1:
-        issues.add(path, f"maxConcurrency must be >= 1, got {value}")
+        issues.add(
+            path, f"maxConcurrency must be >= 1, got {value}", "set how many members run at once, from 1 up"
+        )
     elif value > MAX_GROUP_CONCURRENCY:
         issues.add(
             path,

@@ -79,6 +79,21 @@ def test_a_string_field_given_a_mapping_or_list_says_how_to_write_it(
     assert issue.hint.startswith(hint)
 
 
+@pytest.mark.parametrize(
+    ("fields", "message", "hint"),
+    [
+        ({"terminal": "yes"}, "terminal must be true or false, got 'yes'", "write terminal: true, unquoted"),
+        ({"outputs": {"a": 1}}, "outputs must be a list of {uri, schema} mappings", "write outputs: [{uri: "),
+        ({"loop": {"max": 0}}, "loop.max must be >= 1, got 0", "a loop runs its body at least once"),
+    ],
+    ids=["bool", "outputs", "loop-max"],
+)
+def test_a_field_of_the_wrong_shape_or_range_names_the_fix(fields: dict, message: str, hint: str) -> None:
+    state = {"run": {"shell": "x"}, "next": "done", **fields}
+    (issue,) = [i for i in issues_of(minimal_doc(work=state)) if i.message == message]
+    assert issue.hint.startswith(hint)
+
+
 def test_rule_8_parallel_must_be_a_list() -> None:
     assert "parallel must be a list of state names" in messages_of(group_doc(parallel="a"))
 
