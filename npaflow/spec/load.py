@@ -130,6 +130,13 @@ _REQUIRED_HINTS = {
     "kind": "add 'kind: Workflow'",
     "states": "add a 'states:' mapping of state name to state body",
 }
+#: How to write each top-level mapping a spec gave as something else.
+_MAPPING_HINTS = {
+    "config": "write config: {key: value}, one value per key",
+    "run": "write run: {key: value}, defaults for {{run.key}}",
+    "resources": "write resources: {gpu: {accelerators: 'H100:1'}}, profiles by name",
+    "states": "write states: {name: {run: {shell: ...}}}, each state by name",
+}
 
 
 def _top_level(data: object, issues: IssueCollector) -> dict[str, Any]:
@@ -153,9 +160,13 @@ def _top_level(data: object, issues: IssueCollector) -> dict[str, Any]:
         issues.add(("kind",), f"expected 'Workflow', got {data['kind']!r}", "set kind: Workflow")
     for key in _OBJECT_KEYS:
         if key in data and not isinstance(data[key], dict):
-            issues.add((key,), f"{key} must be a mapping, got {type(data[key]).__name__}")
+            issues.add(
+                (key,), f"{key} must be a mapping, got {type(data[key]).__name__}", _MAPPING_HINTS[key]
+            )
     if "initial" in data and not isinstance(data["initial"], str):
-        issues.add(("initial",), "initial must be a state name (string)")
+        issues.add(
+            ("initial",), "initial must be a state name (string)", "write initial: <the first state's name>"
+        )
     return data
 
 

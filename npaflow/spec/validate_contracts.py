@@ -78,11 +78,13 @@ def validate_profiles(spec: WorkflowSpec, context: RunContext | None, issues: Is
         assert isinstance(resolved, dict)
         problem = _accelerator_problem(profile.get("accelerators"), resolved.get("accelerators"))
         if problem:
-            issues.add((*path, "accelerators"), f"resource profile '{name}': {problem}")
+            hint = "write accelerators: 'H100:1' (type:count) or {H100: 1}"
+            issues.add((*path, "accelerators"), f"resource profile '{name}': {problem}", hint)
         try:
             profile_num_nodes(resolved)
         except ValueError as exc:
-            issues.add((*path, "num_nodes"), f"resource profile '{name}': {exc}")
+            hint = f"set num_nodes to a whole number of machines from 1 to {MAX_PROFILE_NODES}"
+            issues.add((*path, "num_nodes"), f"resource profile '{name}': {exc}", hint)
 
 
 def validate_executables(

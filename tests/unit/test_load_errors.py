@@ -195,3 +195,28 @@ def test_a_state_with_an_empty_name_is_named_as_such_not_as_a_cycle(name: str) -
     text = messages_of(minimal_doc(**{name: {"run": {"shell": "true"}, "terminal": True}}))
     assert "a state's name is empty (hint: name the state, e.g. 'train:')" in text
     assert "cycle" not in text
+
+
+@pytest.mark.parametrize(
+    ("top", "message", "hint"),
+    [
+        ({"config": [1]}, "config must be a mapping, got list", "write config: {key: value}"),
+        ({"run": 5}, "run must be a mapping, got int", "write run: {key: value}"),
+        ({"resources": [1]}, "resources must be a mapping, got list", "write resources: {gpu: "),
+        ({"initial": ["work"]}, "initial must be a state name (string)", "write initial: "),
+        (
+            {"resources": {"gpu": {"num_nodes": 0}}},
+            "resource profile 'gpu': num_nodes must be >= 1",
+            "set num_nodes to a whole number of machines from 1 to 32",
+        ),
+        (
+            {"resources": {"gpu": {"accelerators": "H100:0"}}},
+            "resource profile 'gpu': accelerator count must be >= 1, got 0",
+            "write accelerators: 'H100:1'",
+        ),
+    ],
+    ids=["config", "run", "resources", "initial", "num-nodes", "accelerators"],
+)
+def test_a_top_level_field_of_the_wrong_shape_names_the_fix(top: dict, message: str, hint: str) -> None:
+    (issue,) = [i for i in issues_of({**minimal_doc(), **top}) if i.message == message]
+    assert issue.hint.startswith(hint)
