@@ -22,6 +22,7 @@ from npaflow.document.models import (
 from npaflow.document.yaml_source import KeyPath
 from npaflow.errors import TokenError
 from npaflow.integers import plain_int
+from npaflow.spec.field_hints import NUMBER_TOKEN_HINT, STRING_HINTS, param_hint, trigger_hint
 from npaflow.spec.issues import IssueCollector, did_you_mean
 from npaflow.spec.parse_cache import parse_cache
 from npaflow.tokens import resolve_config_int
@@ -67,15 +68,6 @@ _TRIGGER_FLOORS = {
     "poll_seconds": ("pollSeconds", 1, 30),
     "max_polls": ("maxPolls", 0, 0),
     "min_objects": ("minObjects", 1, 1),
-}
-
-
-#: How to write each plain-string state field a spec gave as a mapping or a list.
-_STRING_HINTS = {
-    "resources": "name a profile, e.g. resources: gpu, defined under the spec's top-level resources:",
-    "next": "name the one state that follows, e.g. next: evaluate; to branch, use transitions",
-    "toolRef": "name one catalog tool, e.g. toolRef: npaflow.write_decision",
-    "description": "write it as one string; a YAML block scalar (| or >) spans lines",
 }
 
 
@@ -147,7 +139,7 @@ class StateParser:
         if value is None:
             return None
         if isinstance(value, dict | list):
-            hint = _STRING_HINTS.get(str(path[-1]), "")
+            hint = STRING_HINTS.get(str(path[-1]), "")
             self.issues.add(path, f"{path[-1]} must be a string, got {type(value).__name__}", hint)
             return None
         return str(value)
@@ -259,6 +251,7 @@ class StateParser:
                     (*path, key),
                     f"params.{key} must be a string, number or bool "
                     f"(tokens render scalars), got {type(item).__name__}",
+                    param_hint(str(key), item),
                 )
                 continue
             params[key] = item
@@ -291,17 +284,21 @@ class StateParser:
             try:
                 return resolve_config_int(raw, self.raw_config, what=f"trigger.{label}")
             except TokenError as exc:
-                self.issues.add(path, str(exc))
+                self.issues.add(path, str(exc), NUMBER_TOKEN_HINT)
                 return None
         if isinstance(raw, bool | int):
             number = int(raw)
         elif isinstance(raw, str) and (spelled := plain_int(raw.strip(), signed=True)) is not None:
             number = spelled
         else:
-            self.issues.add(path, f"trigger.{label} must be an integer, got {raw!r}")
+            self.issues.add(
+                path, f"trigger.{label} must be an integer, got {raw!r}", trigger_hint(label, floor)
+            )
             return None
         if number < floor:
-            self.issues.add(path, f"trigger.{label} must be >= {floor}, got {number}")
+            self.issues.add(
+                path, f"trigger.{label} must be >= {floor}, got {number}", trigger_hint(label, floor)
+            )
             return None
         return number
 

@@ -14,6 +14,7 @@ from npaflow.errors import SpecIssue, TokenError
 from npaflow.graphs import deepest, find_cycle
 from npaflow.ids import RunId
 from npaflow.ledger_paths import bucket_problem, prefix_problem
+from npaflow.spec.field_hints import NUMBER_TOKEN_HINT
 from npaflow.spec.issues import IssueCollector, did_you_mean
 from npaflow.spec.validate_cache import validate_cache
 from npaflow.spec.validate_contracts import (
@@ -157,7 +158,7 @@ def _validate_state(
         try:
             bound = resolve_config_int(state.loop.max if state.loop.max is not None else 1, context.config)
         except TokenError as exc:
-            issues.add((*path, "loop", "max"), str(exc), "use an integer or '{{config.key}}'")
+            issues.add((*path, "loop", "max"), str(exc), NUMBER_TOKEN_HINT)
         else:
             if bound < 1:
                 issues.add(

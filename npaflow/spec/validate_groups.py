@@ -5,6 +5,7 @@ from __future__ import annotations
 from npaflow.context import RunContext
 from npaflow.document.models import State, WorkflowSpec
 from npaflow.errors import TokenError
+from npaflow.spec.field_hints import NUMBER_TOKEN_HINT
 from npaflow.spec.issues import IssueCollector, did_you_mean
 from npaflow.tokens import resolve_config_int
 
@@ -90,7 +91,7 @@ def _validate_bound(
     try:
         value = resolve_config_int(raw, context.config, what=label)
     except TokenError as exc:
-        issues.add(path, str(exc), "use an integer or '{{config.key}}'")
+        issues.add(path, str(exc), NUMBER_TOKEN_HINT)
         return
     members = len(state.parallel)
     if label == "parallelCount":

@@ -85,12 +85,42 @@ def test_a_string_field_given_a_mapping_or_list_says_how_to_write_it(
         ({"terminal": "yes"}, "terminal must be true or false, got 'yes'", "write terminal: true, unquoted"),
         ({"outputs": {"a": 1}}, "outputs must be a list of {uri, schema} mappings", "write outputs: [{uri: "),
         ({"loop": {"max": 0}}, "loop.max must be >= 1, got 0", "a loop runs its body at least once"),
+        (
+            {"loop": {"max": "{{config.nope}}"}},
+            "config has no attribute 'nope'",
+            "use an integer, or a",
+        ),
+        (
+            {"trigger": {"uri": "s3://b/in/", "minObjects": 0}},
+            "trigger.minObjects must be >= 1, got 0",
+            "write trigger.minObjects: 1 or more",
+        ),
+        (
+            {"trigger": {"uri": "s3://b/in/", "pollSeconds": "{{config.nope}}"}},
+            "config has no attribute 'nope'",
+            "use an integer, or a '{{config.key}}' whose key is in config",
+        ),
+        ({"params": {"a": None}}, "params.a must be a string, number or bool", "give params.a a value"),
+        (
+            {"params": {"a": [1]}},
+            "params.a must be a string, number or bool",
+            "flatten it: one scalar per key",
+        ),
     ],
-    ids=["bool", "outputs", "loop-max"],
+    ids=[
+        "bool",
+        "outputs",
+        "loop-max",
+        "loop-token",
+        "trigger-floor",
+        "trigger-token",
+        "param-null",
+        "param-list",
+    ],
 )
 def test_a_field_of_the_wrong_shape_or_range_names_the_fix(fields: dict, message: str, hint: str) -> None:
     state = {"run": {"shell": "x"}, "next": "done", **fields}
-    (issue,) = [i for i in issues_of(minimal_doc(work=state)) if i.message == message]
+    (issue,) = [i for i in issues_of(minimal_doc(work=state)) if i.message.startswith(message)]
     assert issue.hint.startswith(hint)
 
 
