@@ -60,16 +60,18 @@ class _CountedInputs(WorkflowInboundInterceptor):
         await super().handle_signal(input)
 
     def handle_update_validator(self, input: HandleUpdateInput) -> None:
-        problem = _handler_problem("update", input.update, input.args)
-        if problem:
-            raise refused(problem)  # rejected before it is accepted: nothing is recorded
+        _refuse_miscounted_update(input)  # rejected before it is accepted: nothing is recorded
         super().handle_update_validator(input)
 
     async def handle_update_handler(self, input: HandleUpdateInput) -> Any:
-        problem = _handler_problem("update", input.update, input.args)
-        if problem:
-            raise refused(problem)  # an update with no validator: it fails alone; the workflow goes on
+        _refuse_miscounted_update(input)  # an update with no validator fails alone; the workflow goes on
         return await super().handle_update_handler(input)
+
+
+def _refuse_miscounted_update(input: HandleUpdateInput) -> None:
+    problem = _handler_problem("update", input.update, input.args)
+    if problem:
+        raise refused(problem)
 
 
 def count_problem(what: str, fn: Callable[..., Any], given: int) -> str:

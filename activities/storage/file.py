@@ -178,16 +178,7 @@ class FileStorage:
 
     async def write_text(self, uri: str, text: str, content_type: str = "application/json") -> str:
         """Write atomically (a temp file renamed into place); return the new version."""
-        path = path_of(uri)
-
-        def write() -> str:
-            write_text_atomic(path, text)
-            return _version(path) or ""
-
-        try:
-            return await self._call(uri, write)
-        except ArtifactMissingError:
-            raise TransportError(f"{uri}: a directory on the way vanished while writing") from None
+        return (await self.write_texts([TextWrite(uri, text, content_type)]))[0]
 
     async def write_texts(self, writes: Sequence[TextWrite]) -> list[str]:
         """Write each atomically, in order, in one trip to the pool (a ledger export's files).
