@@ -26,12 +26,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from compare_systems import (  # noqa: E402  (bench/, the script's directory)
+    Figures,
     System,
     baseline_system,
     measure,
     npaflow_system,
 )
 from dev_server import run_to_exit, start_dev_server  # noqa: E402
+from server_probe import ServerProbe, dev_server_pid, free_port  # noqa: E402
 from temporalio.client import Client  # noqa: E402
 
 
@@ -50,7 +52,9 @@ async def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="alternating load rounds per size (median)")
     args = parser.parse_args()
     only = set(args.only.split(","))
-    env = await start_dev_server()
+    metrics_port = free_port()
+    env = await start_dev_server(metrics_port)
+    probe = ServerProbe(dev_server_pid(), metrics_port)
     address = env.client.service_client.config.target_host
     plain = await Client.connect(address)
     with tempfile.TemporaryDirectory() as scratch_dir:
@@ -61,7 +65,9 @@ async def main() -> None:
         ]
         await asyncio.sleep(5)  # both workers polling
         try:
-            await run_scenarios(systems, env.client, scratch, only, quick=args.quick, rounds=args.rounds)
+            await run_scenarios(
+                systems, env.client, scratch, only, quick=args.quick, rounds=args.rounds, probe=probe
+            )
         finally:
             for system in systems:
                 for worker in system.workers:
@@ -71,7 +77,14 @@ async def main() -> None:
 
 
 async def run_scenarios(
-    systems: list[System], client: Client, scratch: Path, only: set[str], *, quick: bool, rounds: int = 1
+    systems: list[System],
+    client: Client,
+    scratch: Path,
+    only: set[str],
+    *,
+    quick: bool,
+    rounds: int = 1,
+    probe: ServerProbe | None = None,
 ) -> None:
     npa, base = systems
     if "serial" in only:
@@ -96,8 +109,8 @@ async def run_scenarios(
             for _ in range(rounds):  # alternating, so a slower stretch of the machine hits both
                 pairs.append(
                     (
-                        await measure(npa, client, scratch, runs=runs, waves=3),
-                        await measure(base, client, scratch, runs=runs, waves=3),
+                        await measure(npa, client, scratch, runs=runs, waves=3, server=probe),
+                        await measure(base, client, scratch, runs=runs, waves=3, server=probe),
                     )
                 )
             for ours, floor in pairs:
@@ -111,6 +124,8 @@ async def run_scenarios(
                     f"{median(ours.gaps):.2f}s, baseline {median(floor.gaps):.2f}s; task timeouts npaflow "
                     f"{ours.timeouts}, baseline {floor.timeouts}"
                 )
+            if probe is not None:
+                split(runs, pairs)
             if len(pairs) > 1:
                 ratios = [o.runs_per_minute() / f.runs_per_minute() for o, f in pairs if f.runs_per_minute()]
                 print(
@@ -123,6 +138,19 @@ async def run_scenarios(
         await lengths(systems, client, scratch, quick=quick)
     if "thousand" in only:
         await thousand(systems, client, scratch, runs=200 if quick else 1000)
+
+
+def split(runs: int, pairs: list[tuple[Figures, Figures]]) -> None:
+    """Where the CPU per wave goes (medians over the rounds), and the dev server's RPCs per wave."""
+    for name, side in (("npaflow", 0), ("baseline", 1)):
+        chosen = [pair[side] for pair in pairs]
+        print(
+            f"load, {runs} runs, {name} CPU/wave by process (median): worker "
+            f"{median([f.worker_ms() for f in chosen]):.1f} ms, dev server "
+            f"{median([f.server_ms() for f in chosen]):.1f} ms, jobs and the rest "
+            f"{median([f.rest_ms() for f in chosen]):.1f} ms; dev-server RPCs/wave "
+            f"{median([f.rpcs_per_wave() for f in chosen]):.2f} ({chosen[-1].rpc_kinds})"
+        )
 
 
 async def thousand(systems: list[System], client: Client, scratch: Path, *, runs: int) -> None:

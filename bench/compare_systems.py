@@ -8,7 +8,6 @@ reads their wall time, CPU per wave, gaps, timeouts, double launches and RSS.
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import sys
 import time
@@ -21,13 +20,13 @@ from pathlib import Path
 import yaml
 from baseline import BaselinePipeline, PipelineInput  # bench/, the script's directory
 from dev_server import start_worker
+from server_probe import TICKS, ServerProbe, rpc_delta
 from temporalio.client import Client
 
 from npaflow.runtime.request import RunRequest
 from workflows_def import NpaWorkflowRun
 
 ROOT = Path(__file__).resolve().parents[1]
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def stamped(log: str, body: str, wave: str) -> str:
@@ -182,6 +181,9 @@ class Figures:
     timeout_kinds: str = ""  # which task or activity timed out, and how (the timeout type's number)
     rss_mib: float = 0.0  # the workers' peak resident memory together
     twice: int = 0  # waves whose job started more than once
+    server_cpu: float = 0.0  # the dev server's own CPU seconds (when measured with a probe)
+    rpcs: int = 0  # RPCs the dev server's frontend answered meanwhile
+    rpc_kinds: str = ""  # those RPCs per wave by operation, most first
 
     def worker_ms(self) -> float:
         """The worker process's own CPU per wave (where npaflow's orchestration runs)."""
@@ -192,16 +194,36 @@ class Figures:
         not children of the worker), dev server and this bench."""
         return 1000 * self.machine_cpu / max(self.waves, 1)
 
+    def server_ms(self) -> float:
+        """The dev server's CPU per wave (its share of machine_ms)."""
+        return 1000 * self.server_cpu / max(self.waves, 1)
+
+    def rest_ms(self) -> float:
+        """Machine CPU per wave outside the workers and the dev server: the jobs (and npaflow's
+        supervisors), the spawner, this bench."""
+        return self.machine_ms() - self.worker_ms() - self.server_ms()
+
+    def rpcs_per_wave(self) -> float:
+        return self.rpcs / max(self.waves, 1)
+
     def runs_per_minute(self) -> float:
         return 60 * self.runs / self.wall if self.wall else 0.0
 
 
 async def measure(
-    system: System, client: Client, scratch: Path, *, runs: int, waves: int, body: str = "true"
+    system: System,
+    client: Client,
+    scratch: Path,
+    *,
+    runs: int,
+    waves: int,
+    body: str = "true",
+    server: ServerProbe | None = None,
 ) -> Figures:
     tag = uuid.uuid4().hex[:6]
     logs = [scratch / f"{system.name}-{tag}-{i}.log" for i in range(runs)]
     ids = [f"{system.name}-{tag}-{i}" for i in range(runs)]
+    server_before = server.read() if server else None
     before, began = system.cpu(), time.perf_counter()
     machine, peak = machine_cpu_seconds(), [system.rss_mib()]
     sampler = asyncio.ensure_future(sample_rss(system, peak))
@@ -210,16 +232,24 @@ async def measure(
     sampler.cancel()
     await asyncio.sleep(1.0)  # the last children get reaped
     after = system.cpu()
+    machine_after = machine_cpu_seconds()
     figures = Figures(
         wall=wall,
         cpu=after[0] - before[0],
         children_cpu=after[1] - before[1],
-        machine_cpu=machine_cpu_seconds() - machine,
+        machine_cpu=machine_after - machine,
         waves=runs * waves,
         runs=runs,
         rss_mib=max(peak),
         twice=sum(launched_twice(log) for log in logs),
     )
+    if server and server_before:
+        server_after = server.read()
+        figures.server_cpu = server_after.cpu - server_before.cpu
+        kinds = rpc_delta(server_before, server_after)
+        figures.rpcs = sum(kinds.values())
+        wave_count = max(figures.waves, 1)
+        figures.rpc_kinds = ", ".join(f"{op} {n / wave_count:.2f}" for op, n in kinds.most_common())
     figures.gaps = [g for log in logs for g in gaps(log)]
     if runs == 1:
         figures.events = await history_events(client, ids[0])

@@ -16,14 +16,18 @@ from npaflow.cli.data_converter import DATA_CONVERTER
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
 
-async def start_dev_server() -> WorkflowEnvironment:
-    """A fresh local dev server (shut it down with `await env.shutdown()`)."""
+async def start_dev_server(metrics_port: int = 0) -> WorkflowEnvironment:
+    """A fresh local dev server (shut it down with `await env.shutdown()`).
+
+    `metrics_port`: where it serves Prometheus metrics (ServerProbe reads its RPC counts).
+    """
     return await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(Path(sys.executable).parent / "temporal"),
         data_converter=DATA_CONVERTER,
         dev_server_log_level="error",
         ui=False,
         search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
+        dev_server_extra_args=["--metrics-port", str(metrics_port)] if metrics_port else [],
     )
 
 
