@@ -8,6 +8,7 @@ reads their wall time, CPU per wave, gaps, timeouts, double launches and RSS.
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import time
@@ -20,13 +21,14 @@ from pathlib import Path
 import yaml
 from baseline import BaselinePipeline, PipelineInput  # bench/, the script's directory
 from dev_server import start_worker
-from server_probe import TICKS, ServerProbe, rpc_delta
+from server_probe import ServerProbe
 from temporalio.client import Client
 
 from npaflow.runtime.request import RunRequest
 from workflows_def import NpaWorkflowRun
 
 ROOT = Path(__file__).resolve().parents[1]
+TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def stamped(log: str, body: str, wave: str) -> str:
@@ -223,7 +225,7 @@ async def measure(
     tag = uuid.uuid4().hex[:6]
     logs = [scratch / f"{system.name}-{tag}-{i}.log" for i in range(runs)]
     ids = [f"{system.name}-{tag}-{i}" for i in range(runs)]
-    server_before = server.read() if server else None
+    server_before = (cpu_seconds(server.pid)[0], server.rpcs()) if server else None
     before, began = system.cpu(), time.perf_counter()
     machine, peak = machine_cpu_seconds(), [system.rss_mib()]
     sampler = asyncio.ensure_future(sample_rss(system, peak))
@@ -232,21 +234,20 @@ async def measure(
     sampler.cancel()
     await asyncio.sleep(1.0)  # the last children get reaped
     after = system.cpu()
-    machine_after = machine_cpu_seconds()
     figures = Figures(
         wall=wall,
         cpu=after[0] - before[0],
         children_cpu=after[1] - before[1],
-        machine_cpu=machine_after - machine,
+        machine_cpu=machine_cpu_seconds() - machine,
         waves=runs * waves,
         runs=runs,
         rss_mib=max(peak),
         twice=sum(launched_twice(log) for log in logs),
     )
-    if server and server_before:
-        server_after = server.read()
-        figures.server_cpu = server_after.cpu - server_before.cpu
-        kinds = rpc_delta(server_before, server_after)
+    if server is not None and server_before is not None:
+        cpu_before, rpcs_before = server_before
+        figures.server_cpu = cpu_seconds(server.pid)[0] - cpu_before
+        kinds = server.rpcs() - rpcs_before  # Counter subtraction keeps the positive counts
         figures.rpcs = sum(kinds.values())
         wave_count = max(figures.waves, 1)
         figures.rpc_kinds = ", ".join(f"{op} {n / wave_count:.2f}" for op, n in kinds.most_common())

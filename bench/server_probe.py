@@ -1,4 +1,4 @@
-"""What the dev server itself spends: its CPU, and the RPCs its frontend answered (by operation).
+"""Which process is the dev server, and the RPCs its frontend answered (by operation).
 
 compare_bench splits npaflow's cost per wave into worker, dev server and the rest
 (jobs, this bench) with these, so a gap to the floor is seen where it is.
@@ -14,7 +14,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-TICKS = os.sysconf("SC_CLK_TCK")
 _REQUESTS = re.compile(r"^service_requests\{(?P<labels>[^}]*)\} (?P<value>\S+)$")
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 
@@ -42,37 +41,23 @@ def dev_server_pid() -> int:
 
 
 @dataclass(frozen=True)
-class ServerReading:
-    """The dev server's CPU seconds and its frontend's RPC counts by operation, at one moment."""
-
-    cpu: float
-    rpcs: Counter[str]
-
-
-@dataclass(frozen=True)
 class ServerProbe:
-    """Reads one dev server's CPU (from /proc) and its frontend RPC counts (from its metrics)."""
+    """One dev server: its pid (for its CPU in /proc) and its metrics port (for its RPC counts)."""
 
     pid: int
     metrics_port: int
 
-    def read(self) -> ServerReading:
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        cpu = (int(fields[11]) + int(fields[12])) / TICKS
+    def rpcs(self) -> Counter[str]:
+        """The RPCs its frontend has answered so far, by operation."""
         url = f"http://127.0.0.1:{self.metrics_port}/metrics"
         with urllib.request.urlopen(url, timeout=10) as answer:
             text = answer.read().decode()
-        rpcs: Counter[str] = Counter()
+        counts: Counter[str] = Counter()
         for line in text.splitlines():
             match = _REQUESTS.match(line)
             if match is None:
                 continue
             labels = dict(_LABEL.findall(match["labels"]))
             if labels.get("service_name", "frontend") == "frontend":
-                rpcs[labels.get("operation", "?")] += int(float(match["value"]))
-        return ServerReading(cpu, rpcs)
-
-
-def rpc_delta(before: ServerReading, after: ServerReading) -> Counter[str]:
-    """The RPCs answered between two readings, by operation."""
-    return Counter({op: n - before.rpcs[op] for op, n in after.rpcs.items() if n > before.rpcs[op]})
+                counts[labels.get("operation", "?")] += int(float(match["value"]))
+        return counts
