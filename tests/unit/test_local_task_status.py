@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -85,3 +86,24 @@ def test_only_a_cancel_or_a_dead_controller_ends_tasks_from_outside(tmp_path: Pa
     init_task(tmp_path, "a")
     with pytest.raises(TaskTransitionError, match="not an ending"):
         end_tasks(tmp_path, ["a"], TaskStatus.SUCCEEDED, "")
+
+
+def test_a_move_rewrites_the_task_file_in_place_without_freeing_an_inode(tmp_path: Path) -> None:
+    """A replace by rename frees an inode per move, which slows every later file creation."""
+    init_task(tmp_path, "a")
+    status_file = tmp_path / "status" / "a.json"
+    inode = status_file.stat().st_ino
+    started(tmp_path, "a")
+    move_task(tmp_path, "a", TaskStatus.FAILED, "run exited with code 3 on node 0 of 1")
+    assert status_file.stat().st_ino == inode
+    assert sorted(p.name for p in status_file.parent.iterdir()) == [".lock", "a.json"]
+
+
+def test_a_record_shorter_than_the_one_before_reads_back_whole(tmp_path: Path) -> None:
+    """Moves never truncate (a killed writer leaves one whole record): the rest is padding."""
+    init_task(tmp_path, "a")
+    status_file = tmp_path / "status" / "a.json"
+    status_file.write_text(json.dumps(json.loads(status_file.read_text()), indent=8))  # a longer record
+    move_task(tmp_path, "a", TaskStatus.STARTING)
+    assert read_task(tmp_path, "a").status is TaskStatus.STARTING
+    assert status_file.read_text().endswith(" ")
