@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import signal
@@ -140,6 +141,21 @@ async def test_a_move_in_the_same_clock_tick_as_the_last_read_is_still_seen(
     await backend.queue([job])
     move_task(status_dir.parent, "a", TaskStatus.CANCELLED, "probe")
     os.utime(status_dir, ns=(stamp, stamp))  # the move landed in the same tick
+    assert await status_of(backend, job) is JobStatus.CANCELLED
+    await backend.cancel(job)
+
+
+async def test_a_move_is_seen_by_the_next_queue_call_without_waiting_for_a_liveness_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Moves rewrite task files in place: the status directory's mtime must still say one happened."""
+    monkeypatch.setattr(local_backend, "RACY_STAMP_NS", 0)  # every stamp is trusted
+    monkeypatch.setattr(local_backend, "LIVENESS_SECONDS", 3_600.0)  # no periodic re-read
+    backend = LocalBackend(tmp_path, "w1")
+    job = await launch(backend, wave("serial", task("a", "sleep 30")))
+    await running(backend, job)
+    await asyncio.sleep(0.05)  # the move below lands in a later clock tick than the read
+    move_task(tmp_path / "local" / "jobs" / job, "a", TaskStatus.CANCELLED, "probe")
     assert await status_of(backend, job) is JobStatus.CANCELLED
     await backend.cancel(job)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -107,3 +108,11 @@ def test_a_record_shorter_than_the_one_before_reads_back_whole(tmp_path: Path) -
     move_task(tmp_path, "a", TaskStatus.STARTING)
     assert read_task(tmp_path, "a").status is TaskStatus.STARTING
     assert status_file.read_text().endswith(" ")
+
+
+def test_every_move_changes_the_status_directorys_mtime_that_pollers_watch(tmp_path: Path) -> None:
+    init_task(tmp_path, "a")
+    status_dir = tmp_path / "status"
+    os.utime(status_dir, ns=(0, 0))
+    move_task(tmp_path, "a", TaskStatus.STARTING)
+    assert status_dir.stat().st_mtime_ns != 0

@@ -6,7 +6,8 @@ it runs the task, the worker when it cancels or reaps a dead job), so every
 move reads, checks and writes under a lock, and a terminal status is final:
 whichever process gets there first wins, the other's move is a no-op.
 Layout: `<job dir>/status/<task>.json`, lock `<job dir>/status/.lock` (a long task
-name is shortened in file names: `file_stem`).
+name is shortened in file names: `file_stem`). Every move touches the `status`
+directory, so a poller that sees its mtime unchanged knows no task moved.
 """
 
 from __future__ import annotations
@@ -172,11 +173,13 @@ def _write(job_dir: JobDir, task: str, record: TaskRecord) -> None:
     supervisor's CPU, in place 0.6 ms.
     """
     data = json.dumps(record.to_json()).encode()
-    descriptor = os.open(_path(job_dir, task), os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    path = _path(job_dir, task)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o666)
     try:
         os.pwrite(descriptor, data.ljust(os.fstat(descriptor).st_size), 0)
     finally:
         os.close(descriptor)
+    os.utime(os.path.dirname(path))  # the status directory's mtime is what pollers watch (rows.py)
 
 
 def init_task(job_dir: JobDir, task: str) -> None:
