@@ -90,7 +90,7 @@ def test_only_a_cancel_or_a_dead_controller_ends_tasks_from_outside(tmp_path: Pa
 
 
 def test_a_move_rewrites_the_task_file_in_place_without_freeing_an_inode(tmp_path: Path) -> None:
-    """A replace by rename frees an inode per move, which slows every later file creation."""
+    """A replace by rename cost a temp file, a rename and a freed inode per move."""
     init_task(tmp_path, "a")
     status_file = tmp_path / "status" / "a.json"
     inode = status_file.stat().st_ino
