@@ -27,12 +27,12 @@ from activities.context import ActivityContext
 from activities.runs import read_ledger
 from activities.storage import StorageRouter
 from npaflow.cli.data_converter import DATA_CONVERTER
-from npaflow.cli.temporal_client import summary_from_failure
+from npaflow.cli.temporal_client import has_pollers, summary_from_failure
 from npaflow.runtime.contract import WORKFLOW_TYPE
 from npaflow.runtime.ledger import RuntimeLedger
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
-from tests.helpers import require_tool
+from tests.helpers import COLD_WORKER_SECONDS, eventually, require_tool
 
 if TYPE_CHECKING:
     from tests.integration.fake_skypilot import FakeSkyPilotApi
@@ -162,9 +162,36 @@ def start_worker_process(
     }
     home.mkdir(parents=True, exist_ok=True)
     with open(home / "worker.log", "ab") as log:
-        return subprocess.Popen(
+        process = subprocess.Popen(
             [sys.executable, "-m", module], cwd=ROOT, env=environ, stdout=log, stderr=subprocess.STDOUT
         )
+    _STARTED_WORKERS.append(process)
+    return process
+
+
+#: Worker processes started by the running test; whatever is still alive at its end is killed.
+_STARTED_WORKERS: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def no_worker_process_outlives_its_test() -> Iterator[None]:
+    """A test that fails before stopping its worker must not leave it polling for later tests."""
+    yield
+    while _STARTED_WORKERS:
+        process = _STARTED_WORKERS.pop()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+async def polled(env: WorkflowEnvironment, task_queue: str) -> None:
+    """Wait until a worker polls `task_queue` (a fresh process imports for seconds under load)."""
+    await eventually(
+        lambda: has_pollers(env.client, task_queue, strict=True),
+        timeout=COLD_WORKER_SECONDS,
+        interval=0.2,
+        what=f"a worker polling {task_queue}",
+    )
 
 
 @asynccontextmanager

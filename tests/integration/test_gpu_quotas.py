@@ -24,7 +24,15 @@ from npaflow.quota.messages import CONFIGURE_UPDATE, pool_workflow_id
 from npaflow.runtime.contract import HELPER_DIVISION
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
-from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness, dev_server, replaced_worker, start_worker_process
+from tests.harness import (
+    TEMPORAL_BIN,
+    WORKER_ID,
+    Harness,
+    dev_server,
+    polled,
+    replaced_worker,
+    start_worker_process,
+)
 from tests.helpers import COLD_WORKER_SECONDS, eventually, free_port
 from worker.main import workflow_runner
 from workflows_def import PHASE_ATTRIBUTE, WORKFLOWS, NpaWorkflowRun
@@ -302,6 +310,7 @@ async def test_a_worker_killed_while_its_wave_holds_gpus_neither_leaks_nor_doubl
     task_queue = f"tq-qkill-{uuid.uuid4().hex[:6]}"
     first = start_worker_process(env, home, task_queue)
     pool = f"pool-{uuid.uuid4().hex[:6]}"
+    await polled(env, task_queue)  # the CLI's configure gives an unpolled queue seconds, not minutes
     await asyncio.wait_for(set_pool(env.client, pool, PoolConfig(gpus=8), task_queue), COLD_WORKER_SECONDS)
     claim = QuotaClaim(pool=pool)
 
