@@ -47,9 +47,14 @@ async def run_standing(client: Client, run_id: RunId) -> RunStanding:
         if exc.status is RPCStatusCode.NOT_FOUND:
             return RunStanding(ending=RunEnding.GONE, detail="Temporal has no such run")
         return RunStanding(ending=RunEnding.OPEN, known=False, detail=f"describe failed: {exc}"[:300])
-    ending = _ENDINGS.get(description.status) if description.status else None
+    return standing_of(description.status)
+
+
+def standing_of(status: WorkflowExecutionStatus | None) -> RunStanding:
+    """A run's standing from its newest execution's status (unknown statuses count as open)."""
+    ending = _ENDINGS.get(status) if status else None
     if ending is None:
-        return RunStanding(ending=RunEnding.OPEN, known=False, detail=f"status {description.status}")
+        return RunStanding(ending=RunEnding.OPEN, known=False, detail=f"status {status}")
     return RunStanding(ending=ending)
 
 

@@ -5,7 +5,9 @@ its cleanup, so its jobs would run (and bill) unwatched. Every RECONCILE_SECONDS
 and once at start for what happened while no worker ran, each worker lists the
 live jobs its backends hold (a local backend: this host's), asks Temporal about
 each owner run, and hands the jobs of closed runs to that run's reconcile
-workflow (workflows_def/reconcile_workflow.py), which cancels each once.
+workflow (workflows_def/reconcile_workflow.py), which cancels each once. Its
+companion (worker/ledger_sweep.py) closes the ledgers such runs left open
+when no job outlived them.
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ from temporalio.service import RPCError
 
 from activities.context import ActivityContext
 from activities.reconcile import run_standing
-from npaflow.cli.temporal_client import helper_attributes
 from npaflow.errors import NpaflowError
-from npaflow.runtime.contract import RECONCILE_SIGNAL, RECONCILE_WORKFLOW_TYPE
-from npaflow.runtime.reconcile import LiveJob, OrphanBatch, orphan_candidates, reconcile_workflow_id
+from npaflow.runtime.reconcile import LiveJob, OrphanBatch, orphan_candidates
 from npaflow.runtime.vocabulary import RunEnding
+from worker.ledger_sweep import LedgerSweep
+from worker.reconcile_handoff import hand_to_reconciler
 
 log = structlog.get_logger(__name__)
 
@@ -59,15 +61,7 @@ class OrphanSweep:
                     log.warning("reconcile.run_unknown", run_id=run_id, detail=standing.detail)
                 continue
             batch = OrphanBatch(run_id=run_id, ending=standing.ending, jobs=[self._routed(j) for j in jobs])
-            await self.client.start_workflow(
-                RECONCILE_WORKFLOW_TYPE,
-                batch,
-                id=reconcile_workflow_id(run_id),
-                task_queue=self.context.task_queue,
-                start_signal=RECONCILE_SIGNAL,
-                start_signal_args=[batch],
-                search_attributes=helper_attributes(),  # out of the UI's run list
-            )
+            await hand_to_reconciler(self.client, self.context, batch)
             log.warning(
                 "reconcile.orphans_found", run_id=run_id, ending=standing.ending.value, jobs=len(jobs)
             )
@@ -82,12 +76,14 @@ class OrphanSweep:
         return live.model_copy(update={"job": job})
 
     async def run(self, interval: float) -> None:
-        """Sweep now, then every `interval` seconds, until cancelled; a failed pass is logged."""
+        """Sweep jobs, then ledgers left open, now and every `interval` s; a failed pass is logged."""
+        ledgers = LedgerSweep(self.client, self.context)
         while True:
-            try:
-                await self.sweep()
-            except (NpaflowError, RPCError) as exc:
-                log.warning("reconcile.sweep_failed", error=str(exc))
+            for sweep in (self.sweep, ledgers.sweep):
+                try:
+                    await sweep()
+                except (NpaflowError, RPCError) as exc:
+                    log.warning("reconcile.sweep_failed", sweep=sweep.__qualname__, error=str(exc))
             await asyncio.sleep(interval)
 
 

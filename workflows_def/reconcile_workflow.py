@@ -28,6 +28,7 @@ from npaflow.runtime.messages import CancelWaveInput
 from npaflow.runtime.reconcile.models import (
     RECONCILE_ID_PREFIX,
     CheckRunInput,
+    LedgerClosure,
     LiveJob,
     OrphanBatch,
     ReconcileResult,
@@ -56,6 +57,7 @@ class NpaflowReconcileRun:
         self.seen: set[tuple[str, str]] = set()
         self.ending = RunEnding.TERMINATED
         self.done: list[ReconciledJob] = []
+        self.closure: LedgerClosure | None = None  # a ledger the run left open, to close
 
     @workflow.signal(name=RECONCILE_SIGNAL)
     def orphans(self, batch: OrphanBatch) -> None:
@@ -69,6 +71,8 @@ class NpaflowReconcileRun:
             workflow.logger.warning("reconcile: dropped a batch of run %s sent to run %s", batch.run_id, own)
             return
         self.ending = batch.ending
+        if batch.closure is not None:
+            self.closure = batch.closure
         for job in batch.jobs:
             key = (job.job.backend.value, job.job.job_id)
             if key not in self.seen:
@@ -87,11 +91,17 @@ class NpaflowReconcileRun:
         self.orphans(batch)
         while True:
             try:
-                await workflow.wait_condition(lambda: bool(self.waiting), timeout=LINGER)
+                await workflow.wait_condition(
+                    lambda: bool(self.waiting) or self.closure is not None, timeout=LINGER
+                )
             except TimeoutError:
                 break
             jobs, self.waiting = self.waiting, []
-            self.done.extend(await self._reconcile(batch.run_id, jobs))
+            if jobs:
+                self.done.extend(await self._reconcile(batch.run_id, jobs))
+            closure, self.closure = self.closure, None
+            if closure is not None:
+                await self._close(batch.run_id, closure)
         return ReconcileResult(run_id=batch.run_id, jobs=self.done)
 
     @workflow.query(name=RECONCILED_QUERY)
@@ -129,6 +139,32 @@ class NpaflowReconcileRun:
                 summary=f"record {len(reconciled)} reconciled job(s) in the ledger of {run_id}",
             )
         return reconciled
+
+    async def _close(self, run_id: RunId, closure: LedgerClosure) -> None:
+        """Close a ledger the run left open: its ended jobs as their records say, the run's end."""
+        standing = await call(
+            CHECK_RUN,
+            CheckRunInput(run_id=run_id),
+            start_to_close_timeout=timedelta(minutes=1),
+            retry_policy=SHORT_RETRY,
+            summary=f"is run {run_id} still closed?",
+        )
+        if standing.ending is RunEnding.OPEN:
+            return  # a new execution owns the ledger now; unknown: leave it alone
+        await call(
+            RECORD_RECONCILED,
+            RecordReconciledInput(
+                run_id=run_id,
+                ledger_uri=closure.ledger_uri,
+                workflow=closure.workflow,
+                ending=standing.ending,
+                ended=closure.ended,
+                close=True,
+            ),
+            start_to_close_timeout=timedelta(minutes=2),
+            retry_policy=SHORT_RETRY,
+            summary=f"close the ledger of {run_id} ({standing.ending.value})",
+        )
 
     async def _cancel(self, live: LiveJob, standing: RunStanding) -> ReconciledJob | None:
         """Cancel one job by exact id and verify it (None: its run left it running on purpose)."""

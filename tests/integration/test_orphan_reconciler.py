@@ -294,3 +294,99 @@ async def test_a_bogus_await_result_on_skypilot_cancels_the_managed_job_and_fail
     assert fake_sky.cancel_calls == [[1]]
     (wave,) = ledger["waves"]
     assert wave["cancellation"]["state"] == "verified" and "malformed" in wave["error"]
+
+
+async def closed_ledger(home: Path, run_id: str, status: str) -> dict:
+    """The run's ledger once it says `status` and holds no attempt in flight."""
+
+    def ready() -> dict | None:
+        ledger = ledger_of(home, run_id)
+        in_flight = [w for w in ledger.get("waves", []) if w["status"] in ("running", "pending")]
+        return ledger if ledger.get("status") == status and not in_flight else None
+
+    return await eventually(ready, timeout=BOUND_SECONDS, interval=0.2, what=f"ledger {status}, closed")
+
+
+async def job_ended_by_itself(root: Path, run_id: str) -> None:
+    await eventually(lambda: (root / run_id / "slow.txt").exists(), timeout=60, what="slow job ended")
+
+
+def assert_closed_from_the_job_record(ledger: dict, job_id: str, ending: str) -> None:
+    """The attempt says what its job said of itself (it ran to its end), and nothing was cancelled."""
+    (slow,) = [w for w in ledger["waves"] if w["job_id"] == job_id]
+    assert slow["status"] == "succeeded" and slow["sky_status"] == "SUCCEEDED"
+    assert slow["ended_at"] and slow["tasks"] and slow["tasks"][0]["end_at"]
+    assert any("ended SUCCEEDED on its own" in note for note in slow["reconciliation"])
+    assert ledger["reconciled"] == []
+    assert ending in ledger["error"] and "closed its ledger from its jobs' own records" in ledger["error"]
+
+
+async def test_a_terminated_run_whose_job_ended_on_its_own_has_its_ledger_closed_by_a_running_worker(
+    local_harness: Harness, env: WorkflowEnvironment, tmp_path: Path
+) -> None:
+    from worker.reconciler import sweeping
+
+    local_harness.reconcile_seconds = 0  # no sweep until the job has ended by itself
+    run_id = f"rt-term-ended-{uuid.uuid4().hex[:6]}"
+    async with local_harness.worker():
+        handle = await local_harness.start(
+            SPEC, run_id=run_id, vars={"root": str(tmp_path), "sleep": "2"}, poll_seconds=0.2
+        )
+        await slow_job_started(tmp_path, run_id)
+        await handle.terminate(reason="operator pressed Terminate")
+        await job_ended_by_itself(tmp_path, run_id)
+        assert ledger_of(local_harness.home, run_id)["status"] == "running"  # the bug's starting point
+        swept_at = time.monotonic()
+        async with sweeping(local_harness.client, local_harness.context(), 1.0):
+            ledger = await closed_ledger(local_harness.home, run_id, "terminated")
+        assert time.monotonic() - swept_at < BOUND_SECONDS
+        text = await npaflow_status(env, run_id)
+    assert_closed_from_the_job_record(ledger, "w1-1", "terminated")
+    assert f"run {run_id}: terminated\n" in text
+    assert (tmp_path / run_id / "marker").read_text().split() == ["slow"]
+
+
+async def test_a_timed_out_run_whose_job_ended_while_no_worker_ran_is_closed_at_worker_start(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    local_harness.reconcile_seconds = 0
+    run_id = f"rt-timeout-ended-{uuid.uuid4().hex[:6]}"
+    async with local_harness.worker():
+        handle = await local_harness.client.start_workflow(
+            NpaWorkflowRun.run,
+            local_harness.request(SPEC, vars={"root": str(tmp_path), "sleep": "4"}, poll_seconds=0.2),
+            id=run_id,
+            task_queue=local_harness.task_queue,
+            execution_timeout=timedelta(seconds=3),
+        )
+        await slow_job_started(tmp_path, run_id)
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
+    await job_ended_by_itself(tmp_path, run_id)
+    local_harness.reconcile_seconds = 30.0  # only the sweep at start can close it in time
+    restarted = time.monotonic()
+    async with local_harness.worker():
+        ledger = await closed_ledger(local_harness.home, run_id, "timed_out")
+    assert time.monotonic() - restarted < BOUND_SECONDS
+    assert_closed_from_the_job_record(ledger, "w1-1", "execution timeout")
+
+
+async def test_a_ledger_sweep_leaves_alone_a_run_whose_job_still_runs_and_a_run_that_is_open(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    from worker.ledger_sweep import LedgerSweep
+
+    local_harness.reconcile_seconds = 0
+    open_id, live_id = f"rt-open-{uuid.uuid4().hex[:6]}", f"rt-live-{uuid.uuid4().hex[:6]}"
+    options = {"vars": {"root": str(tmp_path), "sleep": "20"}, "poll_seconds": 0.2}
+    async with local_harness.worker():
+        running = await local_harness.start(SPEC, run_id=open_id, **options)
+        terminated = await local_harness.start(SPEC, run_id=live_id, **options)
+        await slow_job_started(tmp_path, open_id)
+        await slow_job_started(tmp_path, live_id)
+        await terminated.terminate()
+        sweep = LedgerSweep(local_harness.client, local_harness.context())
+        assert await sweep.sweep() == 0  # the live job is the orphan sweep's; the open run its own
+        assert ledger_of(local_harness.home, live_id)["status"] == "running"
+        assert ledger_of(local_harness.home, open_id)["status"] == "running"
+        await running.cancel()

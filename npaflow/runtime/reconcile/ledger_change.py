@@ -7,9 +7,23 @@ apply these, and write the result with the ledger's own merge.
 from __future__ import annotations
 
 from npaflow.runtime.ledger import LedgerDelta, ReconciledJob, RuntimeLedger, WaveAttemptRecord
-from npaflow.runtime.reconcile.models import RecordReconciledInput
+from npaflow.runtime.reconcile.models import EndedJob, RecordReconciledInput
+from npaflow.runtime.status import JobStatus
 from npaflow.runtime.vocabulary import LedgerStatus, RunEnding, WaveStatus
 from npaflow.waves import WaveKey
+
+#: Ledger statuses of a run whose own code has not recorded its end.
+_OPEN_STATUSES = (LedgerStatus.RUNNING, LedgerStatus.SUSPENDED)
+
+
+def in_flight(ledger: RuntimeLedger) -> list[WaveAttemptRecord]:
+    """The newest attempts that can still change: what a run closed without its code left open."""
+    return [wave for wave in ledger.latest_attempts().values() if not wave.status.is_final()]
+
+
+def left_open(ledger: RuntimeLedger) -> bool:
+    """True when the ledger still says the run runs, or holds an attempt in flight."""
+    return ledger.status in _OPEN_STATUSES or bool(in_flight(ledger))
 
 
 def kept_on_purpose(ledger: RuntimeLedger | None, job_id: str) -> bool:
@@ -25,18 +39,24 @@ def kept_on_purpose(ledger: RuntimeLedger | None, job_id: str) -> bool:
 
 
 def reconciled_delta(stored: RuntimeLedger, request: RecordReconciledInput, *, now: str) -> LedgerDelta:
-    """The ledger change: each job's newest attempt cancelled with its cancellation, the run ended."""
+    """The ledger change: each job's newest attempt cancelled with its cancellation, the run ended.
+
+    Closing (`request.close`), each attempt whose job ended on its own gets what the
+    job's own record says, and an attempt that never got a job is cancelled.
+    """
     waves: list[WaveAttemptRecord] = []
     for job in (j for j in request.jobs if not j.skipped):
         attempts = [w for w in stored.waves if w.job_id == job.job_id] or _unrecorded(job)
         if not attempts or attempts[-1].status.is_final():
             continue
         waves.append(_cancelled(attempts[-1], job, request.ending, now))
-    running = stored.status in (LedgerStatus.RUNNING, LedgerStatus.SUSPENDED)
+    if request.close:
+        waves.extend(_closed(stored, request, now, done={w.job_id for w in waves}))
+    running = stored.status in _OPEN_STATUSES
     ending = request.ending
     return LedgerDelta(
         status=ending.ledger_status() if running else None,
-        error=_ending_error(ending) if running and not stored.error else None,
+        error=_ending_error(ending, cancelled=bool(request.jobs)) if running and not stored.error else None,
         waves=waves,
         reconciled=[job.model_copy(update={"at": job.at or now}) for job in request.jobs],
     )
@@ -73,14 +93,62 @@ def _cancelled(
     )
 
 
-def _ending_error(ending: RunEnding) -> str:
-    return {
-        RunEnding.TERMINATED: "the run was terminated outside npaflow (e.g. temporal workflow terminate); "
-        "its in-flight jobs were cancelled by the reconciler",
-        RunEnding.TIMED_OUT: "the run's execution timeout expired; its in-flight jobs were cancelled "
-        "by the reconciler",
-        RunEnding.GONE: "Temporal no longer has this run; its in-flight jobs were cancelled "
-        "by the reconciler",
-    }.get(
-        ending, f"the run ended {ending.value} without its cleanup; its jobs were cancelled by the reconciler"
-    )
+def _closed(
+    stored: RuntimeLedger, request: RecordReconciledInput, now: str, done: set[str]
+) -> list[WaveAttemptRecord]:
+    """The attempts a closed run left in flight, each as its job's own record says it ended."""
+    ended = {job.job_id: job for job in request.ended}
+    closed: list[WaveAttemptRecord] = []
+    for record in in_flight(stored):
+        if record.job_id and record.job_id in done:
+            continue
+        if record.job_id in ended:
+            closed.append(_ended_alone(record, ended[record.job_id], request.ending, now))
+        elif not record.job_id:
+            error = f"the run ended ({request.ending.value}) before this attempt got a job"
+            closed.append(
+                record.model_copy(
+                    update={"status": WaveStatus.CANCELLED, "ended_at": now, "error": record.error or error}
+                )
+            )
+    return closed
+
+
+def _ended_alone(record: WaveAttemptRecord, job: EndedJob, ending: RunEnding, now: str) -> WaveAttemptRecord:
+    """An attempt whose job ended by itself after its run closed: the job's own status and times."""
+    status = _WAVE_STATUS_OF_JOB.get(job.status, WaveStatus.FAILED)
+    ends = sorted(row.end_at for row in job.tasks if row.end_at)
+    ran = f"the run ended ({ending.value}) while this job ran"
+    note = f"{ran}; the job then ended {job.status.value} on its own"
+    if job.status is JobStatus.ABSENT:
+        note = f"{ran}; the backend no longer lists the job"
+    elif status is WaveStatus.SUCCEEDED:
+        note += " (its outputs were not checked: the run had ended)"
+    update: dict[str, object] = {
+        "status": status,
+        "ended_at": ends[-1] if ends else now,
+        "sky_status": job.status,
+        "error": record.error or (note if status is not WaveStatus.SUCCEEDED else ""),
+        "reconciliation": [*record.reconciliation, note],
+    }
+    if job.tasks:
+        update["tasks"] = job.tasks
+    return record.model_copy(update=update).with_hours()
+
+
+_WAVE_STATUS_OF_JOB = {
+    JobStatus.SUCCEEDED: WaveStatus.SUCCEEDED,
+    JobStatus.CANCELLED: WaveStatus.CANCELLED,
+}
+
+
+def _ending_error(ending: RunEnding, *, cancelled: bool) -> str:
+    """Why a run's ledger ended without its code, and what the reconciler did about its jobs."""
+    how = {
+        RunEnding.TERMINATED: "the run was terminated outside npaflow (e.g. temporal workflow terminate)",
+        RunEnding.TIMED_OUT: "the run's execution timeout expired",
+        RunEnding.GONE: "Temporal no longer has this run",
+    }.get(ending, f"the run ended {ending.value} without its cleanup")
+    if cancelled:
+        return f"{how}; its in-flight jobs were cancelled by the reconciler"
+    return f"{how}; the reconciler closed its ledger from its jobs' own records"

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from npaflow.ids import RunId
 from npaflow.presets import FROZEN
-from npaflow.runtime.ledger import ReconciledJob
+from npaflow.runtime.ledger import ReconciledJob, TaskRow
 from npaflow.runtime.messages import JobRef
 from npaflow.runtime.status import JobStatus
 from npaflow.runtime.vocabulary import RunEnding
@@ -50,14 +50,39 @@ class LiveJob(BaseModel):
     owner: JobOwner | None = None
 
 
+class EndedJob(BaseModel):
+    """An in-flight attempt's job that ended on its own after its run closed: its own record."""
+
+    model_config = FROZEN
+
+    job_id: str
+    status: JobStatus  # terminal, or ABSENT when the backend no longer lists it
+    tasks: list[TaskRow] = Field(default_factory=list)
+
+
+class LedgerClosure(BaseModel):
+    """A closed run whose ledger was left open: where it is, and what its jobs' records say."""
+
+    model_config = FROZEN
+
+    ledger_uri: str
+    workflow: str = ""
+    ended: list[EndedJob] = Field(default_factory=list)
+
+
 class OrphanBatch(BaseModel):
-    """Jobs one sweep found whose run is closed (the reconcile workflow's input and signal)."""
+    """Jobs one sweep found whose run is closed (the reconcile workflow's input and signal).
+
+    With `closure`, the sweep also found the run's ledger left open (no live job, or
+    jobs that ended on their own): the workflow closes it.
+    """
 
     model_config = FROZEN
 
     run_id: RunId
     ending: RunEnding
     jobs: list[LiveJob] = Field(default_factory=list)
+    closure: LedgerClosure | None = None
 
     @model_validator(mode="after")
     def _owned_by_the_run(self) -> OrphanBatch:
@@ -110,3 +135,6 @@ class RecordReconciledInput(BaseModel):
     workflow: str = ""
     ending: RunEnding
     jobs: list[ReconciledJob] = Field(default_factory=list)
+    #: Jobs that ended on their own (closing a ledger the run left open); not cancelled.
+    ended: list[EndedJob] = Field(default_factory=list)
+    close: bool = False  # also close attempts that never got a job, and the run's status

@@ -1,0 +1,131 @@
+"""The ledger sweep: closes the ledger of a run that closed without its code (DESIGN §3.5).
+
+A run terminated from the Temporal UI, timed out, or failed by a bug never
+writes its own end. When its job outlives it, the orphan sweep
+(worker/reconciler.py) cancels the job and closes the ledger; when the job
+ends on its own first, no live job is left to find, so this sweep asks
+Temporal's visibility for closed runs whose phase never reached an end, reads
+each one's ledger, and when it is still open hands the run to its reconcile
+workflow with what each in-flight attempt's job says of itself.
+
+Fail closed: a run Temporal cannot describe, a ledger that cannot be read, a
+job whose record cannot be read, or a job that is still live, leaves the
+ledger alone until a later sweep (the orphan sweep cancels live jobs).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import structlog
+from temporalio.client import Client, WorkflowExecution
+from temporalio.service import RPCError
+
+from activities.context import ActivityContext
+from activities.ledger import read_ledger
+from activities.reconcile import standing_of
+from npaflow.cli.temporal_client import started_request
+from npaflow.errors import NpaflowError
+from npaflow.ids import RunId
+from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo, SearchAttribute
+from npaflow.runtime.ledger import WaveAttemptRecord
+from npaflow.runtime.reconcile import EndedJob, LedgerClosure, OrphanBatch, in_flight, left_open
+from npaflow.runtime.request import BackendName
+from npaflow.runtime.status import JobStatus, aggregate_job_status
+from npaflow.runtime.vocabulary import RunEnding, RunPhase
+from worker.reconcile_handoff import hand_to_reconciler
+
+log = structlog.get_logger(__name__)
+
+#: How far back a worker's first sweep looks (what closed while no worker ran).
+START_LOOKBACK = timedelta(days=7)
+#: Later sweeps look this far behind the previous one's start: visibility can lag its writes.
+OVERLAP = timedelta(minutes=5)
+#: Execution statuses that skip a run's own code (a bug's failure included).
+_CLOSED_WITHOUT_CODE = ("Terminated", "TimedOut", "Failed")
+#: Phases a run's own ending never leaves behind.
+_UNENDED_PHASES = tuple(phase.value for phase in RunPhase if not phase.is_final())
+
+
+class Unsettled(Exception):
+    """This run's ledger cannot be closed by this sweep now; a later sweep tries again."""
+
+
+class LedgerSweep:
+    """One worker's sweep over runs closed without their code whose ledger is still open."""
+
+    def __init__(self, client: Client, context: ActivityContext) -> None:
+        self.client = client
+        self.context = context
+        self.since: datetime | None = None
+        self.settled: set[tuple[str, str]] = set()  # (run id, execution) checked for good
+
+    def query(self, since: datetime) -> str:
+        """The visibility query: this queue's runs closed without their code since `since`."""
+        statuses = ", ".join(f"'{status}'" for status in _CLOSED_WITHOUT_CODE)
+        phases = ", ".join(f"'{phase}'" for phase in _UNENDED_PHASES)
+        return (
+            f"WorkflowType = '{WORKFLOW_TYPE}' AND TaskQueue = '{self.context.task_queue}' "
+            f"AND ExecutionStatus IN ({statuses}) AND {SearchAttribute.PHASE.value} IN ({phases}) "
+            f"AND CloseTime > '{since.strftime('%Y-%m-%dT%H:%M:%SZ')}'"
+        )
+
+    async def sweep(self) -> int:
+        """One pass; returns how many ledgers it handed to reconcile workflows to close."""
+        started = datetime.now(UTC)
+        since = self.since - OVERLAP if self.since else started - START_LOOKBACK
+        earliest_unsettled: datetime | None = None
+        handed = 0
+        async for execution in self.client.list_workflows(self.query(since)):
+            key = (execution.id, execution.run_id)
+            if key in self.settled:
+                continue
+            try:
+                handed += await self._close(execution)
+            except (Unsettled, NpaflowError, RPCError) as exc:
+                log.info("reconcile.ledger_unsettled", run_id=execution.id, detail=str(exc)[:300])
+                closed = execution.close_time or started
+                earliest_unsettled = min(closed, earliest_unsettled or closed)
+                continue
+            self.settled.add(key)
+        self.since = min(started, earliest_unsettled + OVERLAP) if earliest_unsettled else started
+        return handed
+
+    async def _close(self, execution: WorkflowExecution) -> int:
+        """Hand one run's open ledger to its reconciler (1), or settle it as needing nothing (0)."""
+        run_id = RunId(execution.id)
+        newest = await self.client.get_workflow_handle(run_id).describe()
+        if newest.run_id != execution.run_id:
+            return 0  # a newer execution owns the ledger (or is listed itself when closed)
+        standing = standing_of(newest.status)
+        if standing.ending is RunEnding.OPEN:
+            return 0
+        ledger_uri = RunMemo.read(await execution.memo()).ledger_uri
+        ledger = await read_ledger(self.context.storage, ledger_uri) if ledger_uri else None
+        if ledger is None or not left_open(ledger):
+            return 0
+        handle = self.client.get_workflow_handle(run_id, run_id=execution.run_id)
+        backend = (await started_request(self.client, handle)).backend
+        ended = [await self._ended(backend, wave) for wave in in_flight(ledger) if wave.job_id]
+        closure = LedgerClosure(ledger_uri=ledger_uri, workflow=ledger.workflow, ended=ended)
+        batch = OrphanBatch(run_id=run_id, ending=standing.ending, closure=closure)
+        await hand_to_reconciler(self.client, self.context, batch)
+        log.warning("reconcile.ledger_closing", run_id=run_id, ending=standing.ending.value, jobs=len(ended))
+        return 1
+
+    async def _ended(self, backend_name: BackendName, wave: WaveAttemptRecord) -> EndedJob:
+        """What an in-flight attempt's job says of itself, once it has ended.
+
+        Raises:
+            Unsettled: the job lives on another worker's host, or still runs.
+        """
+        if wave.worker_task_queue and wave.worker_id != self.context.worker_id:
+            raise Unsettled(f"job {wave.job_id} lives on worker {wave.worker_id}'s host")
+        backend = self.context.backend(backend_name)
+        rows = (await backend.queue([wave.job_id])).get(wave.job_id, [])
+        if not rows:  # absence is evidence only when a second answer agrees
+            rows = (await backend.queue([wave.job_id])).get(wave.job_id, [])
+        status = aggregate_job_status([row.status for row in rows])
+        if not status.is_terminal() and status is not JobStatus.ABSENT:
+            raise Unsettled(f"job {wave.job_id} is {status.value}: the orphan sweep cancels it")
+        return EndedJob(job_id=wave.job_id, status=status, tasks=rows)
