@@ -32,7 +32,13 @@ def targets(entry: CacheEntry, step: PlanStep, run_id: str) -> list[tuple[Cached
 
 
 async def materialize(storage: StorageRouter, pairs: list[tuple[CachedOutput, str]]) -> str:
-    """Copy every cached object to this run's URI; "" when all arrived intact, else what did not."""
+    """Copy every cached object to this run's URI; "" when all arrived intact, else what did not.
+
+    Intact means the entry's own evidence (size and the store's content digest: sha256 of
+    a file, the MD5 ETag of an S3 object's bytes); a copy that differs is deleted, so
+    nothing the entry did not vouch for is left at the run's URIs.
+    """
+    placed_uris: list[str] = []
     for output, target in pairs:
         store = storage.for_uri(target)
         placed = CachedOutput(declared=output.declared, uri=target, objects=output.objects)
@@ -40,9 +46,13 @@ async def materialize(storage: StorageRouter, pairs: list[tuple[CachedOutput, st
             source, destination = object_uri(output, facts), object_uri(placed, facts)
             if source != destination:
                 await store.copy(source, destination)
+                placed_uris.append(destination)
         arrived = {facts.key: facts for facts in await objects_at(storage, target)}
         for facts in output.objects:
             copy = arrived.get(facts.key)
-            if copy is None or copy.size != facts.size:
-                return f"{object_uri(placed, facts)} did not arrive intact"
+            if copy is None or (copy.size, copy.etag) != (facts.size, facts.etag):
+                for uri in placed_uris:
+                    await storage.for_uri(uri).delete(uri)
+                what = "is missing" if copy is None else "differs from the entry's content"
+                return f"{object_uri(placed, facts)} did not arrive intact (the copy {what})"
     return ""

@@ -16,6 +16,7 @@ import hashlib
 import os
 import shutil
 import stat
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -135,8 +136,26 @@ def _version(path: Path) -> str | None:
     return f"{info.st_ino}:{info.st_mtime_ns}:{info.st_size}"
 
 
-#: Files whose sha256 is remembered per version, so unchanged inputs are not hashed again.
+#: Files whose sha256 is remembered per stat identity, so unchanged inputs are not hashed again.
 MAX_REMEMBERED_DIGESTS = 10_000
+#: A file changed this close to the moment it was hashed may change again with every stat field
+#: the same (timestamps tick coarsely: a jiffy on ext4, 2 s on FAT): its digest is not remembered.
+RACY_NANOSECONDS = 2_000_000_000
+
+
+def stat_identity(info: os.stat_result) -> str:
+    """Everything the kernel changes on a write: device, inode, size, mtime and ctime (ns).
+
+    ctime cannot be set by any user call (`touch -r`, `cp -p`, `rsync -t` and `tar -x`
+    restore mtime, and moving it back moves ctime forward), so a rewrite that restores
+    size and mtime still changes the identity.
+    """
+    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+
+
+def racily_clean(info: os.stat_result, hashed_at_ns: int) -> bool:
+    """True when the file changed within a timestamp tick of its hashing (git's racy-clean test)."""
+    return hashed_at_ns - max(info.st_mtime_ns, info.st_ctime_ns) < RACY_NANOSECONDS
 
 
 def _sha256(path: Path) -> str:
@@ -152,7 +171,8 @@ class FileStorage:
 
     def __init__(self, *, threads: int = 4, name: str = "files") -> None:
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"npaflow-{name}")
-        self._digests: dict[tuple[str, str], str] = {}  # (path, inode:mtime:size) -> sha256
+        #: (path, stat identity) -> sha256, in memory only: a new process trusts none of them.
+        self._digests: dict[tuple[str, str], str] = {}
 
     async def _call(self, uri: str, fn: Callable[[], T]) -> T:
         loop = asyncio.get_running_loop()
@@ -233,16 +253,24 @@ class FileStorage:
         return await self._call(prefix_uri, read_all)
 
     def _facts_of(self, path: Path, key: str) -> ObjectFacts | None:
-        version = _version(path) if path.is_file() else None
-        if version is None:
+        """Size and sha256; a remembered digest only for an identical, not racily clean stat."""
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
             return None
-        digest = self._digests.get((str(path), version))
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        identity = (str(path), stat_identity(info))
+        digest = self._digests.get(identity)
         if digest is None:
+            hashed_at = time.time_ns()
             digest = _sha256(path)
-            if len(self._digests) >= MAX_REMEMBERED_DIGESTS:
-                self._digests.clear()
-            self._digests[(str(path), version)] = digest
-        return ObjectFacts(key=key, size=int(version.rsplit(":", 1)[1]), etag=f"sha256:{digest}")
+            after = os.stat(path)
+            if stat_identity(after) == identity[1] and not racily_clean(after, hashed_at):
+                if len(self._digests) >= MAX_REMEMBERED_DIGESTS:
+                    self._digests.clear()
+                self._digests[identity] = digest
+        return ObjectFacts(key=key, size=info.st_size, etag=f"sha256:{digest}")
 
     async def delete(self, uri: str) -> bool:
         """Unlink the file; False when there was none."""

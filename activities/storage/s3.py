@@ -32,6 +32,7 @@ from activities.storage.base import (
     NotTextError,
     TextWrite,
 )
+from activities.storage.s3_content import ContentEtags
 from npaflow.cache import ObjectFacts
 from npaflow.errors import (
     AccessDeniedError,
@@ -122,6 +123,7 @@ class S3Storage:
         self.page_size = page_size
         self.session = aioboto3.Session()
         self._buckets: set[str] = set()
+        self._content = ContentEtags(self._client)
 
     @asynccontextmanager
     async def _client(self, uri: str) -> AsyncIterator[Any]:
@@ -187,14 +189,14 @@ class S3Storage:
         return None if head is None else int(head.get("ContentLength", 0))
 
     async def facts(self, uri: str) -> ObjectFacts | None:
-        """HEAD the object: size, ETag and version id (None when the key does not exist)."""
+        """HEAD the object: size, content ETag and version id (None when the key does not exist)."""
         head = await self._head(uri, bucket_must_exist=True)
         if head is None:
             return None
         return ObjectFacts(
             key="",
             size=int(head.get("ContentLength", 0)),
-            etag=str(head.get("ETag") or ""),
+            etag=await self._content.of(uri, *split_s3_uri(uri), head),
             version_id=str(head.get("VersionId") or ""),
         )
 
@@ -253,7 +255,7 @@ class S3Storage:
         return [facts.key for facts in await self.list_facts(prefix_uri, limit=limit)]
 
     async def list_facts(self, prefix_uri: str, *, limit: int = MAX_LISTED_KEYS) -> list[ObjectFacts]:
-        """Each object under the prefix with its size and ETag, from the listing itself (no HEADs)."""
+        """Each object under the prefix with its size and content ETag, from the listing itself."""
         bucket, prefix = split_s3_uri(prefix_uri)
         found: list[ObjectFacts] = []
         async with self._client(prefix_uri) as s3:
@@ -263,14 +265,15 @@ class S3Storage:
                 if token:
                     kwargs["ContinuationToken"] = token
                 page = await s3.list_objects_v2(**kwargs)
-                found.extend(
-                    ObjectFacts(
-                        key=item["Key"][len(prefix) :],
-                        size=int(item.get("Size", 0)),
-                        etag=str(item.get("ETag") or ""),
+                for item in page.get("Contents", []):
+                    uri = f"s3://{bucket}/{item['Key']}"
+                    found.append(
+                        ObjectFacts(
+                            key=item["Key"][len(prefix) :],
+                            size=int(item.get("Size", 0)),
+                            etag=await self._content.of(uri, bucket, item["Key"], item),
+                        )
                     )
-                    for item in page.get("Contents", [])
-                )
                 if not page.get("IsTruncated") or len(found) >= limit:
                     return found[:limit]
                 token = page.get("NextContinuationToken")

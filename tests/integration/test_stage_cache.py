@@ -8,6 +8,7 @@ them there for the next stage to read.
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from pathlib import Path
 
@@ -295,3 +296,52 @@ async def test_a_flight_continued_as_new_keeps_its_holder_and_its_queue(local_ha
 async def _empty(handle: object) -> bool | None:
     holding = await handle.query(NpaflowCacheFlight.holding)  # type: ignore[attr-defined]
     return True if holding == [""] else None
+
+
+def rewrite_in_place_keeping_size_and_mtime(path: Path, text: str) -> None:
+    """What `cp -p`, `rsync -t`, `tar -x` or `touch -r` leave: new bytes, same inode, size and mtime."""
+    before = path.stat()
+    assert len(text.encode()) == before.st_size
+    with open(path, "r+b") as stream:
+        stream.write(text.encode())
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == (
+        before.st_ino,
+        before.st_size,
+        before.st_mtime_ns,
+    )
+
+
+async def test_an_input_rewritten_in_place_with_its_size_and_mtime_kept_is_a_miss_for_its_reader(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    spec = chain_spec(tmp_path, seed="alpha")
+    async with local_harness.worker():
+        first = await local_harness.finish(await local_harness.start(spec, run_id="meta-one"))
+        assert launches(tmp_path) == list(STAGES)
+        rewrite_in_place_keeping_size_and_mtime(tmp_path / "seed.txt", "bravo\n")
+        second = await local_harness.finish(await local_harness.start(spec, run_id="meta-two"))
+    assert second.status == "succeeded", second.error
+    assert launches(tmp_path) == list(STAGES)
+    assert cache_of(second, "prep")["key"] != cache_of(first, "prep")["key"]
+    assert cache_of(second, "prep")["reason"] == "no entry for this key"
+    assert (tmp_path / "meta-two" / "publish" / "out.txt").read_text().startswith("bravo\n")
+
+
+async def test_a_cached_output_tampered_in_place_keeping_size_and_mtime_is_a_miss_on_the_same_worker(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    spec = chain_spec(tmp_path)
+    async with local_harness.worker():
+        await local_harness.finish(await local_harness.start(spec, run_id="tamper-one"))
+        assert launches(tmp_path) == list(STAGES)
+        produced = tmp_path / "tamper-one" / "prep" / "out.txt"
+        original = produced.read_text()
+        rewrite_in_place_keeping_size_and_mtime(produced, original.replace("s1", "XX"))
+        second = await local_harness.finish(await local_harness.start(spec, run_id="tamper-two"))
+    assert second.status == "succeeded", second.error
+    assert launches(tmp_path) == ["prep"]  # its rerun wrote what the entry vouched for: the rest hit
+    reason = str(cache_of(second, "prep")["reason"])
+    assert str(produced) in reason and "changed" in reason, reason
+    assert (tmp_path / "tamper-two" / "prep" / "out.txt").read_text() == original

@@ -5,11 +5,14 @@ Against the real S3 test server and the local file system.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import uuid
 from pathlib import Path
 
 import pytest
 
+import activities.storage.file as file_storage
 from activities.storage import ArtifactMissingError, FileStorage, S3Storage, TextWrite
 from tests.s3_server import BUCKET, S3Server
 
@@ -99,3 +102,78 @@ async def test_a_batch_of_writes_lands_each_file_and_returns_the_version_each_no
     assert [await storage.read_text(uri) for uri, _, _ in writes] == ["{}", "a: 1"]
     assert versions == [await storage.version(uri) for uri, _, _ in writes]
     assert await storage.write_texts([]) == []
+
+
+async def test_file_facts_see_an_in_place_rewrite_that_keeps_inode_size_and_mtime(tmp_path: Path) -> None:
+    storage = FileStorage()
+    path = tmp_path / "seed.txt"
+    path.write_bytes(b"alpha\n")
+    before = path.stat()
+    first = await storage.facts(str(path))
+    with open(path, "r+b") as stream:
+        stream.write(b"bravo\n")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    second = await storage.facts(str(path))
+    assert first is not None and second is not None
+    assert second.etag == "sha256:" + hashlib.sha256(b"bravo\n").hexdigest() != first.etag
+
+
+async def test_a_file_hashed_within_a_tick_of_its_change_is_not_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Racily clean (git's word): a rewrite in the same timestamp tick may keep every stat field."""
+    path = tmp_path / "fresh.txt"
+    path.write_bytes(b"one\n")
+    storage = FileStorage()
+    assert await storage.facts(str(path)) is not None
+    assert storage._digests == {}  # changed just now: hashed again on the next look
+    monkeypatch.setattr(file_storage, "RACY_NANOSECONDS", 0)
+    assert await storage.facts(str(path)) is not None
+    assert list(storage._digests.values()) == [hashlib.sha256(b"one\n").hexdigest()]
+
+
+async def test_a_new_file_storage_trusts_no_digest_another_one_remembered(tmp_path: Path) -> None:
+    path = tmp_path / "model.bin"
+    path.write_bytes(b"weights-1")
+    old = await FileStorage().facts(str(path))
+    fresh = await FileStorage().facts(str(path))
+    assert old is not None and fresh is not None and old.etag == fresh.etag
+
+
+def put_multipart(s3_server: S3Server, key: str, part: bytes, parts: int = 2) -> str:
+    """Upload `part` * parts as a multipart object (5 MiB parts); return the ETag S3 gave it."""
+    s3 = s3_server.client()
+    upload = s3.create_multipart_upload(Bucket=BUCKET, Key=key)["UploadId"]
+    done = [
+        {
+            "ETag": s3.upload_part(Bucket=BUCKET, Key=key, PartNumber=n, UploadId=upload, Body=part)["ETag"],
+            "PartNumber": n,
+        }
+        for n in range(1, parts + 1)
+    ]
+    answer = s3.complete_multipart_upload(
+        Bucket=BUCKET, Key=key, UploadId=upload, MultipartUpload={"Parts": done}
+    )
+    return str(answer["ETag"])
+
+
+async def test_a_multipart_object_is_known_by_the_md5_of_its_bytes_and_a_same_size_rewrite_is_seen(
+    s3_server: S3Server,
+) -> None:
+    storage = S3Storage(s3_server.endpoint)
+    key = f"facts-{uuid.uuid4().hex[:6]}/ckpt.bin"
+    alpha, bravo = b"a" * (5 * 1024 * 1024), b"b" * (5 * 1024 * 1024)
+    assert put_multipart(s3_server, key, alpha).strip('"').endswith("-2")
+    first = await storage.facts(f"s3://{BUCKET}/{key}")
+    assert first is not None and first.etag == f'"{hashlib.md5(alpha * 2).hexdigest()}"'
+
+    await storage.copy(f"s3://{BUCKET}/{key}", f"s3://{BUCKET}/{key}.copy")  # one part now
+    copied = await storage.facts(f"s3://{BUCKET}/{key}.copy")
+    assert copied is not None and copied.etag == first.etag
+    (listed,) = await storage.list_facts(f"s3://{BUCKET}/{key.rsplit('/', 1)[0]}/ckpt.bin.c")
+    assert listed.etag == first.etag
+
+    put_multipart(s3_server, key, bravo)
+    second = await storage.facts(f"s3://{BUCKET}/{key}")
+    assert second is not None and second.size == first.size
+    assert second.etag == f'"{hashlib.md5(bravo * 2).hexdigest()}"' != first.etag
