@@ -12,7 +12,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from temporalio.client import Client, WorkflowExecution
+from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.common import SearchAttributeKey
 
 from npaflow.cli.durations import parse_duration
@@ -37,6 +37,8 @@ def visibility_query(phase: str, spec: str, since: str, now: datetime) -> str:
     parts = [f"WorkflowType = {_quoted(WORKFLOW_TYPE)}"]
     if phase:
         parts.append(f"{SearchAttribute.PHASE.value} = {_quoted(phase)}")
+        if not RunPhase(phase).is_final():  # a run closed without its code keeps its last phase
+            parts.append("ExecutionStatus = 'Running'")
     if spec:
         parts.append(f"{SearchAttribute.WORKFLOW.value} = {_quoted(spec)}")
     if since:
@@ -52,6 +54,23 @@ def _duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m" if hours else (f"{minutes}m{secs:02d}s" if minutes else f"{secs}s")
 
 
+#: How a closed execution ended, for a run whose own code never recorded its end (the ledger's words).
+_ENDED_WITHOUT_CODE = {
+    WorkflowExecutionStatus.TERMINATED: "terminated",
+    WorkflowExecutionStatus.TIMED_OUT: "timed_out",
+    WorkflowExecutionStatus.FAILED: "failed",
+    WorkflowExecutionStatus.CANCELED: "cancelled",
+}
+
+
+def shown_phase(phase: str, status: WorkflowExecutionStatus | None) -> str:
+    """The run's phase, or how it ended when it closed without recording its end (as the ledger says)."""
+    ended = _ENDED_WITHOUT_CODE.get(status) if status else None
+    if ended is None or (phase in {p.value for p in RunPhase} and RunPhase(phase).is_final()):
+        return phase
+    return ended
+
+
 async def _row(run: WorkflowExecution, now: datetime) -> dict[str, Any]:
     attributes = run.typed_search_attributes
     memo = RunMemo.read(await run.memo())
@@ -59,7 +78,7 @@ async def _row(run: WorkflowExecution, now: datetime) -> dict[str, Any]:
     return {
         "run_id": run.id,
         "spec": attributes.get(_SPEC) or "",
-        "phase": attributes.get(_PHASE) or memo.phase,
+        "phase": shown_phase(attributes.get(_PHASE) or memo.phase, run.status),
         "execution_status": run.status.name if run.status else "UNKNOWN",
         "current_states": list(attributes.get(_STATES) or []),
         "started_at": run.start_time.strftime("%Y-%m-%dT%H:%M:%SZ"),

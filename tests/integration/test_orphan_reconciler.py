@@ -75,11 +75,12 @@ async def complete_the_await(env: WorkflowEnvironment, handle: WorkflowHandle, r
     assert await completing.wait() == 0
 
 
-async def npaflow_status(env: WorkflowEnvironment, run_id: str) -> str:
+async def npaflow_status(env: WorkflowEnvironment, run_id: str, command: str = "status") -> str:
     """`npaflow status RUN_ID` as a user runs it (without blocking the in-process worker)."""
     address = env.client.service_client.config.target_host
+    words = (command, run_id) if command == "status" else (command, "--json")
     process = await asyncio.create_subprocess_exec(
-        *(str(TEMPORAL_BIN.parent / "npaflow"), "status", run_id, "--address", address),
+        *(str(TEMPORAL_BIN.parent / "npaflow"), *words, "--address", address),
         cwd=ROOT,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -341,8 +342,11 @@ async def test_a_terminated_run_whose_job_ended_on_its_own_has_its_ledger_closed
             ledger = await closed_ledger(local_harness.home, run_id, "terminated")
         assert time.monotonic() - swept_at < BOUND_SECONDS
         text = await npaflow_status(env, run_id)
+        listed = json.loads(await npaflow_status(env, run_id, command="list"))
     assert_closed_from_the_job_record(ledger, "w1-1", "terminated")
     assert f"run {run_id}: terminated\n" in text
+    (row,) = [row for row in listed if row["run_id"] == run_id]
+    assert row["phase"] == "terminated" and row["execution_status"] == "TERMINATED"
     assert (tmp_path / run_id / "marker").read_text().split() == ["slow"]
 
 
