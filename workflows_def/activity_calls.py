@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, TimeoutType
@@ -133,6 +133,17 @@ def queue_for(ref: ActivityRef[Any, Any], job: JobRef | None = None) -> str | No
     return None
 
 
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+def _adapter(result_type: Any) -> TypeAdapter[Any]:
+    """One validator per result type: a model, or a plain type such as a flight's `bool`."""
+    adapter = _ADAPTERS.get(result_type)
+    if adapter is None:
+        adapter = _ADAPTERS[result_type] = TypeAdapter(result_type)
+    return adapter
+
+
 def decode(ref: ActivityRef[Any, ResultT], raw: object) -> ResultT:
     """An activity's result as its declared type, validated here in the run's own code.
 
@@ -149,7 +160,7 @@ def decode(ref: ActivityRef[Any, ResultT], raw: object) -> ResultT:
         nothing: Any = None
         return nothing  # type: ignore[no-any-return]
     try:
-        validated: ResultT = cast(Any, ref.result_type).model_validate(raw)
+        validated: ResultT = _adapter(ref.result_type).validate_python(raw)
         return validated
     except ValidationError as exc:
         error = ActivityError(

@@ -39,8 +39,8 @@ class Flights:
         return flight_id(scope_segment(self.scope), key)
 
     async def board(self, wave: Wave, found: CacheLookupResult, deadline: timedelta) -> bool:
-        """Wait until the run holds every key of the wave; True when another run held one first."""
-        keys = sorted({key.key for key in found.keys})
+        """Wait until the run holds every key the wave launches; True when another run held one first."""
+        keys = sorted({key.key for key in found.missed_keys()})
         self.asked[wave.key] = keys
         waited = False
         for key in keys:

@@ -16,6 +16,7 @@ from npaflow.quota import LeaseAnswer
 from npaflow.quota.messages import ANSWER_SIGNAL
 from npaflow.runtime.cache_messages import FLIGHT_GRANTED_SIGNAL, FlightTicket
 from npaflow.runtime.contract import (
+    INTERNAL_ERROR_PREFIX,
     LOAD_SPEC,
     PENDING_LEDGER_QUERY,
     REQUEST_CANCEL,
@@ -153,7 +154,7 @@ class NpaWorkflowRun:
         elif isinstance(exc, NpaflowError | ValueError | KeyError):
             message = str(exc)
         else:  # a bug: cleanup still runs, so no job outlives the run (the ledger says what broke)
-            message = f"internal error in the run's workflow code: {type(exc).__name__}: {exc}"
+            message = f"{INTERNAL_ERROR_PREFIX}: {type(exc).__name__}: {exc}"
             workflow.logger.error("run.internal_error", exc_info=exc)
         if self.executor is not None:
             await self.executor.attempts.cancels.cancel_in_flight(f"run failed: {message}"[:600])

@@ -121,15 +121,16 @@ class StageCache:
         """Count the wave's cached steps by hit or miss, and what the hits saved."""
         spec = self.state.workflow
         for step in found.steps:
-            result = CacheResult.HIT if step.hit and found.served else CacheResult.MISS
+            result = CacheResult.HIT if step.hit else CacheResult.MISS
             count(Metric.CACHE_LOOKUPS, spec=spec, result=result.value)
-        saved = sum(step.gpu_hours_saved for step in found.steps if step.hit) if found.served else 0.0
+        saved = sum(step.gpu_hours_saved for step in found.steps if step.hit)
         if saved:
             count(Metric.CACHE_GPU_HOURS_SAVED, saved, spec=spec)
 
     async def store(self, wave: Wave, attempt: int, found: CacheLookupResult) -> None:
-        """Write the entries of a success; what was stored (or why not) goes to the attempt's record."""
-        if not found.keys or self.request.cache is CacheMode.OFF:
+        """Write the entries of the steps a success launched; what was stored goes to its record."""
+        keys = found.missed_keys()
+        if not keys or self.request.cache is CacheMode.OFF:
             return
         record = self.state.waves.attempt(wave.key, attempt)
         request = CacheStoreInput(
@@ -140,7 +141,7 @@ class StageCache:
             gpu_hours=record.gpu_hours,
             cache_root=self.loaded.cache_root,
             scope=self.scope,
-            keys=found.keys,
+            keys=keys,
             created_at=now(),
             release_flights=self.flights.holds(wave),
         )
@@ -156,7 +157,8 @@ class StageCache:
                 raise
             _, message = classify_activity_error(error)
             why_not = f"not stored: {message}"
-            steps = [CachedStep(state=k.state, key=k.key, reason=why_not) for k in found.keys]
+            steps = [CachedStep(state=k.state, key=k.key, reason=why_not) for k in keys]
         why = {step.state: step.reason for step in record.cache}
         merged = [s if s.reason else s.model_copy(update={"reason": why.get(s.state, "")}) for s in steps]
+        merged += [step for step in record.cache if step.hit]  # served members keep their hit
         self.state.waves.cache_stored(wave.key, attempt, merged)

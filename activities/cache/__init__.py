@@ -72,7 +72,7 @@ class CacheActivities:
         await self._remember(keys, [step for step in result.steps if not step.hit])
         if result.served or not request.flight_queue or len(cached) < len(request.wave.steps):
             return result
-        first = min(key.key for key in keys)  # keys are held in order, so no two runs wait on each other
+        first = min(key.key for key in result.missed_keys())  # held in order: no two runs wait on each other
         holding = await request_flight(
             RequestFlightInput(
                 flight_id=flight_id(scope_segment(request.scope), first),
@@ -116,20 +116,21 @@ class CacheActivities:
         keys: tuple[StepKey, ...],
         verdicts: list[tuple[CachedStep, CacheEntry | None]],
     ) -> CacheLookupResult:
-        """Copy every hit's outputs when the whole wave hits; else say why each step runs."""
+        """Copy each hit's outputs into this run's URIs; the wave is served when every step hit.
+
+        A hit whose copy did not arrive intact becomes a miss naming the object; the
+        other steps' verdicts stand (each member of a batch is looked up on its own).
+        """
         steps = [found for found, _ in verdicts]
-        if len(cached) < len(request.wave.steps) or not all(entry for _, entry in verdicts):
-            unused = "it hit, but other members of its wave must run, so it runs with them"
-            demoted = [s.model_copy(update={"hit": False, "reason": unused}) if s.hit else s for s in steps]
-            return CacheLookupResult(keys=keys, steps=tuple(demoted))
         for index, ((found, entry), step) in enumerate(zip(verdicts, cached, strict=True)):
-            assert entry is not None
+            if entry is None:
+                continue
             pairs = targets(entry, step, request.run_id)
             problem = pairs if isinstance(pairs, str) else await materialize(self.storage, pairs)
             if problem:
                 steps[index] = found.model_copy(update={"hit": False, "reason": problem})
-                return CacheLookupResult(keys=keys, steps=tuple(steps))
-        return CacheLookupResult(keys=keys, steps=tuple(steps), served=True)
+        served = len(cached) == len(request.wave.steps) and all(step.hit for step in steps)
+        return CacheLookupResult(keys=keys, steps=tuple(steps), served=served)
 
     @activity.defn(name=CACHE_ADMIN.name)
     @mapped_errors

@@ -23,7 +23,7 @@ from temporalio.service import RPCError
 
 from npaflow.cli.temporal_client import innermost_message, started_request, summary_from_failure
 from npaflow.errors import UsageError
-from npaflow.runtime.contract import RECONCILED_QUERY
+from npaflow.runtime.contract import INTERNAL_ERROR_PREFIX, RECONCILED_QUERY
 from npaflow.runtime.ledger import ReconciledJob
 from npaflow.runtime.reconcile import ReconcileResult, reconcile_workflow_id
 from npaflow.runtime.summary import ReportedWave, RunStatusView, RunSummary, StatusReport
@@ -118,8 +118,25 @@ def next_steps(summary: RunSummary) -> list[str]:
     lines = []
     if summary.failure_class is not None:
         lines.append(f"why: {summary.failure_class.value}: {summary.failure_class.explain()}")
-    failed = [w for w in summary.waves if w.status is WaveStatus.FAILED]
-    state = f" --state {failed[-1].states[0]}" if failed and failed[-1].states else ""
-    lines.append(f"next: npaflow logs {summary.run_id}{state}  (the failed job's log)")
-    lines.append(f"      npaflow resume {summary.run_id}  (retries it; completed waves are not run again)")
+    if summary.error.startswith(INTERNAL_ERROR_PREFIX):
+        lines.append(
+            "next: this is a bug in npaflow's workflow code, not in your job: report it with the run id "
+            "and the error above"
+        )
+        lines.append(
+            f"      npaflow resume {summary.run_id}  (after a deploy with the fix; completed waves are "
+            "not run again)"
+        )
+        return lines
+    failed = [w for w in summary.waves if w.status is WaveStatus.FAILED and w.job_id]
+    if failed:
+        state = f" --state {failed[-1].states[0]}" if failed[-1].states else ""
+        lines.append(f"next: npaflow logs {summary.run_id}{state}  (the failed job's log)")
+        lines.append(
+            f"      npaflow resume {summary.run_id}  (retries it; completed waves are not run again)"
+        )
+    else:
+        lines.append(
+            f"next: npaflow resume {summary.run_id}  (retries it; completed waves are not run again)"
+        )
     return lines

@@ -2,8 +2,9 @@
 
 The workflow asks `cache_lookup` before launching a wave with cached steps; the
 activity keys every cached step from what it reads in storage, verifies each
-candidate entry object by object, and copies the outputs into this run's own
-URIs only when every step of the wave hits. After a launched wave succeeded and
+candidate entry object by object, and copies each hit's outputs into this run's
+own URIs: a wave all of whose steps hit is served, one with misses launches
+only the steps that missed. After a launched wave succeeded and
 its outputs were verified, `cache_store` writes one entry per cached step.
 """
 
@@ -66,6 +67,22 @@ class CacheLookupResult(BaseModel):
     served: bool = False
     flying: str = ""  # the key whose flight this lookup asked for ("" when none)
     holding: bool = False  # and the run holds it already (no other run had it)
+
+    def hit_states(self) -> frozenset[str]:
+        """The states whose verified outputs were copied into this run's URIs: they launch nothing."""
+        return frozenset(step.state for step in self.steps if step.hit)
+
+    def missed_keys(self) -> tuple[StepKey, ...]:
+        """The keys of the cached steps that launch (flown, then stored after their success)."""
+        hits = self.hit_states()
+        return tuple(key for key in self.keys if key.state not in hits)
+
+    def unserved(self, wave: Wave) -> Wave:
+        """The wave as it launches: without the steps the cache served (same key and job name)."""
+        hits = self.hit_states()
+        if not hits:
+            return wave
+        return wave.model_copy(update={"steps": tuple(s for s in wave.steps if s.state not in hits)})
 
 
 class CacheStoreInput(BaseModel):

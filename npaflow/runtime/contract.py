@@ -77,6 +77,8 @@ from npaflow.runtime.status import FailureClass
 
 #: The run workflow; `temporal workflow start --type NpaWorkflowRun` uses this name.
 WORKFLOW_TYPE = "NpaWorkflowRun"
+#: How a run's error starts when npaflow's own workflow code broke (a bug, not the job's failure).
+INTERNAL_ERROR_PREFIX = "internal error in the run's workflow code"
 #: A small workflow that reads job logs where the jobs run (`npaflow logs`).
 LOGS_WORKFLOW_TYPE = "NpaflowJobLogs"
 #: A small workflow that writes what a closed run's ledger lacks (`npaflow status` starts it).

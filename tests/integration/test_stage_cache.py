@@ -345,3 +345,50 @@ async def test_a_cached_output_tampered_in_place_keeping_size_and_mtime_is_a_mis
     reason = str(cache_of(second, "prep")["reason"])
     assert str(produced) in reason and "changed" in reason, reason
     assert (tmp_path / "tamper-two" / "prep" / "out.txt").read_text() == original
+
+
+def batch_spec(root: Path, members: int, *, edited: str = "") -> str:
+    """One parallel batch of cached members (maxConcurrency = members); `edited` runs another command."""
+    names = [f"m{index:02d}" for index in range(members)]
+    bodies = []
+    for name in names:
+        word = "edited" if name == edited else "v1"
+        target = f"{root}/{{{{run.id}}}}/{name}.txt"
+        shell = f"mkdir -p {root}/{{{{run.id}}}} && echo {name}-{word} > {target} && echo {name} >> {root}/launches.log"
+        bodies.append(
+            f"  {name}:\n    run: {{shell: '{shell}'}}\n    outputs: [{{uri: '{target}'}}]\n    cache: true\n"
+        )
+    return (
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: cache-batch}\n"
+        f"initial: group\nstates:\n  group:\n    parallel: [{', '.join(names)}]\n"
+        f"    maxConcurrency: {members}\n    next: done\n"
+        "  done:\n    terminal: true\n    run: {shell: 'true'}\n" + "".join(bodies)
+    )
+
+
+@pytest.mark.parametrize("members", [2, 3, 50])
+async def test_cached_members_of_one_batch_miss_hit_and_mix_launching_only_their_misses_together(
+    local_harness: Harness, tmp_path: Path, members: int
+) -> None:
+    async with local_harness.worker():
+        first = await local_harness.finish(await local_harness.start(batch_spec(tmp_path, members)))
+        assert first.status == "succeeded", first.error
+        assert sorted(launches(tmp_path)) == [f"m{i:02d}" for i in range(members)]
+        hit = await local_harness.finish(await local_harness.start(batch_spec(tmp_path, members)))
+        assert hit.status == "succeeded", hit.error
+        assert launches(tmp_path) == []
+        mixed = await local_harness.finish(
+            await local_harness.start(batch_spec(tmp_path, members, edited="m01"), run_id="mixed-batch")
+        )
+    assert mixed.status == "succeeded", mixed.error
+    assert launches(tmp_path) == ["m01"]
+    assert mixed.ledger is not None
+    (wave,) = [w for w in mixed.ledger.waves if "m01" in w.states]
+    assert wave.job_id and len(wave.states) == members  # one job for the batch: its one miss
+    assert [t.task_name for t in wave.tasks] == ["m01"] or len(wave.tasks) == 1
+    by_state = {step.state: step for step in wave.cache}
+    assert not by_state["m01"].hit and by_state["m01"].stored
+    assert all(by_state[f"m{i:02d}"].hit for i in range(members) if i != 1)
+    for index in range(members):
+        word = "edited" if index == 1 else "v1"
+        assert (tmp_path / "mixed-batch" / f"m{index:02d}.txt").read_text() == f"m{index:02d}-{word}\n"
