@@ -13,6 +13,9 @@ from npaflow.errors import TokenError
 from npaflow.ids import RunId
 from npaflow.tokens import TokenScope, resolve_text, token_scopes_in
 
+#: The run id a cached step's keyed twin is resolved with: `{{run.id}}` stays a token, literally,
+#: so two runs key alike while a value that merely contains a run id keys as itself.
+KEYED_RUN_ID = RunId("{{run.id}}")
 #: How many passes config self-resolution makes before giving up on chains.
 CONFIG_RESOLUTION_PASSES = 4
 
@@ -97,6 +100,13 @@ def build_run_context(spec: WorkflowSpec, catalog: ToolCatalog, run_id: RunId) -
     if prefix not in (None, ""):
         run["prefix"] = str(prefix)
     return RunContext(run_id=run_id, config=config, run=run)
+
+
+def keyed_context(spec: WorkflowSpec, catalog: ToolCatalog) -> RunContext | None:
+    """The context a cached spec's keyed twins resolve in (None when no state has `cache:`)."""
+    if not any(state.cache is not None for state in spec.states.values()):
+        return None
+    return build_run_context(spec, catalog, KEYED_RUN_ID)
 
 
 def state_config(state: State, context: RunContext, scope: TokenScope) -> Mapping[str, JsonValue]:

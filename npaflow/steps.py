@@ -29,6 +29,9 @@ class PlanStep(BaseModel):
     inputs: tuple[Artifact, ...] = ()
     group: str = ""
     cache: CacheSetting | None = None
+    #: The same step resolved with the run id as the literal `{{run.id}}` (a cached spec's steps only):
+    #: what its cache key sees, so a value that merely contains the run id keys as that value.
+    keyed: PlanStep | None = None
 
     @property
     def task_name(self) -> str:
@@ -65,18 +68,38 @@ def materialize_step(
     catalog: ToolCatalog,
     walk: WalkTokens,
     placement: StepPlacement,
+    key_context: RunContext | None = None,
 ) -> PlanStep:
     """Build the step of `state` with tokens resolved against the walk so far.
+
+    With `key_context` (a cached spec), the step carries its keyed twin: the same
+    tokens resolved with the run id as the literal `{{run.id}}`.
 
     Raises:
         TokenError: a token in the state cannot be resolved.
     """
-    base = context.scope(state_outputs=walk.outputs, loop_iterations=walk.loops)
+    step = _resolved(spec, state, context, catalog, walk.outputs, walk.loops, placement)
+    if key_context is None:
+        return step
+    keyed = _resolved(spec, state, key_context, catalog, walk.keyed_outputs, walk.loops, placement)
+    return step.model_copy(update={"keyed": keyed})
+
+
+def _resolved(
+    spec: WorkflowSpec,
+    state: State,
+    context: RunContext,
+    catalog: ToolCatalog,
+    outputs: dict[str, dict[str, str]],
+    loops: dict[str, int],
+    placement: StepPlacement,
+) -> PlanStep:
+    base = context.scope(state_outputs=outputs, loop_iterations=loops)
     scope = (
         base
         if not state.params
         else context.scope(
-            state_outputs=walk.outputs, loop_iterations=walk.loops, config=state_config(state, context, base)
+            state_outputs=outputs, loop_iterations=loops, config=state_config(state, context, base)
         )
     )
     argv, shell = resolve_command(state, catalog, scope)
@@ -104,14 +127,21 @@ class WalkTokens(BaseModel):
 
     outputs: dict[str, dict[str, str]] = Field(default_factory=dict)
     loops: dict[str, int] = Field(default_factory=dict)
+    keyed_outputs: dict[str, dict[str, str]] = Field(default_factory=dict)  # the keyed twins' outputs
 
     def record_outputs(self, step: PlanStep) -> None:
         """Make `{{state.<name>.uri}}` and `output_N` available to later states."""
-        values: dict[str, str] = {}
-        for index, artifact in enumerate(step.outputs, start=1):
-            values.setdefault("uri", artifact.uri)
-            values[f"output_{index}"] = artifact.uri
-        self.outputs[step.state] = values
+        self.outputs[step.state] = _output_tokens(step)
+        if step.keyed is not None:
+            self.keyed_outputs[step.state] = _output_tokens(step.keyed)
+
+
+def _output_tokens(step: PlanStep) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for index, artifact in enumerate(step.outputs, start=1):
+        values.setdefault("uri", artifact.uri)
+        values[f"output_{index}"] = artifact.uri
+    return values
 
 
 class StepPlacement(BaseModel):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from activities.storage import MAX_LISTED_KEYS, StorageRouter
-from npaflow.cache import InputContent, KeyComponents, ObjectFacts, cache_key, symbolic
+from npaflow.cache import InputContent, KeyComponents, ObjectFacts, cache_key
 from npaflow.errors import ConfigurationError
 from npaflow.render.step_identity import step_identity
 from npaflow.runtime.cache_messages import CacheLookupInput, StepKey
@@ -30,21 +30,25 @@ async def objects_at(storage: StorageRouter, uri: str) -> list[ObjectFacts]:
 
 
 async def step_key(storage: StorageRouter, step: PlanStep, request: CacheLookupInput) -> StepKey:
-    """The step's key: scope, state, cache version, rendered task, input content (run id symbolic)."""
+    """The step's key: scope, state, cache version, its keyed twin's task and input URIs, input content.
+
+    The twin (`PlanStep.keyed`) is the step resolved with `{{run.id}}` as the run id, so
+    the run id is neutral where it is a token and nowhere else; the content is read at
+    the step's own URIs. A step without a twin keys as itself (its run's own key: no hit
+    from another run, never a wrong one).
+    """
+    keyed = step.keyed or step
     inputs = [
-        InputContent(
-            uri=symbolic(artifact.uri, request.run_id), objects=tuple(await objects_at(storage, artifact.uri))
-        )
-        for artifact in step.inputs
+        InputContent(uri=twin.uri, objects=tuple(await objects_at(storage, real.uri)))
+        for real, twin in zip(step.inputs, keyed.inputs, strict=True)
     ]
     components = KeyComponents(
         scope=request.scope,
         state=step.state,
         cache_version=step.cache.version if step.cache else "",
         step=step_identity(
-            step,
+            keyed,
             request.catalog,
-            run_id=request.run_id,
             infra=request.infra,
             secret_names=request.secret_env,
             images=request.images,

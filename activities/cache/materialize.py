@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from activities.cache.keys import objects_at
 from activities.storage import StorageRouter
-from npaflow.cache import CachedOutput, CacheEntry, object_uri, symbolic
+from npaflow.cache import CachedOutput, CacheEntry, object_uri
 from npaflow.steps import PlanStep
 
 
@@ -19,7 +19,8 @@ def _scheme(uri: str) -> str:
 
 def targets(entry: CacheEntry, step: PlanStep, run_id: str) -> list[tuple[CachedOutput, str]] | str:
     """Each cached output and where this run declares it, or why they do not pair up."""
-    declared = {symbolic(artifact.uri, run_id): artifact.uri for artifact in step.outputs}
+    twins = (step.keyed or step).outputs
+    declared = {twin.uri: artifact.uri for artifact, twin in zip(step.outputs, twins, strict=True)}
     pairs: list[tuple[CachedOutput, str]] = []
     for output in entry.outputs:
         target = declared.get(output.declared)

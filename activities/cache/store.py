@@ -7,27 +7,33 @@ from datetime import datetime
 from pydantic import ValidationError
 
 from activities.cache.keys import objects_at
-from activities.storage import StorageRouter
-from npaflow.cache import CachedOutput, CacheEntry, entry_uri, symbolic
-from npaflow.errors import NpaflowError
+from activities.storage import ArtifactMissingError, StorageRouter
+from npaflow.cache import CachedOutput, CacheEntry, entry_uri
+from npaflow.errors import InfraError, NpaflowError
 from npaflow.runtime.cache_messages import CacheStoreInput, StepKey
 from npaflow.runtime.ledger import CachedStep
 
 
 async def store_entry(storage: StorageRouter, request: CacheStoreInput, key: StepKey) -> CachedStep:
-    """Write the step's entry; a failure to write is recorded, never fatal to the run that succeeded."""
+    """Write the step's entry; a definite refusal is recorded, never fatal to the run that succeeded.
+
+    A missing or changed output, or an entry that fails validation, is `not stored`. A
+    transport or unclassified storage error is raised: the activity is retried (its flight
+    still held), so a passing outage never drops the entry.
+    """
     uri = entry_uri(request.cache_root, request.scope, key.key)
     record = CachedStep(state=key.state, key=key.key, entry=uri)
     step = next(step for step in request.wave.steps if step.state == key.state)
+    twins = (step.keyed or step).outputs
     share = request.gpu_hours / max(1, len(request.wave.steps))
     try:
         outputs = [
             CachedOutput(
-                declared=symbolic(artifact.uri, request.run_id),
+                declared=twin.uri,
                 uri=artifact.uri,
                 objects=tuple(await objects_at(storage, artifact.uri)),
             )
-            for artifact in step.outputs
+            for artifact, twin in zip(step.outputs, twins, strict=True)
         ]
         entry = CacheEntry(
             key=key.key,
@@ -39,7 +45,9 @@ async def store_entry(storage: StorageRouter, request: CacheStoreInput, key: Ste
             gpu_hours=share,
             created_at=datetime.fromisoformat(request.created_at),
         )
-    except (ValidationError, NpaflowError) as exc:
+    except (ValidationError, NpaflowError, ArtifactMissingError) as exc:
+        if isinstance(exc, InfraError):
+            raise  # in doubt: retried, never recorded as a refusal
         return record.model_copy(update={"reason": f"not stored: {_short(exc)}"})
     await storage.for_uri(uri).write_text(uri, entry.model_dump_json(by_alias=True, indent=1))
     return record.model_copy(update={"stored": True})

@@ -25,7 +25,6 @@ from npaflow.cache.key import (
     cache_key,
     differing,
     encode,
-    symbolic,
 )
 from npaflow.cache.layout import KEYS_DIR, entry_uri, key_record_uri, scope_segment, scope_uri
 
@@ -51,5 +50,4 @@ __all__ = [
     "object_uri",
     "scope_segment",
     "scope_uri",
-    "symbolic",
 ]

@@ -3,15 +3,16 @@
 Content, never names: the step as it would run (its rendered task: the command
 with every config value it uses already substituted, the tool's setup, resources
 with accelerators, the image) and the *content* of every declared input (each
-object's key, size, ETag/checksum and version id; an upstream stage's outputs
-are inputs here, so what it produced is keyed by content too). Config values the
-step does not use are not in the task, so they never change its key. Never the run id (it is written back
-as the `{{run.id}}` token, so two runs of one spec can share), the attempt, or a
-secret's value (only the secret's name). Every value is encoded with its type
-and its length, so no two different component sets encode alike (joining parts
-without a delimiter is how caches collide), and the encoding starts with the
-key schema's version, so a change to what is keyed starts a fresh key space
-instead of misreading old entries.
+object's key, size, content digest and version id; an upstream stage's outputs
+are inputs here, so what it produced is keyed by content too). Config values
+the step does not use are not in the task, so they never change its key. Never
+the run id (the step is keyed as resolved with `{{run.id}}` for its run id, so
+two runs of one spec share while a value that merely contains a run id keys as
+itself), the attempt, or a secret's value (only the secret's name). Every value
+is encoded with its type and its length, so no two different component sets
+encode alike (joining parts without a delimiter is how caches collide), and the
+encoding starts with the key schema's version, so a change to what is keyed
+starts a fresh key space instead of misreading old entries.
 """
 
 from __future__ import annotations
@@ -74,11 +75,6 @@ class KeyComponents(BaseModel):
     cache_version: str = ""
     step: StepIdentity
     inputs: tuple[InputContent, ...] = ()
-
-
-def symbolic(text: str, run_id: str) -> str:
-    """`text` with this run's id written back as `{{run.id}}` (a run id under 3 characters is kept)."""
-    return text.replace(run_id, RUN_ID_TOKEN) if len(run_id) >= 3 else text
 
 
 def encode(value: JsonValue) -> bytes:

@@ -1,8 +1,9 @@
 """The step as it would run, for its stage-cache key: the task the renderer builds, minus run identity.
 
-The launch token, the run's own environment (run id, attempt, fence) and the
-run id inside any text are left out or written back as `{{run.id}}`, so two
-runs of one spec key alike; the secret environment is keyed by name only.
+It is rendered from the step's keyed twin (`PlanStep.keyed`: `{{run.id}}` resolved
+as itself), and the launch token and the run's own environment (run id,
+attempt, fence) are left out, so two runs of one spec key alike while a value
+that merely contains a run id keys as that value; secrets are keyed by name only.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 
 from pydantic import JsonValue
 
-from npaflow.cache.key import StepIdentity, symbolic
+from npaflow.cache.key import StepIdentity
 from npaflow.catalog.models import ToolCatalog
 from npaflow.images import NO_BINDING, ImageBinding
 from npaflow.render.wave import build_task, sanitize_task_name
@@ -25,12 +26,11 @@ def step_identity(
     step: PlanStep,
     catalog: ToolCatalog,
     *,
-    run_id: str,
     infra: str,
     secret_names: tuple[str, ...],
     images: ImageBinding = NO_BINDING,
 ) -> StepIdentity:
-    """The step's task as rendered for any run of this spec.
+    """The task of `step` (a keyed twin) as rendered for any run of this spec.
 
     Raises:
         RenderError: the step cannot be rendered (it could not launch either).
@@ -45,6 +45,5 @@ def step_identity(
         images=images,
     )
     kept = {key: value for key, value in task.items() if key not in _IDENTITY_FIELDS}
-    text = symbolic(json.dumps(kept, sort_keys=True), run_id)
-    document: dict[str, JsonValue] = json.loads(text)
+    document: dict[str, JsonValue] = json.loads(json.dumps(kept, sort_keys=True))
     return StepIdentity(task=document, secret_names=tuple(sorted(set(secret_names))))

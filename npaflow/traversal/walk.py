@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from npaflow.catalog.models import ToolCatalog
-from npaflow.context import RunContext, is_config_truthy, state_config
+from npaflow.context import RunContext, is_config_truthy, keyed_context, state_config
 from npaflow.decisions import evaluate_predicate
 from npaflow.document.models import State, WorkflowSpec
 from npaflow.errors import NpaflowError, PayloadError, TokenError
@@ -80,6 +80,7 @@ class Walker:
         self.cap = cap
         self.strict_branches = strict_branches
         self.tokens = WalkTokens()
+        self.key_context = keyed_context(spec, catalog)
         self.record = WalkRecord()
         self.sequence = 0
         self.occurrences = 0
@@ -268,6 +269,7 @@ class Walker:
                 catalog=self.catalog,
                 walk=self.tokens,
                 placement=placement,
+                key_context=self.key_context,
             )
         except TokenError as exc:
             raise TokenError(f"state {state.name}: {exc}") from None

@@ -354,7 +354,8 @@ def batch_spec(root: Path, members: int, *, edited: str = "") -> str:
     for name in names:
         word = "edited" if name == edited else "v1"
         target = f"{root}/{{{{run.id}}}}/{name}.txt"
-        shell = f"mkdir -p {root}/{{{{run.id}}}} && echo {name}-{word} > {target} && echo {name} >> {root}/launches.log"
+        log = f"echo {name} >> {root}/launches.log"
+        shell = f"mkdir -p {root}/{{{{run.id}}}} && echo {name}-{word} > {target} && {log}"
         bodies.append(
             f"  {name}:\n    run: {{shell: '{shell}'}}\n    outputs: [{{uri: '{target}'}}]\n    cache: true\n"
         )
@@ -392,3 +393,53 @@ async def test_cached_members_of_one_batch_miss_hit_and_mix_launching_only_their
     for index in range(members):
         word = "edited" if index == 1 else "v1"
         assert (tmp_path / "mixed-batch" / f"m{index:02d}.txt").read_text() == f"m{index:02d}-{word}\n"
+
+
+def salted_spec(log_dir: Path) -> str:
+    """One cached state writing config.salt under config.root; each real run appends to a log."""
+    shell = (
+        "mkdir -p {{config.root}}/{{run.id}} && echo {{config.salt}} > {{config.root}}/{{run.id}}/out.txt"
+        f" && echo work >> {log_dir}/launches.log"
+    )
+    return (
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: salted}\n"
+        "config: {root: /tmp/unset, salt: none}\ninitial: work\nstates:\n"
+        f"  work:\n    run: {{shell: '{shell}'}}\n"
+        "    outputs: [{uri: '{{config.root}}/{{run.id}}/out.txt'}]\n    cache: true\n    terminal: true\n"
+    )
+
+
+async def test_a_config_value_holding_the_run_id_keys_as_that_value_so_no_other_run_is_served(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    prefix = f"r{uuid.uuid4().hex[:5]}"
+    spec = salted_spec(tmp_path)
+    async with local_harness.worker():
+        for name in ("alpha", "bravo"):
+            run_id = f"{prefix}-{name}"
+            variables = {"root": str(tmp_path), "salt": f"{run_id}-x"}
+            outcome = await local_harness.finish(
+                await local_harness.start(spec, run_id=run_id, vars=variables)
+            )
+            assert outcome.status == "succeeded", outcome.error
+    assert launches(tmp_path) == ["work", "work"]
+    assert (tmp_path / f"{prefix}-bravo" / "out.txt").read_text() == f"{prefix}-bravo-x\n"
+    assert not cache_of(outcome, "work")["hit"]
+
+
+async def test_two_runs_whose_config_path_contains_one_of_their_ids_share_one_flight_and_one_launch(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    prefix = f"s{uuid.uuid4().hex[:4]}"
+    root = tmp_path / f"{prefix}-0123" / "root"
+    spec = salted_spec(tmp_path)
+    async with local_harness.worker():
+        handles = [
+            await local_harness.start(spec, run_id=f"{prefix}-{n}", vars={"root": str(root), "salt": "same"})
+            for n in (0, 1)
+        ]
+        outcomes = await asyncio.gather(*(local_harness.finish(handle) for handle in handles))
+    assert [o.status for o in outcomes] == ["succeeded", "succeeded"], [o.error for o in outcomes]
+    assert launches(tmp_path) == ["work"]
+    keys = {cache_of(o, "work")["key"] for o in outcomes}
+    assert len(keys) == 1 and sorted(bool(cache_of(o, "work")["hit"]) for o in outcomes) == [False, True]

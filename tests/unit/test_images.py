@@ -99,7 +99,9 @@ def test_the_stage_cache_keys_on_the_pinned_digest_not_the_tag() -> None:
 
     def identity(digest: str) -> object:
         binding = ImageBinding(pins={"ghcr.io/acme/train:1.2": digest})
-        return step_identity(planned, CATALOG, run_id="r", infra="", secret_names=(), images=binding).task
+        return step_identity(
+            planned.keyed or planned, CATALOG, infra="", secret_names=(), images=binding
+        ).task
 
     assert identity(DIGEST) != identity(OTHER)
     assert f"ghcr.io/acme/train@{DIGEST}" in str(identity(DIGEST))
