@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-from activities.cache.verify import read_entry
+from activities.cache.verify import Damaged, read_entry
 from activities.ledger import read_ledger
 from activities.storage import ArtifactMissingError, StorageRouter
 from npaflow.cache import KEYS_DIR, CacheEntry, differing, key_record_uri, scope_uri
@@ -16,6 +16,7 @@ from npaflow.runtime.cache_admin import (
     CacheAdminResult,
     CacheExplanation,
     CacheRow,
+    purge_selects,
 )
 from npaflow.runtime.cache_messages import StepKey
 from npaflow.runtime.ledger import CachedStep
@@ -23,24 +24,43 @@ from npaflow.runtime.ledger import CachedStep
 
 async def entries_under(
     storage: StorageRouter, prefix: str, limit: int
-) -> tuple[list[tuple[str, CacheEntry]], bool]:
-    """The readable entries under a prefix (at most `limit`), and whether there were more."""
+) -> tuple[list[tuple[str, CacheEntry | Damaged]], bool]:
+    """The entries under a prefix (at most `limit`), damaged ones too, and whether there were more."""
     keys = [
         key
         for key in await storage.for_uri(prefix).list_keys(prefix)
         if key.endswith(".json") and f"{KEYS_DIR}/" not in key
     ]
-    found: list[tuple[str, CacheEntry]] = []
+    found: list[tuple[str, CacheEntry | Damaged]] = []
     for key in keys[:limit]:
         uri = prefix.rstrip("/") + "/" + key
         entry = await read_entry(storage, uri)
-        if isinstance(entry, CacheEntry):
+        if isinstance(entry, CacheEntry | Damaged):
             found.append((uri, entry))
     return found, len(keys) > limit
 
 
-def row(uri: str, entry: CacheEntry) -> CacheRow:
-    """An entry as one `cache list` line."""
+def readable(entries: list[tuple[str, CacheEntry | Damaged]]) -> list[tuple[str, CacheEntry]]:
+    """The entries that could be read."""
+    return [(uri, entry) for uri, entry in entries if isinstance(entry, CacheEntry)]
+
+
+def row(uri: str, entry: CacheEntry | Damaged) -> CacheRow:
+    """An entry as one `cache list` line (a damaged one: its scope and key from where it lies)."""
+    if isinstance(entry, Damaged):
+        scope, _, name = uri.rstrip("/").rpartition("/")
+        return CacheRow(
+            scope=scope.rpartition("/")[2],
+            state="?",
+            key="sha256:" + name.removesuffix(".json"),
+            created_at="",
+            source_run="",
+            source_job="",
+            gpu_hours=0.0,
+            objects=0,
+            uri=uri,
+            damaged=str(entry),
+        )
     return CacheRow(
         scope=entry.components.scope,
         state=entry.components.state,
@@ -77,7 +97,7 @@ async def explain(storage: StorageRouter, request: CacheAdminInput) -> CacheExpl
     entries, _ = await entries_under(storage, scope_prefix, MAX_LISTED_ENTRIES)
     same_state = [
         (uri, entry)
-        for uri, entry in entries
+        for uri, entry in readable(entries)
         if entry.components.state == request.state and entry.key != step.key  # not the one it stored
     ]
     if not same_state:
@@ -105,21 +125,53 @@ def _dump(key: StepKey | None) -> dict[str, object]:
     return key.components.model_dump(mode="json") if key else {}
 
 
-async def purge(storage: StorageRouter, root: str, request: CacheAdminInput) -> int:
-    """Delete the entries of a scope (or of all), or those older than a bound, with their key records."""
+async def purge(storage: StorageRouter, root: str, request: CacheAdminInput) -> CacheAdminResult:
+    """Delete what the request selects (with key records), or with `dry_run` list it.
+
+    Raises:
+        ConfigurationError: a `--key` or `--run` that matches nothing, or a key prefix matching
+            more than one entry.
+    """
     prefix = scope_uri(root, request.scope) if request.scope else root.rstrip("/") + "/"
     entries, _ = await entries_under(storage, prefix, limit=10**9)
-    cutoff = (
-        datetime.now(UTC) - timedelta(seconds=request.older_than_seconds)
-        if request.older_than_seconds
-        else None
+    now = datetime.now(UTC)
+    chosen = [
+        row(uri, entry) for uri, entry in entries if purge_selects(request, row(uri, entry), _age(entry, now))
+    ]
+    _require_match(request, chosen, prefix)
+    if not request.dry_run:
+        for found in chosen:
+            await storage.for_uri(found.uri).delete(found.uri)
+            await storage.for_uri(found.uri).delete(key_record_uri(found.uri))
+    return CacheAdminResult(
+        root=root,
+        scope=request.scope,
+        rows=chosen if request.dry_run else [],
+        purged=0 if request.dry_run else len(chosen),
+        dry_run=request.dry_run,
     )
-    deleted = 0
-    for uri, entry in entries:
-        if cutoff is None or entry.created_at < cutoff:
-            deleted += await storage.for_uri(uri).delete(uri)
-            await storage.for_uri(uri).delete(key_record_uri(uri))
-    return deleted
+
+
+def _age(entry: CacheEntry | Damaged, now: datetime) -> float:
+    return (now - entry.created_at).total_seconds() if isinstance(entry, CacheEntry) else 0.0
+
+
+def _require_match(request: CacheAdminInput, chosen: list[CacheRow], prefix: str) -> None:
+    """A purge that names a key or a run must find it, and a key prefix must name one entry."""
+    what = f"--key {request.key}" if request.key else f"--run {request.run}" if request.run else ""
+    if request.run and request.state:
+        what += f" --state {request.state}"
+    if what and not chosen:
+        raise ConfigurationError(
+            f"cache purge {what}: no entry under {prefix} matches (hint: `npaflow cache list` shows "
+            "the keys and the runs that wrote them)"
+        )
+    keys = sorted({found.key for found in chosen})
+    if request.key and len(keys) > 1:
+        shown = ", ".join(key[:19] for key in keys[:5]) + (" …" if len(keys) > 5 else "")
+        raise ConfigurationError(
+            f"cache purge --key {request.key}: matches {len(keys)} entries ({shown}); give more hex digits"
+        )
 
 
 async def administer(storage: StorageRouter, default_root: str, request: CacheAdminInput) -> CacheAdminResult:
@@ -128,7 +180,7 @@ async def administer(storage: StorageRouter, default_root: str, request: CacheAd
     if request.action is CacheAction.EXPLAIN:
         return CacheAdminResult(root=root, explanation=await explain(storage, request))
     if request.action is CacheAction.PURGE:
-        return CacheAdminResult(root=root, scope=request.scope, purged=await purge(storage, root, request))
+        return await purge(storage, root, request)
     prefix = scope_uri(root, request.scope) if request.scope else root + "/"
     entries, more = await entries_under(storage, prefix, MAX_LISTED_ENTRIES)
     rows = sorted((row(uri, entry) for uri, entry in entries), key=lambda r: r.created_at, reverse=True)

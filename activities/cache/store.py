@@ -7,6 +7,7 @@ from datetime import datetime
 from pydantic import ValidationError
 
 from activities.cache.keys import objects_at
+from activities.cache.verify import Damaged, read_entry
 from activities.storage import ArtifactMissingError, StorageRouter
 from npaflow.cache import CachedOutput, CacheEntry, entry_uri
 from npaflow.errors import InfraError, NpaflowError
@@ -49,6 +50,8 @@ async def store_entry(storage: StorageRouter, request: CacheStoreInput, key: Ste
         if isinstance(exc, InfraError):
             raise  # in doubt: retried, never recorded as a refusal
         return record.model_copy(update={"reason": f"not stored: {_short(exc)}"})
+    if isinstance(await read_entry(storage, uri), Damaged):
+        await storage.for_uri(uri).delete(uri)  # a FIFO or a directory is never written through
     await storage.for_uri(uri).write_text(uri, entry.model_dump_json(by_alias=True, indent=1))
     return record.model_copy(update={"stored": True})
 

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from activities.cache.keys import objects_at
 from activities.storage import ArtifactMissingError, StorageRouter
 from npaflow.cache import CacheEntry, ObjectFacts, entry_uri, mismatches, object_uri
+from npaflow.errors import ConfigurationError
 from npaflow.runtime.cache_messages import StepKey
 from npaflow.runtime.ledger import CachedStep
 from npaflow.steps import PlanStep
@@ -17,17 +18,32 @@ from npaflow.steps import PlanStep
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
 
+#: The reason of a lookup that found nothing at the key's place.
+NO_ENTRY = "no entry for this key"
+
+
+class Damaged(str):
+    """Why the object at an entry's place cannot be trusted: a miss, replaced by the next success."""
+
+
 async def read_entry(storage: StorageRouter, uri: str) -> CacheEntry | str:
-    """The entry at `uri`, or why there is none to use (a damaged entry is a miss, never a hit)."""
+    """The entry at `uri`, or why there is none to use (a damaged entry is a miss, never a hit).
+
+    Damaged: not a regular file (a FIFO is never opened), not UTF-8, not JSON, not an
+    entry. Only a storage outage (a TransportError) is raised: that is no verdict at all.
+    """
     try:
         text = await storage.for_uri(uri).read_text(uri, max_bytes=MAX_ENTRY_BYTES)
     except ArtifactMissingError:
-        return "no entry for this key"
+        return NO_ENTRY
+    except ConfigurationError as exc:  # not a regular file, not text, too large, not readable
+        return Damaged(f"damaged entry at {uri} ({exc}); the next success replaces it")
     try:
         return CacheEntry.model_validate_json(text)
     except ValidationError as exc:
-        return (
-            f"the entry at {uri} is unreadable ({exc.error_count()} problem(s)); it is rewritten on success"
+        return Damaged(
+            f"damaged entry at {uri} (not an entry: {exc.error_count()} problem(s)); "
+            "the next success replaces it"
         )
 
 
@@ -41,7 +57,8 @@ async def verdict(
     if isinstance(found, str):
         return miss.model_copy(update={"reason": found}), None
     if found.key != key.key:
-        return miss.model_copy(update={"reason": f"the entry holds key {found.key}, not this one"}), None
+        reason = f"damaged entry at {location} (it holds key {found.key}); the next success replaces it"
+        return miss.model_copy(update={"reason": reason}), None
     max_age = step.cache.max_age_seconds if step.cache else None
     if found.expired(timedelta(seconds=max_age) if max_age else None, now):
         return miss.model_copy(

@@ -273,11 +273,14 @@ class FileStorage:
         return ObjectFacts(key=key, size=info.st_size, etag=f"sha256:{digest}")
 
     async def delete(self, uri: str) -> bool:
-        """Unlink the file; False when there was none."""
+        """Remove what the URI names (a file, a FIFO or socket, a directory tree); False when nothing."""
         path = path_of(uri)
 
         def unlink() -> bool:
-            if not path.is_file():
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+                return True
+            if not path.exists() and not path.is_symlink():
                 return False
             path.unlink()
             return True

@@ -16,8 +16,16 @@ from npaflow.cli.temporal_client import (
     task_queue_from,
 )
 from npaflow.errors import UsageError
-from npaflow.runtime.cache_admin import CacheAction, CacheAdminInput, CacheAdminResult, CacheExplanation
+from npaflow.runtime.cache_admin import (
+    CacheAction,
+    CacheAdminInput,
+    CacheAdminResult,
+    CacheExplanation,
+    CacheRow,
+    key_digits,
+)
 from npaflow.runtime.contract import CACHE_ADMIN_WORKFLOW_TYPE, RunMemo
+from npaflow.runtime.usage import gpu_hours_text
 
 
 async def cache(args: argparse.Namespace) -> int:
@@ -59,10 +67,35 @@ async def _request(
         if getattr(args, "older_than", "")
         else None
     )
-    if action is CacheAction.PURGE and not (args.scope or older):
-        raise UsageError("cache purge needs --scope SCOPE or --older-than DURATION (e.g. --older-than 30d)")
-    request = CacheAdminInput(action=action, root=args.root or "", scope=args.scope, older_than_seconds=older)
+    request = CacheAdminInput(
+        action=action,
+        root=args.root or "",
+        scope=args.scope,
+        older_than_seconds=older,
+        key=getattr(args, "key", ""),
+        run=getattr(args, "run", ""),
+        state=getattr(args, "state", "") if action is CacheAction.PURGE else "",
+        dry_run=getattr(args, "dry_run", False),
+    )
+    if action is CacheAction.PURGE:
+        _check_purge(request)
     return request, task_queue_from(args.task_queue)
+
+
+def _check_purge(request: CacheAdminInput) -> None:
+    """A purge names what it deletes, and a key is written as `cache list` prints it."""
+    if request.state and not request.run:
+        raise UsageError("cache purge --state needs --run RUN_ID (the run whose entry of that state goes)")
+    if not request.selects():
+        raise UsageError(
+            "cache purge needs --scope SCOPE, --older-than DURATION (e.g. --older-than 30d), --key KEY "
+            "or --run RUN_ID"
+        )
+    if request.key:
+        try:
+            key_digits(request.key)
+        except ValueError as exc:
+            raise UsageError(f"cache purge {exc}") from None
 
 
 def cache_text(result: CacheAdminResult) -> str:
@@ -74,13 +107,21 @@ def cache_text(result: CacheAdminResult) -> str:
         return (
             f"purged {result.purged} entries under {under}" if result.purged else f"no entries under {under}"
         )
-    lines = [f"{len(result.rows)} entries under {under}" + (" (more not listed)" if result.truncated else "")]
-    lines.extend(
+    head = f"would purge {len(result.rows)} entries under {under} (dry run: nothing deleted)"
+    if not result.dry_run:
+        head = f"{len(result.rows)} entries under {under}" + (
+            " (more not listed)" if result.truncated else ""
+        )
+    return "\n".join([head, *(_row_text(row) for row in result.rows)])
+
+
+def _row_text(row: CacheRow) -> str:
+    if row.damaged:
+        return f"  {row.scope}/?  {row.key[:19]}  damaged ({row.damaged})"
+    return (
         f"  {row.scope}/{row.state}  {row.key[:19]}  {row.created_at}  run {row.source_run} "
-        f"job {row.source_job}  {row.gpu_hours:.3f} GPU-h  {row.objects} objects"
-        for row in result.rows
+        f"job {row.source_job}  {gpu_hours_text(row.gpu_hours)} GPU-h  {row.objects} objects"
     )
-    return "\n".join(lines)
 
 
 def explanation_text(found: CacheExplanation) -> str:

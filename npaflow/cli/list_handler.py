@@ -19,6 +19,7 @@ from npaflow.cli.durations import parse_duration
 from npaflow.cli.temporal_client import connect_from
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo, SearchAttribute
+from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import RunPhase
 
 #: Executions read per run listed: a run resumed more often than this shows a lower count.
@@ -108,7 +109,7 @@ def _text(rows: list[dict[str, Any]]) -> str:
             "-" if r["execution_status"] != "RUNNING" else ",".join(r["current_states"]) or "-",
             r["started_at"],
             _duration(r["duration_seconds"]),
-            "-" if r["gpu_hours"] is None else f"{r['gpu_hours']:.4f}",
+            "-" if r["gpu_hours"] is None else f"{gpu_hours_text(r['gpu_hours'])}",
             str(r["executions"]),
         )
         for r in rows

@@ -18,6 +18,7 @@ from npaflow.printable import printable
 from npaflow.runtime.status import JobStatus
 from npaflow.runtime.summary import RunStatusView, WaveView
 from npaflow.runtime.timestamps import epoch_seconds
+from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import RunPhase, WaveStatus
 
 
@@ -63,8 +64,9 @@ def progress_lines(view: RunStatusView, now: float | None = None) -> list[str]:
         lines.append(f"last decision: {last.shown} from state {last.state or '-'} <- {last.uri}")
     if view.usage.node_hours:
         lines.append(
-            f"used so far: {view.usage.gpu_hours:.4f} GPU-h, {view.usage.node_hours:.4f} "
-            f"node-h (failed attempts {view.usage.failed_gpu_hours:.4f} GPU-h)"
+            f"used so far: {gpu_hours_text(view.usage.gpu_hours)} GPU-h, "
+            f"{gpu_hours_text(view.usage.node_hours)} node-h "
+            f"(failed attempts {gpu_hours_text(view.usage.failed_gpu_hours)} GPU-h)"
         )
     lines.append(f"ledger: {view.ledger_uri or '-'}")
     return [printable(line) for line in lines]  # errors and decisions quote what jobs wrote

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from npaflow.quota import PoolStatus
+from npaflow.runtime.usage import gpu_hours_text
 
 
 def pool_lines(status: PoolStatus, now: float | None = None) -> list[str]:
@@ -16,7 +17,7 @@ def pool_lines(status: PoolStatus, now: float | None = None) -> list[str]:
     for team in status.teams:
         lines.append(
             f"  team {team.team} (weight {team.weight:g}): {team.in_use} in use, {team.waiting} waiting, "
-            f"{team.gpu_hours:.3f} GPU-h (decayed)"
+            f"{gpu_hours_text(team.gpu_hours)} GPU-h (decayed)"
         )
     for lease in status.holders:
         held = _elapsed(max(0.0, now - lease.since))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from npaflow.printable import printable
 from npaflow.runtime.cache_tally import CacheTally
 from npaflow.runtime.summary import ReportedWave, StatusReport
-from npaflow.runtime.usage import RunUsage
+from npaflow.runtime.usage import RunUsage, gpu_hours_text
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.waves import pass_labels
 
@@ -68,7 +68,8 @@ def _wave_line(wave: ReportedWave, label: str) -> str:
     hits = [step for step in wave.cache if step.hit]
     if hits and not wave.job_id:
         saved = sum(step.gpu_hours_saved for step in hits)
-        job = f"from the cache: run {hits[0].source_run} job {hits[0].source_job} (saved {saved:.3f} GPU-h)"
+        source = f"run {hits[0].source_run} job {hits[0].source_job}"
+        job = f"from the cache: {source} (saved {gpu_hours_text(saved)} GPU-h)"
     status = f"{wave.status.value} (reconciled)" if wave.reconciled else wave.status.value
     return f"  {label} attempt {wave.attempt}: {status}{category}, {job}"
 
@@ -77,11 +78,11 @@ def _usage_lines(usage: RunUsage | None, is_open: bool) -> list[str]:
     if usage is None or not usage.node_hours:
         return []
     lines = [
-        f"gpu_hours: {usage.gpu_hours:.4f}{' so far' if is_open else ''} (node_hours "
-        f"{usage.node_hours:.4f}; failed attempts {usage.failed_gpu_hours:.4f} GPU-h)"
+        f"gpu_hours: {gpu_hours_text(usage.gpu_hours)}{' so far' if is_open else ''} (node_hours "
+        f"{gpu_hours_text(usage.node_hours)}; failed attempts {gpu_hours_text(usage.failed_gpu_hours)} GPU-h)"
     ]
     lines.extend(
-        f"  {state}: {part.gpu_hours:.4f} GPU-h, {part.node_hours:.4f} node-h"
+        f"  {state}: {gpu_hours_text(part.gpu_hours)} GPU-h, {gpu_hours_text(part.node_hours)} node-h"
         for state, part in usage.by_state.items()
     )
     return lines

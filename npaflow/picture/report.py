@@ -21,6 +21,7 @@ from npaflow.picture.svg import PHASE_COLOURS, graph_svg
 from npaflow.picture.timeline import timeline_svg
 from npaflow.presets import FROZEN
 from npaflow.runtime.ledger.models import RuntimeLedger
+from npaflow.runtime.usage import gpu_hours_text
 
 CSS = """
 body{font:14px/1.45 sans-serif;color:#1d232b;margin:24px;max-width:1400px}
@@ -69,7 +70,7 @@ def _states_table(ledger: RuntimeLedger, views: dict[str, NodeView], links: Repo
         rows.append(
             f"<tr><td>{escape(name)}</td><td>{chip(view)}</td><td class=num>{view.attempts}</td>"
             f"<td class=num>{view.iteration or ''}</td><td>{escape(', '.join(view.job_ids))}</td>"
-            f"<td class=num>{view.gpu_hours:.4f}</td><td>{logs}</td>"
+            f"<td class=num>{gpu_hours_text(view.gpu_hours)}</td><td>{logs}</td>"
             f"<td class=error>{escape(view.error[:500])}</td></tr>"
         )
     head = (
@@ -102,13 +103,15 @@ def _decisions_table(ledger: RuntimeLedger) -> str:
 def _usage_table(ledger: RuntimeLedger) -> str:
     usage = ledger.usage
     rows = "".join(
-        f"<tr><td>{escape(state)}</td><td class=num>{part.gpu_hours:.4f}</td>"
-        f"<td class=num>{part.node_hours:.4f}</td><td class=num>{part.failed_gpu_hours:.4f}</td></tr>"
+        f"<tr><td>{escape(state)}</td><td class=num>{gpu_hours_text(part.gpu_hours)}</td>"
+        f"<td class=num>{gpu_hours_text(part.node_hours)}</td>"
+        f"<td class=num>{gpu_hours_text(part.failed_gpu_hours)}</td></tr>"
         for state, part in sorted(usage.by_state.items())
     )
     total = (
-        f"<tr><th>total</th><th class=num>{usage.gpu_hours:.4f}</th><th class=num>{usage.node_hours:.4f}</th>"
-        f"<th class=num>{usage.failed_gpu_hours:.4f}</th></tr>"
+        f"<tr><th>total</th><th class=num>{gpu_hours_text(usage.gpu_hours)}</th>"
+        f"<th class=num>{gpu_hours_text(usage.node_hours)}</th>"
+        f"<th class=num>{gpu_hours_text(usage.failed_gpu_hours)}</th></tr>"
     )
     head = "<tr><th>state</th><th>GPU-hours</th><th>node-hours</th><th>on failed attempts</th></tr>"
     return f"<table>{head}{rows}{total}</table>"
@@ -131,7 +134,8 @@ def run_sections(
         "meta": (
             f"workflow <b>{escape(spec.name)}</b> · status "
             f'<b id="run-status">{escape(ledger.status.value)}</b>'
-            f" · updated {escape(ledger.updated_at or '-')} · {ledger.usage.gpu_hours:.4f} GPU-hours"
+            f" · updated {escape(ledger.updated_at or '-')} · "
+            f"{gpu_hours_text(ledger.usage.gpu_hours)} GPU-hours"
             f"{temporal}{error}"
         ),
         "graph": graph_svg(spec_layout(spec), views, title=f"{spec.name}: {ledger.run_id}"),

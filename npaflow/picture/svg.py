@@ -13,6 +13,7 @@ from npaflow.picture.blocks import BlockKind
 from npaflow.picture.geometry import PAD, Rect, Route
 from npaflow.picture.layout import Layout
 from npaflow.picture.node_states import NodePhase, NodeView
+from npaflow.runtime.usage import gpu_hours_text
 from npaflow.spec_graph import START
 
 #: Fill and stroke of each phase (colour-blind safe pairs; text stays dark on every fill).
@@ -52,7 +53,7 @@ def _title(view: NodeView | None, name: str) -> str:
     if view.job_ids:
         lines.append("job " + ", ".join(view.job_ids))
     if view.gpu_hours:
-        lines.append(f"{view.gpu_hours:.4f} GPU-hours")
+        lines.append(f"{gpu_hours_text(view.gpu_hours)} GPU-hours")
     lines.extend(line for line in (view.detail, view.error[:300]) if line)
     return "\n".join(lines)
 

@@ -35,7 +35,14 @@ class CacheAdminInput(BaseModel):
     scope: str = ""  # list/purge: one scope ("" = every scope)
     older_than_seconds: float | None = Field(default=None, gt=0)  # purge: entries older than this
     ledger_uri: str = ""  # explain: the run's ledger
-    state: str = ""  # explain: the state
+    state: str = ""  # explain: the state; purge with `run`: only that state's entries
+    key: str = ""  # purge: one entry, by `sha256:<hex>`, bare hex, or a unique prefix of 12+ hex digits
+    run: str = ""  # purge: the entries this run wrote
+    dry_run: bool = False  # purge: list what would go, delete nothing
+
+    def selects(self) -> bool:
+        """True when the purge names what to delete (a scope, an age, a key or a run)."""
+        return bool(self.scope or self.older_than_seconds or self.key or self.run)
 
 
 class CacheRow(BaseModel):
@@ -52,6 +59,7 @@ class CacheRow(BaseModel):
     gpu_hours: float
     objects: int
     uri: str
+    damaged: str = ""  # why the entry cannot be trusted (its other fields are then unknown)
 
 
 class CacheExplanation(BaseModel):
@@ -77,3 +85,36 @@ class CacheAdminResult(BaseModel):
     explanation: CacheExplanation | None = None
     purged: int = 0
     truncated: bool = False
+    dry_run: bool = False  # rows are what a purge would delete; nothing was
+
+
+#: The fewest hex digits a key prefix may have: fewer would match by accident.
+MIN_KEY_PREFIX = 12
+
+
+def key_digits(text: str) -> str:
+    """The hex digits a `--key` names (`sha256:<hex>` or bare hex), lower-cased.
+
+    Raises:
+        ValueError: not hex, or fewer than MIN_KEY_PREFIX digits.
+    """
+    digits = text.strip().lower().removeprefix("sha256:")
+    if len(digits) < MIN_KEY_PREFIX or any(c not in "0123456789abcdef" for c in digits):
+        raise ValueError(
+            f"--key {text!r}: a key as `cache list` prints it (sha256:<hex>), its hex, or a prefix of at "
+            f"least {MIN_KEY_PREFIX} hex digits"
+        )
+    return digits
+
+
+def purge_selects(request: CacheAdminInput, row: CacheRow, age_seconds: float) -> bool:
+    """Whether a purge request deletes this entry (a damaged one goes with its scope, whatever its age)."""
+    if request.key and not row.key.removeprefix("sha256:").startswith(key_digits(request.key)):
+        return False
+    if request.run and (row.damaged or row.source_run != request.run):
+        return False
+    if request.run and request.state and row.state != request.state:
+        return False
+    if request.older_than_seconds and not row.damaged:
+        return age_seconds > request.older_than_seconds
+    return True

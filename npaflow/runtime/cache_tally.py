@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from npaflow.presets import STRICT
 from npaflow.runtime.ledger import CachedStep
+from npaflow.runtime.usage import gpu_hours_text
 
 
 class CacheTally(BaseModel):
@@ -41,4 +42,4 @@ class CacheTally(BaseModel):
         """`4 hits (saved 1.250 GPU-h), 2 misses`; "" when nothing was cached."""
         if not (self.hits or self.misses):
             return ""
-        return f"{self.hits} hits (saved {self.gpu_hours_saved:.3f} GPU-h), {self.misses} misses"
+        return f"{self.hits} hits (saved {gpu_hours_text(self.gpu_hours_saved)} GPU-h), {self.misses} misses"

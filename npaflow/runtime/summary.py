@@ -22,7 +22,7 @@ from npaflow.runtime.ledger import (
 from npaflow.runtime.ledger_layout import RUNTIME_FILE, ledger_file_uri
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.state_rows import StateRow, state_rows
-from npaflow.runtime.usage import RunUsage
+from npaflow.runtime.usage import RunUsage, gpu_hours_text
 from npaflow.runtime.vocabulary import RunPhase, StepStatus, WaveStatus
 from npaflow.waves import WaveKey
 
@@ -228,13 +228,19 @@ def usage_lines(usage: RunUsage) -> list[str]:
     if not usage.node_hours:
         return []
     lines = [
-        f"gpu_hours: {usage.gpu_hours:.4f} (node_hours {usage.node_hours:.4f}; spent on "
-        f"failed attempts: {usage.failed_gpu_hours:.4f} GPU-h, "
-        f"{usage.failed_node_hours:.4f} node-h)"
+        f"gpu_hours: {gpu_hours_text(usage.gpu_hours)} (node_hours {gpu_hours_text(usage.node_hours)}; "
+        "spent on "
+        f"failed attempts: {gpu_hours_text(usage.failed_gpu_hours)} GPU-h, "
+        f"{gpu_hours_text(usage.failed_node_hours)} node-h)"
     ]
     for state, part in usage.by_state.items():
-        failed = f", failed attempts {part.failed_gpu_hours:.4f}" if part.failed_node_hours else ""
-        lines.append(f"  {state}: {part.gpu_hours:.4f} GPU-h, {part.node_hours:.4f} node-h{failed}")
+        failed = (
+            f", failed attempts {gpu_hours_text(part.failed_gpu_hours)}" if part.failed_node_hours else ""
+        )
+        lines.append(
+            f"  {state}: {gpu_hours_text(part.gpu_hours)} GPU-h, "
+            f"{gpu_hours_text(part.node_hours)} node-h{failed}"
+        )
     return lines
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from npaflow.ids import RunId
 from npaflow.runtime.state_rows import StateRow
 from npaflow.runtime.summary import ProgressView
+from npaflow.runtime.usage import gpu_hours_text
 
 
 def static_summary(workflow: str, spec_file: str) -> str:
@@ -64,8 +65,9 @@ def current_details(view: ProgressView) -> str:
     usage = view.usage
     if usage.node_hours:
         lines.append(
-            f"**GPU-hours** {usage.gpu_hours:.3f} (node-hours {usage.node_hours:.3f}; "
-            f"failed attempts {usage.failed_gpu_hours:.3f})"
+            f"**GPU-hours** {gpu_hours_text(usage.gpu_hours)} "
+            f"(node-hours {gpu_hours_text(usage.node_hours)}; "
+            f"failed attempts {gpu_hours_text(usage.failed_gpu_hours)})"
         )
     lines.append(
         f"**ledger** {view.ledger_uri or '-'}"
@@ -88,7 +90,7 @@ def states_table(rows: list[StateRow], earlier: int = 0) -> str:
     lines = ["| | state | attempt | job | GPU-hours | cached |", "|---|---|---|---|---|---|"]
     lines.extend(
         f"| {_SYMBOL.get(row.status.value, '?')} | {_cell(row.state)} | {row.attempt} | "
-        f"{_cell(row.job_id) or '-'} | {row.gpu_hours:.4f} | {'yes' if row.cached else ''} |"
+        f"{_cell(row.job_id) or '-'} | {gpu_hours_text(row.gpu_hours)} | {'yes' if row.cached else ''} |"
         for row in rows
     )
     if earlier:

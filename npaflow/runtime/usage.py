@@ -19,6 +19,16 @@ from npaflow.runtime.timestamps import epoch_seconds
 from npaflow.spec.validate_contracts import profile_num_nodes
 from npaflow.steps import PlanStep
 
+#: GPU-hours (and node-hours) are printed with this many decimals everywhere: ledger views,
+#: status, list, the pages, the Temporal UI, the cache and quota commands (one clock, one figure).
+HOURS_DECIMALS = 4
+
+
+def gpu_hours_text(hours: float) -> str:
+    """Hours as every surface prints them (4 decimals: 0.0056 GPU-h is 20 GPU-seconds)."""
+    return f"{hours:.{HOURS_DECIMALS}f}"
+
+
 _COUNT = re.compile(r"^\s*([^:]+?)\s*(?::\s*(\d+(?:\.\d+)?))?\s*$")
 
 

@@ -8,6 +8,7 @@ them there for the next stage to read.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import uuid
 from pathlib import Path
@@ -94,7 +95,7 @@ async def test_a_second_run_launches_nothing_and_has_byte_identical_outputs_at_i
     assert second.ledger is not None and all(w.status is WaveStatus.SUCCEEDED for w in second.ledger.waves)
     assert all(not w.job_id for w in second.ledger.waves)
     assert second.summary is not None and (second.summary.cache.hits, second.summary.cache.misses) == (6, 0)
-    assert "cache: 6 hits (saved 0.000 GPU-h), 0 misses" in second.summary.text_lines()
+    assert "cache: 6 hits (saved 0.0000 GPU-h), 0 misses" in second.summary.text_lines()
 
 
 async def test_a_changed_command_reruns_that_state_and_the_states_whose_inputs_changed(
@@ -443,3 +444,36 @@ async def test_two_runs_whose_config_path_contains_one_of_their_ids_share_one_fl
     assert launches(tmp_path) == ["work"]
     keys = {cache_of(o, "work")["key"] for o in outcomes}
     assert len(keys) == 1 and sorted(bool(cache_of(o, "work")["hit"]) for o in outcomes) == [False, True]
+
+
+def damage(entry: Path, how: str) -> None:
+    """Leave something at an entry's place that no store could have written whole."""
+    entry.unlink()
+    if how == "not-utf8":
+        entry.write_bytes(b'{"key": "\xff\xfe broken')
+    elif how == "truncated":
+        entry.write_text('{"key": "sha256:')
+    elif how == "fifo":
+        os.mkfifo(entry)
+    else:
+        (entry / "inside").mkdir(parents=True)
+
+
+@pytest.mark.parametrize("how", ["not-utf8", "truncated", "fifo", "directory"])
+async def test_a_damaged_entry_is_a_miss_that_names_it_and_the_next_success_replaces_it(
+    local_harness: Harness, tmp_path: Path, how: str
+) -> None:
+    spec = salted_spec(tmp_path)
+    variables = {"root": str(tmp_path), "salt": "s"}
+    async with local_harness.worker():
+        first = await local_harness.finish(await local_harness.start(spec, vars=variables))
+        entry = Path(str(cache_of(first, "work")["entry"]).removeprefix("file://"))
+        damage(entry, how)
+        healed = await local_harness.finish(await local_harness.start(spec, vars=variables))
+        after = await local_harness.finish(await local_harness.start(spec, vars=variables))
+    assert [first.status, healed.status, after.status] == ["succeeded"] * 3, healed.error
+    assert launches(tmp_path) == ["work", "work"]  # the damaged entry reran once, then hit
+    missed = cache_of(healed, "work")
+    assert not missed["hit"] and "damaged entry at" in str(missed["reason"]) and missed["stored"]
+    assert entry.is_file() and json.loads(entry.read_text())["source_run"] == healed.handle.id
+    assert cache_of(after, "work")["hit"]

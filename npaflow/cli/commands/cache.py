@@ -24,12 +24,24 @@ def add(cache: argparse.ArgumentParser) -> None:
     explain.add_argument("--state", required=True, help="the state to explain")
     explain.add_argument("--json", action="store_true", help="print machine-readable JSON")
     explain.set_defaults(handler=run_cache)
-    purge = actions.add_parser("purge", help="delete the entries of a scope, or those older than a duration")
+    purge = actions.add_parser(
+        "purge", help="delete entries: of a scope, older than a duration, one key, or what a run wrote"
+    )
     _add_where(purge)
     purge.add_argument("--scope", default="", help="delete this scope's entries")
     purge.add_argument(
         "--older-than", default="", metavar="DURATION", help="delete entries older than, e.g. 30d"
     )
+    purge.add_argument(
+        "--key",
+        default="",
+        metavar="KEY",
+        help="delete one entry: its key as `cache list` prints it (sha256:<hex>), its hex, or a unique "
+        "prefix of 12 or more hex digits",
+    )
+    purge.add_argument("--run", default="", metavar="RUN_ID", help="delete the entries this run wrote")
+    purge.add_argument("--state", default="", help="with --run: only that state's entries")
+    purge.add_argument("--dry-run", action="store_true", help="list what would be deleted, delete nothing")
     purge.set_defaults(handler=run_cache)
 
 

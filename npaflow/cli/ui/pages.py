@@ -17,6 +17,7 @@ from npaflow.cli.ui.reads import Snapshot
 from npaflow.picture import spec_svg
 from npaflow.picture.live import ledger_of_view, waiting_states
 from npaflow.picture.report import CSS, ReportLinks, page_html, run_sections
+from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import RunPhase
 
 LIVE_SECONDS = 2
@@ -116,7 +117,7 @@ def _filters(phase: str, spec: str) -> str:
 
 def _row(row: dict[str, Any]) -> str:
     run_id = str(row["run_id"])
-    hours = "-" if row["gpu_hours"] is None else f"{row['gpu_hours']:.4f}"
+    hours = "-" if row["gpu_hours"] is None else f"{gpu_hours_text(row['gpu_hours'])}"
     phase = row["phase"] or str(row["execution_status"]).lower()
     return (
         f'<tr data-phase="{escape(phase)}"><td><a href="/runs/{quote(run_id)}">{escape(run_id)}</a></td>'
