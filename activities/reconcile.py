@@ -18,11 +18,11 @@ from activities.errors import mapped_errors
 from activities.ledger import LedgerActivities, read_ledger
 from npaflow.document.models import SUPPORTED_API_VERSIONS
 from npaflow.ids import RunId
-from npaflow.runtime.contract import CHECK_RUN, RECORD_RECONCILED
+from npaflow.runtime.contract import CHECK_RUN, RECORD_RECONCILED, RunMemo
 from npaflow.runtime.ledger import LedgerDelta
 from npaflow.runtime.messages import ExportLedgerInput, ExportResult
 from npaflow.runtime.metrics import Metric, record
-from npaflow.runtime.reconcile.ledger_change import kept_on_purpose, reconciled_delta
+from npaflow.runtime.reconcile.ledger_change import kept_on_purpose, reconciled_delta, unended_jobs
 from npaflow.runtime.reconcile.models import CheckRunInput, RecordReconciledInput, RunStanding
 from npaflow.runtime.vocabulary import CancellationState, RunEnding
 
@@ -69,6 +69,8 @@ class ReconcileActivities:
     async def check_run(self, request: CheckRunInput) -> RunStanding:
         """How the run stands now, and which of the given jobs its cleanup kept on purpose."""
         standing = await run_standing(activity.client(), request.run_id)
+        if request.verify_jobs and standing.known and standing.ending is not RunEnding.OPEN:
+            standing = await self._verified(request, standing)
         if not request.ledger_uri or not request.job_ids or standing.ending is RunEnding.OPEN:
             return standing
         stored = await read_ledger(self.ledger.storage, request.ledger_uri)
@@ -79,6 +81,17 @@ class ReconcileActivities:
             if job.cancellation.state is CancellationState.VERIFIED
         ]
         return standing.model_copy(update={"kept_job_ids": kept, "reconciled_job_ids": done})
+
+    async def _verified(self, request: CheckRunInput, standing: RunStanding) -> RunStanding:
+        """The standing with what the closed run's ledger still holds in flight (unread: fail closed)."""
+        uri = request.ledger_uri
+        if not uri and standing.ending is not RunEnding.GONE:
+            description = await activity.client().get_workflow_handle(request.run_id).describe()
+            uri = RunMemo.read(await description.memo()).ledger_uri
+        stored = await read_ledger(self.ledger.storage, uri) if uri else None
+        if stored is None:
+            return standing
+        return standing.model_copy(update={"ledger_read": True, "live_jobs": unended_jobs(stored)})
 
     @activity.defn(name=RECORD_RECONCILED.name)
     @mapped_errors

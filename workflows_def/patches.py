@@ -24,6 +24,8 @@ STAGE_CACHE = "stage-cache-v1"
 QUOTA_SET_ASIDE = "quota-set-aside-while-suspended-v1"
 #: A quota pool sends each wave only its newest answer of a settle (NpaflowQuotaPool, not runs).
 ONE_ANSWER_PER_WAVE = "quota-one-answer-per-wave-v1"
+#: A pool gives a closed run's held GPUs back only once its jobs are verified ended (NpaflowQuotaPool).
+VERIFIED_RECLAIM = "quota-reclaim-after-jobs-ended-v1"
 
 
 def loads_locally() -> bool:

@@ -5,7 +5,10 @@ server restarts, visible by query. A run's wave asks by signal and is answered
 by signal (granted, its place in line, or refused when it could never fit); it
 asks again every ASK_AGAIN while it waits, which also refreshes its place. A
 lease whose run has closed without giving it back (terminated, timed out) is
-found by a check every LIVENESS and reclaimed. The pool continues as new when
+found by a check every LIVENESS: its place in line goes at once, but GPUs it
+holds come back only once the run's ledger shows every job ended (cancelled by
+the orphan sweep, or ended by itself) — never by a timer alone — or when an
+operator releases them (`npaflow quota release POOL RUN`). The pool continues as new when
 Temporal suggests, carrying its leases and fair-share ledger; it ends only when
 `quota delete` asks and nothing holds or waits.
 """
@@ -27,6 +30,8 @@ from npaflow.quota import (
     PoolCarry,
     PoolConfig,
     PoolStatus,
+    ReleaseAnswer,
+    ReleaseRun,
     accelerator_problem,
 )
 from npaflow.quota.messages import (
@@ -36,17 +41,18 @@ from npaflow.quota.messages import (
     DELETE_UPDATE,
     POOL_PREFIX,
     POOL_WORKFLOW_TYPE,
+    RELEASE_RUN_UPDATE,
     RELEASE_SIGNAL,
     STATUS_QUERY,
 )
 from npaflow.runtime.contract import CHECK_RUN
 from npaflow.runtime.metrics import Metric
-from npaflow.runtime.reconcile.models import CheckRunInput
+from npaflow.runtime.reconcile.models import CheckRunInput, RunStanding
 from npaflow.runtime.vocabulary import RunEnding
 from workflows_def.activity_calls import ACTIVITY_FAILURES, SHORT_RETRY, call
 from workflows_def.input_refusal import carried_state, continued_as_new
 from workflows_def.metrics import count
-from workflows_def.patches import ONE_ANSWER_PER_WAVE
+from workflows_def.patches import ONE_ANSWER_PER_WAVE, VERIFIED_RECLAIM
 
 #: How often the runs holding or waiting are checked; a vanished run's GPUs come back within it.
 LIVENESS = timedelta(seconds=15)
@@ -98,6 +104,29 @@ class NpaflowQuotaPool:
     def release(self, lease_id: str) -> None:
         """A wave is done with its GPUs, or no longer waits for them."""
         self.releases.append(lease_id)
+
+    @workflow.update(name=RELEASE_RUN_UPDATE)
+    async def release_run(self, request: ReleaseRun) -> ReleaseAnswer:
+        """`quota release`: a closed run's leases, once its jobs ended (or with `force`)."""
+        leases = [lease for lease in self.book.leases() if lease.request.run_id == request.run_id]
+        if not leases:
+            return ReleaseAnswer(refused=f"run {request.run_id} holds and waits for nothing in this pool")
+        standing = await self._standing(request.run_id)
+        if standing is None or not standing.known:
+            return ReleaseAnswer(
+                refused=f"Temporal cannot say whether run {request.run_id} is open; try again"
+            )
+        if standing.ending is RunEnding.OPEN:
+            return ReleaseAnswer(
+                refused=f"run {request.run_id} is still running: cancel it (npaflow cancel "
+                f"{request.run_id}) and its GPUs come back as it ends"
+            )
+        live = standing.live_jobs if standing.ledger_read else ["(its ledger could not be read)"]
+        if live and not request.force:
+            return ReleaseAnswer(live_jobs=live, refused="its jobs may still run")
+        dropped = self.book.drop_runs({request.run_id}, self._now())
+        self._grant()
+        return ReleaseAnswer(released=[lease.request.wave for lease in dropped], live_jobs=live)
 
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> PoolStatus:
@@ -180,23 +209,34 @@ class NpaflowQuotaPool:
         return lease_id.split("|", 1)[0]
 
     async def _reclaim(self) -> None:
-        """Check every run holding or waiting; leases of runs that closed come back."""
+        """Check every run holding or waiting; a closed run's place goes, its GPUs once its jobs ended."""
         runs = sorted(self.book.runs())
-        standings = await asyncio.gather(*(self._closed(run) for run in runs))
-        closed = {run for run, gone in zip(runs, standings, strict=True) if gone}
-        if closed:
+        verified = workflow.patched(VERIFIED_RECLAIM)
+        standings = await asyncio.gather(*(self._standing(run, verify=verified) for run in runs))
+        closed = {
+            run
+            for run, standing in zip(runs, standings, strict=True)
+            if standing is not None and standing.known and standing.ending is not RunEnding.OPEN
+        }
+        if not closed:
+            return
+        if verified:
+            ended = {run for run, s in zip(runs, standings, strict=True) if s is not None and s.jobs_ended()}
+            self.book.drop_runs(closed - ended, self._now(), holders=False)
+            self.book.drop_runs(ended, self._now())
+        else:  # pools from before the patch reclaimed by the run's end alone (their histories replay so)
             self.book.drop_runs(closed, self._now())
-            self._grant()
+        self._grant()
 
-    async def _closed(self, run_id: str) -> bool:
+    async def _standing(self, run_id: str, *, verify: bool = True) -> RunStanding | None:
+        """How the run stands (with `verify`, what its ledger holds in flight); None when unknown."""
         try:
-            standing = await call(
+            return await call(
                 CHECK_RUN,
-                CheckRunInput(run_id=RunId(run_id)),
+                CheckRunInput(run_id=RunId(run_id), verify_jobs=verify),
                 start_to_close_timeout=timedelta(seconds=30),
                 retry_policy=SHORT_RETRY,
                 summary=f"is {run_id} still running?",
             )
         except ACTIVITY_FAILURES:
-            return False  # unknown is not "gone": keep its lease
-        return bool(standing.known and standing.ending is not RunEnding.OPEN)
+            return None  # unknown is not "gone": keep its lease

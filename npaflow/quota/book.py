@@ -99,11 +99,15 @@ class PoolBook:
         self.charge(now)
         return self.holders.pop(lease_id, None) or self.waiting.pop(lease_id, None)
 
-    def drop_runs(self, run_ids: set[str], now: float) -> list[Lease]:
-        """Reclaim every lease of runs that no longer exist."""
+    def drop_runs(self, run_ids: set[str], now: float, *, holders: bool = True) -> list[Lease]:
+        """Reclaim the leases of runs that no longer exist (without `holders`: their waiting ones).
+
+        A closed run's held GPUs come back only once its jobs are verified ended (the pool's
+        reclaim asks): a wave that merely waited launched nothing, so its place goes at once.
+        """
         gone = [
             lease
-            for lease in [*self.holders.values(), *self.waiting.values()]
+            for lease in [*(self.holders.values() if holders else ()), *self.waiting.values()]
             if lease.request.run_id in run_ids
         ]
         for lease in gone:

@@ -14,6 +14,8 @@ ASK_SIGNAL = "ask"
 RELEASE_SIGNAL = "release"
 #: The pool's answer to a run (LeaseAnswer): granted, where the wave waits, or refused.
 ANSWER_SIGNAL = "quota_answer"
+#: `quota release POOL RUN`: the leases of a closed run, once its jobs ended (or with force).
+RELEASE_RUN_UPDATE = "release_run"
 STATUS_QUERY = "status"
 POOL_PREFIX = "npaflow-quota-"
 

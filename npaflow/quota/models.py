@@ -182,3 +182,22 @@ class PoolCarry(BaseModel):
     used: dict[str, float] = Field(default_factory=dict)  # team -> decayed GPU-seconds
     used_at: float = 0.0
     order: int = 0
+
+
+class ReleaseRun(BaseModel):
+    """`npaflow quota release POOL RUN`: free the leases of a run that ended without its code."""
+
+    model_config = FROZEN
+
+    run_id: str = Field(min_length=1, max_length=1000)
+    force: bool = False  # release even while the ledger says its jobs may still run
+
+
+class ReleaseAnswer(BaseModel):
+    """What a release did: the waves whose leases went, the jobs still running, or why not."""
+
+    model_config = FROZEN
+
+    released: list[str] = Field(default_factory=list)  # wave keys
+    live_jobs: list[str] = Field(default_factory=list)  # what the run's ledger holds in flight
+    refused: str = ""

@@ -281,6 +281,7 @@ async def test_a_cancelled_waiter_leaves_the_line_and_a_cancelled_holder_frees_i
 async def test_a_holder_terminated_with_temporal_workflow_terminate_gives_its_gpus_back_within_the_bound(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
+    local_harness.reconcile_seconds = 5  # its GPUs come back once the sweep cancelled its job
     async with local_harness.worker():
         pool = await new_pool(env.client, local_harness, 8)
         holder, waiter = await holder_and_waiter(env.client, local_harness, pool, tmp_path, 120, 1.0)
@@ -425,3 +426,69 @@ async def test_a_suspended_run_gives_its_gpus_back_while_it_waits_and_asks_again
     assert served.status == "succeeded" and resumed.status == "succeeded", (served.error, resumed.error)
     assert [(w.attempt, w.status.value) for w in resumed.summary.waves] == [(1, "failed"), (2, "succeeded")]
     assert final.in_use == 0 and not final.waiting
+
+
+async def terminate_behind_npaflow(env: WorkflowEnvironment, run_id: str) -> None:
+    terminate = await asyncio.create_subprocess_exec(
+        *(str(TEMPORAL_BIN), "workflow", "terminate", "--workflow-id", run_id, "--reason", "test"),
+        *("--address", env.client.service_client.config.target_host),
+        stdout=asyncio.subprocess.DEVNULL,
+    )
+    assert await terminate.wait() == 0
+
+
+async def test_a_terminated_holders_live_job_and_its_waiter_never_hold_the_pools_gpus_at_once(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    """Pool of 8: the holder's 20 s job outlives the pool's 15 s check; its GPUs wait for the job's end."""
+    local_harness.reconcile_seconds = 25.0  # the job ends by itself before any sweep could cancel it
+    seen: list[Sample] = []
+    stop = asyncio.Event()
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 8)
+        holder, waiter = await holder_and_waiter(env.client, local_harness, pool, tmp_path, 20, 1.0)
+        sampler = asyncio.ensure_future(
+            sample_backend(
+                local_harness.home / "local" / "jobs", {holder.id: "h", waiter.id: "w"}, seen, stop
+            )
+        )
+        await terminate_behind_npaflow(env, holder.id)
+        outcome = await local_harness.finish(waiter)
+        stop.set()
+        await sampler
+    assert outcome.status == "succeeded", outcome.error
+    assert any(s.by_team.get("h") for s in seen) and any(s.by_team.get("w") for s in seen)
+    assert max(sum(s.by_team.values()) for s in seen) <= 8, [s.by_team for s in seen if len(s.by_team) > 1]
+
+
+async def test_quota_release_names_the_jobs_still_running_and_frees_the_gpus_only_with_force(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    local_harness.reconcile_seconds = 0  # no sweep: the terminated holder's job runs on
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 8)
+        holder, waiter = await holder_and_waiter(env.client, local_harness, pool, tmp_path, 15, 1.0)
+        await terminate_behind_npaflow(env, holder.id)
+        address = ("--address", env.client.service_client.config.target_host)
+        npaflow = str(TEMPORAL_BIN.parent / "npaflow")
+
+        async def release(*flags: str) -> tuple[int, str]:
+            process = await asyncio.create_subprocess_exec(
+                npaflow, "quota", "release", pool, holder.id, *flags, *address,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            )  # fmt: skip
+            out, _ = await process.communicate()
+            return process.returncode or 0, out.decode()
+
+        refused = await release()
+        still = await pool_status(env.client, pool)
+        forced = await release("--force")
+        outcome = await local_harness.finish(waiter)
+        again = await release()
+    assert refused[0] == 2 and "its jobs may still run" in refused[1] and "--force" in refused[1]
+    assert "Traceback" not in refused[1]
+    assert still.holders and still.holders[0].request.run_id == holder.id
+    assert forced[0] == 0 and f"released 1 lease(s) of run {holder.id}" in forced[1]
+    assert "released with --force while its ledger holds in flight" in forced[1]
+    assert outcome.status == "succeeded"
+    assert again[0] == 2 and "holds and waits for nothing" in again[1]

@@ -1,4 +1,4 @@
-"""`npaflow quota set | list | status | delete`: GPU quota pools shared by a team's runs."""
+"""`npaflow quota set | list | status | delete | release`: GPU quota pools shared by a team's runs."""
 
 from __future__ import annotations
 
@@ -29,7 +29,15 @@ def add(quota: argparse.ArgumentParser) -> None:
     status.add_argument("pool", metavar="POOL", nargs="?", default="", help="the pool (default: every pool)")
     delete = actions.add_parser("delete", help="delete a pool nothing holds or waits for")
     delete.add_argument("pool", metavar="POOL", help="the pool")
-    for parser in (setting, listing, status, delete):
+    release = actions.add_parser(
+        "release", help="free the GPUs of a run that ended without its cleanup (terminated, timed out)"
+    )
+    release.add_argument("pool", metavar="POOL", help="the pool")
+    release.add_argument("run_id", metavar="RUN_ID", help="the run whose leases go")
+    release.add_argument(
+        "--force", action="store_true", help="release even while the run's ledger says its jobs may still run"
+    )
+    for parser in (setting, listing, status, delete, release):
         add_connection_arguments(parser, ledger_root=False)
         parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
         parser.set_defaults(handler=run_quota)
@@ -37,6 +45,10 @@ def add(quota: argparse.ArgumentParser) -> None:
 
 def run_quota(args: argparse.Namespace) -> int:
     """The handler: the Temporal client is imported only now."""
+    if args.action == "release":
+        from npaflow.cli.quota_release import release
+
+        return asyncio.run(release(args))
     from npaflow.cli.quota_handler import quota
 
     return asyncio.run(quota(args))

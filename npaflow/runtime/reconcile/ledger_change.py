@@ -9,7 +9,7 @@ from __future__ import annotations
 from npaflow.runtime.ledger import LedgerDelta, ReconciledJob, RuntimeLedger, WaveAttemptRecord
 from npaflow.runtime.reconcile.models import EndedJob, RecordReconciledInput
 from npaflow.runtime.status import JobStatus
-from npaflow.runtime.vocabulary import LedgerStatus, RunEnding, WaveStatus
+from npaflow.runtime.vocabulary import CancellationState, LedgerStatus, RunEnding, WaveStatus
 from npaflow.waves import WaveKey
 
 #: Ledger statuses of a run whose own code has not recorded its end.
@@ -19,6 +19,18 @@ _OPEN_STATUSES = (LedgerStatus.RUNNING, LedgerStatus.SUSPENDED)
 def in_flight(ledger: RuntimeLedger) -> list[WaveAttemptRecord]:
     """The newest attempts that can still change: what a run closed without its code left open."""
     return [wave for wave in ledger.latest_attempts().values() if not wave.status.is_final()]
+
+
+def unended_jobs(ledger: RuntimeLedger) -> list[str]:
+    """What a run's ledger does not show as ended: jobs in flight, cancels not verified."""
+    live = [wave.job_id or f"wave {wave.key} (its job is not known yet)" for wave in in_flight(ledger)]
+    live += [
+        job.job_id
+        for job in ledger.reconciled
+        if job.cancellation.state is not CancellationState.VERIFIED
+        and not (job.final_status and job.final_status.is_terminal())
+    ]
+    return live
 
 
 def left_open(ledger: RuntimeLedger) -> bool:

@@ -111,6 +111,8 @@ class CheckRunInput(BaseModel):
     run_id: RunId
     ledger_uri: str = ""
     job_ids: list[str] = Field(default_factory=list)
+    #: Also read the run's ledger (its memo names it) for what it still holds in flight.
+    verify_jobs: bool = False
 
 
 class RunStanding(BaseModel):
@@ -123,6 +125,12 @@ class RunStanding(BaseModel):
     detail: str = ""
     kept_job_ids: list[str] = Field(default_factory=list)  # left running on purpose by the run
     reconciled_job_ids: list[str] = Field(default_factory=list)  # cancelled and verified before
+    ledger_read: bool = False  # with verify_jobs: the run's ledger was read
+    live_jobs: list[str] = Field(default_factory=list)  # with verify_jobs: jobs not verified ended
+
+    def jobs_ended(self) -> bool:
+        """Every job the closed run launched is verified ended (by its ledger, read just now)."""
+        return self.known and self.ending is not RunEnding.OPEN and self.ledger_read and not self.live_jobs
 
 
 class RecordReconciledInput(BaseModel):

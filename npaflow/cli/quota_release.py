@@ -1,0 +1,47 @@
+"""`npaflow quota release POOL RUN`: free the GPUs of a run that ended without its code.
+
+The pool gives a closed run's GPUs back by itself once the run's ledger shows every
+job ended; this is for an operator who knows better (a job whose host is gone):
+it says which jobs the ledger still holds in flight, and refuses while there are
+any unless `--force`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from npaflow.cli.quota_handler import pool_status
+from npaflow.cli.temporal_client import connect_from
+from npaflow.errors import UsageError
+from npaflow.quota import ReleaseAnswer, ReleaseRun
+from npaflow.quota.messages import RELEASE_RUN_UPDATE, pool_workflow_id
+
+
+async def release(args: argparse.Namespace) -> int:
+    """Release the run's leases (exit 2 when the pool refuses, with why and what still runs)."""
+    client = await connect_from(args)
+    await pool_status(client, args.pool)  # names a pool that does not exist, or that nobody serves
+    handle = client.get_workflow_handle(pool_workflow_id(args.pool))
+    answer = await handle.execute_update(
+        RELEASE_RUN_UPDATE, ReleaseRun(run_id=args.run_id, force=args.force), result_type=ReleaseAnswer
+    )
+    if answer.refused:
+        raise UsageError(release_refusal(args.pool, args.run_id, answer))
+    if args.json:
+        print(json.dumps(answer.model_dump(mode="json")))
+        return 0
+    print(f"released {len(answer.released)} lease(s) of run {args.run_id} in quota pool {args.pool}")
+    if answer.live_jobs:
+        print(f"released with --force while its ledger holds in flight: {', '.join(answer.live_jobs)}")
+    return 0
+
+
+def release_refusal(pool: str, run_id: str, answer: ReleaseAnswer) -> str:
+    """Why the pool kept the leases, and what to do."""
+    if not answer.live_jobs:
+        return f"quota release {pool} {run_id}: {answer.refused}"
+    return (
+        f"quota release {pool} {run_id}: {answer.refused}: {', '.join(answer.live_jobs)} (cancel them, "
+        "or wait for the orphan sweep; `--force` releases the GPUs anyway)"
+    )
