@@ -17,6 +17,7 @@ from activities.heartbeat import heartbeating, resume_details
 from activities.tracing import tag_span
 from npaflow.errors import NpaflowError
 from npaflow.runtime.contract import CANCEL_WAVE, READ_JOB_LOGS
+from npaflow.runtime.ledger import TaskRow
 from npaflow.runtime.messages import CancelResult, CancelWaveInput
 from npaflow.runtime.reads import JobLogs, ReadJobLogsInput
 from npaflow.runtime.status import JobStatus, aggregate_job_status
@@ -52,6 +53,7 @@ class JobControlActivities:
                 return CancelResult(state=CancellationState.FAILED, error=str(exc)[:400])
             deadline = time.monotonic() + request.verify_seconds
             status, absent = JobStatus.UNKNOWN, 0
+            seen: list[TaskRow] = []
             while time.monotonic() < deadline:
                 try:
                     rows = await poller.observe(request.job.job_id, min(0.2, backend.poll_interval))
@@ -63,15 +65,17 @@ class JobControlActivities:
                     return CancelResult(
                         state=CancellationState.VERIFIED,
                         status=JobStatus.ABSENT,
+                        tasks=seen,
                         error=f"job {request.job.job_id} is absent from the backend's queue on "
                         f"{absent} answers after the cancel",
                     )
                 if rows:
+                    seen = rows
                     status = aggregate_job_status([row.status for row in rows])
                     hb.update(last_status=status)
                     if status.is_terminal():
-                        return CancelResult(state=CancellationState.VERIFIED, status=status)
-            return CancelResult(state=CancellationState.REQUESTED, status=status)
+                        return CancelResult(state=CancellationState.VERIFIED, status=status, tasks=rows)
+            return CancelResult(state=CancellationState.REQUESTED, status=status, tasks=seen)
 
     @activity.defn(name=READ_JOB_LOGS.name)
     @mapped_errors

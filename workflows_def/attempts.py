@@ -75,10 +75,10 @@ class AttemptRunner:
         self.budget.check(wave)
         images = wave_images(wave, self.loaded.catalog, self.request.images)
         steps = list(cache.steps) if cache else None
-        self.state.waves.launching(wave, attempt, now=now(), cache=steps, images=images)
+        launches = cache.unserved(wave) if cache else wave  # hits of a batch launch nothing
+        self.state.waves.launching(wave, attempt, now=now(), cache=steps, images=images, launches=launches)
         queue: str | None = None
         while True:
-            launches = cache.unserved(wave) if cache else wave  # hits of a batch launch nothing
             handle = self._start_launch(
                 launches, attempt, reconcile=reconcile or queue is not None, queue=queue
             )
@@ -225,6 +225,7 @@ class AttemptRunner:
             now=now(),
             cancellation=cancelled.cancellation if cancelled else None,
             final_status=cancelled.status if cancelled else None,
+            tasks=cancelled.tasks if cancelled else None,
         )
         count(Metric.WAVE_ATTEMPTS_FAILED, spec=self.state.workflow, failure_class=failure_class.value)
         await self.recorder.sync()

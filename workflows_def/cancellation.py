@@ -6,14 +6,14 @@ job id (the launch is shielded), then cancels it: no job escapes a cancel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 from npaflow.runtime.contract import CANCEL_WAVE, LAUNCH_WAVE
-from npaflow.runtime.ledger import Cancellation
+from npaflow.runtime.ledger import Cancellation, TaskRow
 from npaflow.runtime.ledger.book import AttemptId
 from npaflow.runtime.messages import CancelWaveInput
 from npaflow.runtime.metrics import Metric
@@ -43,6 +43,7 @@ class CancelOutcome:
 
     cancellation: Cancellation
     status: JobStatus | None = None
+    tasks: list[TaskRow] = field(default_factory=list)  # the job's rows the cancel saw
 
 
 class JobCanceller:
@@ -81,7 +82,8 @@ class JobCanceller:
         verified = result.state is CancellationState.VERIFIED
         ended = CancellationState.VERIFIED if verified else CancellationState.FAILED
         count(Metric.CANCELLATIONS, result=ended.value)
-        return CancelOutcome(Cancellation(state=result.state, error=result.error), result.status)
+        cancellation = Cancellation(state=result.state, error=result.error)
+        return CancelOutcome(cancellation, result.status, result.tasks)
 
     async def settle_pending_launches(self) -> None:
         """After a cancel or failure arrived mid-launch: learn each job id so it can be cancelled."""
@@ -111,6 +113,7 @@ class JobCanceller:
                 now=now(),
                 cancellation=cancelled.cancellation,
                 final_status=cancelled.status,
+                tasks=cancelled.tasks,
             )
         for key, attempt in self.state.waves.pending_launch():
             self.state.waves.cancelled(key, attempt, error=error, now=now(), cancellation=Cancellation())

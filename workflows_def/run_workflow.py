@@ -31,6 +31,7 @@ from npaflow.runtime.request import RUN_ID_PATTERN, RunRequest
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.status import FailureClass
 from npaflow.runtime.summary import RunStatusView, RunSummary, run_summary, status_view
+from npaflow.runtime.timestamps import clock_reading
 from npaflow.traversal import Walker
 from workflows_def import patches
 from workflows_def.activity_calls import (
@@ -261,9 +262,13 @@ class NpaWorkflowRun:
         self.state.resume_requested_by_operator()
 
     @workflow.query(name=STATUS_QUERY)
-    def status(self) -> RunStatusView:
-        """The live summary: phase, current states, waves with job ids, decisions, ledger."""
-        return status_view(self.state)
+    def status(self, now: str = "") -> RunStatusView:
+        """The live summary: phase, current states, waves with job ids, decisions, ledger.
+
+        `now`: the asker's clock (a ledger timestamp), so a running job's spend grows between
+        workflow tasks; omitted or unreadable, the workflow's own time.
+        """
+        return status_view(self.state, now=clock_reading(now, workflow.now()))
 
     @workflow.query(name=PENDING_LEDGER_QUERY)
     def pending_ledger(self) -> ExportLedgerInput | None:

@@ -13,6 +13,7 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
+from npaflow.cli.clock import utc_now_text
 from npaflow.cli.progress import Progress, follow
 from npaflow.cli.temporal_client import has_pollers
 from npaflow.runtime.contract import AWAIT_WAVE, STATUS_QUERY
@@ -53,7 +54,9 @@ async def _live_view(client: Client, handle: WorkflowHandle[Any, Any]) -> RunSta
     The run learns a job's status only when its await ends; the await's heartbeat
     (on the server, in the run's pending activities) has the backend's latest word.
     """
-    view: RunStatusView = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 5)
+    view: RunStatusView = await asyncio.wait_for(
+        handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView), 5
+    )
     polled = await _polled_job_statuses(client, handle)
     waves = [
         wave.model_copy(update={"sky_status": polled[wave.job_id]})

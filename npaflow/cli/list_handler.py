@@ -2,12 +2,14 @@
 
 Only runs of the run workflow are listed (the helper workflows that `logs` and
 ledger repairs start never appear). Phase, spec and current states come from
-npaflow's search attributes; GPU-hours from the memo a run writes when it ends.
+npaflow's search attributes; GPU-hours from the memo a run writes when it ends,
+and for an open run from its status query, counted up to now.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 from datetime import UTC, datetime
 from typing import Any
@@ -15,13 +17,17 @@ from typing import Any
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.common import SearchAttributeKey
 
+from npaflow.cli.clock import utc_now_text
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.temporal_client import connect_from
 from npaflow.errors import UsageError
-from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo, SearchAttribute
+from npaflow.runtime.contract import STATUS_QUERY, WORKFLOW_TYPE, RunMemo, SearchAttribute
+from npaflow.runtime.summary import RunStatusView
 from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import RunPhase
 
+#: Seconds an open run's status query may take for its spend so far (else the row shows "-").
+SPEND_QUERY_SECONDS = 3.0
 #: Executions read per run listed: a run resumed more often than this shows a lower count.
 MAX_EXECUTIONS_READ = 10
 _PHASE = SearchAttributeKey.for_keyword(SearchAttribute.PHASE.value)
@@ -96,7 +102,22 @@ async def run_rows(client: Client, query: str, limit: int, now: datetime) -> lis
             rows[run.id]["executions"] += 1
         elif len(rows) < limit:
             rows[run.id] = {**await _row(run, now), "executions": 1}
+    open_rows = [row for row in rows.values() if row["execution_status"] == "RUNNING"]
+    spent = await asyncio.gather(*(_spent_so_far(client, row["run_id"]) for row in open_rows))
+    for row, hours in zip(open_rows, spent, strict=True):
+        row["gpu_hours"] = hours if hours is not None else row["gpu_hours"]
     return list(rows.values())
+
+
+async def _spent_so_far(client: Client, run_id: str) -> float | None:
+    """An open run's GPU-hours up to now, from its status query (None when no worker answers soon)."""
+    handle = client.get_workflow_handle(run_id)
+    try:
+        asked = handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView)
+        view: RunStatusView = await asyncio.wait_for(asked, SPEND_QUERY_SECONDS)
+        return view.usage.gpu_hours
+    except Exception:  # noqa: BLE001 - no worker, an old build, a slow one: the row keeps "-"
+        return None
 
 
 def _text(rows: list[dict[str, Any]]) -> str:

@@ -15,6 +15,7 @@ from temporalio.client import (
     WorkflowHandle,
 )
 
+from npaflow.cli.clock import utc_now_text
 from npaflow.cli.temporal_client import (
     connect_from,
     describe_or_fail,
@@ -86,7 +87,9 @@ async def _launched(
         return await _from_ledger(client, handle, memo.ledger_uri, task_queue)
     seconds, served = await query_wait(client, run_queue, 30)
     try:
-        view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), seconds)
+        view = await asyncio.wait_for(
+            handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView), seconds
+        )
     except Exception as exc:  # noqa: BLE001 - queries need a worker: say so
         if ended and memo.ledger_uri:
             return await _from_ledger(client, handle, memo.ledger_uri, task_queue)

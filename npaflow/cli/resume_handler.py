@@ -20,6 +20,7 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, Wor
 from temporalio.common import WorkflowIDReusePolicy
 
 from npaflow.catalog import load_catalogs
+from npaflow.cli.clock import utc_now_text
 from npaflow.cli.images import checked_binding
 from npaflow.cli.temporal_client import (
     connect_from,
@@ -179,7 +180,9 @@ async def completed_waves(handle: WorkflowHandle[Any, Any]) -> list[WaveKey]:
         UsageError: neither is available.
     """
     try:
-        view = await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 15)
+        view = await asyncio.wait_for(
+            handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView), 15
+        )
         return [w.key for w in view.waves if w.status is WaveStatus.SUCCEEDED]
     except Exception:  # noqa: BLE001 - no worker to answer: the failure carries a summary
         pass

@@ -26,6 +26,7 @@ from temporalio.common import (
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
+from npaflow.cli.clock import utc_now_text
 from npaflow.cli.exits import (
     StoppedFollowing,
 )
@@ -107,7 +108,7 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
 
 async def _queried(handle: WorkflowHandle[Any, Any]) -> RunStatusView:
     """The run's answer to its status query (a worker of its version answers)."""
-    return await asyncio.wait_for(handle.query(STATUS_QUERY, result_type=RunStatusView), 10)
+    return await asyncio.wait_for(handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView), 10)
 
 
 def _worker_version(description: WorkflowExecutionDescription) -> str:

@@ -197,6 +197,7 @@ class CancelResult(BaseModel):
     state: CancellationState
     status: JobStatus = JobStatus.UNKNOWN
     error: str = ""
+    tasks: list[TaskRow] = Field(default_factory=list)  # the job's rows as last seen: its hours' clock
 
 
 class CheckOutputsInput(BaseModel):

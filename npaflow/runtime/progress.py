@@ -72,9 +72,18 @@ class RunProgress:
             usage.add(sign * gpu, sign * node, failed=failed)
             usage.by_state.setdefault(state, Usage()).add(sign * gpu, sign * node, failed=failed)
 
-    def usage(self) -> RunUsage:
-        """The totals and each state's share, rounded for documents (costs the number of states)."""
-        return self._usage.rounded()
+    def usage(self, now: str = "") -> RunUsage:
+        """The totals and each state's share, rounded; with `now`, running attempts count up to it.
+
+        Costs the number of states (and of attempts running, with `now`).
+        """
+        if not now or not self.running:
+            return self._usage.rounded()
+        live = self._usage.model_copy(deep=True)
+        for attempt, record in self.running.items():
+            self._add(self._parts.get(attempt, []), -1, into=live)
+            self._add(attempt_usage(record, now), 1, into=live)
+        return live.rounded()
 
     def hours_by_state(self) -> dict[str, Usage]:
         """Each state's hours this execution added (unrounded): counters add each hour once."""

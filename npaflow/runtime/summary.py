@@ -300,8 +300,8 @@ def progress_view(state: RunState) -> ProgressView:
     )
 
 
-def status_view(state: RunState) -> RunStatusView:
-    """The live status for the `status` query."""
+def status_view(state: RunState, now: str = "") -> RunStatusView:
+    """The live status for the `status` query (running attempts' spend counted up to `now`)."""
     return RunStatusView(
         run_id=state.run_id,
         workflow=state.workflow,
@@ -316,7 +316,7 @@ def status_view(state: RunState) -> RunStatusView:
         ledger_behind=state.ledger.failed_export,
         error=state.error,
         cancel_reason=state.cancel_reason,
-        usage=state.progress.usage(),
+        usage=state.progress.usage(now),
     )
 
 

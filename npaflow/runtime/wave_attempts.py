@@ -107,9 +107,10 @@ class WaveAttempts:
         now: str,
         cache: list[CachedStep] | None = None,
         images: Sequence[LaunchImage] = (),
+        launches: Wave | None = None,
     ) -> WaveAttemptRecord:
         """Recorded as running before the launch boundary is crossed (with its cache misses)."""
-        record = new_attempt(wave, attempt, now=now, images=images)
+        record = new_attempt(wave, attempt, now=now, images=images, launches=launches)
         return self._move(WaveTransition.LAUNCHING, (wave.key, attempt), record, cache=cache or [])
 
     def served_from_cache(
@@ -200,9 +201,10 @@ class WaveAttempts:
         now: str,
         cancellation: Cancellation | None = None,
         final_status: JobStatus | None = None,
+        tasks: list[TaskRow] | None = None,
     ) -> WaveAttemptRecord:
         """Its job, if any, was cancelled by id first."""
-        ending = self._ending((key, attempt), error, now, cancellation, final_status)
+        ending = self._ending((key, attempt), error, now, cancellation, final_status, tasks)
         ending["error_category"] = category
         self.failure_class = category
         return self._move(WaveTransition.FAILED, (key, attempt), **ending)
@@ -216,9 +218,10 @@ class WaveAttempts:
         now: str,
         cancellation: Cancellation,
         final_status: JobStatus | None = None,
+        tasks: list[TaskRow] | None = None,
     ) -> WaveAttemptRecord:
         """The run was cancelled while this attempt was in flight."""
-        ending = self._ending((key, attempt), error, now, cancellation, final_status)
+        ending = self._ending((key, attempt), error, now, cancellation, final_status, tasks)
         return self._move(WaveTransition.CANCELLED, (key, attempt), **ending)
 
     def _ending(
@@ -228,9 +231,12 @@ class WaveAttempts:
         now: str,
         cancellation: Cancellation | None,
         final_status: JobStatus | None,
+        tasks: list[TaskRow] | None = None,
     ) -> AttemptChanges:
         primary = self.attempt(*identity).primary_error or error
         changes = AttemptChanges(ended_at=now, error=error, primary_error=primary)
+        if tasks and not self.attempt(*identity).tasks:  # the cancel saw the job's own clock
+            changes["tasks"] = tasks
         if cancellation is not None:
             changes["cancellation"] = cancellation
         if final_status is not None and final_status.is_terminal():

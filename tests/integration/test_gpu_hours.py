@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import calendar
 import json
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from npaflow.cli.clock import utc_now_text
+from npaflow.runtime.contract import STATUS_QUERY, RunMemo
+from npaflow.runtime.summary import RunStatusView
 from tests.harness import Harness
+from tests.helpers import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -52,3 +58,57 @@ async def test_gpu_hours_per_state_and_run_match_the_task_timelines(
         (local_harness.home / "runs" / outcome.handle.id / "npa-workflow" / "status.json").read_text()
     )
     assert status["usage"]["gpu_hours"] == usage.gpu_hours
+
+
+def two_gpu_sleep(seconds: int) -> str:
+    """One state whose task holds 2 GPUs (by its shape: the local backend runs it as a process)."""
+    return json.dumps(
+        {
+            "apiVersion": "npa.workflow/v0.0.1",
+            "kind": "Workflow",
+            "metadata": {"name": "two-gpus"},
+            "resources": {"gpu": {"accelerators": "H100:2"}},
+            "initial": "train",
+            "states": {"train": {"run": {"shell": f"sleep {seconds}"}, "resources": "gpu", "terminal": True}},
+        }
+    )
+
+
+async def spend(handle: object, now: str) -> float:
+    view = await handle.query(STATUS_QUERY, now, result_type=RunStatusView)  # type: ignore[attr-defined]
+    return float(view.usage.gpu_hours)
+
+
+async def test_a_running_jobs_spend_grows_and_a_cancelled_one_counts_in_every_surface(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        handle = await local_harness.start(two_gpu_sleep(120), poll_seconds=0.2)
+        await eventually(
+            lambda: any(w.job_id for w in (ledger_waves(local_harness, handle.id))), what="the job launched"
+        )
+        launched = time.time()
+        await asyncio.sleep(3)
+        first = await spend(handle, utc_now_text())
+        await asyncio.sleep(2)
+        second = await spend(handle, utc_now_text())
+        await asyncio.sleep(max(0.0, launched + 10 - time.time()))
+        await handle.cancel()
+        outcome = await local_harness.finish(handle)
+        memo = RunMemo.read(await (await handle.describe()).memo())
+    assert 0 < first < second, (first, second)
+    assert second - first == pytest.approx(2 * 2 / 3600, abs=2 * 1.5 / 3600)  # 2 GPUs for ~2 s
+    assert outcome.ledger is not None
+    (wave,) = outcome.ledger.waves
+    assert wave.status == "cancelled" and wave.tasks and wave.tasks[0].start_at
+    recorded = outcome.ledger.usage.gpu_hours
+    assert recorded == pytest.approx(2 * 10 / 3600, abs=2 * 4 / 3600), recorded  # about 2 GPUs x 10 s
+    assert round(wave.gpu_hours, 4) == round(recorded, 4)
+    assert memo.gpu_hours is not None and round(memo.gpu_hours, 4) == round(recorded, 4)  # what list shows
+
+
+def ledger_waves(harness: Harness, run_id: str) -> list:
+    path = harness.home / "runs" / run_id / "npa-workflow" / "runtime.json"
+    if not path.exists():
+        return []
+    return [SimpleNamespace(**wave) for wave in json.loads(path.read_text())["waves"]]

@@ -17,6 +17,7 @@ from typing import Any
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 
+from npaflow.cli.clock import utc_now_text
 from npaflow.cli.list_handler import run_rows, visibility_query
 from npaflow.cli.run_endings import read_ending
 from npaflow.cli.temporal_client import describe_or_fail, has_pollers
@@ -84,7 +85,7 @@ class RunReads:
             return shot
         try:
             shot.view = await asyncio.wait_for(
-                handle.query(STATUS_QUERY, result_type=RunStatusView), QUERY_SECONDS
+                handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView), QUERY_SECONDS
             )
         except (TimeoutError, RPCError) as error:
             shot.problem = f"its worker did not answer the status query ({type(error).__name__}); retrying"

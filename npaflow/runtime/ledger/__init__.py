@@ -35,9 +35,7 @@ from npaflow.runtime.ledger.models import (
     RuntimeLedger,
     StageRecord,
     TaskRow,
-    UsagePart,
     WaveAttemptRecord,
-    attempt_usage,
     latest_attempts,
 )
 from npaflow.runtime.ledger.records import (
@@ -48,6 +46,7 @@ from npaflow.runtime.ledger.records import (
     PlannedStep,
     Watermark,
 )
+from npaflow.runtime.ledger.spend import UsagePart, attempt_usage
 
 __all__ = [
     "RUNTIME_SCHEMA",

@@ -21,9 +21,7 @@ from npaflow.runtime.ledger.models import (
     LedgerDelta,
     RuntimeLedger,
     StageRecord,
-    UsagePart,
     WaveAttemptRecord,
-    attempt_usage,
 )
 from npaflow.runtime.ledger.projection import (
     InputSource,
@@ -33,6 +31,7 @@ from npaflow.runtime.ledger.projection import (
     stage_records,
 )
 from npaflow.runtime.ledger.records import PlanChangeRecord
+from npaflow.runtime.ledger.spend import UsagePart, attempt_usage
 from npaflow.runtime.usage import RunUsage, Usage
 from npaflow.runtime.vocabulary import LedgerStatus
 from npaflow.waves import WaveKey

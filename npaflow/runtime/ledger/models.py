@@ -169,16 +169,33 @@ class WaveAttemptRecord(BaseModel):
     node_hours: float = 0.0  # ours: node-hours of this attempt (CPU-only tasks too)
     cache: list[CachedStep] = Field(default_factory=list)  # ours: the stage cache's keys, hits, misses
 
-    def with_hours(self) -> WaveAttemptRecord:
-        """This record with gpu_hours/node_hours recomputed from its task rows.
+    def clocked_tasks(self) -> list[TaskRow]:
+        """The rows this attempt's hours are clocked from (DESIGN 28: one clock for spend).
 
-        A task still running counts up to the newest observation (or the end of the attempt).
-        A record without rows (a summary of an earlier execution's attempt) keeps its hours.
+        The job's own task rows, each from its start (a row with no start never ran). An
+        attempt whose job left no rows (cancelled or terminated before its await ended,
+        or still running) counts from its launch: a job that ran is never counted as
+        zero. An attempt that never got a job has no clock.
         """
-        if not self.tasks:
+        if self.tasks or not self.job_id or not self.started_at:
+            return list(self.tasks)
+        return [
+            TaskRow(job_id=self.job_id, task_id=index, task_name=shape.task_name, start_at=self.started_at)
+            for index, shape in enumerate(self.task_shapes)
+        ]
+
+    def with_hours(self, now: str = "") -> WaveAttemptRecord:
+        """This record with gpu_hours/node_hours recomputed from its clocked task rows.
+
+        A task still running counts up to `now`, else the newest observation (or the end of
+        the attempt). A record with nothing to clock (a summary of an earlier execution's
+        attempt, an attempt that never got a job) keeps its hours.
+        """
+        rows = self.clocked_tasks()
+        if not rows:
             return self
-        now = self.ended_at or (self.observations[-1].observed_at if self.observations else "")
-        hours = attempt_hours(self.tasks, self.task_shapes, now).values()
+        until = self.ended_at or now or (self.observations[-1].observed_at if self.observations else "")
+        hours = attempt_hours(rows, self.task_shapes, until).values()
         gpu = round(sum(h[0] for h in hours), 6)
         node = round(sum(h[1] for h in hours), 6)
         if (gpu, node) == (self.gpu_hours, self.node_hours):
@@ -326,19 +343,3 @@ def latest_attempts(waves: list[WaveAttemptRecord]) -> dict[WaveKey, WaveAttempt
         if current is None or wave.attempt >= current.attempt:
             latest[wave.key] = wave
     return latest
-
-
-#: One state's share of one attempt: (state, GPU-hours, node-hours, spent on a failed attempt).
-UsagePart = tuple[str, float, float, bool]
-
-
-def attempt_usage(wave: WaveAttemptRecord) -> list[UsagePart]:
-    """Each state's hours in one attempt; a running one counts up to its newest observation."""
-    now = wave.ended_at or (wave.observations[-1].observed_at if wave.observations else "")
-    failed = not wave.succeeded() and wave.status is not WaveStatus.RUNNING
-    if not wave.tasks and wave.node_hours:  # a summary record: its hours, on its first state
-        return [(wave.states[0] if wave.states else "", wave.gpu_hours, wave.node_hours, failed)]
-    return [
-        (state, gpu, node, failed)
-        for state, (gpu, node) in attempt_hours(wave.tasks, wave.task_shapes, now).items()
-    ]

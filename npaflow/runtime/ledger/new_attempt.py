@@ -12,9 +12,12 @@ from npaflow.traversal.models import Wave
 
 
 def new_attempt(
-    wave: Wave, attempt: int, *, now: str, images: Sequence[LaunchImage] = ()
+    wave: Wave, attempt: int, *, now: str, images: Sequence[LaunchImage] = (), launches: Wave | None = None
 ) -> WaveAttemptRecord:
-    """The record of `attempt` of `wave`: its members as planned (with the image each launches)."""
+    """The record of `attempt` of `wave`: its members as planned (with the image each launches).
+
+    `launches`: the wave as its job runs it (a batch without the members the cache served).
+    """
     launched = list(images) + [LaunchImage()] * (len(wave.steps) - len(images))
     return WaveAttemptRecord(
         key=wave.key,
@@ -25,7 +28,7 @@ def new_attempt(
         started_at=now,
         outputs=[a for step in wave.steps for a in step.outputs],
         scheduler_fence_sequence=wave.sequence,
-        task_shapes=task_shapes(wave.steps),
+        task_shapes=task_shapes((launches or wave).steps),  # the job's tasks, in its own order
         planned=[
             PlannedStep(
                 state=step.state,

@@ -102,7 +102,7 @@ def _cancelled(
             "cancellation": job.cancellation,
             "sky_status": job.final_status or record.sky_status,
         }
-    )
+    ).with_hours()
 
 
 def _closed(
