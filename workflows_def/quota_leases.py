@@ -19,7 +19,9 @@ from temporalio.exceptions import FailureError
 from npaflow.quota import LeaseAnswer, LeaseRequest, QuotaClaim
 from npaflow.quota.messages import ASK_SIGNAL, RELEASE_SIGNAL, lease_id, pool_workflow_id
 from npaflow.runtime.gpu_demand import wave_accelerators
+from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.traversal import Wave, WaveOutcome
+from workflows_def.activity_calls import now
 from workflows_def.cleanup import cleaned_up
 from workflows_def.patches import QUOTA_SET_ASIDE
 from workflows_def.run_deps import RunDeps
@@ -69,7 +71,7 @@ class QuotaLeases:
     def _give_back(self, pool: str, request: LeaseRequest) -> Coroutine[Any, Any, None]:
         """Settle the wave's wait at once; the release signal is the cleanup to finish."""
         self.holding.pop(request.wave, None)
-        self.state.quota_settled(request.wave)
+        self.state.quota_settled(request.wave, now=now())
         return self._release(pool, request.lease_id)
 
     async def set_aside(self, wave: Wave, wait: Callable[[str], Awaitable[None]], why: str) -> str:
@@ -83,7 +85,7 @@ class QuotaLeases:
             await wait(why)
             return ""
         await self._release(self.claim.pool, request.lease_id)
-        self.state.quota_settled(str(wave.key))
+        self.state.quota_settled(str(wave.key), now=now())
         await wait(why)
         problem = await self._acquire(self.claim.pool, request)
         if problem:
@@ -112,9 +114,10 @@ class QuotaLeases:
             if answer.refused:
                 return f"quota pool {pool} refused wave {request.wave}: {answer.refused}"
             if answer.granted:
+                self.state.quota_settled(request.wave, now=now(), granted=True)
                 return ""
             ask = False
-            self.state.quota_waiting(request.wave, waiting_text(pool, request, answer))
+            self.state.quota_waiting(waiting(pool, request, answer))
 
     async def _release(self, pool: str, lease: str) -> None:
         self.answers.pop(lease, None)
@@ -124,10 +127,16 @@ class QuotaLeases:
             pass  # the pool is gone: nothing is held there any more
 
 
-def waiting_text(pool: str, request: LeaseRequest, answer: LeaseAnswer) -> str:
-    """`waiting for quota gpu16: needs 8 GPUs, 12 of 16 in use, position 2` (wave named)."""
-    needs = sum(request.accelerators.values())
-    return (
-        f"waiting for quota {pool}: needs {needs} GPUs, {answer.in_use} of {answer.capacity} in use, "
-        f"position {answer.position} (wave {request.wave})"
+def waiting(pool: str, request: LeaseRequest, answer: LeaseAnswer) -> QuotaWait:
+    """The wave's wait as the pool's answer puts it (a new record; a refresh keeps its queued_at)."""
+    at = now()
+    return QuotaWait(
+        id=f"{request.wave}@{at}",
+        pool=pool,
+        wave=request.wave,
+        gpus=sum(request.accelerators.values()),
+        position=answer.position,
+        in_use=answer.in_use,
+        capacity=answer.capacity,
+        queued_at=at,
     )

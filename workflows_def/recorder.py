@@ -98,6 +98,8 @@ class RunRecorder:
         if state.phase.is_final() and patches.has(patches.FINAL_USAGE):
             usage = state.progress.usage()  # for `npaflow list`: the run's hours, once it ended
             kept = kept.model_copy(update={"gpu_hours": usage.gpu_hours, "node_hours": usage.node_hours})
+            if state.quota.by_id:  # only runs that waited: every other memo stays as it was
+                kept = kept.model_copy(update={"waited_seconds": round(state.quota.waited_seconds(), 1)})
         if state.ledger.failed_export:
             kept = kept.model_copy(update={"ledger_behind": state.ledger.failed_export[:300]})
         memo = kept.kept()

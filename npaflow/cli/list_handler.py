@@ -91,6 +91,7 @@ async def _row(run: WorkflowExecution, now: datetime) -> dict[str, Any]:
         "started_at": run.start_time.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "duration_seconds": round((end - run.start_time).total_seconds(), 1),
         "gpu_hours": memo.gpu_hours,
+        "waited_seconds": memo.waited_seconds,
     }
 
 
@@ -103,34 +104,52 @@ async def run_rows(client: Client, query: str, limit: int, now: datetime) -> lis
         elif len(rows) < limit:
             rows[run.id] = {**await _row(run, now), "executions": 1}
     open_rows = [row for row in rows.values() if row["execution_status"] == "RUNNING"]
-    spent = await asyncio.gather(*(_spent_so_far(client, row["run_id"]) for row in open_rows))
-    for row, hours in zip(open_rows, spent, strict=True):
-        row["gpu_hours"] = hours if hours is not None else row["gpu_hours"]
+    views = await asyncio.gather(*(_live(client, row["run_id"]) for row in open_rows))
+    for row, view in zip(open_rows, views, strict=True):
+        if view is not None:
+            row.update(live_columns(view))
     return list(rows.values())
 
 
-async def _spent_so_far(client: Client, run_id: str) -> float | None:
-    """An open run's GPU-hours up to now, from its status query (None when no worker answers soon)."""
+def live_columns(view: RunStatusView) -> dict[str, Any]:
+    """An open run's spend up to now, how long it waited for GPUs, and `waiting` while it waits."""
+    columns: dict[str, Any] = {
+        "gpu_hours": view.usage.gpu_hours,
+        "waited_seconds": round(sum(wait.seconds for wait in view.quota_waits), 1),
+    }
+    waiting = [wait for wait in view.quota_waits if wait.is_open()]
+    if waiting:
+        columns["phase"] = "waiting"
+        columns["waiting_for"] = (
+            f"quota {waiting[0].pool} ({waiting[0].gpus} GPUs, position {waiting[0].position})"
+        )
+    return columns
+
+
+async def _live(client: Client, run_id: str) -> RunStatusView | None:
+    """An open run's status answer, counted up to now (None when no worker answers soon)."""
     handle = client.get_workflow_handle(run_id)
     try:
         asked = handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView)
         view: RunStatusView = await asyncio.wait_for(asked, SPEND_QUERY_SECONDS)
-        return view.usage.gpu_hours
-    except Exception:  # noqa: BLE001 - no worker, an old build, a slow one: the row keeps "-"
+        return view
+    except Exception:  # noqa: BLE001 - no worker, an old build, a slow one: the row keeps its memo
         return None
 
 
 def _text(rows: list[dict[str, Any]]) -> str:
-    header = ("RUN ID", "SPEC", "PHASE", "STATES", "STARTED", "DURATION", "GPU-H", "EXECS")
+    header = ("RUN ID", "SPEC", "PHASE", "STATES", "STARTED", "DURATION", "GPU-H", "WAITED", "EXECS")
     table = [header] + [
         (
             r["run_id"],
             r["spec"] or "-",
-            r["phase"] or r["execution_status"].lower(),
+            (r["phase"] or r["execution_status"].lower())
+            + (f" for {r['waiting_for']}" if r.get("waiting_for") else ""),
             "-" if r["execution_status"] != "RUNNING" else ",".join(r["current_states"]) or "-",
             r["started_at"],
             _duration(r["duration_seconds"]),
             "-" if r["gpu_hours"] is None else f"{gpu_hours_text(r['gpu_hours'])}",
+            _duration(r["waited_seconds"]) if r.get("waited_seconds") else "-",
             str(r["executions"]),
         )
         for r in rows

@@ -34,7 +34,8 @@ def status_text(report: StatusReport) -> str:
         lines.append(f"current: {', '.join(report.current_states) or '-'}")
     if report.no_worker:
         lines.append(f"waiting: {report.no_worker}")
-    lines.extend(f"waiting: {text}" for text in report.quota_waits if is_open)
+    lines.extend(f"waiting: {wait.text()}" for wait in report.quota_waits if is_open and wait.is_open())
+    lines.extend(f"quota: {wait.text()}" for wait in report.quota_waits if not wait.is_open())
     labels = pass_labels([wave.key for wave in report.waves])
     lines.extend(_wave_line(wave, labels[wave.key.sequence]) for wave in report.waves)
     lines.extend(f"  {decision.line()}" for decision in report.decisions)

@@ -6,15 +6,11 @@ what it waits for), so the live page needs neither the bucket nor its credential
 
 from __future__ import annotations
 
-import re
-
 from npaflow.document.models import WorkflowSpec
 from npaflow.runtime.ledger.models import RuntimeLedger, WaveAttemptRecord
 from npaflow.runtime.summary import RunStatusView
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.waves import WaveKey
-
-_WAVE = re.compile(r"\(wave ([^)]+)\)\s*$")
 
 
 def ledger_of_view(view: RunStatusView, updated_at: str = "") -> RuntimeLedger:
@@ -31,6 +27,7 @@ def ledger_of_view(view: RunStatusView, updated_at: str = "") -> RuntimeLedger:
         error=view.error,
         cancel_reason=view.cancel_reason,
         usage=view.usage,
+        quota_waits=view.quota_waits,
     )
 
 
@@ -47,12 +44,12 @@ def waiting_states(view: RunStatusView, spec: WorkflowSpec | None = None) -> dic
         trigger = declared[name].trigger if name in declared else None
         if trigger is not None and name not in running:
             waiting[name] = f"waiting for its trigger: objects under {trigger.uri}"
-    for text in view.quota_waits:
-        match = _WAVE.search(text)
-        if match:
-            try:
-                states = WaveKey.parse(match.group(1)).states
-            except ValueError:
-                continue
-            waiting.update(dict.fromkeys(states, text))
+    for wait in view.quota_waits:
+        if not wait.is_open():
+            continue
+        try:
+            states = WaveKey.parse(wait.wave).states
+        except ValueError:
+            continue
+        waiting.update(dict.fromkeys(states, wait.text()))
     return waiting

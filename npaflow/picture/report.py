@@ -114,7 +114,15 @@ def _usage_table(ledger: RuntimeLedger) -> str:
         f"<th class=num>{gpu_hours_text(usage.failed_gpu_hours)}</th></tr>"
     )
     head = "<tr><th>state</th><th>GPU-hours</th><th>node-hours</th><th>on failed attempts</th></tr>"
-    return f"<table>{head}{rows}{total}</table>"
+    return f"<table>{head}{rows}{total}</table>{_waits(ledger)}"
+
+
+def _waits(ledger: RuntimeLedger) -> str:
+    """Each wave's wait for quota GPUs, a line each (what it waited for, since when, how long)."""
+    if not ledger.quota_waits:
+        return ""
+    items = "".join(f'<li class="quota-wait">{escape(wait.text())}</li>' for wait in ledger.quota_waits)
+    return f"<h3>Quota waits</h3><ul>{items}</ul>"
 
 
 def run_sections(

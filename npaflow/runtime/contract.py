@@ -266,6 +266,7 @@ class RunMemo(BaseModel):
     phase: str = ""  # a RunPhase value, kept by the run
     ledger_uri: str = ""
     gpu_hours: float | None = None  # the run's hours, once it ended
+    waited_seconds: float | None = None  # how long its waves waited for quota GPUs, once it ended
     node_hours: float | None = None
     ledger_behind: str = ""  # why the last export failed, while the ledger is behind
 
@@ -291,6 +292,8 @@ class RunMemo(BaseModel):
         memo: dict[str, Any] = {"phase": self.phase, "ledger_uri": self.ledger_uri}
         if self.gpu_hours is not None and self.node_hours is not None:
             memo["gpu_hours"], memo["node_hours"] = self.gpu_hours, self.node_hours
+        if self.waited_seconds is not None:
+            memo["waited_seconds"] = self.waited_seconds
         if self.ledger_behind:
             memo["ledger_behind"] = self.ledger_behind
         return memo

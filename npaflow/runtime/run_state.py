@@ -18,6 +18,7 @@ from npaflow.runtime.ledger.book import LedgerBook, Receipt
 from npaflow.runtime.messages import AttemptUsage
 from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.progress import RunProgress
+from npaflow.runtime.quota_waits import QuotaWait, QuotaWaits
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.status import FailureClass
 from npaflow.runtime.transitions import Effect, RunNote, RunTransition, TransitionError
@@ -42,7 +43,7 @@ class RunState:
         self.backend = BackendName.LOCAL
         self.phase = RunPhase.STARTING
         self.current_states: list[str] = []
-        self.quota_waits: dict[str, str] = {}  # wave key -> "waiting for quota POOL: ..."
+        self.quota = QuotaWaits()  # each wave's wait for GPUs: open ones say what the run waits for
         self.error = ""
         self._failure_class: FailureClass | None = None  # the run's own, when it failed for good
         self.cancel_reason = ""
@@ -129,15 +130,17 @@ class RunState:
         self._note(RunNote.TRIGGER_WAITING)
         self.current_states = [state]
 
-    def quota_waiting(self, wave_key: str, text: str) -> None:
-        """A wave waits for GPUs: where it stands in its pool's line, for status and the UI."""
+    def quota_waiting(self, wait: QuotaWait) -> None:
+        """A wave waits for GPUs: where it stands in its pool's line, for status, the UI and the ledger."""
         self._note(RunNote.QUOTA_WAITING)
-        self.quota_waits[wave_key] = text
+        self.ledger.quota_wait_changed(self.quota.waiting(wait).id)
 
-    def quota_settled(self, wave_key: str) -> None:
-        """The wave no longer waits for GPUs (granted, refused, or it ended)."""
-        if self.quota_waits.pop(wave_key, None) is not None:
+    def quota_settled(self, wave_key: str, *, now: str, granted: bool = False) -> None:
+        """The wave no longer waits for GPUs (granted, refused, or it ended): its wait is recorded."""
+        ended = self.quota.settled(wave_key, now=now, granted=granted)
+        if ended is not None:
             self._note(RunNote.QUOTA_SETTLED)
+            self.ledger.quota_wait_changed(ended.id)
 
     def launches_held(self) -> None:
         """A pause request reached the launch gate: the ledger catches up before the wait."""
@@ -224,6 +227,7 @@ class RunState:
             decisions=self.decisions,
             watermarks=self.watermarks,
             notifications=self.notifications,
+            quota_waits=self.quota.by_id,
             status=self.phase.ledger_status(),
             error=self.error,
             cancel_reason=self.cancel_reason,

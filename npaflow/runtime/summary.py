@@ -20,9 +20,10 @@ from npaflow.runtime.ledger import (
     WaveAttemptRecord,
 )
 from npaflow.runtime.ledger_layout import RUNTIME_FILE, ledger_file_uri
+from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.state_rows import StateRow, state_rows
-from npaflow.runtime.usage import RunUsage, gpu_hours_text
+from npaflow.runtime.usage import RunUsage, usage_lines
 from npaflow.runtime.vocabulary import RunPhase, StepStatus, WaveStatus
 from npaflow.waves import WaveKey
 
@@ -83,7 +84,7 @@ class RunFacts(BaseModel):
     pause_requested: bool = False  # `pause` signalled; PAUSED once in-flight waves finish
     backend: BackendName = BackendName.LOCAL
     current_states: list[str] = Field(default_factory=list)
-    quota_waits: list[str] = Field(default_factory=list)  # "waiting for quota POOL: needs 8 GPUs, ..."
+    quota_waits: list[QuotaWait] = Field(default_factory=list)  # each wave's wait, open or ended
     decisions: list[DecisionRecord] = Field(default_factory=list)
     ledger_uri: str = ""
     ledger_behind: str = ""  # why the last ledger export failed; "" while the ledger is current
@@ -154,6 +155,10 @@ class StepRecord(BaseModel):
         )
 
 
+#: Quota waits a run's result carries (the newest; the ledger keeps every one).
+MAX_SUMMARY_WAITS = 50
+
+
 class RunSummary(BaseModel):
     """The final summary (reference §6.10 shape plus `failure_class`)."""
 
@@ -174,6 +179,7 @@ class RunSummary(BaseModel):
     usage: RunUsage = Field(default_factory=RunUsage)
     ledger_behind: str = ""  # why the last ledger export failed ("" when it was written)
     cache: CacheTally = Field(default_factory=CacheTally)  # the stage cache's hits, misses, savings
+    quota_waits: list[QuotaWait] = Field(default_factory=list)  # the newest MAX_SUMMARY_WAITS
 
     def text_lines(self) -> list[str]:
         """The reference's text form of a summary; decisions name the state that read them."""
@@ -209,6 +215,7 @@ class RunSummary(BaseModel):
             ledger_behind=self.ledger_behind,
             error=self.error,
             usage=self.usage,
+            quota_waits=self.quota_waits,
         )
 
 
@@ -221,27 +228,6 @@ def launched_as(wave: WaveAttemptRecord) -> str:
     if not wave.key.group:
         return wave.kind.value
     return f"{wave.kind.value}, batch of {len(wave.states)} in {wave.key.group}"
-
-
-def usage_lines(usage: RunUsage) -> list[str]:
-    """The run's GPU-hours (and node-hours), each state's share, and what failed attempts spent."""
-    if not usage.node_hours:
-        return []
-    lines = [
-        f"gpu_hours: {gpu_hours_text(usage.gpu_hours)} (node_hours {gpu_hours_text(usage.node_hours)}; "
-        "spent on "
-        f"failed attempts: {gpu_hours_text(usage.failed_gpu_hours)} GPU-h, "
-        f"{gpu_hours_text(usage.failed_node_hours)} node-h)"
-    ]
-    for state, part in usage.by_state.items():
-        failed = (
-            f", failed attempts {gpu_hours_text(part.failed_gpu_hours)}" if part.failed_node_hours else ""
-        )
-        lines.append(
-            f"  {state}: {gpu_hours_text(part.gpu_hours)} GPU-h, "
-            f"{gpu_hours_text(part.node_hours)} node-h{failed}"
-        )
-    return lines
 
 
 class ReportedWave(WaveView):
@@ -293,7 +279,7 @@ def progress_view(state: RunState) -> ProgressView:
         ledger_behind=state.ledger.failed_export,
         error=state.error,
         cache=state.progress.cache.model_copy(),
-        quota_waits=list(state.quota_waits.values()),
+        quota_waits=state.quota.open_texts(),
         states=rows,
         earlier_states=len(progress.latest) - len(rows),
         page=f"{state.page_url.rstrip('/')}/runs/{state.run_id}" if state.page_url else "",
@@ -309,7 +295,7 @@ def status_view(state: RunState, now: str = "") -> RunStatusView:
         pause_requested=state.pause_requested,
         backend=state.backend,
         current_states=state.current_states,
-        quota_waits=list(state.quota_waits.values()),
+        quota_waits=state.quota.records(),
         waves=[WaveView.of(r) for r in state.waves.records()],
         decisions=state.decisions,
         ledger_uri=state.ledger_uri,
@@ -341,4 +327,5 @@ def run_summary(state: RunState) -> RunSummary:
         usage=state.progress.usage(),
         ledger_behind=state.ledger.failed_export,
         cache=state.progress.cache.model_copy(),
+        quota_waits=state.quota.records()[-MAX_SUMMARY_WAITS:],
     )

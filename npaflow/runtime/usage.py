@@ -167,3 +167,24 @@ def gpus_held(shapes: Iterable[TaskShape]) -> float:
 def seconds_of_budget(budget: float, spent: float, gpus: float) -> float:
     """How long `gpus` may run before `spent` reaches `budget` GPU-hours (0 when already there)."""
     return max(0.0, (budget - spent) / gpus * 3600.0) if gpus > 0 else float("inf")
+
+
+def usage_lines(usage: RunUsage) -> list[str]:
+    """The run's GPU-hours (and node-hours), each state's share, and what failed attempts spent."""
+    if not usage.node_hours:
+        return []
+    lines = [
+        f"gpu_hours: {gpu_hours_text(usage.gpu_hours)} (node_hours {gpu_hours_text(usage.node_hours)}; "
+        "spent on "
+        f"failed attempts: {gpu_hours_text(usage.failed_gpu_hours)} GPU-h, "
+        f"{gpu_hours_text(usage.failed_node_hours)} node-h)"
+    ]
+    for state, part in usage.by_state.items():
+        failed = (
+            f", failed attempts {gpu_hours_text(part.failed_gpu_hours)}" if part.failed_node_hours else ""
+        )
+        lines.append(
+            f"  {state}: {gpu_hours_text(part.gpu_hours)} GPU-h, "
+            f"{gpu_hours_text(part.node_hours)} node-h{failed}"
+        )
+    return lines

@@ -56,6 +56,7 @@ async def test_list_shows_each_run_with_its_spec_phase_and_hours_and_filters_by_
         "STARTED",
         "DURATION",
         "GPU-H",
+        "WAITED",
         "EXECS",
     ]
 

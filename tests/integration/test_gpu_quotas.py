@@ -492,3 +492,46 @@ async def test_quota_release_names_the_jobs_still_running_and_frees_the_gpus_onl
     assert "released with --force while its ledger holds in flight" in forced[1]
     assert outcome.status == "succeeded"
     assert again[0] == 2 and "holds and waits for nothing" in again[1]
+
+
+async def npaflow_cli(env: WorkflowEnvironment, *words: str) -> str:
+    process = await asyncio.create_subprocess_exec(
+        str(TEMPORAL_BIN.parent / "npaflow"), *words,
+        "--address", env.client.service_client.config.target_host,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await process.communicate()
+    assert process.returncode == 0, err.decode()
+    return out.decode()
+
+
+async def test_a_run_that_waited_for_its_pool_shows_the_wait_while_it_waits_and_keeps_it_after(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 8)
+        holder, waiter = await holder_and_waiter(env.client, local_harness, pool, tmp_path, 5, 0.5)
+        listed_waiting = json.loads(await npaflow_cli(env, "list", "--json"))
+        status_waiting = await npaflow_cli(env, "status", waiter.id)
+        await local_harness.finish(holder)
+        outcome = await local_harness.finish(waiter)
+        status_after = await npaflow_cli(env, "status", waiter.id)
+        status_json = json.loads(await npaflow_cli(env, "status", waiter.id, "--json"))
+        listed_after = json.loads(await npaflow_cli(env, "list", "--json"))
+    (row,) = [r for r in listed_waiting if r["run_id"] == waiter.id]
+    assert row["phase"] == "waiting" and f"quota {pool} (8 GPUs, position 1)" == row["waiting_for"]
+    assert (
+        f"waiting: waiting for quota {pool}: needs 8 GPUs, 8 of 8 GPUs in use, position 1" in status_waiting
+    )
+    assert outcome.status == "succeeded" and outcome.ledger is not None
+    (wait,) = outcome.ledger.quota_waits
+    assert wait.pool == pool and wait.gpus == 8 and wait.granted_at and not wait.left_at
+    assert wait.seconds >= 2, wait
+    assert f"quota: waited {wait.seconds:.0f}s for quota {pool} (8 GPUs" in status_after
+    (recorded,) = status_json["quota_waits"]
+    assert recorded["granted_at"] == wait.granted_at and recorded["seconds"] == wait.seconds
+    (after,) = [r for r in listed_after if r["run_id"] == waiter.id]
+    assert after["waited_seconds"] == round(wait.seconds, 1)
+    report = local_harness.home / "runs" / waiter.id / "npa-workflow" / "report.html"
+    page = await eventually(lambda: report.exists() and report.read_text(), what="report.html")
+    assert "<h3>Quota waits</h3>" in page and f"for quota {pool} (8 GPUs" in page

@@ -176,7 +176,10 @@ def test_a_live_run_waiting_for_its_trigger_or_for_quota_shows_those_states_wait
     waiting = waiting_states(view, spec)
     views = node_views(spec_blocks(spec), ledger_of_view(view), waiting)
     assert views["ingest"].phase is NodePhase.WAITING and "trigger" in views["ingest"].detail
-    quota = view.model_copy(
-        update={"quota_waits": ["waiting for quota g: needs 8 GPUs (wave 001|serial|:produce:-)"]}
-    )
-    assert waiting_states(quota)["produce"].startswith("waiting for quota g")
+    from npaflow.runtime.quota_waits import QuotaWait
+
+    wait = QuotaWait(id="w", pool="g", wave="001|serial|:produce:-", gpus=8, queued_at="2026-12-06T00:00:00Z")
+    done = wait.model_copy(update={"id": "v", "wave": "002|serial|:other:-", "granted_at": "x"})
+    quota = view.model_copy(update={"quota_waits": [wait, done]})
+    assert waiting_states(quota)["produce"].startswith("waiting for quota g: needs 8 GPUs")
+    assert "other" not in waiting_states(quota)  # a wait that ended says nothing of now

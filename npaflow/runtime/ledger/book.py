@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from npaflow.runtime.ledger.models import LedgerDelta, WaveAttemptRecord
 from npaflow.runtime.ledger.records import DecisionRecord, Watermark
 from npaflow.runtime.notifications import NotificationRecord
+from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.runtime.vocabulary import LedgerStatus
 from npaflow.waves import WaveKey
 
@@ -29,6 +30,7 @@ class Receipt:
     waves: tuple[tuple[AttemptId, int], ...]
     watermarks: tuple[tuple[str, int], ...]
     notifications: tuple[tuple[str, int], ...]
+    quota_waits: tuple[tuple[str, int], ...]
     decisions: int
     status: LedgerStatus
     error: str
@@ -43,6 +45,7 @@ class LedgerBook:
         self._waves: dict[AttemptId, int] = {}
         self._watermarks: dict[str, int] = {}
         self._notifications: dict[str, int] = {}
+        self._quota_waits: dict[str, int] = {}
         self._decisions_written = 0
         self._status_written: LedgerStatus | None = None
         self._error_written: str | None = None
@@ -64,12 +67,18 @@ class LedgerBook:
         self._version += 1
         self._notifications[note] = self._version
 
+    def quota_wait_changed(self, wait: str) -> None:
+        """A wave began, refreshed or ended its wait for GPUs."""
+        self._version += 1
+        self._quota_waits[wait] = self._version
+
     def is_behind(self, *, status: LedgerStatus, error: str, decisions: int) -> bool:
         """True when an export would write something new."""
         return bool(
             self._waves
             or self._watermarks
             or self._notifications
+            or self._quota_waits
             or self.spec_pending
             or decisions > self._decisions_written
             or status != self._status_written
@@ -83,6 +92,7 @@ class LedgerBook:
         decisions: list[DecisionRecord],
         watermarks: Mapping[str, Watermark],
         notifications: Mapping[str, NotificationRecord],
+        quota_waits: Mapping[str, QuotaWait],
         status: LedgerStatus,
         error: str,
         cancel_reason: str,
@@ -96,12 +106,14 @@ class LedgerBook:
             decision_offset=self._decisions_written,
             watermarks={state: watermarks[state] for state in self._watermarks},
             notifications=[notifications[note] for note in self._notifications],
+            quota_waits=[quota_waits[wait] for wait in self._quota_waits],
             cancel_reason=cancel_reason,
         )
         receipt = Receipt(
             waves=tuple(self._waves.items()),
             watermarks=tuple(self._watermarks.items()),
             notifications=tuple(self._notifications.items()),
+            quota_waits=tuple(self._quota_waits.items()),
             decisions=len(decisions),
             status=status,
             error=error,
@@ -120,6 +132,9 @@ class LedgerBook:
         for note, version in receipt.notifications:
             if self._notifications.get(note) == version:
                 del self._notifications[note]
+        for wait, version in receipt.quota_waits:
+            if self._quota_waits.get(wait) == version:
+                del self._quota_waits[wait]
         self._decisions_written = max(self._decisions_written, receipt.decisions)
         self._status_written, self._error_written = receipt.status, receipt.error
         if receipt.spec:

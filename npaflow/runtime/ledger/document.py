@@ -153,6 +153,12 @@ class LedgerDocument:
             ledger.images = delta.images
         if delta.plan_change is not None:
             self._add_plan_change(delta.plan_change, now)
+        for wait in delta.quota_waits:
+            known_waits = {w.id: i for i, w in enumerate(ledger.quota_waits)}
+            if wait.id in known_waits:
+                ledger.quota_waits[known_waits[wait.id]] = wait
+            else:
+                ledger.quota_waits.append(wait)
         for note in delta.notifications:
             known = {n.id: i for i, n in enumerate(ledger.notifications)}
             if note.id in known:

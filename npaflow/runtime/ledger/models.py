@@ -23,6 +23,7 @@ from npaflow.runtime.ledger.records import (
     Watermark,
 )
 from npaflow.runtime.notifications import NotificationRecord
+from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.usage import RunUsage, TaskShape, attempt_hours
 from npaflow.runtime.vocabulary import (
@@ -301,6 +302,7 @@ class LedgerDelta(BaseModel):
     images: ImageBinding | None = None  # with the spec: how the run's images were checked and pinned
     notifications: list[NotificationRecord] = Field(default_factory=list)  # upserted by id
     reconciled: list[ReconciledJob] = Field(default_factory=list)  # upserted by job id
+    quota_waits: list[QuotaWait] = Field(default_factory=list)  # upserted by id
 
 
 class RuntimeLedger(BaseModel):
@@ -329,6 +331,7 @@ class RuntimeLedger(BaseModel):
     reconciled: list[ReconciledJob] = Field(default_factory=list)
     #: ours: the run's image overrides, the digests it launches, and whether preflight verified them
     images: ImageBinding | None = None
+    quota_waits: list[QuotaWait] = Field(default_factory=list)  # ours: each wave's wait for GPUs
 
     def latest_attempts(self) -> dict[WaveKey, WaveAttemptRecord]:
         """Return the newest attempt recorded for each wave key."""
