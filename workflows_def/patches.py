@@ -26,6 +26,8 @@ QUOTA_SET_ASIDE = "quota-set-aside-while-suspended-v1"
 ONE_ANSWER_PER_WAVE = "quota-one-answer-per-wave-v1"
 #: A pool gives a closed run's held GPUs back only once its jobs are verified ended (NpaflowQuotaPool).
 VERIFIED_RECLAIM = "quota-reclaim-after-jobs-ended-v1"
+#: A run gives a lease back with what the wave's attempts spent (the pool charges that).
+QUOTA_SPENT_RELEASE = "quota-release-with-spend-v1"
 
 
 def loads_locally() -> bool:

@@ -16,14 +16,20 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import FailureError
 
-from npaflow.quota import LeaseAnswer, LeaseRequest, QuotaClaim
-from npaflow.quota.messages import ASK_SIGNAL, RELEASE_SIGNAL, lease_id, pool_workflow_id
+from npaflow.quota import LeaseAnswer, LeaseRequest, QuotaClaim, SpentRelease
+from npaflow.quota.messages import (
+    ASK_SIGNAL,
+    RELEASE_SIGNAL,
+    RELEASE_SPENT_SIGNAL,
+    lease_id,
+    pool_workflow_id,
+)
 from npaflow.runtime.gpu_demand import wave_accelerators
 from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.traversal import Wave, WaveOutcome
 from workflows_def.activity_calls import now
 from workflows_def.cleanup import cleaned_up
-from workflows_def.patches import QUOTA_SET_ASIDE
+from workflows_def.patches import QUOTA_SET_ASIDE, QUOTA_SPENT_RELEASE
 from workflows_def.run_deps import RunDeps
 
 #: How often a waiting wave asks again (its place in line refreshed, a vanished pool found).
@@ -40,6 +46,7 @@ class QuotaLeases:
         self.state = deps.state
         self.answers = deps.mailbox.quota_answers
         self.holding: dict[str, LeaseRequest] = {}  # wave key -> the lease it holds now
+        self.granted_at: dict[str, str] = {}  # wave key -> when its lease was granted
 
     async def held(self, wave: Wave, body: Callable[[], Awaitable[WaveOutcome]]) -> WaveOutcome:
         """Run `body` while the wave holds its GPUs; a refused or unreachable pool fails the wave."""
@@ -72,7 +79,7 @@ class QuotaLeases:
         """Settle the wave's wait at once; the release signal is the cleanup to finish."""
         self.holding.pop(request.wave, None)
         self.state.quota_settled(request.wave, now=now())
-        return self._release(pool, request.lease_id)
+        return self._release(pool, request.lease_id, request.wave)
 
     async def set_aside(self, wave: Wave, wait: Callable[[str], Awaitable[None]], why: str) -> str:
         """Give the wave's GPUs back while `wait(why)` runs, then ask again: "" once granted, else why not.
@@ -84,7 +91,7 @@ class QuotaLeases:
         if request is None or self.claim is None or not workflow.patched(QUOTA_SET_ASIDE):
             await wait(why)
             return ""
-        await self._release(self.claim.pool, request.lease_id)
+        await self._release(self.claim.pool, request.lease_id, str(wave.key))
         self.state.quota_settled(str(wave.key), now=now())
         await wait(why)
         problem = await self._acquire(self.claim.pool, request)
@@ -115,16 +122,29 @@ class QuotaLeases:
                 return f"quota pool {pool} refused wave {request.wave}: {answer.refused}"
             if answer.granted:
                 self.state.quota_settled(request.wave, now=now(), granted=True)
+                self.granted_at[request.wave] = now()
                 return ""
             ask = False
             self.state.quota_waiting(waiting(pool, request, answer))
 
-    async def _release(self, pool: str, lease: str) -> None:
+    async def _release(self, pool: str, lease: str, wave: str) -> None:
+        """Give the lease back, saying what the wave's attempts spent while it held it."""
         self.answers.pop(lease, None)
-        try:  # noqa: SIM105 (workflow code imports no contextlib)
-            await workflow.get_external_workflow_handle(pool_workflow_id(pool)).signal(RELEASE_SIGNAL, lease)
+        granted = self.granted_at.pop(wave, None)
+        handle = workflow.get_external_workflow_handle(pool_workflow_id(pool))
+        try:
+            if granted is not None and workflow.patched(QUOTA_SPENT_RELEASE):
+                spent = SpentRelease(lease_id=lease, gpu_hours=self._spent(wave, granted))
+                await handle.signal(RELEASE_SPENT_SIGNAL, spent)
+            else:
+                await handle.signal(RELEASE_SIGNAL, lease)
         except FailureError:
             pass  # the pool is gone: nothing is held there any more
+
+    def _spent(self, wave: str, granted: str) -> float:
+        """GPU-hours of the wave's attempts launched since the grant, on the ledger's one clock."""
+        attempts = [r for r in self.state.waves.records() if str(r.key) == wave and r.started_at >= granted]
+        return sum(record.with_hours(now()).gpu_hours for record in attempts)
 
 
 def waiting(pool: str, request: LeaseRequest, answer: LeaseAnswer) -> QuotaWait:

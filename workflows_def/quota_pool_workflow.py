@@ -32,6 +32,7 @@ from npaflow.quota import (
     PoolStatus,
     ReleaseAnswer,
     ReleaseRun,
+    SpentRelease,
     accelerator_problem,
 )
 from npaflow.quota.messages import (
@@ -43,6 +44,7 @@ from npaflow.quota.messages import (
     POOL_WORKFLOW_TYPE,
     RELEASE_RUN_UPDATE,
     RELEASE_SIGNAL,
+    RELEASE_SPENT_SIGNAL,
     STATUS_QUERY,
 )
 from npaflow.runtime.contract import CHECK_RUN
@@ -66,6 +68,7 @@ class NpaflowQuotaPool:
         self.book = PoolBook(PoolCarry(config=PoolConfig(gpus=0)))
         self.asks: list[LeaseRequest] = []
         self.releases: list[str] = []
+        self.spent: list[SpentRelease] = []  # releases that say what their attempts spent
         self.answers: list[LeaseAnswer] = []
         self.deleting = False
 
@@ -128,6 +131,11 @@ class NpaflowQuotaPool:
         self._grant()
         return ReleaseAnswer(released=[lease.request.wave for lease in dropped], live_jobs=live)
 
+    @workflow.signal(name=RELEASE_SPENT_SIGNAL)
+    def release_spent(self, release: SpentRelease) -> None:
+        """A wave is done with its GPUs: its team is charged what its attempts spent."""
+        self.spent.append(release)
+
     @workflow.query(name=STATUS_QUERY)
     def status(self) -> PoolStatus:
         """Capacity, use by team, holders, and waiters in the order they will be served."""
@@ -165,7 +173,7 @@ class NpaflowQuotaPool:
                 await self._reclaim()
 
     def _has_work(self) -> bool:
-        return bool(self.asks or self.releases or self.answers or self.deleting)
+        return bool(self.asks or self.releases or self.spent or self.answers or self.deleting)
 
     async def _settle(self) -> None:
         """Releases, then asks, then grants; each wave is sent one answer: its newest.
@@ -175,17 +183,21 @@ class NpaflowQuotaPool:
         """
         now = self._now()
         if workflow.patched(ONE_ANSWER_PER_WAVE):
-            granted, asked = self.book.settle(self.releases, self.asks, now)
+            granted, asked = self.book.settle(self.releases, self.asks, now, self.spent)
             self.releases.clear()
+            self.spent.clear()
             self.asks.clear()
             self._tell(granted)
             self.answers.extend(asked)
             answers = list({answer.lease_id: answer for answer in self.answers}.values())
         else:  # pools started before the patch: grants made while asking went untold
-            released = bool(self.releases)
+            released = bool(self.releases or self.spent)
             for lease_id in self.releases:
                 self.book.release(lease_id, now)
+            for spent in self.spent:
+                self.book.release(spent.lease_id, now, spent.gpu_hours)
             self.releases.clear()
+            self.spent.clear()
             self.answers.extend(self.book.ask(request, now) for request in self.asks)
             self.asks.clear()
             if released:

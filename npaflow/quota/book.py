@@ -16,6 +16,7 @@ from npaflow.quota.models import (
     PoolCarry,
     PoolConfig,
     PoolStatus,
+    SpentRelease,
     TeamUsage,
 )
 
@@ -70,7 +71,11 @@ class PoolBook:
         return self.answer(lease_id)
 
     def settle(
-        self, releases: list[str], asks: list[LeaseRequest], now: float
+        self,
+        releases: list[str],
+        asks: list[LeaseRequest],
+        now: float,
+        spent: list[SpentRelease] | None = None,
     ) -> tuple[list[Lease], list[LeaseAnswer]]:
         """Releases, then asks, then one grant: the leases granted, and each asker's answer after it.
 
@@ -79,6 +84,8 @@ class PoolBook:
         """
         for lease_id in releases:
             self.release(lease_id, now)
+        for release in spent or []:
+            self.release(release.lease_id, now, release.gpu_hours)
         asked = [self.ask(request, now, serve=False) for request in asks]
         granted = self.grant(now)
         known = {lease.request.lease_id for lease in self.leases()}
@@ -94,10 +101,19 @@ class PoolBook:
             lease_id=lease_id, granted=False, position=position, in_use=self.in_use, capacity=self.config.gpus
         )
 
-    def release(self, lease_id: str, now: float) -> Lease | None:
-        """A wave is done (or no longer waits): its GPUs go back; the lease it was, if any."""
+    def release(self, lease_id: str, now: float, spent_hours: float | None = None) -> Lease | None:
+        """A wave is done (or no longer waits): its GPUs go back; the lease it was, if any.
+
+        With `spent_hours` (what the wave's attempts spent, from their job records), the
+        team is charged that instead of the time the lease was held: launches, output
+        checks and a job that ended early cost no share.
+        """
         self.charge(now)
-        return self.holders.pop(lease_id, None) or self.waiting.pop(lease_id, None)
+        lease = self.holders.pop(lease_id, None)
+        if lease is not None and spent_hours is not None:
+            team = lease.request.team
+            self.used[team] = max(0.0, self.used.get(team, 0.0) + spent_hours * 3600 - lease.charged)
+        return lease or self.waiting.pop(lease_id, None)
 
     def drop_runs(self, run_ids: set[str], now: float, *, holders: bool = True) -> list[Lease]:
         """Reclaim the leases of runs that no longer exist (without `holders`: their waiting ones).
@@ -119,9 +135,12 @@ class PoolBook:
         elapsed = max(0.0, now - self.used_at) if self.used_at else 0.0
         decay = 0.5 ** (elapsed / HALF_LIFE_SECONDS)
         self.used = {team: seconds * decay for team, seconds in self.used.items()}
-        for lease in self.holders.values():
+        for lease_id, lease in list(self.holders.items()):
             team = lease.request.team
             self.used[team] = self.used.get(team, 0.0) + lease.gpus * elapsed
+            if elapsed:  # what this lease added to its team's share, decayed alike
+                charged = lease.charged * decay + lease.gpus * elapsed
+                self.holders[lease_id] = lease.model_copy(update={"charged": charged})
         self.used_at = now
 
     def share(self, team: str) -> float:

@@ -12,6 +12,8 @@ DELETE_UPDATE = "delete"
 ASK_SIGNAL = "ask"
 #: A run gives a lease back (its id): the wave ended, or stopped waiting.
 RELEASE_SIGNAL = "release"
+#: A run gives a lease back with what its attempts spent (SpentRelease): its team is charged that.
+RELEASE_SPENT_SIGNAL = "release_spent"
 #: The pool's answer to a run (LeaseAnswer): granted, where the wave waits, or refused.
 ANSWER_SIGNAL = "quota_answer"
 #: `quota release POOL RUN`: the leases of a closed run, once its jobs ended (or with force).

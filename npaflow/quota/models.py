@@ -130,6 +130,7 @@ class Lease(BaseModel):
     asked_at: float  # workflow time, epoch seconds
     order: int  # first come, first served among equals
     since: float = 0.0  # granted at (0 while waiting)
+    charged: float = 0.0  # GPU-seconds its team was charged for it while it was held
 
 
 class LeaseAnswer(BaseModel):
@@ -201,3 +202,12 @@ class ReleaseAnswer(BaseModel):
     released: list[str] = Field(default_factory=list)  # wave keys
     live_jobs: list[str] = Field(default_factory=list)  # what the run's ledger holds in flight
     refused: str = ""
+
+
+class SpentRelease(BaseModel):
+    """A wave gives its lease back with what its attempts spent (their GPU-hours, one clock)."""
+
+    model_config = FROZEN
+
+    lease_id: str
+    gpu_hours: float = Field(ge=0, le=1e9)

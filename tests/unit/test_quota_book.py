@@ -131,3 +131,26 @@ def test_a_settle_refuses_an_ask_the_pool_could_never_hold_without_queueing_it()
     book = pool(8)
     granted, asked = book.settle([], [request("big", 16)], 0)
     assert not granted and "needs 16 GPUs and the pool holds 8" in asked[0].refused and not book.waiting
+
+
+def test_a_lease_given_back_with_its_spend_charges_the_team_what_its_attempts_spent() -> None:
+    book = pool(8)
+    book.ask(request("r1", gpus=8, team="a"), 1000.0)
+    book.release("r1|w", 1600.0, spent_hours=8 * 60 / 3600)  # held 10 min; its job ran 1 min on 8 GPUs
+    assert book.used["a"] == pytest.approx(8 * 60)  # the job's minute, not the hold
+
+
+def test_a_lease_given_back_without_its_spend_charges_the_time_it_was_held() -> None:
+    book = pool(8)
+    book.ask(request("r1", gpus=8, team="a"), 1000.0)
+    book.release("r1|w", 1600.0)
+    assert book.used["a"] == pytest.approx(8 * 600 * 0.5**0)
+
+
+def test_a_spend_release_leaves_the_charges_of_the_teams_other_leases_alone() -> None:
+    book = pool(16)
+    book.ask(request("r1", gpus=8, team="a"), 1000.0)
+    book.ask(request("r2", gpus=8, team="a"), 1000.0)
+    book.release("r1|w", 4600.0, spent_hours=0.0)  # its job never started
+    assert book.used["a"] == pytest.approx(8 * 3600)
+    assert book.holders["r2|w"].charged == pytest.approx(book.used["a"])
