@@ -17,6 +17,7 @@ from npaflow.images import ImageBinding
 from npaflow.runtime.contract import EXPORT_LEDGER, RunMemo, SearchAttribute
 from npaflow.runtime.ledger.book import Receipt
 from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec
+from npaflow.runtime.payload_limits import keywords_within
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.summary import progress_view
@@ -80,7 +81,7 @@ class RunRecorder:
         attributes: dict[str, object] = {
             PHASE_ATTRIBUTE.name: state.phase.value,
             WORKFLOW_ATTRIBUTE.name: state.workflow,
-            STATE_ATTRIBUTE.name: sorted(state.current_states),
+            STATE_ATTRIBUTE.name: keywords_within(sorted(state.current_states)),  # under Temporal's 2 KiB
         }
         updates: list[SearchAttributeUpdate[Any]] = []
         if attributes[PHASE_ATTRIBUTE.name] != self._published.get(PHASE_ATTRIBUTE.name):
@@ -90,7 +91,7 @@ class RunRecorder:
         ):
             updates.append(WORKFLOW_ATTRIBUTE.value_set(state.workflow))
         if attributes[STATE_ATTRIBUTE.name] != self._published.get(STATE_ATTRIBUTE.name):
-            updates.append(STATE_ATTRIBUTE.value_set(sorted(state.current_states)))
+            updates.append(STATE_ATTRIBUTE.value_set(keywords_within(sorted(state.current_states))))
         if updates:
             workflow.upsert_search_attributes(updates)
             self._published = attributes

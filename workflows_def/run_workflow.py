@@ -28,9 +28,10 @@ from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec, LoadSpecInpu
 from npaflow.runtime.metrics import Metric, RunOutcome
 from npaflow.runtime.notifications import RunEvent
 from npaflow.runtime.request import RUN_ID_PATTERN, RunRequest
+from npaflow.runtime.result import run_summary
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.status import FailureClass
-from npaflow.runtime.summary import RunStatusView, RunSummary, run_summary, status_view
+from npaflow.runtime.summary import RunStatusView, RunSummary, status_view
 from npaflow.runtime.timestamps import clock_reading
 from npaflow.traversal import Walker
 from workflows_def import patches

@@ -18,8 +18,11 @@ start reading:
 - `ledger/`: the `npa.workflow.runtime.v1` ledger, the delta a run has not yet
   exported, the in-memory document that merges deltas, and the
   manifest/status/stage views (its front door lists the edits a new field needs).
-- `summary.py`, `ui_text.py`, `progress.py`, `usage.py`: what a run reports
-  (status query, final summary, UI text, running totals, GPU- and node-hours).
+- `summary.py`, `result.py`, `ui_text.py`, `progress.py`, `usage.py`: what a run
+  reports (status query, the bounded final summary, UI text, running totals,
+  GPU- and node-hours); `quota_waits.py`: each wave's wait for quota GPUs.
+- `payload_limits.py`: the sizes every Temporal payload keeps under, with
+  Temporal's own limits beside them.
 - `metrics.py`, `notifications.py`: the metric catalog and run notifications.
 - `locations.py`, `timestamps.py`, `json_text.py`, `diagrams.py`:
   where a ledger lives, the timestamp format, JSON rendered in

@@ -19,7 +19,6 @@ from npaflow.runtime.ledger import (
     Watermark,
     WaveAttemptRecord,
 )
-from npaflow.runtime.ledger_layout import RUNTIME_FILE, ledger_file_uri
 from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.state_rows import StateRow, state_rows
@@ -180,10 +179,17 @@ class RunSummary(BaseModel):
     ledger_behind: str = ""  # why the last ledger export failed ("" when it was written)
     cache: CacheTally = Field(default_factory=CacheTally)  # the stage cache's hits, misses, savings
     quota_waits: list[QuotaWait] = Field(default_factory=list)  # the newest MAX_SUMMARY_WAITS
+    waves_omitted: int = 0  # older attempts left to the ledger (the result's size is bounded)
+    decisions_omitted: int = 0
+    states_omitted: int = 0  # states whose hours only the ledger lists (the costliest are here)
 
     def text_lines(self) -> list[str]:
         """The reference's text form of a summary; decisions name the state that read them."""
         lines = [f"status: {self.status.value}", f"run_id: {self.run_id}", f"waves: {self.wave_count}"]
+        if self.waves_omitted:
+            lines.append(
+                f"({self.waves_omitted} earlier wave attempts are in the ledger: {self.runtime_state_uri})"
+            )
         for wave in self.waves:
             lines.append(
                 f"{wave.key}: {wave.status.value} [{launched_as(wave)}] states="
@@ -303,29 +309,4 @@ def status_view(state: RunState, now: str = "") -> RunStatusView:
         error=state.error,
         cancel_reason=state.cancel_reason,
         usage=state.progress.usage(now),
-    )
-
-
-def run_summary(state: RunState) -> RunSummary:
-    """The final summary (reference §6.10)."""
-    waves = state.waves.records()
-    steps = [StepRecord.of(record, name) for record in waves for name in record.states]
-    runtime_uri = ledger_file_uri(state.ledger_uri, RUNTIME_FILE) if state.ledger_uri else ""
-    return RunSummary(
-        workflow=state.workflow,
-        run_id=state.run_id,
-        status=state.phase,
-        wave_count=len(waves),
-        waves=waves,
-        decisions=state.decisions,
-        steps=steps,
-        watermarks=state.watermarks,
-        run_prefix_uri=state.ledger_uri,
-        runtime_state_uri=runtime_uri,
-        error=state.error,
-        failure_class=state.failure_class,
-        usage=state.progress.usage(),
-        ledger_behind=state.ledger.failed_export,
-        cache=state.progress.cache.model_copy(),
-        quota_waits=state.quota.records()[-MAX_SUMMARY_WAITS:],
     )

@@ -12,9 +12,9 @@ from npaflow.runtime.diagrams import render_blocks
 from npaflow.runtime.ledger import Cancellation, DecisionRecord, LedgerDelta, Watermark
 from npaflow.runtime.messages import AwaitResult, JobRef, LaunchResult
 from npaflow.runtime.request import BackendName
+from npaflow.runtime.result import run_summary
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.status import FailureClass, JobStatus
-from npaflow.runtime.summary import run_summary
 from npaflow.runtime.transitions import Effect, RunNote, RunTransition, TransitionError, WaveTransition
 from npaflow.runtime.vocabulary import AttemptStage, CancellationState, LedgerStatus, RunPhase, WaveStatus
 from tests.helpers import ROOT, plan_of

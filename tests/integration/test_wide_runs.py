@@ -1,0 +1,63 @@
+"""Runs of any width finish: a 1,000-member group's result stays under Temporal's payload limits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from npaflow.runtime.payload_limits import TEMPORAL_PAYLOAD_WARNING
+from tests.harness import Harness
+
+pytestmark = pytest.mark.integration
+
+
+def wide_group(root: Path, members: int) -> str:
+    """`members` states with long names, params and one output each, 50 at a time."""
+    names = [f"shard-{index:04d}-with-a-rather-long-descriptive-member-name" for index in range(members)]
+    states: dict[str, object] = {
+        "fan": {"parallel": names, "maxConcurrency": 50, "next": "done"},
+        "done": {"run": {"shell": "true"}, "terminal": True},
+    }
+    for index, name in enumerate(names):
+        states[name] = {
+            "params": {"shard": index, "tag": f"tag-{index:04d}"},
+            "run": {"shell": f"echo {{{{config.shard}}}} > {root}/{{{{run.id}}}}-{name}.txt"},
+            "outputs": [{"uri": f"file://{root}/{{{{run.id}}}}-{name}.txt"}],
+        }
+    return json.dumps(
+        {
+            "apiVersion": "npa.workflow/v0.0.1",
+            "kind": "Workflow",
+            "metadata": {"name": "wide"},
+            "config": {"shard": 0, "tag": ""},
+            "initial": "fan",
+            "states": states,
+        }
+    )
+
+
+async def test_a_1000_member_group_with_long_names_params_and_outputs_completes_with_a_bounded_result(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        handle = await local_harness.start(wide_group(tmp_path, 1000), max_concurrency=50, poll_seconds=0.2)
+        outcome = await local_harness.finish(handle)
+        result = await local_harness.client.get_workflow_handle(handle.id).fetch_history()
+    assert outcome.status == "succeeded", outcome.error
+    assert outcome.summary is not None and outcome.summary.wave_count == 21
+    assert outcome.summary.waves_omitted > 0 and len(outcome.summary.waves) < 21
+    assert outcome.summary.states_omitted > 0 and outcome.summary.usage.node_hours > 0
+    completed = [e for e in result.events if e.HasField("workflow_execution_completed_event_attributes")]
+    (done,) = completed
+    size = sum(len(p.data) for p in done.workflow_execution_completed_event_attributes.result.payloads)
+    parts = {
+        k: len(json.dumps(v))
+        for k, v in json.loads(
+            done.workflow_execution_completed_event_attributes.result.payloads[0].data
+        ).items()
+    }
+    assert size < TEMPORAL_PAYLOAD_WARNING, str(sorted(parts.items(), key=lambda kv: -kv[1])[:6])
+    assert outcome.ledger is not None and len(outcome.ledger.waves) == 21
+    assert len(list(tmp_path.glob("*-shard-*.txt"))) == 1000
