@@ -113,58 +113,38 @@ class NpaflowReconcileRun:
     async def _reconcile(self, run_id: RunId, jobs: list[LiveJob]) -> list[ReconciledJob]:
         """Check the run is still closed, cancel what its cleanup did not keep, record it."""
         owner = next(job.owner for job in jobs if job.owner is not None)
-        standing = await call(
-            CHECK_RUN,
-            CheckRunInput(run_id=run_id, ledger_uri=owner.ledger_uri, job_ids=[j.job.job_id for j in jobs]),
-            start_to_close_timeout=timedelta(minutes=1),
-            retry_policy=SHORT_RETRY,
-            summary=f"is run {run_id} still closed?",
+        standing = await _still_closed(
+            CheckRunInput(run_id=run_id, ledger_uri=owner.ledger_uri, job_ids=[j.job.job_id for j in jobs])
         )
         if standing.ending is RunEnding.OPEN:
             return []  # a new execution owns (or will adopt) them; unknown: never cancel
         results = await asyncio.gather(*(self._cancel(job, standing) for job in jobs))
         reconciled = [r for r in results if r is not None]
         if reconciled and owner.ledger_uri:
-            await call(
-                RECORD_RECONCILED,
-                RecordReconciledInput(
-                    run_id=run_id,
-                    ledger_uri=owner.ledger_uri,
-                    workflow=owner.workflow,
-                    ending=standing.ending,
-                    jobs=reconciled,
-                ),
-                start_to_close_timeout=timedelta(minutes=2),
-                retry_policy=SHORT_RETRY,
-                summary=f"record {len(reconciled)} reconciled job(s) in the ledger of {run_id}",
+            record = RecordReconciledInput(
+                run_id=run_id,
+                ledger_uri=owner.ledger_uri,
+                workflow=owner.workflow,
+                ending=standing.ending,
+                jobs=reconciled,
             )
+            await _record(record, f"record {len(reconciled)} reconciled job(s) in the ledger of {run_id}")
         return reconciled
 
     async def _close(self, run_id: RunId, closure: LedgerClosure) -> None:
         """Close a ledger the run left open: its ended jobs as their records say, the run's end."""
-        standing = await call(
-            CHECK_RUN,
-            CheckRunInput(run_id=run_id),
-            start_to_close_timeout=timedelta(minutes=1),
-            retry_policy=SHORT_RETRY,
-            summary=f"is run {run_id} still closed?",
-        )
+        standing = await _still_closed(CheckRunInput(run_id=run_id))
         if standing.ending is RunEnding.OPEN:
             return  # a new execution owns the ledger now; unknown: leave it alone
-        await call(
-            RECORD_RECONCILED,
-            RecordReconciledInput(
-                run_id=run_id,
-                ledger_uri=closure.ledger_uri,
-                workflow=closure.workflow,
-                ending=standing.ending,
-                ended=closure.ended,
-                close=True,
-            ),
-            start_to_close_timeout=timedelta(minutes=2),
-            retry_policy=SHORT_RETRY,
-            summary=f"close the ledger of {run_id} ({standing.ending.value})",
+        record = RecordReconciledInput(
+            run_id=run_id,
+            ledger_uri=closure.ledger_uri,
+            workflow=closure.workflow,
+            ending=standing.ending,
+            ended=closure.ended,
+            close=True,
         )
+        await _record(record, f"close the ledger of {run_id} ({standing.ending.value})")
 
     async def _cancel(self, live: LiveJob, standing: RunStanding) -> ReconciledJob | None:
         """Cancel one job by exact id and verify it (None: its run left it running on purpose)."""
@@ -200,3 +180,25 @@ class NpaflowReconcileRun:
             final_status=final,
             at=now(),
         )
+
+
+async def _still_closed(request: CheckRunInput) -> RunStanding:
+    """How the run stands now (it may have been resumed since a sweep found it closed)."""
+    return await call(
+        CHECK_RUN,
+        request,
+        start_to_close_timeout=timedelta(minutes=1),
+        retry_policy=SHORT_RETRY,
+        summary=f"is run {request.run_id} still closed?",
+    )
+
+
+async def _record(request: RecordReconciledInput, summary: str) -> None:
+    """Write what the reconciler did (or found) into the run's ledger."""
+    await call(
+        RECORD_RECONCILED,
+        request,
+        start_to_close_timeout=timedelta(minutes=2),
+        retry_policy=SHORT_RETRY,
+        summary=summary,
+    )

@@ -11,7 +11,7 @@ sort_keys=True)` would write (tests/unit/test_ledger_document.py pins it).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -153,18 +153,8 @@ class LedgerDocument:
             ledger.images = delta.images
         if delta.plan_change is not None:
             self._add_plan_change(delta.plan_change, now)
-        for wait in delta.quota_waits:
-            known_waits = {w.id: i for i, w in enumerate(ledger.quota_waits)}
-            if wait.id in known_waits:
-                ledger.quota_waits[known_waits[wait.id]] = wait
-            else:
-                ledger.quota_waits.append(wait)
-        for note in delta.notifications:
-            known = {n.id: i for i, n in enumerate(ledger.notifications)}
-            if note.id in known:
-                ledger.notifications[known[note.id]] = note
-            else:
-                ledger.notifications.append(note)
+        ledger.quota_waits = _upserted(ledger.quota_waits, delta.quota_waits)
+        ledger.notifications = _upserted(ledger.notifications, delta.notifications)
         for job in delta.reconciled:
             ledger.reconciled = [j for j in ledger.reconciled if j.job_id != job.job_id] + [job]
         ledger.updated_at = now
@@ -264,3 +254,18 @@ class LedgerDocument:
         )
         top = document.model_dump(mode="json", by_alias=True, exclude={"usage"})
         return document_text({**top, "usage": self._usage.raw()})
+
+
+class _Identified(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+Record = TypeVar("Record", bound=_Identified)
+
+
+def _upserted(stored: list[Record], changed: list[Record]) -> list[Record]:
+    """`stored` with each changed record replacing the one of its id, or appended in order."""
+    merged = {record.id: record for record in stored}
+    merged.update((record.id, record) for record in changed)
+    return list(merged.values())
