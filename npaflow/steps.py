@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field, JsonValue
 from npaflow.catalog.models import ToolCatalog
 from npaflow.context import RunContext, state_config
 from npaflow.document.models import Artifact, CacheSetting, State, WorkflowSpec
+from npaflow.durations import duration_text
 from npaflow.presets import FROZEN, STRICT
 from npaflow.spec.resolve import profile_for, resolve_artifacts, resolve_command
 from npaflow.tokens import resolve_deep
@@ -152,3 +153,13 @@ class StepPlacement(BaseModel):
     iteration: int | None = None
     loop_label: str = ""
     group: str = ""
+
+
+def cache_mark(step: PlanStep) -> str:
+    """` [cached v2, max_age 7d]` for a step the stage cache may serve (plans and wave lists)."""
+    if step.cache is None:
+        return ""
+    parts = [f"v{step.cache.version}"] if step.cache.version else []
+    if step.cache.max_age_seconds:
+        parts.append(f"max_age {duration_text(step.cache.max_age_seconds)}")
+    return " [cached" + (f" {', '.join(parts)}" if parts else "") + "]"

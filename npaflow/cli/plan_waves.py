@@ -17,6 +17,7 @@ from npaflow.images import ImageBinding
 from npaflow.images import wave_images as images_of_wave
 from npaflow.plan import ExecutionPlan
 from npaflow.runtime.gpu_demand import gpus_of, wave_accelerators
+from npaflow.steps import cache_mark
 
 
 def print_waves(
@@ -59,7 +60,7 @@ def format_waves(
     lines = []
     for occurrence in plan.occurrences():
         text = f"{occurrence.index:02d}. [{occurrence.kind.value}] {occurrence.name}: " + ", ".join(
-            step.task_name for step in occurrence.steps
+            step.task_name + cache_mark(step) for step in occurrence.steps
         )
         if occurrence.group:
             declared = occurrence.max_concurrency

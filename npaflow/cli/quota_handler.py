@@ -88,7 +88,11 @@ async def quota(args: argparse.Namespace) -> int:
 def _summary(status: PoolStatus) -> str:
     kind = f" {status.config.accelerator}" if status.config.accelerator else ""
     waiting = sum(lease.gpus for lease in status.waiting)
-    return f"{status.pool}: {status.in_use} of {status.config.gpus}{kind} GPUs in use, {waiting} waiting"
+    runs = len({lease.request.run_id for lease in status.waiting})
+    return (
+        f"{status.pool}: {status.in_use} of {status.config.gpus}{kind} GPUs in use, {waiting} GPUs waiting "
+        f"({runs} run{'' if runs == 1 else 's'})"
+    )
 
 
 def _config(args: argparse.Namespace) -> PoolConfig:

@@ -16,7 +16,8 @@ def pool_lines(status: PoolStatus, now: float | None = None) -> list[str]:
     lines = [f"quota pool {status.pool}: {status.in_use} of {config.gpus}{kind} GPUs in use"]
     for team in status.teams:
         lines.append(
-            f"  team {team.team} (weight {team.weight:g}): {team.in_use} in use, {team.waiting} waiting, "
+            f"  team {team.team} (weight {team.weight:g}): {team.in_use} GPUs in use, {team.waiting} GPUs "
+            f"waiting ({_runs(status, team.team)}), "
             f"{gpu_hours_text(team.gpu_hours)} GPU-h (decayed)"
         )
     for lease in status.holders:
@@ -40,3 +41,9 @@ def _elapsed(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f}m"
     return f"{int(seconds // 3600)}h{int(seconds % 3600 // 60):02d}m"
+
+
+def _runs(status: PoolStatus, team: str) -> str:
+    """How many runs of the team wait, in words (`1 run`, `3 runs`)."""
+    runs = len({lease.request.run_id for lease in status.waiting if lease.request.team == team})
+    return f"{runs} run{'' if runs == 1 else 's'}"

@@ -93,7 +93,7 @@ async def test_quota_set_status_list_and_delete_and_submit_refuses_a_wave_the_po
         gone = await npaflow(env, local_harness, "quota", "status", "gpu16")
     assert created.returncode == 0, created.stderr
     assert "quota pool gpu16: 0 of 16 GPUs in use" in created.stdout
-    assert listed.stdout.strip() == "gpu16: 0 of 16 GPUs in use, 0 waiting", listed.stderr
+    assert listed.stdout.strip() == "gpu16: 0 of 16 GPUs in use, 0 GPUs waiting (0 runs)", listed.stderr
     assert too_wide.returncode == 2, too_wide.stderr
     assert "quota pool gpu16 holds 16 GPUs; nothing was started" in too_wide.stderr
     assert "required 24, available 16, shortfall 8" in too_wide.stderr
@@ -103,7 +103,7 @@ async def test_quota_set_status_list_and_delete_and_submit_refuses_a_wave_the_po
     assert unknown.returncode == 2 and "no quota pool 'nope'" in unknown.stderr
     assert bad.returncode == 2 and "quota pool 'Bad Pool' must be" in bad.stderr
     assert bad_team.returncode == 2 and "--team: team 'Bad Team' must be" in bad_team.stderr
-    assert "team research (weight 2): 0 in use, 0 waiting" in status.stdout
+    assert "team research (weight 2): 0 GPUs in use, 0 GPUs waiting (0 runs)" in status.stdout
     assert deleted.returncode == 0 and gone.returncode == 2 and "no quota pool 'gpu16'" in gone.stderr
     assert "Traceback" not in too_wide.stderr + unknown.stderr + bad.stderr + gone.stderr
 

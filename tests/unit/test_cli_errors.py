@@ -327,3 +327,16 @@ def test_a_schedule_whose_runs_would_share_one_ledger_prefix_is_refused_before_a
     assert ("is the same for every run of the schedule" in said) is refused
     assert refused or "cannot reach the Temporal server" in said
     assert not refused or "write 'prefix: team/nightly/{{run.id}}'" in said
+
+
+@pytest.mark.parametrize(
+    "address", ["javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,x", "ftp://h/"]
+)
+def test_a_temporal_ui_link_that_is_not_http_is_refused_before_the_page_serves(
+    address: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["ui", "--temporal-ui", address, "--port", "18234", "--address", "127.0.0.1:1"]) == 2
+    said = capsys.readouterr().err
+    assert (
+        said.count("\n") == 1 and "--temporal-ui" in said and "give the Temporal UI's http(s) address" in said
+    )

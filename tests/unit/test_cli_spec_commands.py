@@ -191,3 +191,20 @@ def test_render_writes_one_yaml_per_wave_and_lists_them(
     assert run(["render", GATE, "--out", str(tmp_path / "out")]) == 0
     listed = capsys.readouterr().out.split()
     assert listed and all(Path(p).parent == tmp_path / "out" and Path(p).read_text() for p in listed)
+
+
+def test_plan_spec_waves_marks_the_steps_the_stage_cache_may_serve(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = tmp_path / "cached.yaml"
+    spec.write_text(
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: cmark}\ninitial: a\nstates:\n"
+        "  a:\n    run: {shell: 'echo a > /tmp/x/{{run.id}}/a.txt'}\n"
+        "    outputs: [{uri: 'file:///tmp/x/{{run.id}}/a.txt'}]\n"
+        "    cache: {version: '2', max_age: 7d}\n    next: b\n"
+        "  b:\n    run: {shell: 'true'}\n    terminal: true\n"
+    )
+    assert run(["plan-spec", str(spec), "--waves"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("00. [serial] a: a [cached v2, max_age 7d] -> ")
+    assert lines[1].startswith("01. [serial] b: b -> ")

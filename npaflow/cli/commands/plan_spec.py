@@ -10,10 +10,9 @@ from enum import StrEnum
 from npaflow.cli.image_flags import add_image_arguments, add_resolve_argument
 from npaflow.cli.options import add_cap_argument, add_spec_arguments
 from npaflow.cli.spec_loading import check_assumption, load_spec_for, preview_plan, warn_decision_sources
-from npaflow.durations import duration_text
 from npaflow.gc_pause import gc_paused
 from npaflow.plan import DEFAULT_PLAN_RUN_ID, ExecutionPlan
-from npaflow.steps import PlanStep
+from npaflow.steps import cache_mark
 
 
 class PlanFormat(StrEnum):
@@ -93,15 +92,5 @@ def format_steps(plan: ExecutionPlan) -> list[str]:
         )
         iteration = f" #{step.iteration}" if step.iteration else ""
         command = " ".join(step.argv) if step.argv else step.shell
-        lines.append(f"{index:02d}. {step.state}{iteration}{where}{_cached(step)}: {command}")
+        lines.append(f"{index:02d}. {step.state}{iteration}{where}{cache_mark(step)}: {command}")
     return lines
-
-
-def _cached(step: PlanStep) -> str:
-    """` [cached v2, max_age 7d]` for a step the stage cache may serve."""
-    if step.cache is None:
-        return ""
-    parts = [f"v{step.cache.version}"] if step.cache.version else []
-    if step.cache.max_age_seconds:
-        parts.append(f"max_age {duration_text(step.cache.max_age_seconds)}")
-    return " [cached" + (f" {', '.join(parts)}" if parts else "") + "]"

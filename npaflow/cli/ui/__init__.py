@@ -39,6 +39,14 @@ def serve(args: argparse.Namespace) -> int:
             f"(--token or {TOKEN_ENV}); readers then send 'Authorization: Bearer TOKEN'"
         )
     check_port("--port", args.port)
+    temporal_ui = args.temporal_ui if args.temporal_ui is not None else os.environ.get(EnvVar.UI_URL, "")
+    if temporal_ui and temporal_ui.partition("://")[0] not in ("http", "https"):
+        where = "--temporal-ui" if args.temporal_ui is not None else EnvVar.UI_URL.value
+        raise UsageError(
+            f"{where} {temporal_ui[:200]!r}: give the Temporal UI's http(s) address, e.g. "
+            "http://127.0.0.1:8233 (it becomes a link on every page)"
+        )
+    args.temporal_ui = temporal_ui
     return asyncio.run(_serve(args, token))
 
 
@@ -50,8 +58,7 @@ async def _serve(args: argparse.Namespace, token: str) -> int:
     from npaflow.cli.ui.reads import RunReads
 
     client = await connect_from(args)
-    temporal_ui = args.temporal_ui if args.temporal_ui is not None else os.environ.get(EnvVar.UI_URL, "")
-    settings = UiSettings(namespace=client.namespace, temporal_ui=temporal_ui, token=token)
+    settings = UiSettings(namespace=client.namespace, temporal_ui=args.temporal_ui, token=token)
     app = ui_app(RunReads(client), settings)
     listening = listening_socket(args.host, args.port)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", access_log=False)
