@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,9 +41,32 @@ class _EndlessManifest(BaseHTTPRequestHandler):
         pass
 
 
+class _RedirectLoop(BaseHTTPRequestHandler):
+    """Sends every manifest request back to itself."""
+
+    def do_HEAD(self) -> None:
+        self.send_response(302)
+        self.send_header("Location", self.path)
+        self.end_headers()
+
+    do_GET = do_HEAD
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+@pytest.fixture
+def looping_registry() -> Iterator[str]:
+    yield from _serving(_RedirectLoop)
+
+
 @pytest.fixture
 def endless_registry() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _EndlessManifest)
+    yield from _serving(_EndlessManifest)
+
+
+def _serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"127.0.0.1:{server.server_address[1]}"
@@ -55,7 +79,8 @@ async def test_a_manifest_past_four_mib_is_unavailable_not_read_to_the_end(endle
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
         answer = await RegistryClient(session).resolve(parse_image(f"{endless_registry}/big/image:v1"), None)
     assert answer.status is ImageStatus.UNAVAILABLE and not answer.digest
-    assert "sent more than 4,096 KiB" in answer.detail
+    assert "answer too large" in answer.detail and "sent more than 4 MiB" in answer.detail
+    assert "unreachable" not in answer.detail
 
 
 @pytest.mark.parametrize(
@@ -70,3 +95,23 @@ def test_an_https_registry_may_not_send_the_token_request_over_plain_http(
     registry: str, realm: str, downgrade: bool
 ) -> None:
     assert realm_downgrade(registry, realm) is downgrade
+
+
+async def resolved_detail(image: str) -> str:
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session:
+        answer = await RegistryClient(session).resolve(parse_image(image), None)
+    assert answer.status is ImageStatus.UNAVAILABLE and not answer.digest
+    return answer.detail
+
+
+async def test_a_registry_that_redirects_forever_is_called_a_redirect_loop(looping_registry: str) -> None:
+    detail = await resolved_detail(f"{looping_registry}/loop/image:v1")
+    assert "redirect loop" in detail and "check its address" in detail and "unreachable" not in detail
+
+
+async def test_a_registry_port_nobody_listens_on_is_called_refused() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    detail = await resolved_detail(f"127.0.0.1:{port}/none/image:v1")
+    assert "refused the connection" in detail and "is it running" in detail

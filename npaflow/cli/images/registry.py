@@ -73,10 +73,7 @@ class RegistryClient:
         try:
             return await _Lookup(self.session, image, credentials).run()
         except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as exc:
-            what = type(exc).__name__ if not str(exc) else f"{type(exc).__name__}: {exc}"
-            return Resolution(
-                ImageStatus.UNAVAILABLE, detail=f"registry {image.registry} unreachable ({what})"
-            )
+            return Resolution(ImageStatus.UNAVAILABLE, detail=failure_words(image.registry, exc))
 
 
 class _Lookup:
@@ -203,6 +200,24 @@ class _Lookup:
         return None
 
 
+class AnswerTooLargeError(ValueError):
+    """A registry's answer past the bound: larger than any manifest or token."""
+
+
+def failure_words(registry: str, exc: BaseException) -> str:
+    """Why a registry gave no answer, by what happened, with what to check."""
+    if isinstance(exc, AnswerTooLargeError):
+        return f"registry {registry} answer too large ({exc}; a manifest is a few KiB): is it a registry?"
+    if isinstance(exc, aiohttp.TooManyRedirects):
+        return f"registry {registry} redirect loop (its answers redirect again and again): check its address"
+    if isinstance(exc, TimeoutError | aiohttp.ServerTimeoutError):
+        return f"registry {registry} timed out: it is slow or out of reach; try again, or check the network"
+    if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(exc.os_error, ConnectionRefusedError):
+        return f"registry {registry} refused the connection: is it running on that host and port?"
+    what = type(exc).__name__ if not str(exc) else f"{type(exc).__name__}: {exc}"
+    return f"registry {registry} unreachable ({what[:300]})"
+
+
 def realm_downgrade(registry_url: str, realm: str) -> bool:
     """True when an https registry names a token service that is not https."""
     return registry_url.startswith("https://") and not realm.lower().startswith("https://")
@@ -218,8 +233,7 @@ async def _bounded(response: aiohttp.ClientResponse, limit: int) -> bytes:
     async for chunk in response.content.iter_chunked(64 * 1024):
         body += chunk
         if len(body) > limit:
-            size = f"{limit // 1024:,} KiB"
-            raise ValueError(f"{response.url} sent more than {size}, larger than any manifest or token")
+            raise AnswerTooLargeError(f"{response.url} sent more than {limit / 1024 / 1024:g} MiB")
     return bytes(body)
 
 
