@@ -44,6 +44,12 @@ def add_preflight_argument(parser: argparse.ArgumentParser) -> None:
         help="start without resolving images in their registries: tags launch as they are then, "
         "unverified and unpinned (recorded in the run's input and ledger)",
     )
+    parser.add_argument(
+        "--require-images",
+        action="store_true",
+        help="on the local backend too, refuse to start while an image is not verified (the local "
+        "backend runs no images, so by default that is a warning)",
+    )
 
 
 def add_resolve_argument(parser: argparse.ArgumentParser) -> None:

@@ -147,7 +147,7 @@ async def _onto_new_spec(
         )
     catalog = load_catalogs(request.catalogs)
     new_spec = load_spec_from_str(new_text, args.spec, catalog=catalog, overrides=request.vars)
-    images = await checked_binding(args, new_spec, catalog, started=request.images)
+    images = await checked_binding(args, new_spec, catalog, backend=request.backend, started=request.images)
     update = {"spec": new_text, "spec_uri": "", "accepted_change": change, "images": images}
     return request.model_copy(update=update)
 

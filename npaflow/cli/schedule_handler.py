@@ -102,7 +102,8 @@ async def create(args: argparse.Namespace) -> int:
     schedule_spec = _spec_of(args)
     spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
     request = build_request(args, text, RunId(""), spec_uri=spec_uri)
-    request = request.model_copy(update={"images": await checked_binding(args, spec, catalog)})
+    images = await checked_binding(args, spec, catalog, backend=request.backend)
+    request = request.model_copy(update={"images": images})
     await check_quota(await connect_from(args), request, spec, catalog)
     catchup = parse_duration("--catchup-window", args.catchup_window) if args.catchup_window else None
     action = ScheduleActionStartWorkflow(

@@ -67,7 +67,8 @@ async def submit(args: argparse.Namespace) -> int:
     run_id = RunId(args.run_id or f"{spec.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
     spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
     request = build_request(args, text, run_id, spec_uri=spec_uri)
-    request = request.model_copy(update={"images": await checked_binding(args, spec, catalog)})
+    images = await checked_binding(args, spec, catalog, backend=request.backend)
+    request = request.model_copy(update={"images": images})
     client = await connect_from(args)
     await check_quota(client, request, spec, catalog)
     queue = task_queue_from(args.task_queue)

@@ -30,6 +30,7 @@ class ImagePreflight(StrEnum):
     VERIFIED = "verified"  # every image resolved; the run launches the pinned digests
     SKIPPED = "skipped"  # --skip-image-preflight: images launch as written (tags can move)
     NOT_RUN = "not_run"  # started without npaflow's check (a raw `temporal workflow start`)
+    WARNED = "warned"  # local backend (it runs no images): unverified ones were a warning, not pinned
 
 
 class ImageBinding(BaseModel):

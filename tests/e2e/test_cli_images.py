@@ -72,9 +72,10 @@ async def test_submit_lists_a_missing_and_a_protected_image_at_once_and_starts_n
             "guarded": f"{protected.host}/team/secret:v1",
         },
     )
-    submitted = await npaflow(env, fake_sky_harness, "submit", str(spec), "--run-id", "img-refused")
+    sky = ("--backend", "skypilot")
+    submitted = await npaflow(env, fake_sky_harness, "submit", str(spec), "--run-id", "img-refused", *sky)
     scheduled = await npaflow(
-        env, fake_sky_harness, "schedule", "create", "img-nightly", str(spec), "--every", "1h"
+        env, fake_sky_harness, "schedule", "create", "img-nightly", str(spec), "--every", "1h", *sky
     )
     assert submitted.returncode == 2, submitted.stderr
     assert "image preflight failed, nothing was started" in submitted.stderr
@@ -169,7 +170,9 @@ async def test_an_unreachable_registry_is_unavailable_and_nothing_starts_unless_
     public.stop()
     image = f"{public.host}/team/train:v1"
     spec = image_spec(tmp_path, {"train": image})
-    refused = await npaflow(env, fake_sky_harness, "submit", str(spec), "--run-id", "img-down")
+    refused = await npaflow(
+        env, fake_sky_harness, "submit", str(spec), "--run-id", "img-down", "--backend", "skypilot"
+    )
     async with fake_sky_harness.worker():
         skipped = await npaflow(
             env,
@@ -282,3 +285,22 @@ def test_a_registry_behind_a_bearer_token_service_answers_per_identity(
     assert (
         "refused the credentials from NPAFLOW_REGISTRY_USERNAME/NPAFLOW_REGISTRY_PASSWORD" in impostor.stdout
     )
+
+
+async def test_on_the_local_backend_an_image_not_pushed_is_a_warning_unless_images_are_required(
+    env: WorkflowEnvironment, local_harness: Harness, registries: tuple[Registry, Registry], tmp_path: Path
+) -> None:
+    public, _ = registries
+    image = f"{public.host}/team/absent:v1"
+    spec = image_spec(tmp_path, {"train": image})
+    required = await npaflow(
+        env, local_harness, "submit", str(spec), "--run-id", "img-req", "--require-images"
+    )
+    warned = await npaflow(env, local_harness, "submit", str(spec), "--run-id", "img-local")
+    assert required.returncode == 2 and f"not_found  {image} (train)" in required.stderr
+    assert warned.returncode == 0, warned.stderr
+    assert "the local backend runs no images, so these were not required" in warned.stderr
+    assert f"not_found  {image} (train)" in warned.stderr and "--resolve-images" in warned.stderr
+    description = await env.client.get_workflow_handle("img-local").describe()
+    assert description.status is not None
+    await env.client.get_workflow_handle("img-local").terminate()

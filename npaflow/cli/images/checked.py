@@ -11,16 +11,24 @@ from npaflow.cli.images.preflight import images_of, preflight, preflight_async
 from npaflow.document.models import WorkflowSpec
 from npaflow.errors import UsageError
 from npaflow.images import ImageBinding, ImagePreflight, PreflightReport
+from npaflow.runtime.request import BackendName
 
 
 async def checked_binding(
-    args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog, *, started: ImageBinding | None = None
+    args: argparse.Namespace,
+    spec: WorkflowSpec,
+    catalog: ToolCatalog,
+    *,
+    backend: BackendName,
+    started: ImageBinding | None = None,
 ) -> ImageBinding:
     """The run's image binding: the flags' overrides, and every image verified and pinned.
 
     `started` is a restarted run's binding: its overrides stay and its pins stay
     (each image it launched is checked by that digest), new images are pinned now.
-    With --skip-image-preflight nothing is asked and the binding says so.
+    With --skip-image-preflight nothing is asked and the binding says so. On the local
+    backend (which runs no images) an image not verified is a warning, unless
+    --require-images.
 
     Raises:
         UsageError: any image is not verified (every problem listed; nothing starts).
@@ -30,12 +38,27 @@ async def checked_binding(
         return binding.model_copy(update={"preflight": ImagePreflight.SKIPPED})
     images = images_of(spec, catalog, binding)
     report = await preflight_async(images, pins=binding.pins)
+    if report.problems and backend is BackendName.LOCAL and not getattr(args, "require_images", False):
+        print(local_warning(report, spec.name), file=sys.stderr)
+        pins = {**report.pins(), **binding.pins}
+        return binding.model_copy(update={"pins": pins, "preflight": ImagePreflight.WARNED})
     if report.problems:
         raise UsageError(problems_text(report, spec.name))
     if images:
         print(f"images: {len(images)} verified and pinned by digest", file=sys.stderr)
     pins = {**report.pins(), **binding.pins}
     return binding.model_copy(update={"pins": pins, "preflight": ImagePreflight.VERIFIED})
+
+
+def local_warning(report: PreflightReport, workflow: str) -> str:
+    """What the local backend says instead of refusing: which images are not verified, and how to check."""
+    lines = [f"workflow {workflow}: warning: the local backend runs no images, so these were not required:"]
+    lines += [f"  {line}" for line in report.text_lines()]
+    lines.append(
+        "before running on SkyPilot, check them with `npaflow plan-spec SPEC --resolve-images` "
+        "(or pass --require-images to refuse here as SkyPilot runs do)"
+    )
+    return "\n".join(lines)
 
 
 def problems_text(report: PreflightReport, workflow: str, *, starting: bool = True) -> str:
