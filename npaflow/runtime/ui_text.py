@@ -1,20 +1,40 @@
 """What the Temporal UI shows of a run: a static summary and details at start, current details after.
 
 Temporal renders these as Markdown on the workflow page; they are plain text
-otherwise, so each item is one short line.
+otherwise, so each item is one short line. Every value that comes from a spec, a
+job or an operator (names, decision values, errors, URIs) goes through `md`: HTML
+and Markdown are escaped, lines joined and length bounded, so no text a user or a
+job wrote can inject markup into the UI.
 """
 
 from __future__ import annotations
+
+import re
+from urllib.parse import quote
 
 from npaflow.ids import RunId
 from npaflow.runtime.state_rows import StateRow
 from npaflow.runtime.summary import ProgressView
 from npaflow.runtime.usage import gpu_hours_text
 
+#: Characters Markdown gives a meaning to, escaped with a backslash.
+_MARKDOWN = re.compile(r"([\\`*_\[\]()#!|~])")
+#: The most characters one value shows (a 2,000-character state name is cut, with an ellipsis).
+MAX_VALUE_CHARS = 200
+
+
+def md(value: object, limit: int = MAX_VALUE_CHARS) -> str:
+    """A value as inert text in Temporal's Markdown: HTML and Markdown escaped, one line, bounded."""
+    text = " ".join(str(value).split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN.sub(r"\\\1", text)
+
 
 def static_summary(workflow: str, spec_file: str) -> str:
-    """One line for the workflow list: the spec's name and file."""
-    return f"{workflow} ({spec_file})"
+    """One line for the workflow list: the spec's name and file (plain text: the list shows no Markdown)."""
+    return " ".join(f"{workflow} ({spec_file})".split())[:400]
 
 
 def static_details(
@@ -28,13 +48,13 @@ def static_details(
 ) -> str:
     """Who started what, and where its ledger is."""
     lines = [
-        f"**spec** {workflow} ({spec_file})",
-        f"**run id** {run_id}",
-        f"**ledger** {ledger_uri or 'chosen by the worker'}",
-        f"**submitted by** {submitted_by}",
+        f"**spec** {md(workflow)} ({md(spec_file)})",
+        f"**run id** {md(run_id)}",
+        f"**ledger** {md(ledger_uri or 'chosen by the worker', 400)}",
+        f"**submitted by** {md(submitted_by)}",
     ]
     if variables:
-        lines.append("**vars** " + ", ".join(f"{k}={v}" for k, v in sorted(variables.items())))
+        lines.append("**vars** " + ", ".join(f"{md(k)}={md(v)}" for k, v in sorted(variables.items())))
     return "  \n".join(lines)
 
 
@@ -45,7 +65,7 @@ def current_details(view: ProgressView) -> str:
         "**running** "
         + (
             ", ".join(
-                f"{','.join(w.states)} (job {w.job_id or 'launching'}, since {w.started_at or '-'})"
+                f"{md(','.join(w.states))} (job {md(w.job_id or 'launching')}, since {w.started_at or '-'})"
                 for w in view.running
             )
             or "-"
@@ -53,15 +73,15 @@ def current_details(view: ProgressView) -> str:
         f"**waves** {view.done} done of {view.total} so far"
         + (f", {view.retried} retried" if view.retried else ""),
     ]
-    lines.extend(f"**quota** {text}" for text in view.quota_waits)
+    lines.extend(f"**quota** {md(text, 400)}" for text in view.quota_waits)
     last = view.last_decision
     if last is not None:
         lines.append(
-            f"**last decision** {last.shown} from "
-            f"{last.state or '-'} ({last.source or 'artifact'}: {last.uri})"
+            f"**last decision** {md(last.shown)} from "
+            f"{md(last.state or '-')} ({md(last.source or 'artifact')}: {md(last.uri, 400)})"
         )
     if view.cache.text():
-        lines.append(f"**cache** {view.cache.text()}")
+        lines.append(f"**cache** {md(view.cache.text())}")
     usage = view.usage
     if usage.node_hours:
         lines.append(
@@ -70,13 +90,13 @@ def current_details(view: ProgressView) -> str:
             f"failed attempts {gpu_hours_text(usage.failed_gpu_hours)})"
         )
     lines.append(
-        f"**ledger** {view.ledger_uri or '-'}"
+        f"**ledger** {md(view.ledger_uri or '-', 400)}"
         + (" (behind: the last export failed)" if view.ledger_behind else "")
     )
     if view.error:
-        lines.append(f"**error** {view.error[:300]}")
-    if view.page:
-        lines.append(f"**run page** [{view.page}]({view.page})")
+        lines.append(f"**error** {md(view.error, 300)}")
+    if view.page:  # an http(s) address the worker checked at start
+        lines.append(f"**run page** [{md(view.page, 400)}]({quote(view.page, safe=':/?&=%#')})")
     text = "  \n".join(lines)
     return f"{text}\n\n{states_table(view.states, view.earlier_states)}" if view.states else text
 
@@ -99,4 +119,4 @@ def states_table(rows: list[StateRow], earlier: int = 0) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return md(text)

@@ -10,7 +10,7 @@ from npaflow.runtime.progress import RunProgress
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.state_rows import TABLE_ROWS, state_rows
 from npaflow.runtime.summary import progress_view
-from npaflow.runtime.ui_text import current_details
+from npaflow.runtime.ui_text import current_details, static_details
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.waves import WaveKey
 
@@ -61,3 +61,32 @@ def test_a_short_run_shows_every_state_and_no_count() -> None:
     details = current_details(progress_view(state))
     assert "earlier states" not in details
     assert all(f"| s{index} |" in details for index in range(3))
+
+
+HOSTILE = "<script>alert(1)</script> | **bold** [x](javascript:y) <b>b</b>"
+
+
+def test_no_text_from_a_spec_or_a_job_reaches_the_temporal_ui_as_markup() -> None:
+    from npaflow.runtime.summary import ProgressView
+    from npaflow.runtime.vocabulary import RunPhase
+
+    view = ProgressView(phase=RunPhase.FAILED, error=HOSTILE, quota_waits=[HOSTILE], ledger_uri=HOSTILE)
+    text = current_details(view)
+    details = static_details(
+        workflow=HOSTILE,
+        run_id=RunId("r-1"),
+        ledger_uri="file:///x",
+        submitted_by=HOSTILE,
+        spec_file="s.yaml",
+        variables={"k": HOSTILE},
+    )
+    for shown in (text, details):
+        assert "<script>" not in shown and "<b>" not in shown and "](javascript" not in shown
+        assert "&lt;script&gt;" in shown and "\\|" in shown and "\\*\\*bold\\*\\*" in shown
+
+
+def test_a_2000_character_name_is_cut_in_the_details_and_the_states_table() -> None:
+    from npaflow.runtime.ui_text import MAX_VALUE_CHARS, md
+
+    assert len(md("s" * 2000)) == MAX_VALUE_CHARS and md("s" * 2000).endswith("…")
+    assert md("line one\nline two") == "line one line two"
