@@ -8,13 +8,13 @@ the run's `status` query, polled about once a second.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
 from npaflow.printable import printable
+from npaflow.runtime.cache_tally import served_words
 from npaflow.runtime.status import JobStatus
 from npaflow.runtime.summary import RunStatusView, WaveView
 from npaflow.runtime.timestamps import epoch_seconds
@@ -83,7 +83,10 @@ def _wave_status(wave: WaveView) -> str:
 
 def _wave_line(wave: WaveView) -> str:
     where = f"wave {wave.key.sequence:03d}" + (f", group {wave.key.group}" if wave.key.group else "")
-    job = f"job {wave.job_id}" if wave.job_id else "no job yet"
+    served = served_words(wave.cache, wave.job_id)
+    job = f"job {wave.job_id}" if wave.job_id else served or "no job yet"
+    if served and wave.job_id:
+        job += f", {served}"
     return f"{_states(wave)} attempt {wave.attempt}: {_wave_status(wave)} {job} ({where})"
 
 
@@ -214,6 +217,10 @@ class Progress:
 NO_WORKER_REPEAT_SECONDS = 15.0
 
 
+#: How often the stream asks an ended run's status again when the query went unanswered.
+FINAL_TRIES = 3
+
+
 async def follow(
     fetch: Callable[[], Awaitable[Any]],
     ended: Callable[[], Awaitable[bool]],
@@ -225,10 +232,12 @@ async def follow(
 
     `no_worker()` says why nothing moves ("" while a worker polls): it is said at
     once and repeated until a worker polls again, and the status query (which only
-    a worker answers) is not sent meanwhile. A fetch that fails is skipped; a
-    closed run still answers its status query while a worker is up.
+    a worker answers) is not sent meanwhile. A fetch that fails (a busy worker's
+    query timing out) is said once and asked again, never a silent gap; after the run
+    ended it is asked up to FINAL_TRIES times, so the last changes are shown.
     """
     said_at: float | None = None
+    failing, final_tries = False, 0
     while True:
         finished = await ended()
         missing = "" if finished or no_worker is None else await no_worker()
@@ -240,8 +249,22 @@ async def follow(
             if said_at is not None:
                 progress.note("" if progress.live else "a worker polls the run's task queue now")
                 said_at = None
-            with contextlib.suppress(Exception):
+            try:
                 progress.show(await fetch())
+            except Exception as exc:  # noqa: BLE001 - any unanswered query: say it, ask again
+                if not failing:
+                    progress.note(
+                        f"the run's status query went unanswered ({type(exc).__name__}); asking again"
+                    )
+                failing = True
+                if finished and final_tries < FINAL_TRIES:
+                    final_tries += 1
+                    await asyncio.sleep(interval * final_tries)
+                    continue
+            else:
+                if failing:
+                    progress.note("" if progress.live else "the run answers its status query again")
+                failing = False
         if finished:
             return
         await asyncio.sleep(interval)

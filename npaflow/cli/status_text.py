@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from npaflow.printable import printable
-from npaflow.runtime.cache_tally import CacheTally
+from npaflow.runtime.cache_tally import CacheTally, served_words
 from npaflow.runtime.summary import ReportedWave, StatusReport
 from npaflow.runtime.usage import RunUsage, gpu_hours_text
 from npaflow.runtime.vocabulary import WaveStatus
@@ -66,11 +66,9 @@ def _wave_line(wave: ReportedWave, label: str) -> str:
     told = sky not in ("", "SUBMITTED", "RUNNING") or wave.status is not WaveStatus.RUNNING
     seen = f" ({sky})" if sky and told else ""
     job = f"job {wave.job_id}{where}{seen}" if wave.job_id else "no job yet"
-    hits = [step for step in wave.cache if step.hit]
-    if hits and not wave.job_id:
-        saved = sum(step.gpu_hours_saved for step in hits)
-        source = f"run {hits[0].source_run} job {hits[0].source_job}"
-        job = f"from the cache: {source} (saved {gpu_hours_text(saved)} GPU-h)"
+    served = served_words(wave.cache, wave.job_id)
+    if served:
+        job = f"{job}, {served}" if wave.job_id else served
     status = f"{wave.status.value} (reconciled)" if wave.reconciled else wave.status.value
     return f"  {label} attempt {wave.attempt}: {status}{category}, {job}"
 

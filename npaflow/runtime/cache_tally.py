@@ -6,6 +6,8 @@ changed), so the UI's current details cost nothing per wave of the run's length.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel
 
 from npaflow.presets import STRICT
@@ -43,3 +45,18 @@ class CacheTally(BaseModel):
         if not (self.hits or self.misses):
             return ""
         return f"{self.hits} hits (saved {gpu_hours_text(self.gpu_hours_saved)} GPU-h), {self.misses} misses"
+
+
+def served_words(steps: Sequence[CachedStep], job_id: str) -> str:
+    """How the cache served an attempt, as status and the `--wait` stream say it ("" when it did not).
+
+    `from the cache: run R job J (saved 0.0120 GPU-h)` for a wave the cache served whole;
+    `2 steps from the cache (saved …)` beside the job of a batch that launched its misses.
+    """
+    hits = [step for step in steps if step.hit]
+    if not hits:
+        return ""
+    saved = f"saved {gpu_hours_text(sum(step.gpu_hours_saved for step in hits))} GPU-h"
+    if job_id:
+        return f"{len(hits)} step{'' if len(hits) == 1 else 's'} from the cache ({saved})"
+    return f"from the cache: run {hits[0].source_run} job {hits[0].source_job} ({saved})"

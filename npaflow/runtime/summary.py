@@ -191,9 +191,11 @@ class RunSummary(BaseModel):
                 f"({self.waves_omitted} earlier wave attempts are in the ledger: {self.runtime_state_uri})"
             )
         for wave in self.waves:
+            hits = [step for step in wave.cache if step.hit]
+            job = wave.job_id or (f"cached from {hits[0].source_run}" if hits else "")
             lines.append(
                 f"{wave.key}: {wave.status.value} [{launched_as(wave)}] states="
-                f"{','.join(wave.states)} job_id={wave.job_id}"
+                f"{','.join(wave.states)} job_id={job}"
             )
         if self.cache.text():
             lines.append(f"cache: {self.cache.text()}")

@@ -257,3 +257,14 @@ def test_status_of_a_wave_still_launching_says_no_job_yet_rather_than_a_dash() -
         "  train attempt 1: running, no job yet"
         in status_text(StatusReport.model_validate(payload)).splitlines()
     )
+
+
+def test_a_wave_the_cache_served_names_its_source_not_a_missing_job() -> None:
+    from npaflow.runtime.cache_tally import served_words
+    from npaflow.runtime.ledger import CachedStep
+
+    hit = CachedStep(state="prepare", key="k", hit=True, source_run="r1", source_job="7", gpu_hours_saved=0.5)
+    miss = CachedStep(state="train", key="k2")
+    assert served_words([hit], "") == "from the cache: run r1 job 7 (saved 0.5000 GPU-h)"
+    assert served_words([hit, miss], "9") == "1 step from the cache (saved 0.5000 GPU-h)"
+    assert served_words([miss], "") == ""
