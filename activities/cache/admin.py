@@ -8,6 +8,7 @@ from activities.cache.verify import Damaged, read_entry
 from activities.ledger import read_ledger
 from activities.storage import ArtifactMissingError, StorageRouter
 from npaflow.cache import KEYS_DIR, CacheEntry, differing, key_record_uri, scope_uri
+from npaflow.cache.words import changes
 from npaflow.errors import ConfigurationError
 from npaflow.runtime.cache_admin import (
     MAX_LISTED_ENTRIES,
@@ -85,9 +86,17 @@ async def explain(storage: StorageRouter, request: CacheAdminInput) -> CacheExpl
         raise ConfigurationError(f"no ledger at {request.ledger_uri} (the run wrote none yet)")
     looked = [step for wave in ledger.waves for step in wave.cache if step.state == request.state]
     if not looked:
+        cached = sorted({step.state for wave in ledger.waves for step in wave.cache})
+        ran = sorted({state for wave in ledger.waves for state in wave.states})
+        if request.state not in ran:
+            raise ConfigurationError(
+                f"run {ledger.run_id} has no state {request.state!r}; its cached states: "
+                f"{', '.join(cached) or 'none'} (every state it ran: {', '.join(ran) or 'none yet'})"
+            )
         raise ConfigurationError(
             f"state {request.state!r} of run {ledger.run_id} was never looked up in the stage cache "
-            "(it has no cache:, the run ran with --cache off, or it has not reached the state yet)"
+            "(it has no cache:, or the run ran with --cache off); its cached states: "
+            f"{', '.join(cached) or 'none'}"
         )
     step = looked[-1]
     if not step.entry:
@@ -104,8 +113,14 @@ async def explain(storage: StorageRouter, request: CacheAdminInput) -> CacheExpl
         return CacheExplanation(state=request.state, step=step, components=_dump(mine))
     newest_uri, newest = max(same_state, key=lambda pair: pair[1].created_at)
     changed = differing(newest.components, mine.components) if mine else []
+    words = changes(newest.components, mine.components) if mine else []
     return CacheExplanation(
-        state=request.state, step=step, components=_dump(mine), newest_entry=newest_uri, differing=changed
+        state=request.state,
+        step=step,
+        components=_dump(mine),
+        newest_entry=newest_uri,
+        differing=changed,
+        changes=words,
     )
 
 

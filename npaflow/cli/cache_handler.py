@@ -130,12 +130,21 @@ def explanation_text(found: CacheExplanation) -> str:
     verdict = (
         f"hit (run {step.source_run} job {step.source_job})" if step.hit else f"miss: {step.reason or '-'}"
     )
-    lines = [f"state {found.state}: {verdict}", f"key: {step.key}", f"entry: {step.entry or '-'}"]
+    lines = [f"state {found.state}: {verdict}", f"key: {step.key}"]
+    if step.hit:
+        lines.append(f"entry: {step.entry or '-'}")
+    else:
+        written = "written when this attempt succeeded" if step.stored else "written once the state succeeds"
+        lines.append(f"new entry: {step.entry or '-'} ({written})")
     if found.newest_entry:
         lines.append(f"newest other entry of the state: {found.newest_entry}")
-        lines.append(
-            "differs in: " + (", ".join(found.differing) or "its key's components were not recorded")
-        )
+        if found.changes:
+            lines.append("differs in:")
+            lines.extend(f"  {change}" for change in found.changes)
+        else:
+            lines.append(
+                "differs in: " + (", ".join(found.differing) or "its key's components were not recorded")
+            )
     elif not step.hit:
         lines.append("no other entry of the state in this scope to compare with")
     return "\n".join(lines)

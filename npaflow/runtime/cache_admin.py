@@ -71,7 +71,9 @@ class CacheExplanation(BaseModel):
     step: CachedStep
     components: dict[str, object] = Field(default_factory=dict)
     newest_entry: str = ""  # the state's newest entry in the scope ("" when none)
-    differing: list[str] = Field(default_factory=list)  # components that differ from it
+    differing: list[str] = Field(default_factory=list)  # components that differ from it (key paths)
+    changes: list[str] = Field(default_factory=list)  # the same, in the spec's and the store's words
+    states: list[str] = Field(default_factory=list)  # with no step: the run's cached states
 
 
 class CacheAdminResult(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -35,8 +36,10 @@ async def test_list_explain_and_purge_the_entries_of_a_scope(
     assert "cache-chain/report" in listed.stdout and "run cli-two" in listed.stdout
     assert explained.returncode == 0, explained.stderr
     assert "state report: miss: no entry for this key" in explained.stdout
-    assert "differs in: step.task.run" in explained.stdout
-    assert unknown.returncode == 2 and "was never looked up in the stage cache" in unknown.stderr
+    assert "differs in:\n  the command (run): changed" in explained.stdout
+    assert "new entry: " in explained.stdout and "(written when this attempt succeeded)" in explained.stdout
+    assert unknown.returncode == 2 and "run cli-two has no state 'nope'" in unknown.stderr
+    assert "its cached states: evaluate, prep, publish, report, tokenize, train" in unknown.stderr
     assert refused.returncode == 2 and "needs --scope SCOPE, --older-than DURATION" in refused.stderr
     assert "Traceback" not in unknown.stderr + refused.stderr
     assert purged.stdout.startswith("purged 8 entries under ")
@@ -78,9 +81,9 @@ async def test_purge_by_key_run_and_state_deletes_exactly_what_its_dry_run_lists
             await local_harness.start(chain_spec(tmp_path, commands=edited), run_id="pk-two")
         )
         cli = lambda *words: npaflow(env, local_harness, "cache", *words)  # noqa: E731
-        listed = (await cli("list", "--scope", "cache-chain")).stdout
-        prep_key = next(line.split()[1] for line in listed.splitlines() if "/prep " in line)
-        full_key = next(p.stem for p in entries_dir(local_harness, "cache-chain").glob("*.json"))
+        rows = json.loads((await cli("list", "--scope", "cache-chain", "--json")).stdout)["rows"]
+        keys = {row["state"]: row["key"] for row in rows if row["source_run"] == "pk-one"}
+        prep_key, full_key = keys["prep"], keys["tokenize"].removeprefix("sha256:")
         dry = await cli("purge", "--run", "pk-two", "--dry-run")
         by_run_state = await cli("purge", "--run", "pk-two", "--state", "report")
         by_run = await cli("purge", "--run", "pk-two")
@@ -108,3 +111,17 @@ async def test_purge_by_key_run_and_state_deletes_exactly_what_its_dry_run_lists
     assert left.startswith("5 entries under ") and full_key[:12] not in left
     for result in (nothing, too_short, state_alone):
         assert "Traceback" not in result.stderr
+
+
+async def test_explain_names_an_edited_input_by_its_uri_and_its_content_digest(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        await local_harness.finish(await local_harness.start(chain_spec(tmp_path), run_id="in-one"))
+        await local_harness.finish(
+            await local_harness.start(chain_spec(tmp_path, seed="s2"), run_id="in-two")
+        )
+        explained = await npaflow(env, local_harness, "cache", "explain", "in-two", "--state", "prep")
+    assert explained.returncode == 0, explained.stderr
+    assert f"  input {tmp_path}/seed.txt: content sha256 " in explained.stdout
+    assert "inputs[0]" not in explained.stdout and "etag" not in explained.stdout
