@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import aiohttp
 import structlog
 from pydantic import SecretStr
 from temporalio import activity
@@ -33,11 +32,14 @@ def _hidden(text: str, url: str) -> str:
     return text.replace(url, "<webhook>") if url else text
 
 
-def _post(url: str, body: bytes, timeout: float) -> int:
-    request = urllib.request.Request(
-        url, data=body, method="POST", headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=timeout) as response:
+async def _post(url: str, body: bytes, timeout: float) -> int:
+    """POST once (no redirect followed: a webhook that moved is a misconfiguration to report)."""
+    async with (
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session,
+        session.post(
+            url, data=body, headers={"Content-Type": "application/json"}, allow_redirects=False
+        ) as response,
+    ):
         return int(response.status)
 
 
@@ -72,10 +74,9 @@ class Notifier:
         """Why the POST failed ("" when delivered); the URL itself never appears."""
         url, name = secret.get_secret_value(), f"webhook {index + 1} of {len(self.webhooks)}"
         try:
-            status = await asyncio.to_thread(_post, url, body, self.timeout)
-        except urllib.error.HTTPError as exc:
-            return f"{name}: HTTP {exc.code}"
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
-            return f"{name}: {_hidden(str(reason), url)}"[:300]
+            status = await _post(url, body, self.timeout)
+        except TimeoutError:
+            return f"{name}: no answer in {self.timeout:g}s"
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            return f"{name}: {_hidden(f'{type(exc).__name__}: {exc}', url)}"[:300]
         return "" if 200 <= status < 300 else f"{name}: HTTP {status}"

@@ -11,9 +11,9 @@ import asyncio
 import collections
 import socket
 import time
-import urllib.request
 from collections.abc import Mapping
 
+import aiohttp
 import structlog
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from temporalio.client import Client
@@ -205,16 +205,19 @@ class MetricsEndpoint:
             self._server.close()
             await self._server.wait_closed()
 
-    def body(self) -> bytes:
+    async def body(self) -> bytes:
         """What one scrape returns."""
-        return self.sink.text() + self._sdk_text()
+        return self.sink.text() + await self._sdk_text()
 
-    def _sdk_text(self) -> bytes:
+    async def _sdk_text(self) -> bytes:
         try:
-            with urllib.request.urlopen(f"http://{self.sdk_address}/metrics", timeout=5) as response:
-                return bytes(response.read())
-        except OSError as exc:
-            return f"# the Temporal SDK exporter did not answer: {exc}\n".encode()
+            async with (
+                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session,
+                session.get(f"http://{self.sdk_address}/metrics") as response,
+            ):
+                return await response.read()
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            return f"# the Temporal SDK exporter did not answer: {type(exc).__name__}: {exc}\n".encode()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -223,7 +226,7 @@ class MetricsEndpoint:
             if path.split(b"?")[0] != b"/metrics":
                 writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             else:
-                body = await asyncio.to_thread(self.body)
+                body = await self.body()
                 writer.write(
                     b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
                     + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
