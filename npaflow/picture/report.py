@@ -138,20 +138,32 @@ def run_sections(
     views = node_views(spec_blocks(spec), ledger, waiting)
     temporal = f' · <a href="{escape(links.temporal_ui)}">Temporal UI</a>' if links.temporal_ui else ""
     error = f'<p class="error">{escape(ledger.error)}</p>' if ledger.error else ""
+    reasons = sorted(set((waiting or {}).values()))
+    waits = "".join(f'<p class="waiting" id="run-waiting">{escape(reason)}</p>' for reason in reasons[:5])
     return {
         "meta": (
             f"workflow <b>{escape(spec.name)}</b> · status "
             f'<b id="run-status">{escape(ledger.status.value)}</b>'
             f" · updated {escape(ledger.updated_at or '-')} · "
             f"{gpu_hours_text(ledger.usage.gpu_hours)} GPU-hours"
-            f"{temporal}{error}"
+            f"{temporal}{waits}{error}"
         ),
         "graph": graph_svg(spec_layout(spec), views, title=f"{spec.name}: {ledger.run_id}"),
-        "timeline": timeline_svg(ledger.waves, now) or "<p>Nothing launched.</p>",
+        "timeline": timeline_svg(ledger.waves, now)
+        or (
+            "<p>Nothing launched yet: " + escape(reasons[0]) + ".</p>"
+            if reasons
+            else "<p>Nothing launched.</p>"
+        ),
         "states": _states_table(ledger, views, links),
         "decisions": _decisions_table(ledger),
         "usage": _usage_table(ledger),
     }
+
+
+def _nothing_launched(reasons: list[str]) -> str:
+    """The timeline before any launch: what the run waits for, when it waits."""
+    return f"<p>Nothing launched yet: {escape(reasons[0])}.</p>" if reasons else "<p>Nothing launched.</p>"
 
 
 def page_html(title: str, heading: str, sections: dict[str, str], *, head: str = "", tail: str = "") -> str:

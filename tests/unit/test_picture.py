@@ -183,3 +183,22 @@ def test_a_live_run_waiting_for_its_trigger_or_for_quota_shows_those_states_wait
     quota = view.model_copy(update={"quota_waits": [wait, done]})
     assert waiting_states(quota)["produce"].startswith("waiting for quota g: needs 8 GPUs")
     assert "other" not in waiting_states(quota)  # a wait that ended says nothing of now
+
+
+def test_a_page_says_in_text_what_a_waiting_run_waits_for_in_its_header_and_timeline() -> None:
+    from npaflow.picture.live import ledger_of_view, waiting_states
+    from npaflow.picture.report import run_sections
+    from npaflow.runtime.quota_waits import QuotaWait
+    from npaflow.runtime.summary import RunStatusView
+    from npaflow.runtime.vocabulary import RunPhase
+
+    spec = load(EXAMPLES / "trigger-watch.yaml")
+    wait = QuotaWait(
+        id="w", pool="g<b>", wave="001|serial|:produce:-", gpus=2, in_use=2, capacity=3, position=1,
+        queued_at="2026-12-06T00:00:00Z",
+    )  # fmt: skip
+    view = RunStatusView(run_id="t-1", workflow="trigger-watch", phase=RunPhase.RUNNING, quota_waits=[wait])
+    sections = run_sections(spec, ledger_of_view(view), now=0.0, waiting=waiting_states(view, spec))
+    said = "waiting for quota g&lt;b&gt;: needs 2 GPUs, 2 of 3 GPUs in use, position 1"
+    assert f'<p class="waiting" id="run-waiting">{said}' in sections["meta"]
+    assert sections["timeline"].startswith(f"<p>Nothing launched yet: {said}")
