@@ -40,6 +40,10 @@ MAX_STATUS_ERRORS = 20
 MAX_CONSECUTIVE_STATUS_ERRORS = 5
 
 
+#: Task starts a heartbeat carries (a JobGroup wider than this reports its first tasks).
+MAX_TASK_STARTS = 200
+
+
 class JobActivities:
     """await_wave, bound to the worker's pollers."""
 
@@ -234,8 +238,12 @@ class JobWatch:
             row.task_name or str(row.task_id): row.recovery_reason for row in rows if row.recovery_reason
         }
         running = sorted(row.task_name for row in rows if row.status.is_active())
+        starts = {str(row.task_id): row.start_at for row in rows[:MAX_TASK_STARTS] if row.start_at}
         self.hb.details = self.hb.details.model_copy(
-            update={"max_concurrent": max(self.hb.details.max_concurrent, len(running))}
+            update={
+                "max_concurrent": max(self.hb.details.max_concurrent, len(running)),
+                "task_starts": starts,
+            }
         )
         last = self.observations[-1] if self.observations else None
         if last is not None and (last.statuses, last.recovering) == (statuses, recovering):

@@ -149,12 +149,7 @@ def run_sections(
             f"{temporal}{waits}{error}"
         ),
         "graph": graph_svg(spec_layout(spec), views, title=f"{spec.name}: {ledger.run_id}"),
-        "timeline": timeline_svg(ledger.waves, now)
-        or (
-            "<p>Nothing launched yet: " + escape(reasons[0]) + ".</p>"
-            if reasons
-            else "<p>Nothing launched.</p>"
-        ),
+        "timeline": timeline_svg(ledger.waves, now, ledger.quota_waits) or _nothing_launched(reasons),
         "states": _states_table(ledger, views, links),
         "decisions": _decisions_table(ledger),
         "usage": _usage_table(ledger),

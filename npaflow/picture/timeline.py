@@ -3,10 +3,13 @@
 A bar runs from the launch to the end (or to the newest observation while it
 runs): the part before the first task started is drawn pale (launching,
 provisioning), the rest in the attempt's colour; a failed attempt ends in a cross.
+A wave's wait for quota GPUs is a bar of its own (in the waiting colour), from
+the ask to the grant, or to now while it waits.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -14,6 +17,7 @@ from npaflow.picture.geometry import CHAR_WIDTH, MARGIN
 from npaflow.picture.node_states import NodePhase
 from npaflow.picture.svg import PHASE_COLOURS
 from npaflow.runtime.ledger.models import WaveAttemptRecord
+from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.runtime.timestamps import epoch_seconds
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.waves import pass_labels
@@ -52,16 +56,19 @@ def _end(wave: WaveAttemptRecord, now: float) -> float:
     return _seconds(wave.ended_at) or _seconds(observed) or now
 
 
-def timeline_bars(waves: list[WaveAttemptRecord], now: float) -> tuple[list[str], list[Bar], float]:
+def timeline_bars(
+    waves: list[WaveAttemptRecord], now: float, waits: Sequence[QuotaWait] = ()
+) -> tuple[list[str], list[Bar], float]:
     """The row labels, the bars, and the span in seconds (every time relative to the first launch)."""
     launched = [(wave, _seconds(wave.started_at)) for wave in waves]
     timed = [(wave, at) for wave, at in launched if at is not None]
-    if not timed:
+    queued = [(wait, at) for wait, at in ((w, _seconds(w.queued_at)) for w in waits) if at is not None]
+    if not timed and not queued:
         return [], [], 0.0
-    origin = min(at for _, at in timed)
+    origin = min([at for _, at in timed] + [at for _, at in queued])
     labels = pass_labels([wave.key for wave, _ in timed])
     rows: dict[str, int] = {}
-    bars = []
+    bars = [_wait_bar(wait, origin, now, rows) for wait, _ in queued]
     for wave, at in timed:
         label = labels[wave.key.sequence]
         row = rows.setdefault(label, len(rows))
@@ -78,6 +85,14 @@ def timeline_bars(waves: list[WaveAttemptRecord], now: float) -> tuple[list[str]
     return list(rows), bars, max(bar.ended for bar in bars) or 1.0
 
 
+def _wait_bar(wait: QuotaWait, origin: float, now: float, rows: dict[str, int]) -> Bar:
+    """A wave's wait for quota GPUs: one solid bar in the waiting colour, on its own row."""
+    row = rows.setdefault(f"quota wait {len(rows) + 1}", len(rows))
+    asked = (_seconds(wait.queued_at) or now) - origin
+    end = (_seconds(wait.granted_at or wait.left_at) or now) - origin
+    return Bar(row, 1, asked, asked, max(end, asked), NodePhase.WAITING, wait.text())
+
+
 def _tick_text(seconds: float) -> str:
     if seconds >= 3600:
         return f"{seconds / 3600:.1f} h"
@@ -88,9 +103,9 @@ def _tick_text(seconds: float) -> str:
     return f"{seconds:.2f}".rstrip("0").rstrip(".") + " s"
 
 
-def timeline_svg(waves: list[WaveAttemptRecord], now: float) -> str:
-    """The Gantt chart of every wave attempt ("" when nothing launched yet)."""
-    labels, bars, span = timeline_bars(waves, now)
+def timeline_svg(waves: list[WaveAttemptRecord], now: float, waits: Sequence[QuotaWait] = ()) -> str:
+    """The Gantt chart of every wave attempt and quota wait ("" when nothing launched or waited yet)."""
+    labels, bars, span = timeline_bars(waves, now, waits)
     if not bars:
         return ""
     left = MARGIN + CHAR_WIDTH * max(len(label) for label in labels) + 12

@@ -306,3 +306,6 @@ class HeartbeatDetails(BaseModel):
     pending_since: float = 0.0  # first poll that saw the job waiting for resources
     max_concurrent: int = 0
     objects: int = 0  # trigger waits: objects seen at the last listing
+    #: await: each task's start as the backend reported it (task id -> ledger timestamp), so a
+    #: running attempt's start is known before its await ends (the page's bars, its spend)
+    task_starts: dict[str, str] = Field(default_factory=dict)

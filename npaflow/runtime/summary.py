@@ -16,6 +16,7 @@ from npaflow.runtime.ledger import (
     MaybeFailureClass,
     MaybeJobStatus,
     ReconciledJob,
+    TaskRow,
     Watermark,
     WaveAttemptRecord,
 )
@@ -51,6 +52,7 @@ class WaveView(BaseModel):
     node_hours: float = 0.0
     cache: list[CachedStep] = Field(default_factory=list)  # the stage cache's hits and misses
     error: str = ""
+    tasks: list[TaskRow] = Field(default_factory=list)  # the job's task rows (the page's timeline)
 
     @classmethod
     def of(cls, record: WaveAttemptRecord) -> WaveView:
@@ -72,6 +74,7 @@ class WaveView(BaseModel):
             node_hours=record.node_hours,
             cache=record.cache,
             error=record.error,
+            tasks=record.tasks,
         )
 
 
@@ -294,6 +297,24 @@ def progress_view(state: RunState) -> ProgressView:
     )
 
 
+#: Task rows a status answer carries (the newest attempts' first; older ones' rows are in the ledger).
+STATUS_TASK_ROW_BYTES = 64 * 1024
+
+
+def rows_within(views: list[WaveView], budget: int = STATUS_TASK_ROW_BYTES) -> list[WaveView]:
+    """The views with their task rows while the rows fit `budget`, newest first; older ones bare."""
+    kept: list[WaveView] = []
+    spent = 0
+    for view in reversed(views):
+        size = sum(len(row.model_dump_json()) for row in view.tasks)
+        if view.tasks and spent + size > budget:
+            view = view.model_copy(update={"tasks": []})
+        spent += size if view.tasks else 0
+        kept.append(view)
+    kept.reverse()
+    return kept
+
+
 def status_view(state: RunState, now: str = "") -> RunStatusView:
     """The live status for the `status` query (running attempts' spend counted up to `now`)."""
     return RunStatusView(
@@ -304,7 +325,7 @@ def status_view(state: RunState, now: str = "") -> RunStatusView:
         backend=state.backend,
         current_states=state.current_states,
         quota_waits=state.quota.records(),
-        waves=[WaveView.of(r) for r in state.waves.records()],
+        waves=rows_within([WaveView.of(r) for r in state.waves.records()]),
         decisions=state.decisions,
         ledger_uri=state.ledger_uri,
         ledger_behind=state.ledger.failed_export,

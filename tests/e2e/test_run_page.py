@@ -77,6 +77,13 @@ def phase_of(state: str) -> str:
     return f"document.querySelector('[data-state=\"{state}\"]').dataset.phase"
 
 
+#: The width of each timeline bar's solid part (from its first task's start): pale before it.
+SOLID_WIDTHS = (
+    "[...document.querySelectorAll('#timeline .bar')]"
+    ".map(bar => parseFloat(bar.querySelectorAll('rect')[1].getAttribute('width')))"
+)
+
+
 async def test_a_gate_loop_page_turns_the_gate_from_running_to_succeeded_without_a_reload(
     local_harness: Harness, ui: str, page: BrowserPage, tmp_path: Path
 ) -> None:
@@ -88,12 +95,14 @@ async def test_a_gate_loop_page_turns_the_gate_from_running_to_succeeded_without
         await page.value("window.loadedOnce = true")
         await page.until(f"{phase_of('quality-gate')} === 'running'")
         assert await page.value(phase_of("publish")) == "pending"
+        await page.until(f"{SOLID_WIDTHS}.some(width => width > 0)")  # started: solid while it runs
         (tmp_path / "go").touch()
         outcome = await local_harness.finish(handle)
         await page.until("document.getElementById('run-status').textContent === 'succeeded'")
         phases = {s: await page.value(phase_of(s)) for s in ("quality-gate", "route", "publish", "escalate")}
         caption = await page.value("document.querySelector('[data-state=\"refine\"] .caption').textContent")
         taken = await page.value("[...document.querySelectorAll('.edge.taken')].map(e => e.dataset.target)")
+        solid = await page.value(SOLID_WIDTHS)
         await page.screenshot(shots(tmp_path) / "run-page-gate-loop.png")
     assert outcome.status == "succeeded"
     assert await page.value("window.loadedOnce") is True  # the page changed in place: never reloaded
@@ -104,6 +113,7 @@ async def test_a_gate_loop_page_turns_the_gate_from_running_to_succeeded_without
         "escalate": "skipped",
     }
     assert "iteration 2" in caption  # the loop went round twice
+    assert max(solid) >= 2  # a finished attempt is drawn solid from its task's start, as in report.html
     assert "publish" in taken and "escalate" not in taken  # the branch the decision took
     assert page.off_machine() == [], page.off_machine()
 

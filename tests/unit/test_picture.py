@@ -201,4 +201,7 @@ def test_a_page_says_in_text_what_a_waiting_run_waits_for_in_its_header_and_time
     sections = run_sections(spec, ledger_of_view(view), now=0.0, waiting=waiting_states(view, spec))
     said = "waiting for quota g&lt;b&gt;: needs 2 GPUs, 2 of 3 GPUs in use, position 1"
     assert f'<p class="waiting" id="run-waiting">{said}' in sections["meta"]
-    assert sections["timeline"].startswith(f"<p>Nothing launched yet: {said}")
+    assert "phase-waiting" in sections["timeline"] and said in sections["timeline"]  # the wait's own bar
+    bare = view.model_copy(update={"quota_waits": []})
+    trigger = run_sections(spec, ledger_of_view(bare), now=0.0, waiting=waiting_states(bare, spec))
+    assert trigger["timeline"].startswith("<p>Nothing launched")

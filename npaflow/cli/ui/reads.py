@@ -9,7 +9,6 @@ An ended run shows the summary it ended with, which the server keeps.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -17,15 +16,14 @@ from typing import Any
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 
-from npaflow.cli.clock import utc_now_text
 from npaflow.cli.list_handler import run_rows, visibility_query
+from npaflow.cli.live_view import live_view
 from npaflow.cli.run_endings import read_ending
 from npaflow.cli.temporal_client import describe_or_fail, has_pollers
 from npaflow.cli.ui.loaded_spec import loaded_spec
 from npaflow.document.models import WorkflowSpec
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError
-from npaflow.runtime.contract import STATUS_QUERY
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunStatusView
 from npaflow.spec.load import parse_spec
@@ -84,9 +82,7 @@ class RunReads:
             )
             return shot
         try:
-            shot.view = await asyncio.wait_for(
-                handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView), QUERY_SECONDS
-            )
+            shot.view = await live_view(self.client, handle, QUERY_SECONDS)
         except (TimeoutError, RPCError) as error:
             shot.problem = f"its worker did not answer the status query ({type(error).__name__}); retrying"
         return shot

@@ -1,0 +1,71 @@
+"""A running run's status as people are shown it: its `status` answer, and its awaits' latest word.
+
+The run learns a job's status and its tasks' starts only when the job's await ends;
+each await's heartbeat (kept by the server in the run's pending activities) has
+the backend's latest word. `submit --wait`, `status --watch` and the page merge it
+in, so a running attempt shows its backend status and its tasks' starts (solid
+bars, spend from the job's own start) while it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError
+
+from npaflow.cli.clock import utc_now_text
+from npaflow.runtime.contract import AWAIT_WAVE, STATUS_QUERY
+from npaflow.runtime.ledger import TaskRow
+from npaflow.runtime.messages import HeartbeatDetails
+from npaflow.runtime.status import JobStatus
+from npaflow.runtime.summary import RunStatusView, WaveView
+from npaflow.runtime.vocabulary import WaveStatus
+
+
+async def live_view(client: Client, handle: WorkflowHandle[Any, Any], seconds: float) -> RunStatusView:
+    """The status query's answer (counted up to now), with each running job's heartbeat merged in.
+
+    Raises:
+        TimeoutError: the query went unanswered within `seconds`.
+    """
+    asked = handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView)
+    view: RunStatusView = await asyncio.wait_for(asked, seconds)
+    polled = await polled_jobs(client, handle)
+    return view.model_copy(update={"waves": [_merged(wave, polled) for wave in view.waves]})
+
+
+def _merged(wave: WaveView, polled: dict[str, HeartbeatDetails]) -> WaveView:
+    details = polled.get(wave.job_id)
+    if wave.status is not WaveStatus.RUNNING or details is None:
+        return wave
+    update: dict[str, Any] = {"sky_status": details.last_status}
+    if not wave.tasks and details.task_starts:
+        update["tasks"] = [
+            TaskRow(job_id=wave.job_id, task_id=int(task), start_at=start, status=JobStatus.RUNNING)
+            for task, start in sorted(details.task_starts.items(), key=lambda pair: int(pair[0]))
+            if task.isdigit()
+        ]
+    return wave.model_copy(update=update)
+
+
+async def polled_jobs(client: Client, handle: WorkflowHandle[Any, Any]) -> dict[str, HeartbeatDetails]:
+    """Each job's await heartbeat (awaits that have polled at least once), by job id."""
+    try:
+        description = await handle.describe()
+    except RPCError:
+        return {}
+    found: dict[str, HeartbeatDetails] = {}
+    for pending in description.raw_description.pending_activities:
+        if pending.activity_type.name != AWAIT_WAVE.name or not pending.heartbeat_details.payloads:
+            continue
+        try:
+            (details,) = await client.data_converter.decode(
+                pending.heartbeat_details.payloads, [HeartbeatDetails]
+            )
+        except Exception:  # noqa: BLE001 - a detail this build cannot read: show the run's own view
+            continue
+        if isinstance(details, HeartbeatDetails) and details.job_id and details.polls:
+            found[details.job_id] = details
+    return found

@@ -1,0 +1,37 @@
+"""A running attempt's tasks' starts reach the page and the stream from its await's heartbeat."""
+
+from __future__ import annotations
+
+import pytest
+
+from npaflow.cli.live_view import _merged
+from npaflow.runtime.messages import HeartbeatDetails
+from npaflow.runtime.status import JobStatus
+from npaflow.runtime.summary import WaveView
+from npaflow.runtime.vocabulary import WaveStatus
+from npaflow.waves import WaveKey
+
+pytestmark = pytest.mark.unit
+
+
+def running(job: str = "7") -> WaveView:
+    return WaveView(
+        key=WaveKey.parse("001||train"), attempt=1, states=["train"], job_id=job, job_name="j",
+        status=WaveStatus.RUNNING,
+    )  # fmt: skip
+
+
+def test_a_running_attempt_takes_its_tasks_starts_and_status_from_its_heartbeat() -> None:
+    beat = HeartbeatDetails(
+        job_id="7", polls=3, last_status=JobStatus.RUNNING, task_starts={"0": "2026-12-06T01:00:00Z"}
+    )
+    merged = _merged(running(), {"7": beat})
+    assert merged.sky_status is JobStatus.RUNNING
+    assert [(row.task_id, row.start_at) for row in merged.tasks] == [(0, "2026-12-06T01:00:00Z")]
+
+
+def test_an_attempt_without_a_heartbeat_or_already_ended_is_left_as_the_run_says() -> None:
+    assert _merged(running(), {}) == running()
+    ended = running().model_copy(update={"status": WaveStatus.SUCCEEDED})
+    beat = HeartbeatDetails(job_id="7", polls=1, task_starts={"0": "2026-12-06T01:00:00Z"})
+    assert _merged(ended, {"7": beat}) == ended
