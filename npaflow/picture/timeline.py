@@ -87,7 +87,7 @@ def timeline_bars(
 
 def _wait_bar(wait: QuotaWait, origin: float, now: float, rows: dict[str, int]) -> Bar:
     """A wave's wait for quota GPUs: one solid bar in the waiting colour, on its own row."""
-    row = rows.setdefault(f"quota wait {len(rows) + 1}", len(rows))
+    row = rows.setdefault(f"{wait.states()} (quota wait)", len(rows))
     asked = (_seconds(wait.queued_at) or now) - origin
     end = (_seconds(wait.granted_at or wait.left_at) or now) - origin
     return Bar(row, 1, asked, asked, max(end, asked), NodePhase.WAITING, wait.text())

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from npaflow.presets import STRICT
 from npaflow.runtime.timestamps import epoch_seconds
+from npaflow.waves import WaveKey
 
 
 class QuotaWait(BaseModel):
@@ -36,15 +37,22 @@ class QuotaWait(BaseModel):
         """Still waiting."""
         return not (self.granted_at or self.left_at)
 
+    def states(self) -> str:
+        """The waiting wave's states, as the spec names them."""
+        try:
+            return ", ".join(WaveKey.parse(self.wave).states) or self.wave
+        except ValueError:
+            return self.wave
+
     def text(self) -> str:
-        """`waiting for quota gpu16: needs 8 GPUs, 12 of 16 in use, position 2 (wave …) since …`."""
+        """`waiting for quota gpu16: needs 8 GPUs, 12 of 16 GPUs in use, position 2 (train) since …`."""
         if self.is_open():
             return (
                 f"waiting for quota {self.pool}: needs {self.gpus} GPUs, {self.in_use} of {self.capacity} "
-                f"GPUs in use, position {self.position} (wave {self.wave}) since {self.queued_at}"
+                f"GPUs in use, position {self.position} ({self.states()}) since {self.queued_at}"
             )
         how = f"granted at {self.granted_at}" if self.granted_at else f"left the line at {self.left_at}"
-        return f"waited {self.seconds:.0f}s for quota {self.pool} ({self.gpus} GPUs, wave {self.wave}): {how}"
+        return f"waited {self.seconds:.0f}s for quota {self.pool} ({self.gpus} GPUs, {self.states()}): {how}"
 
 
 class QuotaWaits:

@@ -231,3 +231,50 @@ async def test_a_page_whose_port_is_taken_says_so_in_one_line_and_never_claims_t
         f"npaflow: error: --port {port}: cannot listen on 127.0.0.1: Address already in use "
         "(hint: pick a free port with --port, and an address of this machine with --host)\n"
     )
+
+
+async def test_a_waiting_runs_page_says_in_text_what_it_waits_for_and_draws_the_wait(
+    env: WorkflowEnvironment, local_harness: Harness, ui: str, page: BrowserPage, tmp_path: Path
+) -> None:
+    from npaflow.quota import QuotaClaim
+    from tests.integration.test_gpu_quotas import gpu_spec, new_pool, wait_for
+
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 3)
+        claim = QuotaClaim(pool=pool)
+        holder = await local_harness.start(gpu_spec(tmp_path, "h", seconds=8, gpus=2), quota=claim)
+        await wait_for(env.client, pool, lambda s: s.in_use == 2)
+        waiter = await local_harness.start(gpu_spec(tmp_path, "w", seconds=0.5, gpus=2), quota=claim)
+        await wait_for(env.client, pool, lambda s: len(s.waiting) == 1)
+        await page.goto(f"{ui}/runs/{waiter.id}")
+        await page.until("document.getElementById('run-waiting') !== null")
+        header = await page.value("document.getElementById('run-waiting').textContent")
+        wait_bars = await page.value("document.querySelectorAll('#timeline .bar.phase-waiting').length")
+        await page.screenshot(shots(tmp_path) / "run-page-waiting.png")
+        await page.goto(f"{ui}/")
+        listed = await page.value("document.getElementById('runs').textContent")
+        await local_harness.finish(holder)
+        await local_harness.finish(waiter)
+    assert f"waiting for quota {pool}: needs 2 GPUs, 2 of 3 GPUs in use, position 1" in header
+    assert wait_bars == 1
+    assert f"waiting for quota {pool} (2 GPUs, position 1)" in listed
+    assert page.off_machine() == []
+
+
+async def test_a_cached_runs_page_shows_its_states_cached_and_a_finished_run_solid_bars(
+    local_harness: Harness, ui: str, page: BrowserPage, tmp_path: Path
+) -> None:
+    from tests.integration.test_stage_cache import chain_spec
+
+    async with local_harness.worker():
+        await local_harness.finish(await local_harness.start(chain_spec(tmp_path), run_id="page-miss"))
+        await local_harness.finish(await local_harness.start(chain_spec(tmp_path), run_id="page-hit"))
+        await page.goto(f"{ui}/runs/page-miss")
+        solid = await page.value(SOLID_WIDTHS)
+        await page.screenshot(shots(tmp_path) / "run-page-finished-local.png")
+        await page.goto(f"{ui}/runs/page-hit")
+        phases = await page.value("[...document.querySelectorAll('[data-state]')].map(g => g.dataset.phase)")
+        await page.screenshot(shots(tmp_path) / "run-page-cached.png")
+    assert len(solid) == 6 and all(width > 0 for width in solid), solid
+    assert phases and set(phases) == {"cached"}, phases
+    assert page.off_machine() == []

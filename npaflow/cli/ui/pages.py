@@ -119,9 +119,10 @@ def _row(row: dict[str, Any]) -> str:
     run_id = str(row["run_id"])
     hours = "-" if row["gpu_hours"] is None else f"{gpu_hours_text(row['gpu_hours'])}"
     phase = row["phase"] or str(row["execution_status"]).lower()
+    shown = phase + (f" for {row['waiting_for']}" if row.get("waiting_for") else "")
     return (
         f'<tr data-phase="{escape(phase)}"><td><a href="/runs/{quote(run_id)}">{escape(run_id)}</a></td>'
-        f"<td>{escape(row['spec'] or '-')}</td><td>{escape(phase)}</td><td>{escape(row['started_at'])}</td>"
+        f"<td>{escape(row['spec'] or '-')}</td><td>{escape(shown)}</td><td>{escape(row['started_at'])}</td>"
         f"<td class=num>{row['duration_seconds']:.0f} s</td><td class=num>{hours}</td>"
         f"<td class=num>{row['executions']}</td></tr>"
     )
