@@ -25,6 +25,7 @@ from npaflow.runtime.messages import JobRef
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.status import FailureClass
 from npaflow.runtime.timestamps import TIMESTAMP_FORMAT
+from npaflow.runtime.ui_text import md
 
 InputT = TypeVar("InputT", bound=BaseModel)
 ResultT = TypeVar("ResultT")
@@ -181,19 +182,26 @@ def decode(ref: ActivityRef[Any, ResultT], raw: object) -> ResultT:
         raise error from error.__cause__
 
 
+def _inert(options: dict[str, Any]) -> dict[str, Any]:
+    """The options with their UI summary escaped: it names states and jobs a spec or a job chose."""
+    if options.get("summary"):
+        return {**options, "summary": md(options["summary"], 300)}
+    return options
+
+
 async def call(ref: ActivityRef[InputT, ResultT], arg: InputT, **options: Any) -> ResultT:
     """Execute an activity by its contract reference; the result has the declared type."""
-    return decode(ref, await workflow.execute_activity(ref.name, arg, **options))
+    return decode(ref, await workflow.execute_activity(ref.name, arg, **_inert(options)))
 
 
 def start(ref: ActivityRef[InputT, Any], arg: InputT, **options: Any) -> workflow.ActivityHandle[object]:
     """Start an activity by its contract reference; `decode` its result once it is awaited."""
-    return workflow.start_activity(ref.name, arg, **options)
+    return workflow.start_activity(ref.name, arg, **_inert(options))
 
 
 async def call_local(ref: ActivityRef[InputT, ResultT], arg: InputT, **options: Any) -> ResultT:
     """Execute a local activity (no history events of its own beyond a marker)."""
-    return decode(ref, await workflow.execute_local_activity(ref.name, arg, **options))
+    return decode(ref, await workflow.execute_local_activity(ref.name, arg, **_inert(options)))
 
 
 def launch_moved_to(error: ActivityError) -> str | None:

@@ -90,3 +90,11 @@ def test_a_2000_character_name_is_cut_in_the_details_and_the_states_table() -> N
 
     assert len(md("s" * 2000)) == MAX_VALUE_CHARS and md("s" * 2000).endswith("…")
     assert md("line one\nline two") == "line one line two"
+
+
+def test_an_activity_summary_naming_a_hostile_state_is_escaped_for_the_ui() -> None:
+    from workflows_def.activity_calls import _inert
+
+    escaped = _inert({"summary": f"cache lookup: {HOSTILE}", "retry_policy": None})
+    assert "<script>" not in escaped["summary"] and "\\|" in escaped["summary"]
+    assert escaped["retry_policy"] is None and _inert({"task_queue": "q"}) == {"task_queue": "q"}
