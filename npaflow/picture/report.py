@@ -7,6 +7,7 @@ the decisions read and where from, GPU-hours by state, and every state's jobs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 from urllib.parse import quote
 
@@ -132,13 +133,14 @@ def run_sections(
     now: float,
     links: ReportLinks | None = None,
     waiting: dict[str, str] | None = None,
+    notes: Sequence[str] = (),
 ) -> dict[str, str]:
     """Each part of a run's page by element id: the report and the live page share them."""
     links = links or ReportLinks()
     views = node_views(spec_blocks(spec), ledger, waiting)
     temporal = f' · <a href="{escape(links.temporal_ui)}">Temporal UI</a>' if links.temporal_ui else ""
     error = f'<p class="error">{escape(ledger.error)}</p>' if ledger.error else ""
-    reasons = sorted(set((waiting or {}).values()))
+    reasons = [*notes, *sorted(set((waiting or {}).values()))]
     waits = "".join(f'<p class="waiting" id="run-waiting">{escape(reason)}</p>' for reason in reasons[:5])
     return {
         "meta": (

@@ -58,8 +58,15 @@ def live_sections(shot: Snapshot, links: ReportLinks) -> dict[str, str]:
     """The page's sections now: from the live query, else the spec alone with what Temporal says."""
     if shot.view is not None and shot.spec is not None:
         ledger = ledger_of_view(shot.view, updated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        paused = shot.view.phase is RunPhase.PAUSED or (shot.open and shot.view.pause_requested)
+        notes = [f"paused: nothing new launches (npaflow resume {shot.run_id} continues)"] if paused else []
         return run_sections(
-            shot.spec, ledger, now=time.time(), links=links, waiting=waiting_states(shot.view, shot.spec)
+            shot.spec,
+            ledger,
+            now=time.time(),
+            links=links,
+            waiting=waiting_states(shot.view, shot.spec),
+            notes=notes,
         )
     status = escape(shot.execution_status.lower())
     graph = spec_svg(shot.spec) if shot.spec is not None else "<p>The run's spec could not be read.</p>"
