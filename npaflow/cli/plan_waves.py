@@ -32,9 +32,12 @@ def print_waves(
         demand = {wave_file_name(plan.run_id, w): gpus_of(wave_accelerators(w.steps)) for w in plan.waves}
         payload["gpu_demand"] = dict(demand.items())
         payload["peak_gpus"] = max(demand.values(), default=0)
+        if getattr(args, "quota_pool", ""):
+            payload["quota_pool"] = args.quota_pool
         print(json.dumps(payload, indent=2, sort_keys=True))
     else:
-        print("\n".join(format_waves(plan, max(0, args.max_concurrency), launched)))
+        pool = getattr(args, "quota_pool", "")
+        print("\n".join(format_waves(plan, max(0, args.max_concurrency), launched, pool)))
     return 0
 
 
@@ -50,12 +53,13 @@ def wave_images(plan: ExecutionPlan, catalog: ToolCatalog, binding: ImageBinding
 
 
 def format_waves(
-    plan: ExecutionPlan, cap: int = 0, launched: dict[str, list[str]] | None = None
+    plan: ExecutionPlan, cap: int = 0, launched: dict[str, list[str]] | None = None, pool: str = ""
 ) -> list[str]:
     """One line per occurrence: `NN. [kind] name: s1, s2[ maxConcurrency=K batches=B]`.
 
     K is the bound that applies: the spec's, or `--max-concurrency` where it is lower.
-    With `launched`, each wave's images follow on their own lines.
+    With `launched`, each wave's images follow on their own lines; with `pool`, each wave
+    that holds GPUs names the quota pool it would wait on.
     """
     lines = []
     for occurrence in plan.occurrences():
@@ -69,7 +73,7 @@ def format_waves(
         text += " -> " + ", ".join(wave_file_name(plan.run_id, w) for w in occurrence.batches)
         gpus = [gpus_of(wave_accelerators(wave.steps)) for wave in occurrence.batches]
         if any(gpus):
-            text += " gpus=" + ",".join(str(n) for n in gpus)
+            text += " gpus=" + ",".join(str(n) for n in gpus) + (f" quota={pool}" if pool else "")
         lines.append(text)
         for wave in occurrence.batches:
             images = sorted(

@@ -208,3 +208,12 @@ def test_plan_spec_waves_marks_the_steps_the_stage_cache_may_serve(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("00. [serial] a: a [cached v2, max_age 7d] -> ")
     assert lines[1].startswith("01. [serial] b: b -> ")
+
+
+def test_plan_spec_waves_names_the_quota_pool_each_gpu_wave_would_wait_on(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    spec = str(SPECS / "runtime" / "gpu-sweep.yaml")
+    assert run(["plan-spec", spec, "--waves", "--quota-pool", "gpu16"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("gpus=4 quota=gpu16") and lines[1].endswith("gpus=2 quota=gpu16")

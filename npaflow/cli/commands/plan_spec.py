@@ -34,6 +34,12 @@ def add(plan: argparse.ArgumentParser) -> None:
     )
     plan.add_argument("--waves", action="store_true", help="fold steps into launch waves")
     plan.add_argument(
+        "--quota-pool",
+        default="",
+        metavar="POOL",
+        help="with --waves: name the GPU quota pool each wave that holds GPUs would wait on",
+    )
+    plan.add_argument(
         "--format",
         choices=[f.value for f in PlanFormat],
         default=PlanFormat.TEXT.value,
