@@ -17,10 +17,11 @@ from temporalio.service import RPCError
 
 from npaflow.cli.clock import utc_now_text
 from npaflow.runtime.contract import AWAIT_WAVE, STATUS_QUERY
-from npaflow.runtime.ledger import TaskRow
+from npaflow.runtime.ledger import TaskRow, WaveAttemptRecord, attempt_usage
 from npaflow.runtime.messages import HeartbeatDetails
 from npaflow.runtime.status import JobStatus
 from npaflow.runtime.summary import RunStatusView, WaveView
+from npaflow.runtime.usage import RunUsage, Usage
 from npaflow.runtime.vocabulary import WaveStatus
 
 
@@ -30,10 +31,28 @@ async def live_view(client: Client, handle: WorkflowHandle[Any, Any], seconds: f
     Raises:
         TimeoutError: the query went unanswered within `seconds`.
     """
-    asked = handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView)
+    now = utc_now_text()
+    asked = handle.query(STATUS_QUERY, now, result_type=RunStatusView)
     view: RunStatusView = await asyncio.wait_for(asked, seconds)
     polled = await polled_jobs(client, handle)
-    return view.model_copy(update={"waves": [_merged(wave, polled) for wave in view.waves]})
+    waves = [_merged(wave, polled) for wave in view.waves]
+    usage = view.usage.model_copy(deep=True)
+    for before, after in zip(view.waves, waves, strict=True):
+        if after.tasks and not before.tasks:  # the job's own start replaces the launch's on the clock
+            _recount(usage, before, after, now)
+    return view.model_copy(update={"waves": waves, "usage": usage.rounded()})
+
+
+def _recount(usage: RunUsage, before: WaveView, after: WaveView, now: str) -> None:
+    """Move one running attempt's hours from the launch's clock to its tasks' own starts."""
+    for parts, sign in ((attempt_usage(_record(before), now), -1), (attempt_usage(_record(after), now), 1)):
+        for state, gpu, node, _ in parts:
+            usage.add(sign * gpu, sign * node, failed=False)
+            usage.by_state.setdefault(state, Usage()).add(sign * gpu, sign * node, failed=False)
+
+
+def _record(wave: WaveView) -> WaveAttemptRecord:
+    return WaveAttemptRecord(**dict(wave))
 
 
 def _merged(wave: WaveView, polled: dict[str, HeartbeatDetails]) -> WaveView:

@@ -31,6 +31,7 @@ from npaflow.cli.exits import (
     StoppedFollowing,
 )
 from npaflow.cli.follow_run import follow_run, no_worker_text
+from npaflow.cli.live_view import live_view
 from npaflow.cli.report_handler import fetch_report
 from npaflow.cli.run_endings import Ending, add_ending, read_ending
 from npaflow.cli.status_text import status_text
@@ -79,7 +80,7 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
             ending = await read_ending(repair_with, handle)
         if ending.view is None and description.status == WorkflowExecutionStatus.FAILED:
             raise LookupError("failed with no summary: refused before its code ran, nothing to query")
-        view = ending.view if ending.view is not None else await _queried(handle)
+        view = ending.view if ending.view is not None else await _queried(handle, repair_with)
         report = StatusReport.of(view, execution)
     except Exception:  # noqa: BLE001 - no worker to answer: fall back to server-side memo
         memo = RunMemo.read(await description.memo())
@@ -106,9 +107,12 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
     return report.model_copy(update=extra)
 
 
-async def _queried(handle: WorkflowHandle[Any, Any]) -> RunStatusView:
-    """The run's answer to its status query (a worker of its version answers)."""
-    return await asyncio.wait_for(handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView), 10)
+async def _queried(handle: WorkflowHandle[Any, Any], client: Client | None = None) -> RunStatusView:
+    """The run's answer to its status query (a worker of its version answers), with its jobs' latest word."""
+    if client is not None:
+        return await live_view(client, handle, 10)
+    asked = handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView)
+    return await asyncio.wait_for(asked, 10)
 
 
 def _worker_version(description: WorkflowExecutionDescription) -> str:

@@ -23,7 +23,7 @@ from npaflow.runtime.ledger import (
 from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.state_rows import StateRow, state_rows
-from npaflow.runtime.usage import RunUsage, usage_lines
+from npaflow.runtime.usage import RunUsage, TaskShape, usage_lines
 from npaflow.runtime.vocabulary import RunPhase, StepStatus, WaveStatus
 from npaflow.waves import WaveKey
 
@@ -53,6 +53,7 @@ class WaveView(BaseModel):
     cache: list[CachedStep] = Field(default_factory=list)  # the stage cache's hits and misses
     error: str = ""
     tasks: list[TaskRow] = Field(default_factory=list)  # the job's task rows (the page's timeline)
+    task_shapes: list[TaskShape] = Field(default_factory=list)  # while it runs: what its tasks hold
 
     @classmethod
     def of(cls, record: WaveAttemptRecord) -> WaveView:
@@ -75,6 +76,7 @@ class WaveView(BaseModel):
             cache=record.cache,
             error=record.error,
             tasks=record.tasks,
+            task_shapes=record.task_shapes if record.status is WaveStatus.RUNNING else [],
         )
 
 
