@@ -25,7 +25,7 @@ from npaflow.runtime.messages import JobRef
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.status import FailureClass
 from npaflow.runtime.timestamps import TIMESTAMP_FORMAT
-from npaflow.runtime.ui_text import md
+from npaflow.runtime.ui_text import one_line
 
 InputT = TypeVar("InputT", bound=BaseModel)
 ResultT = TypeVar("ResultT")
@@ -183,9 +183,13 @@ def decode(ref: ActivityRef[Any, ResultT], raw: object) -> ResultT:
 
 
 def _inert(options: dict[str, Any]) -> dict[str, Any]:
-    """The options with their UI summary escaped: it names states and jobs a spec or a job chose."""
+    """The options with their UI summary on one bounded line (it names states a spec chose).
+
+    The Temporal UI shows activity summaries as plain text in the event history (escaped
+    by the UI itself), so they are not Markdown-escaped: a backslash would show.
+    """
     if options.get("summary"):
-        return {**options, "summary": md(options["summary"], 300)}
+        return {**options, "summary": one_line(options["summary"], 300)}
     return options
 
 

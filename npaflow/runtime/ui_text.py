@@ -23,11 +23,15 @@ _MARKDOWN = re.compile(r"([\\`*_\[\]()#!|~])")
 MAX_VALUE_CHARS = 200
 
 
+def one_line(value: object, limit: int = MAX_VALUE_CHARS) -> str:
+    """A value on one line, cut at `limit` characters with an ellipsis (plain-text UI fields)."""
+    text = " ".join(str(value).split())
+    return text[: limit - 1] + "…" if len(text) > limit else text
+
+
 def md(value: object, limit: int = MAX_VALUE_CHARS) -> str:
     """A value as inert text in Temporal's Markdown: HTML and Markdown escaped, one line, bounded."""
-    text = " ".join(str(value).split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
+    text = one_line(value, limit)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MARKDOWN.sub(r"\\\1", text)
 

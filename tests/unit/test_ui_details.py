@@ -92,9 +92,10 @@ def test_a_2000_character_name_is_cut_in_the_details_and_the_states_table() -> N
     assert md("line one\nline two") == "line one line two"
 
 
-def test_an_activity_summary_naming_a_hostile_state_is_escaped_for_the_ui() -> None:
+def test_an_activity_summary_is_one_bounded_line_of_plain_text() -> None:
+    """The UI shows activity summaries as text (it escapes them itself): no Markdown escapes."""
     from workflows_def.activity_calls import _inert
 
-    escaped = _inert({"summary": f"cache lookup: {HOSTILE}", "retry_policy": None})
-    assert "<script>" not in escaped["summary"] and "\\|" in escaped["summary"]
-    assert escaped["retry_policy"] is None and _inert({"task_queue": "q"}) == {"task_queue": "q"}
+    shown = _inert({"summary": "launch wave 001: a\nb (attempt 1)" + "x" * 500, "retry_policy": None})
+    assert shown["summary"].startswith("launch wave 001: a b (attempt 1)") and len(shown["summary"]) == 300
+    assert shown["retry_policy"] is None and _inert({"task_queue": "q"}) == {"task_queue": "q"}
