@@ -17,11 +17,11 @@ from typing import Any
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.common import SearchAttributeKey
 
-from npaflow.cli.clock import utc_now_text
 from npaflow.cli.durations import parse_duration
+from npaflow.cli.live_view import live_view
 from npaflow.cli.temporal_client import connect_from
 from npaflow.errors import UsageError
-from npaflow.runtime.contract import STATUS_QUERY, WORKFLOW_TYPE, RunMemo, SearchAttribute
+from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo, SearchAttribute
 from npaflow.runtime.summary import RunStatusView
 from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import RunPhase
@@ -128,11 +128,8 @@ def live_columns(view: RunStatusView) -> dict[str, Any]:
 
 async def _live(client: Client, run_id: str) -> RunStatusView | None:
     """An open run's status answer, counted up to now (None when no worker answers soon)."""
-    handle = client.get_workflow_handle(run_id)
     try:
-        asked = handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView)
-        view: RunStatusView = await asyncio.wait_for(asked, SPEND_QUERY_SECONDS)
-        return view
+        return await live_view(client, client.get_workflow_handle(run_id), SPEND_QUERY_SECONDS)
     except Exception:  # noqa: BLE001 - no worker, an old build, a slow one: the row keeps its memo
         return None
 
