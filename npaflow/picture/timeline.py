@@ -45,6 +45,7 @@ class Bar:
     ended: float
     phase: NodePhase
     text: str
+    ran: bool = True  # a task started (a job that ran within one second still shows it ran)
 
 
 def _seconds(stamp: str) -> float | None:
@@ -81,7 +82,8 @@ def timeline_bars(
             text += f" · job {wave.job_id}"
         if wave.error:
             text += f"\n{wave.error[:300]}"
-        bars.append(Bar(row, wave.attempt, at - origin, started - origin, end - origin, phase, text))
+        bar = Bar(row, wave.attempt, at - origin, started - origin, end - origin, phase, text, bool(starts))
+        bars.append(bar)
     return list(rows), bars, max(bar.ended for bar in bars) or 1.0
 
 
@@ -136,7 +138,7 @@ def _bar(bar: Bar, left: float, scale: float) -> str:
     fill, stroke = PHASE_COLOURS[bar.phase]
     y = AXIS + ROW * bar.row + 4
     x0, x1, x2 = (left + t * scale for t in (bar.launched, bar.started, bar.ended))
-    x2 = max(x2, x0 + 2)  # an attempt that ended at once is still seen
+    x2 = max(x2, x0 + 2, x1 + 2 if bar.ran else 0)  # one that ended at once, or ran briefly, is seen
     drawn = (
         f'<g class="bar phase-{bar.phase.value}" data-attempt="{bar.attempt}">'
         f"<title>{escape(bar.text)}</title>"
