@@ -111,3 +111,27 @@ async def test_the_ui_shows_the_run_summary_details_current_details_and_activity
     assert "launch wave 008: publish (attempt 1)" in history  # newest events come first
     assert "await job w1-8: publish (attempt 1)" in history
     assert screenshot.stat().st_size > 10_000
+
+
+async def test_a_state_named_with_markup_reaches_the_ui_history_as_text_not_markup(
+    ui_env: tuple[WorkflowEnvironment, int], tmp_path: Path
+) -> None:
+    """Activity summaries are plain text the UI escapes itself (a Markdown escape would show)."""
+    env, ui_port = ui_env
+    home = tmp_path / "home"
+    harness = Harness(env.client, home, LocalBackend(home, WORKER_ID), f"ui-{uuid.uuid4().hex[:6]}")
+    run_id = f"ui-hostile-{uuid.uuid4().hex[:6]}"
+    state = "a|<i>zz</i>"
+    spec = (
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: hostile}\n"
+        f'initial: "{state}"\nstates:\n  "{state}":\n    run: {{shell: "true"}}\n    terminal: true\n'
+    )
+    async with harness.worker():
+        await harness.finish(await harness.start(spec, run_id=run_id))
+        execution = (await env.client.get_workflow_handle(run_id).describe()).run_id
+        base = f"http://127.0.0.1:{ui_port}/namespaces/default/workflows/{run_id}/{execution}"
+        history = await page(f"{base}/history", "launch wave")
+        metadata = unquote(await page(f"{base}/user-metadata", "phase"))
+    assert "launch wave 001: a|&lt;i&gt;zz&lt;/i&gt; (attempt 1)" in history  # shown as text
+    assert "<i>zz</i>" not in history
+    assert "&lt;i&gt;zz" in metadata or "\\|" in metadata  # the details: escaped Markdown source
