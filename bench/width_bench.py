@@ -26,31 +26,8 @@ from temporalio.client import Client  # noqa: E402
 
 from npaflow.runtime.payload_limits import TEMPORAL_PAYLOAD_LIMIT, TEMPORAL_PAYLOAD_WARNING  # noqa: E402
 from npaflow.runtime.request import RunRequest  # noqa: E402
+from tests.spec_factory import wide_group  # noqa: E402
 from workflows_def import NpaWorkflowRun  # noqa: E402
-
-
-def wide_group(root: Path, members: int) -> str:
-    names = [f"shard-{index:05d}-with-a-rather-long-descriptive-member-name" for index in range(members)]
-    states: dict[str, object] = {
-        "fan": {"parallel": names, "maxConcurrency": 50, "next": "done"},
-        "done": {"run": {"shell": "true"}, "terminal": True},
-    }
-    for index, name in enumerate(names):
-        states[name] = {
-            "params": {"shard": index},
-            "run": {"shell": f"echo {{{{config.shard}}}} > {root}/{{{{run.id}}}}-{name}.txt"},
-            "outputs": [{"uri": f"file://{root}/{{{{run.id}}}}-{name}.txt"}],
-        }
-    return json.dumps(
-        {
-            "apiVersion": "npa.workflow/v0.0.1",
-            "kind": "Workflow",
-            "metadata": {"name": "wide"},
-            "config": {"shard": 0},
-            "initial": "fan",
-            "states": states,
-        }
-    )
 
 
 def long_loop(waves: int) -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import yaml
 
 RUN = "{{run.id}}"
@@ -71,3 +74,27 @@ def deeply_nested(depth: int) -> str:
         f"config:\n  deep: {'[' * depth}1{']' * depth}\n"
         "states:\n  a: {terminal: true, run: {shell: echo}}\n"
     )
+
+
+def wide_group(root: Path, members: int) -> str:
+    """`members` states with long names, a param and one output each, 50 at a time (issue 63)."""
+    names = [f"shard-{index:05d}-with-a-rather-long-descriptive-member-name" for index in range(members)]
+    states: dict[str, object] = {
+        "fan": {"parallel": names, "maxConcurrency": 50, "next": "done"},
+        "done": {"run": {"shell": "true"}, "terminal": True},
+    }
+    for index, name in enumerate(names):
+        states[name] = {
+            "params": {"shard": index},
+            "run": {"shell": f"echo {{{{config.shard}}}} > {root}/{{{{run.id}}}}-{name}.txt"},
+            "outputs": [{"uri": f"file://{root}/{{{{run.id}}}}-{name}.txt"}],
+        }
+    document = {
+        "apiVersion": "npa.workflow/v0.0.1",
+        "kind": "Workflow",
+        "metadata": {"name": "wide"},
+        "config": {"shard": 0},
+        "initial": "fan",
+        "states": states,
+    }
+    return json.dumps(document)

@@ -9,33 +9,9 @@ import pytest
 
 from npaflow.runtime.payload_limits import TEMPORAL_PAYLOAD_WARNING
 from tests.harness import Harness
+from tests.spec_factory import wide_group
 
 pytestmark = pytest.mark.integration
-
-
-def wide_group(root: Path, members: int) -> str:
-    """`members` states with long names, params and one output each, 50 at a time."""
-    names = [f"shard-{index:04d}-with-a-rather-long-descriptive-member-name" for index in range(members)]
-    states: dict[str, object] = {
-        "fan": {"parallel": names, "maxConcurrency": 50, "next": "done"},
-        "done": {"run": {"shell": "true"}, "terminal": True},
-    }
-    for index, name in enumerate(names):
-        states[name] = {
-            "params": {"shard": index, "tag": f"tag-{index:04d}"},
-            "run": {"shell": f"echo {{{{config.shard}}}} > {root}/{{{{run.id}}}}-{name}.txt"},
-            "outputs": [{"uri": f"file://{root}/{{{{run.id}}}}-{name}.txt"}],
-        }
-    return json.dumps(
-        {
-            "apiVersion": "npa.workflow/v0.0.1",
-            "kind": "Workflow",
-            "metadata": {"name": "wide"},
-            "config": {"shard": 0, "tag": ""},
-            "initial": "fan",
-            "states": states,
-        }
-    )
 
 
 async def test_a_1000_member_group_with_long_names_params_and_outputs_completes_with_a_bounded_result(
