@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import hashlib
 import os
 import shutil
 import stat
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -32,6 +30,7 @@ from activities.storage.base import (
     NotTextError,
     TextWrite,
 )
+from activities.storage.file_digests import DigestMemo
 from npaflow.cache import ObjectFacts
 from npaflow.errors import AccessDeniedError, ConfigurationError, NpaflowError, TransportError
 
@@ -136,43 +135,12 @@ def _version(path: Path) -> str | None:
     return f"{info.st_ino}:{info.st_mtime_ns}:{info.st_size}"
 
 
-#: Files whose sha256 is remembered per stat identity, so unchanged inputs are not hashed again.
-MAX_REMEMBERED_DIGESTS = 10_000
-#: A file changed this close to the moment it was hashed may change again with every stat field
-#: the same (timestamps tick coarsely: a jiffy on ext4, 2 s on FAT): its digest is not remembered.
-RACY_NANOSECONDS = 2_000_000_000
-
-
-def stat_identity(info: os.stat_result) -> str:
-    """Everything the kernel changes on a write: device, inode, size, mtime and ctime (ns).
-
-    ctime cannot be set by any user call (`touch -r`, `cp -p`, `rsync -t` and `tar -x`
-    restore mtime, and moving it back moves ctime forward), so a rewrite that restores
-    size and mtime still changes the identity.
-    """
-    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
-
-
-def racily_clean(info: os.stat_result, hashed_at_ns: int) -> bool:
-    """True when the file changed within a timestamp tick of its hashing (git's racy-clean test)."""
-    return hashed_at_ns - max(info.st_mtime_ns, info.st_ctime_ns) < RACY_NANOSECONDS
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1024 * 1024), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 class FileStorage:
     """Storage on the worker's own file system (the embedded default)."""
 
     def __init__(self, *, threads: int = 4, name: str = "files") -> None:
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"npaflow-{name}")
-        #: (path, stat identity) -> sha256, in memory only: a new process trusts none of them.
-        self._digests: dict[tuple[str, str], str] = {}
+        self._digests = DigestMemo()  # in memory only: a new process trusts none
 
     async def _call(self, uri: str, fn: Callable[[], T]) -> T:
         loop = asyncio.get_running_loop()
@@ -238,7 +206,7 @@ class FileStorage:
         """Size and the sha256 of the bytes (a copy checks alike; hashed once per file version)."""
         path = path_of(uri)
         try:
-            return await self._call(uri, lambda: self._facts_of(path, ""))
+            return await self._call(uri, lambda: self._digests.facts(path, ""))
         except ArtifactMissingError:
             return None
 
@@ -247,30 +215,10 @@ class FileStorage:
         root = path_of(prefix_uri)
 
         def read_all() -> list[ObjectFacts]:
-            listed = (self._facts_of(root / key, key) for key in _walk(root, limit))
+            listed = (self._digests.facts(root / key, key) for key in _walk(root, limit))
             return [facts for facts in listed if facts is not None]
 
         return await self._call(prefix_uri, read_all)
-
-    def _facts_of(self, path: Path, key: str) -> ObjectFacts | None:
-        """Size and sha256; a remembered digest only for an identical, not racily clean stat."""
-        try:
-            info = os.stat(path)
-        except FileNotFoundError:
-            return None
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        identity = (str(path), stat_identity(info))
-        digest = self._digests.get(identity)
-        if digest is None:
-            hashed_at = time.time_ns()
-            digest = _sha256(path)
-            after = os.stat(path)
-            if stat_identity(after) == identity[1] and not racily_clean(after, hashed_at):
-                if len(self._digests) >= MAX_REMEMBERED_DIGESTS:
-                    self._digests.clear()
-                self._digests[identity] = digest
-        return ObjectFacts(key=key, size=info.st_size, etag=f"sha256:{digest}")
 
     async def delete(self, uri: str) -> bool:
         """Remove what the URI names (a file, a FIFO or socket, a directory tree); False when nothing."""

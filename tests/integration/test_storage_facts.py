@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import activities.storage.file as file_storage
+import activities.storage.file_digests as file_storage
 from activities.storage import ArtifactMissingError, FileStorage, S3Storage, TextWrite
 from tests.s3_server import BUCKET, S3Server
 
@@ -126,10 +126,10 @@ async def test_a_file_hashed_within_a_tick_of_its_change_is_not_remembered(
     path.write_bytes(b"one\n")
     storage = FileStorage()
     assert await storage.facts(str(path)) is not None
-    assert storage._digests == {}  # changed just now: hashed again on the next look
+    assert storage._digests.known == {}  # changed just now: hashed again on the next look
     monkeypatch.setattr(file_storage, "RACY_NANOSECONDS", 0)
     assert await storage.facts(str(path)) is not None
-    assert list(storage._digests.values()) == [hashlib.sha256(b"one\n").hexdigest()]
+    assert list(storage._digests.known.values()) == [hashlib.sha256(b"one\n").hexdigest()]
 
 
 async def test_a_new_file_storage_trusts_no_digest_another_one_remembered(tmp_path: Path) -> None:
