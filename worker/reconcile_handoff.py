@@ -5,7 +5,7 @@ from __future__ import annotations
 from temporalio.client import Client
 
 from activities.context import ActivityContext
-from npaflow.cli.temporal_client import helper_attributes
+from npaflow.cli.helper_runs import helper_attributes
 from npaflow.runtime.contract import RECONCILE_SIGNAL, RECONCILE_WORKFLOW_TYPE
 from npaflow.runtime.reconcile import OrphanBatch, reconcile_workflow_id
 

@@ -10,7 +10,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cache import scope_segment
-from npaflow.cli.temporal_client import COORDINATOR_VERSIONING, helper_attributes
+from npaflow.cli.helper_runs import COORDINATOR_VERSIONING, helper_attributes
 from npaflow.runtime.cache_messages import (
     FLIGHT_ASK_UPDATE,
     FLIGHT_RELEASE_SIGNAL,

@@ -7,14 +7,9 @@ import argparse
 from temporalio.client import Client, WorkflowFailureError
 
 from npaflow.cli.durations import parse_duration
-from npaflow.cli.temporal_client import (
-    connect_from,
-    describe_or_fail,
-    has_pollers,
-    innermost_message,
-    run_helper,
-    task_queue_from,
-)
+from npaflow.cli.helper_runs import run_helper
+from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers, task_queue_from
+from npaflow.cli.temporal_errors import innermost_message
 from npaflow.errors import UsageError
 from npaflow.runtime.cache_admin import (
     CacheAction,

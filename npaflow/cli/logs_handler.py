@@ -16,16 +16,16 @@ from temporalio.client import (
 )
 
 from npaflow.cli.clock import utc_now_text
+from npaflow.cli.helper_runs import run_helper
 from npaflow.cli.temporal_client import (
     connect_from,
     describe_or_fail,
     has_pollers,
-    innermost_message,
     query_wait,
-    run_helper,
     started_request,
     task_queue_from,
 )
+from npaflow.cli.temporal_errors import innermost_message
 from npaflow.errors import UsageError
 from npaflow.printable import colours_kept
 from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, STATUS_QUERY, RunMemo

@@ -25,14 +25,9 @@ from temporalio.client import (
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
+from npaflow.cli.helper_runs import COORDINATOR_VERSIONING, helper_attributes
 from npaflow.cli.quota_text import pool_lines
-from npaflow.cli.temporal_client import (
-    COORDINATOR_VERSIONING,
-    connect_from,
-    helper_attributes,
-    query_wait,
-    task_queue_from,
-)
+from npaflow.cli.temporal_client import connect_from, query_wait, task_queue_from
 from npaflow.cli.temporal_errors import rpc_error_text
 from npaflow.errors import UsageError
 from npaflow.quota import PoolConfig, PoolStatus, accelerator_problem, name_problem

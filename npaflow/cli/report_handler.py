@@ -13,7 +13,9 @@ from pathlib import Path
 
 from temporalio.client import Client, WorkflowFailureError
 
-from npaflow.cli.temporal_client import connect_from, innermost_message, ledger_on_worker, run_helper
+from npaflow.cli.helper_runs import ledger_on_worker, run_helper
+from npaflow.cli.temporal_client import connect_from
+from npaflow.cli.temporal_errors import innermost_message
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import REPORT_WORKFLOW_TYPE
 from npaflow.runtime.reads import RenderReportInput, RunReport

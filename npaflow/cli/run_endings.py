@@ -21,7 +21,8 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
-from npaflow.cli.temporal_client import innermost_message, started_request, summary_from_failure
+from npaflow.cli.temporal_client import started_request, summary_from_failure
+from npaflow.cli.temporal_errors import innermost_message
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import INTERNAL_ERROR_PREFIX, RECONCILED_QUERY
 from npaflow.runtime.ledger import ReconciledJob

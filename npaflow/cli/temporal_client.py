@@ -4,29 +4,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import sys
-import uuid
-from datetime import timedelta
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
-from temporalio.api.common.v1 import WorkflowExecution
+from pydantic import ValidationError
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest, DescribeTaskQueueRequest
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
     WorkflowFailureError,
     WorkflowHandle,
-)
-from temporalio.common import (
-    AutoUpgradeVersioningOverride,
-    SearchAttributeKey,
-    SearchAttributePair,
-    TypedSearchAttributes,
 )
 from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError
 from temporalio.runtime import Runtime
@@ -38,14 +28,11 @@ from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
 from npaflow.cli.temporal_target import TemporalTarget, temporal_target
 from npaflow.cli.tracing import tracing_interceptors
 from npaflow.document.problems import validation_problems
-from npaflow.errors import ErrorType, UsageError
+from npaflow.errors import UsageError
 from npaflow.runtime.contract import (
     ENV_DEFAULTS,
-    HELPER_DIVISION,
-    NAMESPACE_DIVISION_ATTRIBUTE,
     WORKFLOW_TYPE,
     EnvVar,
-    RunMemo,
 )
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
@@ -208,77 +195,6 @@ async def describe_or_fail(handle: WorkflowHandle[Any, Any]) -> WorkflowExecutio
     return description
 
 
-#: How quota pools and cache flights are started: they outlive builds, so they follow the
-#: current one (their code changes behind patches). Pinned, as runs are, one would be
-#: served only by the build that started it, and go silent once its workers retire.
-COORDINATOR_VERSIONING = AutoUpgradeVersioningOverride()
-
-
-def helper_attributes() -> TypedSearchAttributes:
-    """A helper workflow's search attributes: in npaflow's namespace division, out of the run list."""
-    division = SearchAttributeKey.for_keyword(NAMESPACE_DIVISION_ATTRIBUTE)
-    return TypedSearchAttributes([SearchAttributePair(division, HELPER_DIVISION)])
-
-
-async def run_helper(
-    client: Client,
-    workflow_type: str,
-    arg: BaseModel,
-    *,
-    name: str,
-    task_queue: str,
-    result_type: type[ResultT],
-) -> ResultT:
-    """Run a small helper workflow (read logs, list artifacts) and delete it once it answered.
-
-    Helpers read where the run's jobs and storage are (a worker). They run in npaflow's
-    namespace division, which Temporal's default list and the UI leave out, so the run
-    list never shows them, and are deleted once they answered. Their ids hold ':', which
-    no run id has.
-    """
-    handle = await client.start_workflow(
-        workflow_type,
-        arg,
-        id=f"npaflow:{name}:{uuid.uuid4().hex[:8]}",
-        task_queue=task_queue,
-        result_type=result_type,
-        execution_timeout=timedelta(minutes=6),
-        search_attributes=helper_attributes(),
-    )
-    try:
-        result: ResultT = await handle.result()
-        return result
-    finally:
-        with contextlib.suppress(RPCError):
-            await client.workflow_service.delete_workflow_execution(
-                DeleteWorkflowExecutionRequest(
-                    namespace=client.namespace,
-                    workflow_execution=WorkflowExecution(
-                        workflow_id=handle.id, run_id=handle.result_run_id or ""
-                    ),
-                )
-            )
-
-
-async def ledger_on_worker(client: Client, run_id: str, reading: str) -> tuple[str, str]:
-    """The run's ledger location and task queue, for a helper a worker runs there.
-
-    Raises:
-        UsageError: no such run, no ledger yet, or no worker polls its queue (`reading` says
-            what the worker would have done, e.g. "artifacts are read").
-    """
-    description = await describe_or_fail(client.get_workflow_handle(run_id))
-    ledger_uri = RunMemo.read(await description.memo()).ledger_uri
-    if not ledger_uri:
-        raise UsageError(f"run {run_id} has no ledger location yet (it has not loaded its spec)")
-    queue = description.task_queue or ""
-    if not await has_pollers(client, queue, activities=True):
-        raise UsageError(
-            f"no worker polls task queue '{queue}': {reading} by workers (start one with 'npaflow worker')"
-        )
-    return ledger_uri, queue
-
-
 async def started_request(client: Client, handle: WorkflowHandle[Any, Any]) -> RunRequest:
     """The request the latest execution started with (its first history event, fetched alone).
 
@@ -300,22 +216,3 @@ async def started_request(client: Client, handle: WorkflowHandle[Any, Any]) -> R
         assert isinstance(request, RunRequest)
         return request
     raise UsageError(f"run {handle.id} has no history on this server")
-
-
-#: The `ApplicationError.type` values npaflow's own errors carry.
-_OWN_ERROR_TYPES = frozenset(kind.value for kind in ErrorType)
-
-
-def innermost_message(error: BaseException) -> str:
-    """The message of the error that started it (the activity's own), without the wrappers' words.
-
-    That is the deepest npaflow error in the chain: below it lie only the library's
-    own words it was raised from (botocore's "Unable to locate credentials" under
-    "no usable S3 credentials … (set AWS_ACCESS_KEY_ID …)"), which lack the fix.
-    """
-    chain = [error]
-    while (cause := chain[-1].__cause__ or getattr(chain[-1], "cause", None)) is not None:
-        chain.append(cause)
-    ours = [e for e in chain if isinstance(e, ApplicationError) and e.type in _OWN_ERROR_TYPES]
-    chosen = ours[-1] if ours else chain[-1]
-    return str(getattr(chosen, "message", "") or chosen).removeprefix("ConfigurationError: ")

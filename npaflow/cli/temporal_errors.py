@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import re
 
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
+
+from npaflow.errors import ErrorType
 
 _NAMESPACE = re.compile(r"[Nn]amespace (\S+) is not found")
 
@@ -52,3 +55,22 @@ def _schedule_hint(message: str) -> str:
 def is_namespace_missing(exc: RPCError) -> bool:
     """True when the error says the namespace itself does not exist (not the run)."""
     return bool(_NAMESPACE.search(exc.message))
+
+
+#: The `ApplicationError.type` values npaflow's own errors carry.
+_OWN_ERROR_TYPES = frozenset(kind.value for kind in ErrorType)
+
+
+def innermost_message(error: BaseException) -> str:
+    """The message of the error that started it (the activity's own), without the wrappers' words.
+
+    That is the deepest npaflow error in the chain: below it lie only the library's
+    own words it was raised from (botocore's "Unable to locate credentials" under
+    "no usable S3 credentials … (set AWS_ACCESS_KEY_ID …)"), which lack the fix.
+    """
+    chain = [error]
+    while (cause := chain[-1].__cause__ or getattr(chain[-1], "cause", None)) is not None:
+        chain.append(cause)
+    ours = [e for e in chain if isinstance(e, ApplicationError) and e.type in _OWN_ERROR_TYPES]
+    chosen = ours[-1] if ours else chain[-1]
+    return str(getattr(chosen, "message", "") or chosen).removeprefix("ConfigurationError: ")

@@ -20,7 +20,7 @@ from temporalio.api.enums.v1 import VersioningBehavior
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from npaflow.cli.temporal_client import helper_attributes
+from npaflow.cli.helper_runs import helper_attributes
 from npaflow.quota.messages import POOL_WORKFLOW_TYPE, pool_workflow_id
 from npaflow.runtime.contract import WORKFLOW_TYPE
 from tests.harness import Harness, start_worker_process
