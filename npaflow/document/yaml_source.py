@@ -10,12 +10,14 @@ bomb: a few hundred bytes of nested aliases can stand for millions of values).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import yaml
 import yaml.constructor
 
+from npaflow.document.yaml_aliases import ALIAS as _ALIAS
+from npaflow.document.yaml_aliases import MAX_ALIAS_VALUES, bomb, check_aliases
+from npaflow.document.yaml_aliases import spec_issue as _issue
 from npaflow.document.yaml_errors import yaml_error_issue
 from npaflow.errors import SpecError, SpecIssue
 from npaflow.gc_pause import gc_paused
@@ -30,8 +32,6 @@ YamlValue = None | bool | int | float | str | list["YamlValue"] | dict[str, "Yam
 MAX_SPEC_BYTES = 32 * 1024 * 1024
 #: Values a document may expand to in all (a 50,000-state spec has about 600,000).
 MAX_VALUES = 2_000_000
-#: Values aliases may add beyond the document's own nodes (legitimate anchors add a handful).
-MAX_ALIAS_VALUES = 100_000
 #: Nesting levels of mappings and lists (a spec needs about ten).
 MAX_NESTING = 100
 _YAML_TAG_PREFIX = "tag:yaml.org,2002:"
@@ -69,69 +69,7 @@ class _Constructor(yaml.constructor.SafeConstructor):
     """Constructs scalars the way `yaml.safe_load` would."""
 
 
-def _issue(file: str, node: yaml.Node, message: str, hint: str) -> SpecError:
-    mark = node.start_mark
-    return SpecError(
-        [SpecIssue(file=file, line=mark.line + 1, column=mark.column + 1, message=message, hint=hint)]
-    )
-
-
 Parent = list["YamlValue"] | dict[str, "YamlValue"]
-#: What an alias looks like in YAML text; only documents that may use one are sized up front.
-_ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[^\s\]},]+", re.MULTILINE)
-
-
-def check_aliases(root: yaml.Node, file: str) -> None:
-    """Size the document over its distinct nodes (aliases counted as copies) before building it.
-
-    Cheap for a bomb (few distinct nodes), so an expansion bomb is refused at once.
-
-    Raises:
-        SpecError: aliases would add more than MAX_ALIAS_VALUES values.
-    """
-    sizes: dict[int, int] = {}
-    refs: dict[int, int] = {}
-    nodes: dict[int, yaml.Node] = {}
-    open_nodes: set[int] = set()  # the current node's ancestors: their sizes wait on it
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, ready = stack.pop()
-        children: list[yaml.Node] = []
-        if isinstance(node, yaml.MappingNode):
-            children = [part for pair in node.value for part in pair]
-        elif isinstance(node, yaml.SequenceNode):
-            children = node.value
-        if ready:
-            sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
-            open_nodes.discard(id(node))
-            continue
-        if id(node) in open_nodes:
-            raise _issue(
-                file,
-                node,
-                "an alias here refers to an anchor that contains it: the value would be infinite",
-                "alias an anchored block only after the block ends",
-            )
-        refs[id(node)] = refs.get(id(node), 0) + 1
-        if id(node) not in nodes:
-            open_nodes.add(id(node))
-            nodes[id(node)] = node
-            stack.append((node, True))
-            stack.extend((child, False) for child in children)
-    if sizes[id(root)] - len(nodes) <= MAX_ALIAS_VALUES:
-        return
-    worst = max((k for k in nodes if refs[k] > 1), key=lambda k: sizes[k] * (refs[k] - 1))
-    raise _bomb(file, nodes[worst])
-
-
-def _bomb(file: str, anchor: yaml.Node) -> SpecError:
-    return _issue(
-        file,
-        anchor,
-        f"YAML aliases expand this document past {MAX_ALIAS_VALUES:,} "
-        "copied values: the alias structure at this anchor is an expansion bomb",
-        "use anchors for small repeated blocks, not nested alias fan-outs",
-    )
 
 
 def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> YamlValue:
@@ -161,7 +99,7 @@ def convert(root: yaml.Node, file: str, out: dict[KeyPath, tuple[int, int]]) -> 
         if alias is not None:
             repeated += 1
             if repeated > MAX_ALIAS_VALUES:
-                raise _bomb(file, alias)
+                raise bomb(file, alias)
         _check_size(file, node, path, produced)
         if node.tag != _PLAIN.get(type(node), node.tag):
             raise _foreign_tag(file, node)
