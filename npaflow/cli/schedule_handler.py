@@ -12,25 +12,20 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
-from pydantic import ValidationError
-from temporalio.api.common.v1 import Payload
 from temporalio.client import (
     Client,
     Schedule,
-    ScheduleActionExecution,
-    ScheduleActionExecutionStartWorkflow,
     ScheduleActionStartWorkflow,
     ScheduleAlreadyRunningError,
     ScheduleDescription,
     ScheduleHandle,
     ScheduleIntervalSpec,
     ScheduleListActionStartWorkflow,
-    ScheduleOverlapPolicy,
     SchedulePolicy,
     ScheduleSpec,
     ScheduleState,
@@ -38,28 +33,21 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cli.cron import check_cron
-from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.images import checked_binding
-from npaflow.cli.options import Overlap
 from npaflow.cli.quota_check import check_quota
+from npaflow.cli.schedule_view import OVERLAP, every_text, schedule_summary, stamp, when_text
 from npaflow.cli.spec_loading import load_spec_and_text, require_decision_sources
 from npaflow.cli.submit_handler import INLINE_SPEC_LIMIT, build_request
 from npaflow.cli.temporal_client import connect_from, task_queue_from
 from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
-from npaflow.document.problems import validation_problems
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.locations import shared_prefix
-from npaflow.runtime.request import RUN_ID_PATTERN, RunRequest
+from npaflow.runtime.request import RUN_ID_PATTERN
 from npaflow.runtime.ui_text import static_summary
 
-OVERLAP = {
-    Overlap.SKIP: ScheduleOverlapPolicy.SKIP,
-    Overlap.BUFFER_ONE: ScheduleOverlapPolicy.BUFFER_ONE,
-    Overlap.ALLOW_ALL: ScheduleOverlapPolicy.ALLOW_ALL,
-}
 #: A schedule's name starts every run id it makes, before the 21-character time suffix.
 MAX_NAME = 70
 
@@ -122,7 +110,7 @@ async def create(args: argparse.Namespace) -> int:
         policy=SchedulePolicy(overlap=OVERLAP[args.overlap], catchup_window=catchup),
         state=ScheduleState(note=f"created by {getpass.getuser()} from {args.spec}"),
     )
-    when = f"cron {args.cron}" if args.cron else _every(schedule_spec.intervals[0])
+    when = f"cron {args.cron}" if args.cron else every_text(schedule_spec.intervals[0])
     client = await connect_from(args)
     try:
         handle = await client.create_schedule(
@@ -135,7 +123,7 @@ async def create(args: argparse.Namespace) -> int:
         ) from None
     upcoming = await _refuse_if_it_never_runs(handle, args.cron)
     print(f"schedule {args.name} created: {spec.name}, {when}, overlap {args.overlap}")
-    print("next runs: " + ", ".join(_stamp(t) for t in upcoming[:3]))
+    print("next runs: " + ", ".join(stamp(t) for t in upcoming[:3]))
     print(f"its runs are {args.name}-<scheduled time> (see them: npaflow list --spec {spec.name})")
     return 0
 
@@ -156,11 +144,6 @@ async def _refuse_if_it_never_runs(handle: ScheduleHandle, cron: str) -> Sequenc
         f"--cron {cron!r} matches no time to come (a day its month never has, or a past year), "
         "so the schedule would never run; nothing was created"
     )
-
-
-def _stamp(moment: datetime) -> str:
-    """A schedule time as the CLI shows them: UTC, to the second."""
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 async def handle_of(
@@ -189,74 +172,10 @@ async def handle_of(
     return client, handle, description
 
 
-def _every(interval: ScheduleIntervalSpec) -> str:
-    seconds = int(interval.every.total_seconds())
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds % size == 0:
-            return f"every {seconds // size}{unit}"
-    return f"every {seconds}s"
-
-
-def _run_ids(actions: Sequence[ScheduleActionExecution]) -> list[str]:
-    return [a.workflow_id for a in actions if isinstance(a, ScheduleActionExecutionStartWorkflow)]
-
-
-def _when(memo: Mapping[str, Any], spec: ScheduleSpec) -> list[str]:
-    """As created (`cron 0 3 * * *`, `every 24h`): the server keeps crons as calendars."""
-    if memo.get("when"):
-        return [str(memo["when"])]
-    return [f"cron {c}" for c in spec.cron_expressions] + [_every(i) for i in spec.intervals]
-
-
-def _starts_runs(action: object) -> TypeGuard[ScheduleActionStartWorkflow]:
-    """Whether the schedule starts npaflow runs (else it is another tool's)."""
-    return isinstance(action, ScheduleActionStartWorkflow) and action.workflow == WORKFLOW_TYPE
-
-
-def _started(action: object) -> str:
-    return str(getattr(action, "workflow", type(action).__name__))
-
-
-def _input_problem(action: object) -> str:
-    """Why every run the schedule starts will be refused at once ("" when its input reads)."""
-    if not _starts_runs(action):
-        return f"it starts {_started(action)}, not npaflow runs ({WORKFLOW_TYPE})"
-    payloads = [a for a in action.args if isinstance(a, Payload)]
-    if len(payloads) != 1:
-        return f"it passes {len(action.args)} inputs; an npaflow run takes one RunRequest"
-    try:
-        DATA_CONVERTER.payload_converter.from_payloads(payloads, [RunRequest])
-    except ValidationError as exc:
-        return (
-            f"every run it starts is refused, its input is an invalid RunRequest: "
-            f"{validation_problems(exc)} (hint: recreate it with 'npaflow schedule create')"
-        )
-    return ""
-
-
-async def _summary(name: str, description: ScheduleDescription) -> dict[str, Any]:
-    schedule, info = description.schedule, description.info
-    when = _when(await description.memo(), schedule.spec)
-    overlap = {v: k for k, v in OVERLAP.items()}.get(schedule.policy.overlap, str(schedule.policy.overlap))
-    return {
-        "name": name,
-        "when": when,
-        "overlap": overlap,
-        "paused": schedule.state.paused,
-        "note": schedule.state.note or "",
-        "next_runs": [_stamp(t) for t in info.next_action_times[:3]],
-        "recent_runs": _run_ids([a.action for a in info.recent_actions[-5:]]),
-        "running": _run_ids(info.running_actions),
-        "skipped_for_overlap": info.num_actions_skipped_overlap,
-        "actions": info.num_actions,
-        "problem": _input_problem(schedule.action),
-    }
-
-
 async def describe(args: argparse.Namespace) -> int:
     """What the schedule does, its next and recent runs, and what it skipped."""
     _, _, description = await handle_of(args, changing=False)
-    summary = await _summary(args.name, description)
+    summary = await schedule_summary(args.name, description)
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
@@ -279,9 +198,9 @@ async def list_schedules(args: argparse.Namespace) -> int:
         rows.append(
             {
                 "name": entry.id,
-                "when": _when(await entry.memo(), listed.spec),
+                "when": when_text(await entry.memo(), listed.spec),
                 "paused": listed.state.paused,
-                "next_run": _stamp(entry.info.next_action_times[0])
+                "next_run": stamp(entry.info.next_action_times[0])
                 if entry.info and entry.info.next_action_times
                 else "",
             }
