@@ -28,21 +28,18 @@ from activities.backends.local.jobs import (
     CANCEL_MARKER,
     JOB_FILE,
     JOB_MARKER_ENV,
-    SUPERVISOR_FILE,
     WAVE_FILE,
     JobNameIndex,
     LocalJobId,
     LocalJobRecord,
     LocalTask,
-    SupervisorIdentity,
     allocate_job_id,
-    is_supervisor_alive,
     job_marker,
     job_processes,
     read_model,
-    start_ticks,
     write_model,
 )
+from activities.backends.local.liveness import reap_if_dead
 from activities.backends.local.rows import status_stamp, task_row
 from activities.backends.local.signals import job_pgid, kill_job, reap_supervisor, until_gone
 from activities.backends.local.spawn import SUPERVISOR_COMMAND, SupervisorStarter
@@ -62,8 +59,6 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 #: How long a cancelled job's processes get to exit on SIGTERM before SIGKILL.
 CANCEL_GRACE_SECONDS = 5.0
-#: A record whose worker died before starting the supervisor is a ghost after this long.
-GHOST_GRACE_SECONDS = 10.0
 #: Seconds between polls of a local job: its state is on this host, so its end is seen at once.
 LOCAL_POLL_SECONDS = 0.2
 #: Seconds between checks that a job's supervisor still lives (a /proc read per job).
@@ -222,7 +217,7 @@ class LocalBackend:
         if stamp == seen.status_stamp and not liveness_due:
             return list(seen.rows)
         if liveness_due:
-            self._reap_if_dead(job_dir, seen.record)
+            reap_if_dead(job_dir, seen.record)
             seen.alive_checked = now
             stamp = status_stamp(job_dir)
         cancelling = (job_dir / CANCEL_MARKER).exists()
@@ -238,34 +233,6 @@ class LocalBackend:
         if all(row.status.is_terminal() for row in seen.rows):
             seen.alive_checked = float("inf")  # nothing left to reap
         return list(seen.rows)
-
-    def _reap_if_dead(self, job_dir: Path, job: LocalJobRecord) -> None:
-        """A job whose supervisor is gone: kill what is left, end its tasks (guarded moves)."""
-        reap_supervisor(job.supervisor_pid)
-        dead = self._dead_reason(job_dir, job)
-        if not dead:
-            return
-        names = [t.name for t in job.tasks]
-        if all(record.status.is_terminal() for record in read_tasks(job_dir, names)):
-            return
-        kill_job(job.process_marker, job_pgid(job_dir, job))
-        if (job_dir / CANCEL_MARKER).exists():
-            end_tasks(job_dir, names, TaskStatus.CANCELLED, "cancelled by request")
-        else:
-            end_tasks(job_dir, names, TaskStatus.FAILED_CONTROLLER, dead)
-
-    def _dead_reason(self, job_dir: Path, job: LocalJobRecord) -> str:
-        """Why the job can make no progress ("" while it can): no or a dead supervisor."""
-        identity = read_model(job_dir / SUPERVISOR_FILE, SupervisorIdentity)
-        if identity is not None:
-            if is_supervisor_alive(identity):
-                return ""
-            return f"the job's supervisor (pid {identity.pid}) died; its processes were killed"
-        if job.supervisor_pid and start_ticks(job.supervisor_pid) is not None:
-            return ""  # started, not yet recorded
-        if job.supervisor_pid or time.time() - job.launched_at > GHOST_GRACE_SECONDS:
-            return "the job's supervisor never started (the record is a ghost)"
-        return ""
 
     async def cancel(self, job_id: str) -> None:
         """Kill every process of the job (its group and anything marked with its id), then mark it.
