@@ -10,9 +10,11 @@ from collections.abc import Awaitable, Callable
 from typing import ParamSpec, TypeVar
 
 import structlog
+from pydantic import BaseModel
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from npaflow.errors import ErrorType, LaunchMovedError, NpaflowError, TransportError
+from npaflow.runtime.payload_limits import past_the_ceiling
 
 log = structlog.get_logger(__name__)
 
@@ -58,7 +60,7 @@ def mapped_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
     @functools.wraps(fn)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return await fn(*args, **kwargs)
+            return _sendable(await fn(*args, **kwargs))
         except NpaflowError as exc:
             converted = to_application_error(exc)
             if converted.category is ApplicationErrorCategory.BENIGN:
@@ -66,6 +68,19 @@ def mapped_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
             raise converted from exc
 
     return wrapper
+
+
+def _sendable(result: R) -> R:
+    """The result, once it is known to fit one payload (else the activity fails, never retried).
+
+    Raises:
+        ApplicationError: past the ceiling, naming the size and Temporal's limit.
+    """
+    if isinstance(result, BaseModel):
+        problem = past_the_ceiling("this activity's result", len(result.model_dump_json()))
+        if problem:
+            raise ApplicationError(problem, type=ErrorType.CONFIGURATION.value, non_retryable=True)
+    return result
 
 
 def _log_expected(error: ApplicationError) -> None:

@@ -14,6 +14,7 @@ from activities.context import ActivityContext
 from activities.errors import mapped_errors
 from activities.ledger import read_ledger
 from activities.load_refusals import another_runs_ledger, changed_plan_error
+from activities.spec_delivery import SpecDelivery
 from activities.storage import MAX_SPEC_READ_BYTES, ArtifactMissingError
 from npaflow.catalog import ToolCatalog, load_catalogs
 from npaflow.context import build_run_context
@@ -26,30 +27,10 @@ from npaflow.runtime.contract import LOAD_SPEC, spec_file_uri
 from npaflow.runtime.ledger import FinishedWave, PlanChangeRecord, RuntimeLedger, attempt_usage
 from npaflow.runtime.locations import cache_root_for, run_prefix_for
 from npaflow.runtime.messages import AttemptUsage, LoadedSpec, LoadSpecInput, PriorRun
+from npaflow.runtime.spec_parts import SpecLoad
 from npaflow.spec import load_spec_from_str
 from npaflow.spec.decision_sources import decision_source_issues
 from npaflow.spec.typos import unknown_var_issues
-
-MAX_LOADED_SPEC_BYTES = 1_800_000
-"""Below Temporal's 2 MB payload limit, with room for the rest of the activity result."""
-
-
-def _check_payload_size(loaded: LoadedSpec, source: str) -> None:
-    """Refuse a spec whose loaded form Temporal cannot carry (it would be retried forever)."""
-    size = len(loaded.model_dump_json().encode())
-    if size > MAX_LOADED_SPEC_BYTES:
-        raise SpecError(
-            [
-                SpecIssue(
-                    file=source,
-                    message=f"the loaded spec is {size / 2**20:.1f} MiB; a run's spec must "
-                    f"load to at most {MAX_LOADED_SPEC_BYTES / 2**20:.1f} MiB (Temporal payloads are "
-                    "limited to 2 MB)",
-                    hint="split the workflow into smaller specs, or shorten "
-                    "repeated blocks (YAML aliases are expanded when the spec loads)",
-                )
-            ]
-        )
 
 
 class RunActivities:
@@ -57,10 +38,11 @@ class RunActivities:
 
     def __init__(self, context: ActivityContext) -> None:
         self.context = context
+        self.delivery = SpecDelivery(context)
 
     @activity.defn(name=LOAD_SPEC.name)
     @mapped_errors
-    async def load_spec(self, request: LoadSpecInput) -> LoadedSpec:
+    async def load_spec(self, request: LoadSpecInput) -> SpecLoad:
         """Return the validated spec, the tools it uses, its ledger location and prior waves."""
         text, source = await self._spec_text(request)
         catalog = load_catalogs([*self.context.catalog_paths, *request.catalogs])
@@ -111,8 +93,7 @@ class RunActivities:
             prior=prior,
             accepted_change=accepted,
         )
-        _check_payload_size(loaded, source)
-        return loaded
+        return await self.delivery.deliver(loaded, source)
 
     async def _spec_text(self, request: LoadSpecInput) -> tuple[str, str]:
         """The spec's text and where it came from ("inline", or the URI it was read from)."""

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,7 @@ from npaflow.runtime.ledger import RuntimeLedger
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 from tests.helpers import COLD_WORKER_SECONDS, eventually, require_tool
+from tests.payload_audit import oversized_payloads
 
 if TYPE_CHECKING:
     from tests.integration.fake_skypilot import FakeSkyPilotApi
@@ -68,6 +70,18 @@ async def env() -> AsyncIterator[WorkflowEnvironment]:
     environment = await dev_server()
     yield environment
     await environment.shutdown()
+
+
+@pytest_asyncio.fixture(autouse=True)
+async def payloads_under_the_warning(request: pytest.FixtureRequest) -> AsyncIterator[None]:
+    """After each test on the shared dev server: no payload of its runs past 256 KiB (issue 63)."""
+    since = datetime.now(UTC) - timedelta(seconds=1)
+    yield
+    environment = request.node.funcargs.get("env")
+    if not isinstance(environment, WorkflowEnvironment) or request.node.get_closest_marker("large_payloads"):
+        return
+    oversized = await oversized_payloads(environment.client, since)
+    assert not oversized, "payloads past Temporal's 256 KiB warning:\n" + "\n".join(oversized)
 
 
 @dataclass

@@ -76,17 +76,20 @@ def deeply_nested(depth: int) -> str:
     )
 
 
-def wide_group(root: Path, members: int) -> str:
-    """`members` states with long names, a param and one output each, 50 at a time (issue 63)."""
+def wide_group(root: Path, members: int, batch: int = 50) -> str:
+    """`members` states with long names, a param and one output each, `batch` at a time (issue 63).
+
+    Each member appends its line to its output, so a member launched twice shows as two lines.
+    """
     names = [f"shard-{index:05d}-with-a-rather-long-descriptive-member-name" for index in range(members)]
     states: dict[str, object] = {
-        "fan": {"parallel": names, "maxConcurrency": 50, "next": "done"},
+        "fan": {"parallel": names, "maxConcurrency": batch, "next": "done"},
         "done": {"run": {"shell": "true"}, "terminal": True},
     }
     for index, name in enumerate(names):
         states[name] = {
             "params": {"shard": index},
-            "run": {"shell": f"echo {{{{config.shard}}}} > {root}/{{{{run.id}}}}-{name}.txt"},
+            "run": {"shell": f"echo {{{{config.shard}}}} >> {root}/{{{{run.id}}}}-{name}.txt"},
             "outputs": [{"uri": f"file://{root}/{{{{run.id}}}}-{name}.txt"}],
         }
     document = {

@@ -35,6 +35,7 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
     cache = CacheActivities(context)
     return {
         contract.LOAD_SPEC.name: runs.load_spec,
+        contract.READ_LOAD_PART.name: runs.delivery.read_load_part,
         contract.LAUNCH_WAVE.name: LaunchActivities(context).launch_wave,
         contract.AWAIT_WAVE.name: jobs.await_wave,
         contract.CANCEL_WAVE.name: control.cancel_wave,

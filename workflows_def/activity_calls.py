@@ -22,6 +22,7 @@ from npaflow.runtime.contract import (
 )
 from npaflow.runtime.ledger import WaveAttemptRecord
 from npaflow.runtime.messages import JobRef
+from npaflow.runtime.payload_limits import past_the_ceiling
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.status import FailureClass
 from npaflow.runtime.timestamps import TIMESTAMP_FORMAT
@@ -193,19 +194,38 @@ def _inert(options: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
+def sendable(ref: ActivityRef[InputT, Any], arg: InputT) -> InputT:
+    """The input, once it is known to fit one payload.
+
+    Raises:
+        ApplicationError: past the ceiling (a wave too wide to launch as one): the run fails
+            naming the size, where scheduling it would fail its workflow task forever.
+    """
+    if isinstance(arg, BaseModel):
+        problem = past_the_ceiling(f"the input of {ref.name}", len(arg.model_dump_json()))
+        if problem:
+            raise ApplicationError(
+                f"{problem}; launch fewer members at once (a lower maxConcurrency) or split the spec",
+                type=ErrorType.SPEC.value,
+                non_retryable=True,
+            )
+    return arg
+
+
 async def call(ref: ActivityRef[InputT, ResultT], arg: InputT, **options: Any) -> ResultT:
     """Execute an activity by its contract reference; the result has the declared type."""
-    return decode(ref, await workflow.execute_activity(ref.name, arg, **_inert(options)))
+    return decode(ref, await workflow.execute_activity(ref.name, sendable(ref, arg), **_inert(options)))
 
 
 def start(ref: ActivityRef[InputT, Any], arg: InputT, **options: Any) -> workflow.ActivityHandle[object]:
     """Start an activity by its contract reference; `decode` its result once it is awaited."""
-    return workflow.start_activity(ref.name, arg, **_inert(options))
+    return workflow.start_activity(ref.name, sendable(ref, arg), **_inert(options))
 
 
 async def call_local(ref: ActivityRef[InputT, ResultT], arg: InputT, **options: Any) -> ResultT:
     """Execute a local activity (no history events of its own beyond a marker)."""
-    return decode(ref, await workflow.execute_local_activity(ref.name, arg, **_inert(options)))
+    local = await workflow.execute_local_activity(ref.name, sendable(ref, arg), **_inert(options))
+    return decode(ref, local)
 
 
 def launch_moved_to(error: ActivityError) -> str | None:

@@ -10,6 +10,7 @@ from temporalio import workflow
 
 from npaflow.runtime.ledger.book import AttemptId
 from npaflow.runtime.notifications import RunEvent
+from npaflow.runtime.payload_limits import history_past_share
 from npaflow.runtime.request import OnFailure
 from npaflow.runtime.status import RetryBudget
 from workflows_def.notify import notify
@@ -62,8 +63,14 @@ class RunGates:
         await self.recorder.sync()
 
     async def continue_as_new_if_suggested(self) -> None:
-        """At a wave boundary with nothing in flight, start a fresh history from the ledger."""
-        if not workflow.info().is_continue_as_new_suggested():
+        """At a wave boundary with nothing in flight, start a fresh history from the ledger.
+
+        When the server suggests it, or the history reached its share of Temporal's limits
+        (npaflow/runtime/payload_limits.py): between two batches of a wide group as well.
+        """
+        info = workflow.info()
+        grown = history_past_share(info.get_current_history_length(), info.get_current_history_size())
+        if not (info.is_continue_as_new_suggested() or grown):
             return
         if self.state.waves.in_flight() or self.pending_launches:
             return

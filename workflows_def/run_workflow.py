@@ -17,29 +17,27 @@ from npaflow.quota.messages import ANSWER_SIGNAL
 from npaflow.runtime.cache_messages import FLIGHT_GRANTED_SIGNAL, FlightTicket
 from npaflow.runtime.contract import (
     INTERNAL_ERROR_PREFIX,
-    LOAD_SPEC,
     PENDING_LEDGER_QUERY,
     REQUEST_CANCEL,
     STATUS_QUERY,
     WORKFLOW_TYPE,
     Signal,
 )
-from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec, LoadSpecInput, RequestCancelInput
+from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec, RequestCancelInput
 from npaflow.runtime.metrics import Metric, RunOutcome
 from npaflow.runtime.notifications import RunEvent
 from npaflow.runtime.request import RUN_ID_PATTERN, RunRequest
 from npaflow.runtime.result import run_summary
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.status import FailureClass
-from npaflow.runtime.summary import RunStatusView, RunSummary, status_view
+from npaflow.runtime.status_pages import status_view
+from npaflow.runtime.summary import RunStatusView, RunSummary
 from npaflow.runtime.timestamps import clock_reading
 from npaflow.traversal import Walker
-from workflows_def import patches
 from workflows_def.activity_calls import (
     ACTIVITY_FAILURES,
     SHORT_RETRY,
     call,
-    call_local,
     classify_activity_error,
     is_activity_failure,
 )
@@ -50,6 +48,7 @@ from workflows_def.metrics import count
 from workflows_def.notify import notify
 from workflows_def.recorder import RunRecorder
 from workflows_def.run_deps import Mailbox, RunDeps
+from workflows_def.spec_load import load_run_spec
 
 
 @workflow.defn(name=WORKFLOW_TYPE, failure_exception_types=MALFORMED_INPUT)
@@ -109,23 +108,7 @@ class NpaWorkflowRun:
         return loaded
 
     async def _load_spec(self, request: RunRequest) -> LoadedSpec:
-        load = call_local if patches.loads_locally() else call  # a local activity: no task of its own
-        return await load(
-            LOAD_SPEC,
-            LoadSpecInput(
-                run_id=self.state.run_id,
-                spec=request.spec,
-                spec_uri=request.spec_uri,
-                vars=request.vars,
-                allow_new_vars=request.allow_new_vars,
-                catalogs=request.catalogs,
-                assume_decision=request.assume_decision,
-                accepted_change=request.accepted_change,
-            ),
-            start_to_close_timeout=timedelta(minutes=2),
-            retry_policy=SHORT_RETRY,
-            summary=f"load spec {request.spec_uri or '(inline)'}",
-        )
+        return await load_run_spec(self.state.run_id, request)
 
     async def _walk(self, request: RunRequest, loaded: LoadedSpec) -> None:
         spec, catalog = loaded.spec, loaded.catalog
@@ -263,13 +246,15 @@ class NpaWorkflowRun:
         self.state.resume_requested_by_operator()
 
     @workflow.query(name=STATUS_QUERY)
-    def status(self, now: str = "") -> RunStatusView:
+    def status(self, now: str = "", before: int = -1) -> RunStatusView:
         """The live summary: phase, current states, waves with job ids, decisions, ledger.
 
         `now`: the asker's clock (a ledger timestamp), so a running job's spend grows between
-        workflow tasks; omitted or unreadable, the workflow's own time.
+        workflow tasks; omitted or unreadable, the workflow's own time. One bounded page:
+        the newest wave attempts before index `before` (-1: the newest of all); the answer's
+        `waves_start` is where to ask from next (npaflow/runtime/status_pages.py).
         """
-        return status_view(self.state, now=clock_reading(now, workflow.now()))
+        return status_view(self.state, now=clock_reading(now, workflow.now()), before=before)
 
     @workflow.query(name=PENDING_LEDGER_QUERY)
     def pending_ledger(self) -> ExportLedgerInput | None:

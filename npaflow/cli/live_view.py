@@ -9,14 +9,14 @@ bars, spend from the job's own start) while it runs.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
 from npaflow.cli.clock import utc_now_text
-from npaflow.runtime.contract import AWAIT_WAVE, STATUS_QUERY
+from npaflow.cli.status_query import queried_status
+from npaflow.runtime.contract import AWAIT_WAVE
 from npaflow.runtime.ledger import TaskRow, WaveAttemptRecord, attempt_usage
 from npaflow.runtime.messages import HeartbeatDetails
 from npaflow.runtime.status import JobStatus
@@ -32,8 +32,7 @@ async def live_view(client: Client, handle: WorkflowHandle[Any, Any], seconds: f
         TimeoutError: the query went unanswered within `seconds`.
     """
     now = utc_now_text()
-    asked = handle.query(STATUS_QUERY, now, result_type=RunStatusView)
-    view: RunStatusView = await asyncio.wait_for(asked, seconds)
+    view = await queried_status(handle, seconds, now)
     polled = await polled_jobs(client, handle)
     waves = [_merged(wave, polled) for wave in view.waves]
     usage = view.usage.model_copy(deep=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import difflib
 from typing import Any
 
@@ -15,8 +14,8 @@ from temporalio.client import (
     WorkflowHandle,
 )
 
-from npaflow.cli.clock import utc_now_text
 from npaflow.cli.helper_runs import run_helper
+from npaflow.cli.status_query import queried_status
 from npaflow.cli.temporal_client import (
     connect_from,
     describe_or_fail,
@@ -28,10 +27,10 @@ from npaflow.cli.temporal_client import (
 from npaflow.cli.temporal_errors import innermost_message
 from npaflow.errors import UsageError
 from npaflow.printable import colours_kept
-from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, STATUS_QUERY, RunMemo
+from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.reads import JobLogsRequest, JobLogsResult, job_log_reads
 from npaflow.runtime.request import BackendName
-from npaflow.runtime.summary import RunStatusView, WaveView
+from npaflow.runtime.summary import WaveView
 
 
 async def read_logs(
@@ -87,9 +86,7 @@ async def _launched(
         return await _from_ledger(client, handle, memo.ledger_uri, task_queue)
     seconds, served = await query_wait(client, run_queue, 30)
     try:
-        view = await asyncio.wait_for(
-            handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView), seconds
-        )
+        view = await queried_status(handle, seconds)
     except Exception as exc:  # noqa: BLE001 - queries need a worker: say so
         if ended and memo.ledger_uri:
             return await _from_ledger(client, handle, memo.ledger_uri, task_queue)

@@ -9,7 +9,6 @@ completed wave would run differently (npaflow/plan_diff.py).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import getpass
 import json
 from pathlib import Path
@@ -20,8 +19,8 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, Wor
 from temporalio.common import WorkflowIDReusePolicy
 
 from npaflow.catalog import load_catalogs
-from npaflow.cli.clock import utc_now_text
 from npaflow.cli.images import checked_binding
+from npaflow.cli.status_query import queried_status
 from npaflow.cli.temporal_client import (
     connect_from,
     describe_or_fail,
@@ -34,9 +33,8 @@ from npaflow.errors import UsageError
 from npaflow.ids import RunId
 from npaflow.plan import build_plan, plan_fingerprint
 from npaflow.plan_diff import PlanDiff, diff_plans
-from npaflow.runtime.contract import STATUS_QUERY, WORKFLOW_TYPE, Signal
+from npaflow.runtime.contract import WORKFLOW_TYPE, Signal
 from npaflow.runtime.request import AcceptedPlanChange, RunRequest
-from npaflow.runtime.summary import RunStatusView
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.spec import load_spec_from_str
 from npaflow.waves import WaveKey
@@ -180,9 +178,7 @@ async def completed_waves(handle: WorkflowHandle[Any, Any]) -> list[WaveKey]:
         UsageError: neither is available.
     """
     try:
-        view = await asyncio.wait_for(
-            handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView), 15
-        )
+        view = await queried_status(handle, 15)
         return [w.key for w in view.waves if w.status is WaveStatus.SUCCEEDED]
     except Exception:  # noqa: BLE001 - no worker to answer: the failure carries a summary
         pass

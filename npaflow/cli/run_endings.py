@@ -21,7 +21,8 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
-from npaflow.cli.temporal_client import started_request, summary_from_failure
+from npaflow.cli.status_query import queried_status
+from npaflow.cli.temporal_client import has_pollers, started_request, summary_from_failure
 from npaflow.cli.temporal_errors import innermost_message
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import INTERNAL_ERROR_PREFIX, RECONCILED_QUERY
@@ -35,6 +36,8 @@ _ENDED_BEHIND = {
     WorkflowExecutionStatus.TERMINATED: RunEnding.TERMINATED.value,
     WorkflowExecutionStatus.TIMED_OUT: RunEnding.TIMED_OUT.value,
 }
+#: How long an ended run's status query may take to answer (its worker replays the history).
+ENDED_QUERY_SECONDS = 20
 #: Phases that say the run's code finished it (anything else was cut short).
 _FINAL_PHASES = {"succeeded", "failed", "cancelled"}
 
@@ -102,7 +105,24 @@ async def read_ending(client: Client, handle: WorkflowHandle[Any, Any]) -> Endin
         backend = (await started_request(client, handle)).backend
     except (RPCError, ValidationError, UsageError):
         return Ending()
-    return Ending(view=summary.status_view(backend))
+    return Ending(view=await _every_wave(client, handle, summary.status_view(backend)))
+
+
+async def _every_wave(client: Client, handle: WorkflowHandle[Any, Any], view: RunStatusView) -> RunStatusView:
+    """The summary's view with every wave attempt, when its bounded result left some to the ledger.
+
+    A worker answers the closed run's status query in pages; without one the view keeps the
+    newest attempts and says where they start (`waves_start`: the rest are in the ledger).
+    """
+    if view.waves_start == 0:
+        return view
+    try:
+        if not await has_pollers(client, (await handle.describe()).task_queue or ""):
+            return view
+        queried = await queried_status(handle, ENDED_QUERY_SECONDS)
+    except (RPCError, WorkflowQueryFailedError, TimeoutError):
+        return view
+    return view.model_copy(update={"waves": queried.waves, "waves_start": queried.waves_start})
 
 
 def _reconciled(wave: ReportedWave, job: ReconciledJob | None) -> ReportedWave:

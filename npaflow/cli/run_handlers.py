@@ -26,7 +26,6 @@ from temporalio.common import (
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from npaflow.cli.clock import utc_now_text
 from npaflow.cli.exits import (
     StoppedFollowing,
 )
@@ -35,6 +34,7 @@ from npaflow.cli.helper_runs import helper_attributes
 from npaflow.cli.live_view import live_view
 from npaflow.cli.report_handler import fetch_report
 from npaflow.cli.run_endings import Ending, add_ending, read_ending
+from npaflow.cli.status_query import queried_status
 from npaflow.cli.status_text import status_text
 from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers
 from npaflow.cli.temporal_errors import innermost_message
@@ -43,7 +43,6 @@ from npaflow.ids import RunId
 from npaflow.runtime.contract import (
     LEDGER_REPAIR_WORKFLOW_TYPE,
     PENDING_LEDGER_QUERY,
-    STATUS_QUERY,
     RunMemo,
     SearchAttribute,
     Signal,
@@ -107,8 +106,7 @@ async def _queried(handle: WorkflowHandle[Any, Any], client: Client | None = Non
     """The run's answer to its status query (a worker of its version answers), with its jobs' latest word."""
     if client is not None:
         return await live_view(client, handle, 10)
-    asked = handle.query(STATUS_QUERY, utc_now_text(), result_type=RunStatusView)
-    return await asyncio.wait_for(asked, 10)
+    return await queried_status(handle, 10)
 
 
 def _worker_version(description: WorkflowExecutionDescription) -> str:

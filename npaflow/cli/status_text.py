@@ -37,9 +37,12 @@ def status_text(report: StatusReport) -> str:
     lines.extend(f"waiting: {wait.text()}" for wait in report.quota_waits if is_open and wait.is_open())
     lines.extend(f"quota: {wait.text()}" for wait in report.quota_waits if not wait.is_open())
     labels = pass_labels([wave.key for wave in report.waves])
+    lines.extend(_left_out(report.waves_start, "wave attempts"))
     lines.extend(_wave_line(wave, labels[wave.key.sequence]) for wave in report.waves)
+    lines.extend(_left_out(report.decisions_omitted, "decisions"))
     lines.extend(f"  {decision.line()}" for decision in report.decisions)
     lines.extend(_usage_lines(report.usage, is_open))
+    lines.extend(_left_out(report.states_omitted, "states' hours (the cheapest)"))
     cache = CacheTally.of([step for wave in report.waves for step in wave.cache])
     if cache.text():
         lines.append(f"cache: {cache.text()}")
@@ -57,6 +60,11 @@ def status_text(report: StatusReport) -> str:
     if report.ledger_repair:
         lines.append(f"ledger repair: {report.ledger_repair}")
     return printable("\n".join(lines))  # errors and decisions quote what jobs wrote
+
+
+def _left_out(count: int, what: str) -> list[str]:
+    """The line that says how many earlier records a bounded answer left to the ledger."""
+    return [f"  ({count} earlier {what} are in the ledger)"] if count else []
 
 
 def _wave_line(wave: ReportedWave, label: str) -> str:

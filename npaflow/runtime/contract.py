@@ -52,7 +52,6 @@ from npaflow.runtime.messages import (
     ExportResult,
     LaunchResult,
     LaunchWaveInput,
-    LoadedSpec,
     LoadSpecInput,
     ReadDecisionInput,
     RequestCancelInput,
@@ -71,6 +70,7 @@ from npaflow.runtime.reads import (
     RunWavesInput,
 )
 from npaflow.runtime.reconcile.models import CheckRunInput, RecordReconciledInput, RunStanding
+from npaflow.runtime.spec_parts import LoadPart, LoadPartInput, SpecLoad
 from npaflow.runtime.status import FailureClass
 
 # --- workflows and task queues ------------------------------------------------------------
@@ -175,7 +175,8 @@ class ActivityRef(Generic[InputT, ResultT]):
     queue: QueueKind = QueueKind.MAIN
 
 
-LOAD_SPEC = ActivityRef("load_spec", LoadSpecInput, LoadedSpec)
+LOAD_SPEC = ActivityRef("load_spec", LoadSpecInput, SpecLoad)
+READ_LOAD_PART = ActivityRef("read_load_part", LoadPartInput, LoadPart)
 LAUNCH_WAVE = ActivityRef("launch_wave", LaunchWaveInput, LaunchResult)
 AWAIT_WAVE = ActivityRef("await_wave", AwaitWaveInput, AwaitResult, QueueKind.POLL)
 CANCEL_WAVE = ActivityRef("cancel_wave", CancelWaveInput, CancelResult)
@@ -199,6 +200,7 @@ READ_RUN_WAVES = ActivityRef("read_run_waves", RunWavesInput, RunWaves)
 #: Every activity; a worker registers an implementation for each (worker/registry.py).
 ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
     LOAD_SPEC,
+    READ_LOAD_PART,
     LAUNCH_WAVE,
     AWAIT_WAVE,
     CANCEL_WAVE,

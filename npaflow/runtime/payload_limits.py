@@ -19,9 +19,18 @@ from pydantic import BaseModel
 TEMPORAL_PAYLOAD_LIMIT = 2 * 1024 * 1024
 #: Temporal's warning threshold for one payload: npaflow's own budget for any one of them.
 TEMPORAL_PAYLOAD_WARNING = 256 * 1024
+#: The largest payload npaflow sends: past it the workflow task would fail and retry forever
+#: (`TMPRL1103`), so the activity, or the run, fails instead with a message naming the size.
+PAYLOAD_CEILING = TEMPORAL_PAYLOAD_LIMIT - 64 * 1024
 #: Temporal's limits on one history.
 TEMPORAL_HISTORY_BYTES = 50 * 1024 * 1024
 TEMPORAL_HISTORY_EVENTS = 51_200
+
+#: The share of those limits a run's history may reach before it continues as new (at a wave
+#: boundary, nothing in flight), even when the server suggests it later than its default of
+#: about 4K events or 4 MB: a fifth, leaving room for a wave of any width to finish.
+CONTINUE_AS_NEW_HISTORY_BYTES = TEMPORAL_HISTORY_BYTES // 5
+CONTINUE_AS_NEW_HISTORY_EVENTS = TEMPORAL_HISTORY_EVENTS // 5
 
 #: Temporal's limit on one search attribute value (a keyword list counts as its JSON): over it,
 #: Temporal terminates the run with BadSearchAttributes.
@@ -39,6 +48,21 @@ RESULT_STATE_USAGE_BYTES = 32 * 1024
 Item = TypeVar("Item", bound=BaseModel)
 
 
+def past_the_ceiling(what: str, size: int) -> str:
+    """Why a payload of `size` bytes cannot be sent ("" when it can): its size and the limit."""
+    if size <= PAYLOAD_CEILING:
+        return ""
+    return (
+        f"{what} is {size / 2**20:.2f} MiB, past Temporal's 2 MiB payload limit (npaflow sends at "
+        f"most {PAYLOAD_CEILING / 2**20:.2f} MiB)"
+    )
+
+
+def history_past_share(events: int, size: int) -> bool:
+    """Whether a history has reached the share of Temporal's limits at which a run continues as new."""
+    return events >= CONTINUE_AS_NEW_HISTORY_EVENTS or size >= CONTINUE_AS_NEW_HISTORY_BYTES
+
+
 def newest_within(items: Sequence[Item], budget: int) -> tuple[list[Item], int]:
     """The newest items whose JSON fits `budget` bytes, in their order, and how many were left out."""
     kept: list[Item] = []
@@ -53,17 +77,23 @@ def newest_within(items: Sequence[Item], budget: int) -> tuple[list[Item], int]:
     return kept, len(items) - len(kept)
 
 
-def keywords_within(names: Sequence[str], budget: int = STATE_ATTRIBUTE_BYTES) -> list[str]:
-    """The first names whose JSON list fits `budget` bytes, then `+N more` for the rest."""
+def names_within(names: Sequence[str], budget: int) -> list[str]:
+    """The first names whose JSON list fits `budget` bytes."""
     kept: list[str] = []
     spent = 2  # the list's brackets
-    for index, name in enumerate(names):
+    for name in names:
         size = len(name.encode()) + 4  # quotes, comma, space
-        if spent + size + 16 > budget:  # room for the "+N more" mark
-            return [*kept, f"+{len(names) - index} more"]
+        if spent + size > budget:
+            break
         kept.append(name)
         spent += size
     return kept
+
+
+def keywords_within(names: Sequence[str], budget: int = STATE_ATTRIBUTE_BYTES) -> list[str]:
+    """The first names whose JSON list fits `budget` bytes, then `+N more` for the rest."""
+    kept = names_within(names, budget - 16)  # room for the "+N more" mark
+    return kept if len(kept) == len(names) else [*kept, f"+{len(names) - len(kept)} more"]
 
 
 def costliest_within(

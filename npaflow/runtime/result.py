@@ -15,6 +15,7 @@ from npaflow.runtime.payload_limits import (
     RESULT_STATE_USAGE_BYTES,
     RESULT_STEP_BYTES,
     RESULT_WAVE_BYTES,
+    TEMPORAL_PAYLOAD_WARNING,
     costliest_within,
     newest_within,
 )
@@ -38,7 +39,7 @@ def run_summary(state: RunState) -> RunSummary:
     usage = state.progress.usage()
     by_state = costliest_within(usage.by_state, RESULT_STATE_USAGE_BYTES, lambda part: part.node_hours)
     runtime_uri = ledger_file_uri(state.ledger_uri, RUNTIME_FILE) if state.ledger_uri else ""
-    return RunSummary(
+    summary = RunSummary(
         workflow=state.workflow,
         run_id=state.run_id,
         status=state.phase,
@@ -58,4 +59,25 @@ def run_summary(state: RunState) -> RunSummary:
         ledger_behind=state.ledger.failed_export,
         cache=state.progress.cache.model_copy(),
         quota_waits=state.quota.records()[-MAX_SUMMARY_WAITS:],
+    )
+    return fitted_summary(summary)
+
+
+def fitted_summary(summary: RunSummary, limit: int = TEMPORAL_PAYLOAD_WARNING) -> RunSummary:
+    """Fail closed on size: a summary still past `limit` keeps its counts, not its records.
+
+    A long error or many watermarks could still push it past; the ledger keeps the records,
+    and the run completes instead of retrying its last workflow task forever.
+    """
+    if len(summary.model_dump_json()) <= limit:
+        return summary
+    return summary.model_copy(
+        update={
+            "waves": [],
+            "waves_omitted": summary.wave_count,
+            "steps": [],
+            "decisions": [],
+            "decisions_omitted": summary.decisions_omitted + len(summary.decisions),
+            "error": summary.error[:4096],
+        }
     )

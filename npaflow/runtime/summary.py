@@ -94,6 +94,14 @@ class RunFacts(BaseModel):
     ledger_behind: str = ""  # why the last ledger export failed; "" while the ledger is current
     error: str = ""
     cancel_reason: str = ""
+    #: A page of a wide or long run (npaflow/runtime/status_pages.py): the run's wave attempts,
+    #: the first one this page lists, and what a budget left out (all of it is in the ledger).
+    wave_count: int = 0
+    waves_start: int = 0
+    decisions_omitted: int = 0
+    states_omitted: int = 0  # states whose hours `usage.by_state` leaves out (the cheapest)
+    quota_waits_omitted: int = 0
+    current_states_omitted: int = 0
 
 
 class RunStatusView(RunFacts):
@@ -229,6 +237,10 @@ class RunSummary(BaseModel):
             error=self.error,
             usage=self.usage,
             quota_waits=self.quota_waits,
+            wave_count=self.wave_count,
+            waves_start=self.waves_omitted,
+            decisions_omitted=self.decisions_omitted,
+            states_omitted=self.states_omitted,
         )
 
 
@@ -296,42 +308,4 @@ def progress_view(state: RunState) -> ProgressView:
         states=rows,
         earlier_states=len(progress.latest) - len(rows),
         page=f"{state.page_url.rstrip('/')}/runs/{state.run_id}" if state.page_url else "",
-    )
-
-
-#: Task rows a status answer carries (the newest attempts' first; older ones' rows are in the ledger).
-STATUS_TASK_ROW_BYTES = 64 * 1024
-
-
-def rows_within(views: list[WaveView], budget: int = STATUS_TASK_ROW_BYTES) -> list[WaveView]:
-    """The views with their task rows while the rows fit `budget`, newest first; older ones bare."""
-    kept: list[WaveView] = []
-    spent = 0
-    for view in reversed(views):
-        size = sum(len(row.model_dump_json()) for row in view.tasks)
-        if view.tasks and spent + size > budget:
-            view = view.model_copy(update={"tasks": []})
-        spent += size if view.tasks else 0
-        kept.append(view)
-    kept.reverse()
-    return kept
-
-
-def status_view(state: RunState, now: str = "") -> RunStatusView:
-    """The live status for the `status` query (running attempts' spend counted up to `now`)."""
-    return RunStatusView(
-        run_id=state.run_id,
-        workflow=state.workflow,
-        phase=state.phase,
-        pause_requested=state.pause_requested,
-        backend=state.backend,
-        current_states=state.current_states,
-        quota_waits=state.quota.records(),
-        waves=rows_within([WaveView.of(r) for r in state.waves.records()]),
-        decisions=state.decisions,
-        ledger_uri=state.ledger_uri,
-        ledger_behind=state.ledger.failed_export,
-        error=state.error,
-        cancel_reason=state.cancel_reason,
-        usage=state.progress.usage(now),
     )

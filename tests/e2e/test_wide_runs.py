@@ -1,0 +1,154 @@
+"""Runs of any width finish, with every payload under 256 KiB, and their views agree (issue 63).
+
+Each run is read back the ways people read it: `npaflow status --json`, `npaflow
+list --json`, its ledger, and (for the 1,000-member group) the run page. The
+payload audit (tests/payload_audit.py) checks every payload of every run here.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from temporalio.client import WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+
+from activities.backends.local import LocalBackend
+from npaflow.runtime.payload_limits import TEMPORAL_PAYLOAD_WARNING
+from npaflow.runtime.vocabulary import WaveStatus
+from tests.e2e.test_cli_runs import npaflow
+from tests.e2e.test_run_page import ui  # noqa: F401 - the `npaflow ui` fixture
+from tests.harness import WORKER_ID, Harness, RunOutcome, dev_server
+from tests.integration.fake_backend import FakeBackend
+from tests.payload_audit import oversized_payloads
+from tests.spec_factory import wide_group
+
+pytestmark = pytest.mark.e2e
+
+
+def long_loop(waves: int) -> str:
+    return json.dumps(
+        {
+            "apiVersion": "npa.workflow/v0.0.1",
+            "kind": "Workflow",
+            "metadata": {"name": "long"},
+            "initial": "again",
+            "states": {
+                "again": {"sequence": ["tick"], "loop": {"max": waves}, "next": "done"},
+                "tick": {"run": {"shell": "true"}},
+                "done": {"run": {"shell": "true"}, "terminal": True},
+            },
+        }
+    )
+
+
+async def run_by_uri(harness: Harness, spec: str, where: Path, run_id: str) -> RunOutcome:
+    """Start a run that reads its spec by URI (as `submit` does past its inline limit) and finish it."""
+    path = where / f"{run_id}.json"
+    path.write_text(spec)
+    handle = await harness.start("", run_id=run_id, spec_uri=path.as_uri(), poll_seconds=0.05)
+    return await harness.finish(handle)
+
+
+async def executions(harness: Harness, handle: WorkflowHandle) -> int:
+    return len([run async for run in harness.client.list_workflows(f"WorkflowId = '{handle.id}'")])
+
+
+async def views_agree(env: WorkflowEnvironment, harness: Harness, outcome: RunOutcome) -> dict:
+    """`status --json` and `list --json` say what the ledger says; the status report, for more checks."""
+    assert outcome.ledger is not None
+    run_id = outcome.handle.id
+    status = await npaflow(env, harness, "status", run_id, "--json")
+    assert status.returncode == 0, status.stderr
+    report = json.loads(status.stdout)
+    listed = await npaflow(env, harness, "list", "--since", "1h", "--limit", "500", "--json")
+    (row,) = [row for row in json.loads(listed.stdout) if row["run_id"] == run_id]
+    ledger = outcome.ledger
+    assert report["phase"] == row["phase"] == ledger.status.value == "succeeded"
+    assert len(report["waves"]) == len(ledger.waves)
+    assert report["usage"]["gpu_hours"] == row["gpu_hours"] == ledger.usage.gpu_hours
+    return report
+
+
+async def test_a_1000_member_group_with_long_names_params_and_outputs_completes_and_every_view_agrees(
+    env: WorkflowEnvironment,
+    local_harness: Harness,
+    ui: str,  # noqa: F811 - the fixture imported above
+    tmp_path: Path,
+) -> None:
+    async with local_harness.worker():
+        outcome = await run_by_uri(local_harness, wide_group(tmp_path, 1000), tmp_path, "wide-1000")
+        assert outcome.status == "succeeded", outcome.error
+        report = await views_agree(env, local_harness, outcome)
+        with urllib.request.urlopen(f"{ui}/runs/wide-1000/live", timeout=30) as answer:
+            live = json.loads(answer.read())
+    assert outcome.summary is not None and outcome.summary.wave_count == 21
+    assert outcome.summary.waves_omitted > 0 and outcome.summary.states_omitted > 0
+    assert len(report["waves"]) == 21
+    assert live["ended"] is True
+    graph = live["sections"]["graph"]
+    assert 'data-state="shard-00999-with-a-rather-long-descriptive-member-name"' in graph  # drawn from parts
+    assert [len(f.read_text().splitlines()) for f in tmp_path.glob("wide-1000-shard-*.txt")] == [1] * 1000
+
+
+async def test_a_5000_member_group_completes_continuing_as_new_between_batches(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        outcome = await run_by_uri(local_harness, wide_group(tmp_path, 5000), tmp_path, "wide-5000")
+        assert outcome.status == "succeeded", outcome.error
+        await views_agree(env, local_harness, outcome)
+    assert outcome.ledger is not None and len(outcome.ledger.waves) == 101
+    assert all(wave.attempt == 1 for wave in outcome.ledger.waves)
+    assert [len(f.read_text().splitlines()) for f in tmp_path.glob("wide-5000-shard-*.txt")] == [1] * 5000
+
+
+async def test_a_2000_wave_loop_completes_in_bounded_executions(
+    env: WorkflowEnvironment, harness: Harness, fake: FakeBackend, tmp_path: Path
+) -> None:
+    async with harness.worker():
+        outcome = await run_by_uri(harness, long_loop(2000), tmp_path, "loop-2000")
+        assert outcome.status == "succeeded", outcome.error
+        await views_agree(env, harness, outcome)
+    assert await executions(harness, outcome.handle) > 1
+    assert len(fake.launches) == 2001  # each wave launched once across every execution
+    assert outcome.ledger is not None and len(outcome.ledger.waves) == 2001
+
+
+@pytest_asyncio.fixture
+async def short_histories() -> AsyncIterator[WorkflowEnvironment]:
+    """A dev server that suggests continue-as-new at 60 events: a 5-batch group crosses it."""
+    server = await dev_server("--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=60")
+    yield server
+    await server.shutdown()
+
+
+async def test_a_group_loaded_in_parts_that_continues_as_new_mid_group_launches_each_batch_once(
+    short_histories: WorkflowEnvironment, home: Path, tmp_path: Path
+) -> None:
+    since = datetime.now(UTC) - timedelta(seconds=1)
+    harness = Harness(short_histories.client, home, LocalBackend(home, WORKER_ID), "tq-mid-group")
+    async with harness.worker():
+        outcome = await run_by_uri(harness, wide_group(tmp_path, 200, batch=40), tmp_path, "mid-group")
+        assert outcome.status == "succeeded", outcome.error
+        report = await views_agree(short_histories, harness, outcome)
+    assert await executions(harness, outcome.handle) > 1
+    assert [wave["status"] for wave in report["waves"]] == [WaveStatus.SUCCEEDED.value] * 6  # 5 batches, done
+    assert outcome.ledger is not None and all(wave.attempt == 1 for wave in outcome.ledger.waves)
+    assert [len(f.read_text().splitlines()) for f in tmp_path.glob("mid-group-shard-*.txt")] == [1] * 200
+    assert not await oversized_payloads(short_histories.client, since)
+
+
+@pytest.mark.large_payloads
+async def test_the_payload_audit_names_a_payload_past_the_warning(env: WorkflowEnvironment) -> None:
+    since = datetime.now(UTC) - timedelta(seconds=1)
+    big = "x" * (TEMPORAL_PAYLOAD_WARNING + 1024)
+    await env.client.start_workflow("no-such-workflow", big, id="audit-big", task_queue="tq-nobody")
+    found = await oversized_payloads(env.client, since)
+    await env.client.get_workflow_handle("audit-big").terminate()
+    assert any(line.startswith("audit-big event 1 (EVENT_TYPE_WORKFLOW_EXECUTION_STARTED)") for line in found)
