@@ -11,7 +11,6 @@ Run: python bench/width_bench.py [--members 10,100,1000,5000] [--loop 10,1000,20
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -26,24 +25,8 @@ from temporalio.client import Client  # noqa: E402
 
 from npaflow.runtime.payload_limits import TEMPORAL_PAYLOAD_LIMIT, TEMPORAL_PAYLOAD_WARNING  # noqa: E402
 from npaflow.runtime.request import RunRequest  # noqa: E402
-from tests.spec_factory import wide_group  # noqa: E402
+from tests.spec_factory import long_loop, wide_group  # noqa: E402
 from workflows_def import NpaWorkflowRun  # noqa: E402
-
-
-def long_loop(waves: int) -> str:
-    return json.dumps(
-        {
-            "apiVersion": "npa.workflow/v0.0.1",
-            "kind": "Workflow",
-            "metadata": {"name": "long"},
-            "initial": "again",
-            "states": {
-                "again": {"sequence": ["tick"], "loop": {"max": waves}, "next": "done"},
-                "tick": {"run": {"shell": "true"}},
-                "done": {"run": {"shell": "true"}, "terminal": True},
-            },
-        }
-    )
 
 
 async def measure(client: Client, queue: str, spec: str, units: int, what: str, root: Path) -> None:

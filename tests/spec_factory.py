@@ -101,3 +101,20 @@ def wide_group(root: Path, members: int, batch: int = 50) -> str:
         "states": states,
     }
     return json.dumps(document)
+
+
+def long_loop(waves: int) -> str:
+    """A loop of `waves` one-state waves, then a terminal state (issue 63)."""
+    return json.dumps(
+        {
+            "apiVersion": "npa.workflow/v0.0.1",
+            "kind": "Workflow",
+            "metadata": {"name": "long"},
+            "initial": "again",
+            "states": {
+                "again": {"sequence": ["tick"], "loop": {"max": waves}, "next": "done"},
+                "tick": {"run": {"shell": "true"}},
+                "done": {"run": {"shell": "true"}, "terminal": True},
+            },
+        }
+    )

@@ -24,27 +24,10 @@ from npaflow.runtime.vocabulary import WaveStatus
 from tests.e2e.test_cli_runs import npaflow
 from tests.e2e.test_run_page import ui  # noqa: F401 - the `npaflow ui` fixture
 from tests.harness import WORKER_ID, Harness, RunOutcome, dev_server
-from tests.integration.fake_backend import FakeBackend
 from tests.payload_audit import oversized_payloads
 from tests.spec_factory import wide_group
 
 pytestmark = pytest.mark.e2e
-
-
-def long_loop(waves: int) -> str:
-    return json.dumps(
-        {
-            "apiVersion": "npa.workflow/v0.0.1",
-            "kind": "Workflow",
-            "metadata": {"name": "long"},
-            "initial": "again",
-            "states": {
-                "again": {"sequence": ["tick"], "loop": {"max": waves}, "next": "done"},
-                "tick": {"run": {"shell": "true"}},
-                "done": {"run": {"shell": "true"}, "terminal": True},
-            },
-        }
-    )
 
 
 async def run_by_uri(harness: Harness, spec: str, where: Path, run_id: str) -> RunOutcome:
@@ -106,18 +89,6 @@ async def test_a_5000_member_group_completes_continuing_as_new_between_batches(
     assert outcome.ledger is not None and len(outcome.ledger.waves) == 101
     assert all(wave.attempt == 1 for wave in outcome.ledger.waves)
     assert [len(f.read_text().splitlines()) for f in tmp_path.glob("wide-5000-shard-*.txt")] == [1] * 5000
-
-
-async def test_a_2000_wave_loop_completes_in_bounded_executions(
-    env: WorkflowEnvironment, harness: Harness, fake: FakeBackend, tmp_path: Path
-) -> None:
-    async with harness.worker():
-        outcome = await run_by_uri(harness, long_loop(2000), tmp_path, "loop-2000")
-        assert outcome.status == "succeeded", outcome.error
-        await views_agree(env, harness, outcome)
-    assert await executions(harness, outcome.handle) > 1
-    assert len(fake.launches) == 2001  # each wave launched once across every execution
-    assert outcome.ledger is not None and len(outcome.ledger.waves) == 2001
 
 
 @pytest_asyncio.fixture
