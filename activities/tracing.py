@@ -1,4 +1,4 @@
-"""Span attributes for activities when tracing is on (npaflow/cli/tracing.py); nothing otherwise."""
+"""Span attributes for activities when tracing is on (npaflow/temporal/tracing.py); nothing otherwise."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 from temporalio.testing import WorkflowEnvironment
 
-from npaflow.cli.data_converter import DATA_CONVERTER
+from npaflow.temporal.data_converter import DATA_CONVERTER
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
 

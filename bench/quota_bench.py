@@ -27,11 +27,11 @@ sys.path.insert(0, str(ROOT))
 from dev_server import run_to_exit, start_dev_server, start_worker  # noqa: E402  (bench/, the script's directory)
 from temporalio.client import Client  # noqa: E402
 
-from npaflow.cli.quota_handler import set_pool  # noqa: E402
 from npaflow.quota import PoolConfig, QuotaClaim  # noqa: E402
 from npaflow.runtime.request import RunRequest  # noqa: E402
 from npaflow.runtime.summary import RunSummary  # noqa: E402
 from npaflow.runtime.timestamps import epoch_seconds  # noqa: E402
+from npaflow.temporal.pools import set_pool  # noqa: E402
 from workflows_def import NpaWorkflowRun  # noqa: E402
 
 SPEC = """apiVersion: npa.workflow/v0.0.1

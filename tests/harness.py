@@ -27,12 +27,12 @@ from activities.backends.skypilot_sdk import SkyPilotSdk
 from activities.context import ActivityContext
 from activities.runs import read_ledger
 from activities.storage import StorageRouter
-from npaflow.cli.data_converter import DATA_CONVERTER
-from npaflow.cli.temporal_client import has_pollers, summary_from_failure
 from npaflow.runtime.contract import WORKFLOW_TYPE
 from npaflow.runtime.ledger import RuntimeLedger
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
+from npaflow.temporal.client import has_pollers, summary_from_failure
+from npaflow.temporal.data_converter import DATA_CONVERTER
 from tests.helpers import COLD_WORKER_SECONDS, eventually, require_tool
 from tests.payload_audit import oversized_payloads
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from npaflow.cli.data_converter import DATA_CONVERTER
+from npaflow.temporal.data_converter import DATA_CONVERTER
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

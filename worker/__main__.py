@@ -5,8 +5,8 @@ import sys
 
 from temporalio.service import RPCError
 
-from npaflow.cli.temporal_errors import rpc_error_text
 from npaflow.errors import UsageError
+from npaflow.temporal.errors import rpc_error_text
 from worker.main import main
 
 if __name__ == "__main__":

@@ -13,16 +13,16 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from npaflow.cli.dev_marker import (
+from npaflow.errors import UsageError
+from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, poll_task_queue, worker_task_queue
+from npaflow.runtime.request import BackendName
+from npaflow.temporal.client import connect, has_pollers
+from npaflow.temporal.dev_marker import (
     DEV_START_PATIENCE_SECONDS,
     dev_server_is_starting,
     mark_dev_server_starting,
 )
-from npaflow.cli.temporal_client import connect, has_pollers
-from npaflow.cli.temporal_target import temporal_target
-from npaflow.errors import UsageError
-from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, poll_task_queue, worker_task_queue
-from npaflow.runtime.request import BackendName
+from npaflow.temporal.target import temporal_target
 from worker.config import WorkerConfig
 from worker.logging import configure_logging
 from worker.main import serve

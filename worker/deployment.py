@@ -32,7 +32,7 @@ from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import WorkerDeploymentConfig
 
-from npaflow.cli.temporal_errors import is_namespace_missing
+from npaflow.temporal.errors import is_namespace_missing
 
 log = structlog.get_logger()
 

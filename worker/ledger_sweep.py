@@ -24,7 +24,6 @@ from temporalio.service import RPCError
 from activities.context import ActivityContext
 from activities.ledger import read_ledger
 from activities.reconcile import standing_of
-from npaflow.cli.temporal_client import started_request
 from npaflow.errors import NpaflowError
 from npaflow.ids import RunId
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo, SearchAttribute
@@ -33,6 +32,7 @@ from npaflow.runtime.reconcile import EndedJob, LedgerClosure, OrphanBatch, in_f
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.status import JobStatus, aggregate_job_status
 from npaflow.runtime.vocabulary import RunEnding, RunPhase
+from npaflow.temporal.client import started_request
 from worker.reconcile_handoff import hand_to_reconciler
 
 log = structlog.get_logger(__name__)

@@ -26,12 +26,12 @@ from activities.backends.base import Backend
 from activities.backends.local import LocalBackend
 from activities.context import ActivityContext
 from activities.storage import S3Storage, StorageRouter
-from npaflow.cli.temporal_client import WORKER_CONNECT_PATIENCE_SECONDS, connect
-from npaflow.cli.temporal_target import TemporalTarget, temporal_target
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, QueueKind, poll_task_queue
 from npaflow.runtime.metrics import install as install_metrics
 from npaflow.runtime.request import BackendName
+from npaflow.temporal.client import WORKER_CONNECT_PATIENCE_SECONDS, connect
+from npaflow.temporal.target import TemporalTarget, temporal_target
 from worker.config import WorkerConfig, warn_unknown_variables
 from worker.deployment import Deployment, deployment_from
 from worker.dev_takeover import adopted

@@ -130,7 +130,7 @@ async def pool_statuses(client: Client, last: dict[str, PoolStatus]) -> dict[str
     One stuck pool (no worker on its queue, a failing workflow task) must not blank the
     others' gauges, nor vanish itself: a pool nobody can ask is when its waiters need an alert.
     """
-    from npaflow.cli.quota_handler import PoolMissing, pool_names, pool_status
+    from npaflow.temporal.pools import PoolMissing, pool_names, pool_status
 
     statuses: dict[str, PoolStatus] = {}
     for pool in await pool_names(client):

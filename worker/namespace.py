@@ -10,8 +10,8 @@ from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from npaflow.cli.temporal_errors import rpc_error_text
 from npaflow.errors import UsageError
+from npaflow.temporal.errors import rpc_error_text
 
 
 async def require_namespace(client: Client) -> None:

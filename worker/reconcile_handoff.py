@@ -5,9 +5,9 @@ from __future__ import annotations
 from temporalio.client import Client
 
 from activities.context import ActivityContext
-from npaflow.cli.helper_runs import helper_attributes
 from npaflow.runtime.contract import RECONCILE_SIGNAL, RECONCILE_WORKFLOW_TYPE
 from npaflow.runtime.reconcile import OrphanBatch, reconcile_workflow_id
+from npaflow.temporal.helper_runs import helper_attributes
 
 
 async def hand_to_reconciler(client: Client, context: ActivityContext, batch: OrphanBatch) -> None:

@@ -14,10 +14,10 @@ from pathlib import Path
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
-from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.document.text_file import read_document
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import WORKFLOW_TYPE
+from npaflow.temporal.data_converter import DATA_CONVERTER
 from worker.input_count import InputCount
 from worker.logging import replayed_drops_silenced
 from workflows_def import WORKFLOWS

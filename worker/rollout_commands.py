@@ -8,9 +8,9 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from npaflow.cli.temporal_client import connect
-from npaflow.cli.temporal_target import temporal_target
 from npaflow.errors import UsageError
+from npaflow.temporal.client import connect
+from npaflow.temporal.target import temporal_target
 from worker.config import WorkerConfig
 from worker.deployment import Deployment, deployment_from
 from worker.replay import DEFAULT_QUERY, ReplayReport, each, histories_from, histories_in, replay

@@ -10,7 +10,6 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cache import scope_segment
-from npaflow.cli.helper_runs import COORDINATOR_VERSIONING, helper_attributes
 from npaflow.runtime.cache_messages import (
     FLIGHT_ASK_UPDATE,
     FLIGHT_RELEASE_SIGNAL,
@@ -19,6 +18,7 @@ from npaflow.runtime.cache_messages import (
     RequestFlightInput,
     flight_id,
 )
+from npaflow.temporal.helper_runs import COORDINATOR_VERSIONING, helper_attributes
 
 
 async def request_flight(request: RequestFlightInput) -> bool:

@@ -184,7 +184,7 @@ def _server_refusal(exc: BaseException) -> str | None:
     service = sys.modules.get("temporalio.service")
     if service is None or not isinstance(exc, service.RPCError):
         return None
-    from npaflow.cli.temporal_errors import rpc_error_text
+    from npaflow.temporal.errors import rpc_error_text
 
     return rpc_error_text(exc)
 
@@ -216,8 +216,8 @@ def main(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> 
         if exc.filename is not None or exc.errno not in _OUTPUT_ERRNOS:
             raise
         code = _output_failed(exc)
-    if "npaflow.cli.tracing" in sys.modules:
-        sys.modules["npaflow.cli.tracing"].flush_traces()
+    if "npaflow.temporal.tracing" in sys.modules:
+        sys.modules["npaflow.temporal.tracing"].flush_traces()
     try:
         sys.stdout.flush()
     except BrokenPipeError:

@@ -11,13 +11,13 @@ import argparse
 
 from temporalio.client import WorkflowFailureError
 
-from npaflow.cli.helper_runs import ledger_on_worker, run_helper
-from npaflow.cli.temporal_client import connect_from
-from npaflow.cli.temporal_errors import innermost_message
 from npaflow.errors import UsageError
 from npaflow.printable import printable
 from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE
 from npaflow.runtime.reads import ArtifactRow, ListArtifactsInput, RunArtifacts
+from npaflow.temporal.client import connect_from
+from npaflow.temporal.errors import innermost_message
+from npaflow.temporal.helper_runs import ledger_on_worker, run_helper
 
 
 def _mark(row: ArtifactRow) -> str:

@@ -7,9 +7,6 @@ import argparse
 from temporalio.client import Client, WorkflowFailureError
 
 from npaflow.cli.durations import parse_duration
-from npaflow.cli.helper_runs import run_helper
-from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers, task_queue_from
-from npaflow.cli.temporal_errors import innermost_message
 from npaflow.errors import UsageError
 from npaflow.runtime.cache_admin import (
     CacheAction,
@@ -21,6 +18,9 @@ from npaflow.runtime.cache_admin import (
 )
 from npaflow.runtime.contract import CACHE_ADMIN_WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.usage import gpu_hours_text
+from npaflow.temporal.client import connect_from, describe_or_fail, has_pollers, task_queue_from
+from npaflow.temporal.errors import innermost_message
+from npaflow.temporal.helper_runs import run_helper
 
 
 async def cache(args: argparse.Namespace) -> int:

@@ -7,11 +7,11 @@ from typing import Any
 from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 
 from npaflow.cli.run_handlers import status_once
-from npaflow.cli.temporal_client import RunMissing, describe_or_fail
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import RunMemo
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
+from npaflow.temporal.client import RunMissing, describe_or_fail
 
 
 async def duplicate_of(handle: WorkflowHandle[Any, RunSummary], request: RunRequest) -> str | None:

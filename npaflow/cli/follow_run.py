@@ -13,7 +13,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from npaflow.cli.live_view import live_view
 from npaflow.cli.progress import Progress, follow
-from npaflow.cli.temporal_client import has_pollers
+from npaflow.temporal.client import has_pollers
 
 
 async def follow_run(

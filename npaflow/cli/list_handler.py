@@ -19,12 +19,12 @@ from temporalio.common import SearchAttributeKey
 
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.live_view import live_view
-from npaflow.cli.temporal_client import connect_from
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo, SearchAttribute
 from npaflow.runtime.summary import RunStatusView
 from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import RunPhase
+from npaflow.temporal.client import connect_from
 
 #: Seconds an open run's status query may take for its spend so far (else the row shows "-").
 SPEND_QUERY_SECONDS = 3.0

@@ -14,9 +14,14 @@ from temporalio.client import (
     WorkflowHandle,
 )
 
-from npaflow.cli.helper_runs import run_helper
 from npaflow.cli.status_query import queried_status
-from npaflow.cli.temporal_client import (
+from npaflow.errors import UsageError
+from npaflow.printable import colours_kept
+from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, RunMemo
+from npaflow.runtime.reads import JobLogsRequest, JobLogsResult, job_log_reads
+from npaflow.runtime.request import BackendName
+from npaflow.runtime.summary import WaveView
+from npaflow.temporal.client import (
     connect_from,
     describe_or_fail,
     has_pollers,
@@ -24,13 +29,8 @@ from npaflow.cli.temporal_client import (
     started_request,
     task_queue_from,
 )
-from npaflow.cli.temporal_errors import innermost_message
-from npaflow.errors import UsageError
-from npaflow.printable import colours_kept
-from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, RunMemo
-from npaflow.runtime.reads import JobLogsRequest, JobLogsResult, job_log_reads
-from npaflow.runtime.request import BackendName
-from npaflow.runtime.summary import WaveView
+from npaflow.temporal.errors import innermost_message
+from npaflow.temporal.helper_runs import run_helper
 
 
 async def read_logs(

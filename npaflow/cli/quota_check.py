@@ -7,12 +7,12 @@ import sys
 from temporalio.client import Client
 
 from npaflow.catalog.models import ToolCatalog
-from npaflow.cli.quota_handler import pool_status
 from npaflow.document.models import WorkflowSpec
 from npaflow.errors import UsageError
 from npaflow.plan import spec_plans
 from npaflow.runtime.gpu_demand import gpus_of, wave_accelerators
 from npaflow.runtime.request import RunRequest
+from npaflow.temporal.pools import pool_status
 
 
 def wave_demands(spec: WorkflowSpec, catalog: ToolCatalog) -> dict[str, dict[str, int]]:

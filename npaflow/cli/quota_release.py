@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from npaflow.cli.quota_handler import pool_status
-from npaflow.cli.temporal_client import connect_from
 from npaflow.errors import UsageError
 from npaflow.quota import ReleaseAnswer, ReleaseRun
 from npaflow.quota.messages import RELEASE_RUN_UPDATE, pool_workflow_id
+from npaflow.temporal.client import connect_from
+from npaflow.temporal.pools import pool_status
 
 
 async def release(args: argparse.Namespace) -> int:

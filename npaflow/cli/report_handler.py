@@ -13,12 +13,12 @@ from pathlib import Path
 
 from temporalio.client import Client, WorkflowFailureError
 
-from npaflow.cli.helper_runs import ledger_on_worker, run_helper
-from npaflow.cli.temporal_client import connect_from
-from npaflow.cli.temporal_errors import innermost_message
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import REPORT_WORKFLOW_TYPE
 from npaflow.runtime.reads import RenderReportInput, RunReport
+from npaflow.temporal.client import connect_from
+from npaflow.temporal.errors import innermost_message
+from npaflow.temporal.helper_runs import ledger_on_worker, run_helper
 
 
 async def fetch_report(client: Client, run_id: str, *, write: bool = False) -> RunReport:

@@ -21,13 +21,6 @@ from temporalio.common import WorkflowIDReusePolicy
 from npaflow.catalog import load_catalogs
 from npaflow.cli.images import checked_binding
 from npaflow.cli.status_query import queried_status
-from npaflow.cli.temporal_client import (
-    connect_from,
-    describe_or_fail,
-    started_request,
-    summary_from_failure,
-    task_queue_from,
-)
 from npaflow.document.text_file import read_document
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
@@ -37,6 +30,13 @@ from npaflow.runtime.contract import WORKFLOW_TYPE, Signal
 from npaflow.runtime.request import AcceptedPlanChange, RunRequest
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.spec import load_spec_from_str
+from npaflow.temporal.client import (
+    connect_from,
+    describe_or_fail,
+    started_request,
+    summary_from_failure,
+    task_queue_from,
+)
 from npaflow.waves import WaveKey
 
 RESTARTABLE = {

@@ -22,14 +22,14 @@ from temporalio.client import (
 from temporalio.service import RPCError
 
 from npaflow.cli.status_query import queried_status
-from npaflow.cli.temporal_client import has_pollers, started_request, summary_from_failure
-from npaflow.cli.temporal_errors import innermost_message
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import INTERNAL_ERROR_PREFIX, RECONCILED_QUERY
 from npaflow.runtime.ledger import ReconciledJob
 from npaflow.runtime.reconcile import ReconcileResult, reconcile_workflow_id
 from npaflow.runtime.summary import ReportedWave, RunStatusView, RunSummary, StatusReport
 from npaflow.runtime.vocabulary import RunEnding, WaveStatus
+from npaflow.temporal.client import has_pollers, started_request, summary_from_failure
+from npaflow.temporal.errors import innermost_message
 
 #: Execution statuses the run's own code never saw: its phase is Temporal's word.
 _ENDED_BEHIND = {

@@ -30,14 +30,11 @@ from npaflow.cli.exits import (
     StoppedFollowing,
 )
 from npaflow.cli.follow_run import follow_run, no_worker_text
-from npaflow.cli.helper_runs import helper_attributes
 from npaflow.cli.live_view import live_view
 from npaflow.cli.report_handler import fetch_report
 from npaflow.cli.run_endings import Ending, add_ending, read_ending
 from npaflow.cli.status_query import queried_status
 from npaflow.cli.status_text import status_text
-from npaflow.cli.temporal_client import connect_from, describe_or_fail, has_pollers
-from npaflow.cli.temporal_errors import innermost_message
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
 from npaflow.runtime.contract import (
@@ -53,6 +50,9 @@ from npaflow.runtime.messages import (
 )
 from npaflow.runtime.run_state import MAX_REASON_CHARS
 from npaflow.runtime.summary import RunStatusView, StatusReport
+from npaflow.temporal.client import connect_from, describe_or_fail, has_pollers
+from npaflow.temporal.errors import innermost_message
+from npaflow.temporal.helper_runs import helper_attributes
 
 
 async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = None) -> StatusReport:

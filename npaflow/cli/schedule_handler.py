@@ -39,14 +39,14 @@ from npaflow.cli.quota_check import check_quota
 from npaflow.cli.schedule_view import OVERLAP, every_text, schedule_summary, stamp, when_text
 from npaflow.cli.spec_loading import load_spec_and_text, require_decision_sources
 from npaflow.cli.submit_handler import INLINE_SPEC_LIMIT, build_request
-from npaflow.cli.temporal_client import connect_from, task_queue_from
-from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.locations import shared_prefix
 from npaflow.runtime.request import RUN_ID_PATTERN
 from npaflow.runtime.ui_text import static_summary
+from npaflow.temporal.client import connect_from, task_queue_from
+from npaflow.temporal.errors import is_namespace_missing, rpc_error_text
 
 #: A schedule's name starts every run id it makes, before the 21-character time suffix.
 MAX_NAME = 70

@@ -18,11 +18,11 @@ from temporalio.client import (
     ScheduleSpec,
 )
 
-from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.cli.options import Overlap
 from npaflow.document.problems import validation_problems
 from npaflow.runtime.contract import WORKFLOW_TYPE
 from npaflow.runtime.request import RunRequest
+from npaflow.temporal.data_converter import DATA_CONVERTER
 
 OVERLAP = {
     Overlap.SKIP: ScheduleOverlapPolicy.SKIP,

@@ -35,14 +35,6 @@ from npaflow.cli.images import checked_binding
 from npaflow.cli.quota_check import check_quota
 from npaflow.cli.run_endings import next_steps
 from npaflow.cli.spec_loading import catalog_paths, load_spec_and_text, parse_vars, require_decision_sources
-from npaflow.cli.temporal_client import (
-    connect_from,
-    has_pollers,
-    is_cancelled_failure,
-    shared_ledger_root,
-    summary_from_failure,
-    task_queue_from,
-)
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
 from npaflow.quota import DEFAULT_TEAM, QuotaClaim
@@ -55,6 +47,14 @@ from npaflow.runtime.request import RunRequest
 from npaflow.runtime.status import FailureClass
 from npaflow.runtime.summary import RunSummary
 from npaflow.runtime.ui_text import static_details, static_summary
+from npaflow.temporal.client import (
+    connect_from,
+    has_pollers,
+    is_cancelled_failure,
+    shared_ledger_root,
+    summary_from_failure,
+    task_queue_from,
+)
 
 #: Specs larger than this travel by reference (Temporal payloads are limited to 2 MB).
 INLINE_SPEC_LIMIT = 256 * 1024

@@ -13,9 +13,9 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from npaflow.cli.helper_runs import helper_attributes
 from npaflow.quota import PoolConfig, PoolStatus
 from npaflow.quota.messages import POOL_WORKFLOW_TYPE, pool_workflow_id
+from npaflow.temporal.helper_runs import helper_attributes
 from tests.e2e.test_cli_runs import npaflow
 from tests.harness import Harness
 from tests.helpers import eventually

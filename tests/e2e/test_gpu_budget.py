@@ -15,11 +15,11 @@ from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 
-from npaflow.cli.temporal_client import summary_from_failure
 from npaflow.runtime.metrics import Metric
 from npaflow.runtime.metrics import install as install_metrics
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
+from npaflow.temporal.client import summary_from_failure
 from tests.e2e.test_cli_runs import npaflow
 from tests.harness import SPECS, Harness, replaced_worker, start_worker_process
 from tests.helpers import eventually

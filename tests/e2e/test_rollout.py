@@ -20,9 +20,9 @@ from temporalio.api.enums.v1 import VersioningBehavior
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
-from npaflow.cli.helper_runs import helper_attributes
 from npaflow.quota.messages import POOL_WORKFLOW_TYPE, pool_workflow_id
 from npaflow.runtime.contract import WORKFLOW_TYPE
+from npaflow.temporal.helper_runs import helper_attributes
 from tests.harness import Harness, start_worker_process
 from tests.helpers import ROOT, eventually
 from worker.deployment import current_build, describe

@@ -23,7 +23,7 @@ import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
-from npaflow.cli.data_converter import DATA_CONVERTER
+from npaflow.temporal.data_converter import DATA_CONVERTER
 from tests.browser import chromium
 from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness
 from tests.helpers import NPAFLOW, ROOT, free_port

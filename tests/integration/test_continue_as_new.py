@@ -12,7 +12,7 @@ import yaml
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
-from npaflow.cli.data_converter import DATA_CONVERTER
+from npaflow.temporal.data_converter import DATA_CONVERTER
 from tests.harness import TEMPORAL_BIN, Harness
 from tests.integration.fake_backend import FakeBackend
 from workflows_def import SEARCH_ATTRIBUTE_KEYS

@@ -13,9 +13,9 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
 from activities.backends.local.jobs import JOB_FILE, LocalJobRecord, read_model
-from npaflow.cli.data_converter import DATA_CONVERTER
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
+from npaflow.temporal.data_converter import DATA_CONVERTER
 from tests.harness import SPECS, Harness, replaced_worker, start_worker_process
 from tests.helpers import COLD_WORKER_SECONDS, ROOT, eventually
 from worker.main import workflow_runner

@@ -17,13 +17,13 @@ from temporalio.worker import Replayer
 
 from activities.backends.local import LocalBackend
 from activities.backends.local.inventory import held_accelerators
-from npaflow.cli.data_converter import DATA_CONVERTER
-from npaflow.cli.quota_handler import pool_status, set_pool
 from npaflow.quota import PoolConfig, PoolStatus, QuotaClaim
 from npaflow.quota.messages import CONFIGURE_UPDATE, pool_workflow_id
 from npaflow.runtime.contract import HELPER_DIVISION
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
+from npaflow.temporal.data_converter import DATA_CONVERTER
+from npaflow.temporal.pools import pool_status, set_pool
 from tests.harness import (
     TEMPORAL_BIN,
     WORKER_ID,

@@ -13,9 +13,9 @@ import pytest
 from temporalio.service import TLSConfig
 from temporalio.testing import WorkflowEnvironment
 
-from npaflow.cli.temporal_client import connect
-from npaflow.cli.temporal_target import TemporalTarget, temporal_target
 from npaflow.errors import UsageError
+from npaflow.temporal.client import connect
+from npaflow.temporal.target import TemporalTarget, temporal_target
 from tests.helpers import NPAFLOW, ROOT
 from tests.tls_proxy import Certificates, TlsProxy, make_certificates
 

@@ -15,7 +15,7 @@ from temporalio.client import Client
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.testing import WorkflowEnvironment
 
-from npaflow.cli.data_converter import DATA_CONVERTER
+from npaflow.temporal.data_converter import DATA_CONVERTER
 from tests.harness import Harness
 from tests.helpers import ROOT
 
@@ -51,7 +51,7 @@ async def test_a_runs_start_workflow_and_activities_share_one_trace_with_the_wav
 
 def test_tracing_is_off_unless_the_otel_variables_ask_for_it() -> None:
     script = (
-        "from npaflow.cli.tracing import tracing_interceptors as t\n"
+        "from npaflow.temporal.tracing import tracing_interceptors as t\n"
         "import os, json\n"
         "off = t('npaflow-cli')\n"
         "os.environ['OTEL_TRACES_EXPORTER'] = 'console'\n"

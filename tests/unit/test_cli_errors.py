@@ -14,10 +14,10 @@ from temporalio.service import RPCError, RPCStatusCode
 from npaflow.cli import SubParsers, run
 from npaflow.cli.duplicate_runs import duplicate_of
 from npaflow.cli.submit_handler import flag_problem
-from npaflow.cli.temporal_client import describe_or_fail
 from npaflow.errors import UsageError
 from npaflow.quota import QuotaClaim
 from npaflow.runtime.request import RunRequest
+from npaflow.temporal.client import describe_or_fail
 
 pytestmark = pytest.mark.unit
 

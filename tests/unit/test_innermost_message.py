@@ -12,7 +12,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, RetryState
 
 from activities.errors import to_application_error
 from activities.storage.s3 import classify_s3_error
-from npaflow.cli.temporal_errors import innermost_message
+from npaflow.temporal.errors import innermost_message
 
 pytestmark = pytest.mark.unit
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from temporalio.service import RPCError, RPCStatusCode
 
-from npaflow.cli.temporal_errors import rpc_error_text
+from npaflow.temporal.errors import rpc_error_text
 
 pytestmark = pytest.mark.unit
 

@@ -53,9 +53,9 @@ def serve(args: argparse.Namespace) -> int:
 async def _serve(args: argparse.Namespace, token: str) -> int:
     import uvicorn
 
-    from npaflow.cli.temporal_client import connect_from
     from npaflow.cli.ui.app import UiSettings, ui_app
     from npaflow.cli.ui.reads import RunReads
+    from npaflow.temporal.client import connect_from
 
     client = await connect_from(args)
     settings = UiSettings(namespace=client.namespace, temporal_ui=args.temporal_ui, token=token)

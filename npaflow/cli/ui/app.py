@@ -22,7 +22,6 @@ from starlette.routing import Route
 from temporalio.service import RPCError
 
 from npaflow.cli.logs_handler import logs_text, read_logs
-from npaflow.cli.temporal_errors import rpc_error_text
 from npaflow.cli.ui.pages import LIVE_SCRIPT, live_payload, message_page, run_page, runs_page, temporal_link
 from npaflow.cli.ui.policy import SecurityHeaders, security_headers
 from npaflow.cli.ui.reads import RunReads
@@ -30,6 +29,7 @@ from npaflow.errors import UsageError
 from npaflow.integers import plain_int
 from npaflow.picture.report import ReportLinks
 from npaflow.runtime.vocabulary import RunPhase
+from npaflow.temporal.errors import rpc_error_text
 
 COOKIE = "npaflow_ui_token"
 #: Runs read for the list: enough for a few pages, bounded for a server with thousands.

@@ -19,7 +19,6 @@ from temporalio.service import RPCError
 from npaflow.cli.list_handler import run_rows, visibility_query
 from npaflow.cli.live_view import live_view
 from npaflow.cli.run_endings import read_ending
-from npaflow.cli.temporal_client import describe_or_fail, has_pollers
 from npaflow.cli.ui.loaded_spec import loaded_spec
 from npaflow.document.models import WorkflowSpec
 from npaflow.document.yaml_source import parse_yaml
@@ -27,6 +26,7 @@ from npaflow.errors import SpecError
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunStatusView
 from npaflow.spec.load import parse_spec
+from npaflow.temporal.client import describe_or_fail, has_pollers
 
 #: How long the page waits for a run's worker to answer its query.
 QUERY_SECONDS = 5.0

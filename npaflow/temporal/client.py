@@ -22,11 +22,6 @@ from temporalio.exceptions import ApplicationError, CancelledError, TerminatedEr
 from temporalio.runtime import Runtime
 from temporalio.service import RPCError, RPCStatusCode
 
-from npaflow.cli.data_converter import DATA_CONVERTER
-from npaflow.cli.dev_marker import DEV_START_PATIENCE_SECONDS, dev_server_is_starting
-from npaflow.cli.temporal_errors import is_namespace_missing, rpc_error_text
-from npaflow.cli.temporal_target import TemporalTarget, temporal_target
-from npaflow.cli.tracing import tracing_interceptors
 from npaflow.document.problems import validation_problems
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import (
@@ -36,6 +31,11 @@ from npaflow.runtime.contract import (
 )
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
+from npaflow.temporal.data_converter import DATA_CONVERTER
+from npaflow.temporal.dev_marker import DEV_START_PATIENCE_SECONDS, dev_server_is_starting
+from npaflow.temporal.errors import is_namespace_missing, rpc_error_text
+from npaflow.temporal.target import TemporalTarget, temporal_target
+from npaflow.temporal.tracing import tracing_interceptors
 
 ResultT = TypeVar("ResultT")
 

@@ -24,9 +24,9 @@ from temporalio.common import (
 )
 from temporalio.service import RPCError
 
-from npaflow.cli.temporal_client import describe_or_fail, has_pollers
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import HELPER_DIVISION, NAMESPACE_DIVISION_ATTRIBUTE, RunMemo
+from npaflow.temporal.client import describe_or_fail, has_pollers
 
 ResultT = TypeVar("ResultT")
 

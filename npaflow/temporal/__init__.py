@@ -1,0 +1,15 @@
+"""npaflow's Temporal client: one package the CLI, the worker and the activities share.
+
+- `target.py`: which server and namespace (flags, environment, the CLI's profiles).
+- `client.py`: connect (with patience for a dev server still starting), ask whether a
+  worker polls a queue, read a run's start request and its summary.
+- `errors.py`: Temporal's RPC errors in one line a user can act on.
+- `data_converter.py`: the payload converter every client and worker uses.
+- `helper_runs.py`: the attributes and versioning of helper and coordinator workflows.
+- `pools.py`: the quota pools' client (set, status, names, delete).
+- `dev_marker.py`: the marker `npaflow dev` leaves while its server starts.
+- `tracing.py`: OpenTelemetry interceptors when tracing is configured.
+
+Nothing here parses command lines: a worker or an activity imports this package, never
+`npaflow/cli/`.
+"""
