@@ -21,9 +21,19 @@ start reading:
 - `summary.py`, `result.py`, `ui_text.py`, `progress.py`, `usage.py`: what a run
   reports (status query, the bounded final summary, UI text, running totals,
   GPU- and node-hours); `quota_waits.py`: each wave's wait for quota GPUs.
+- `state_rows.py`: the newest states as table rows (the UI's details, the page).
 - `payload_limits.py`: the sizes every Temporal payload keeps under, with
-  Temporal's own limits beside them.
+  Temporal's own limits beside them; `status_pages.py`: the status query's
+  bounded pages; `spec_parts.py`: a wide spec's load, packed and read in parts.
+- `reads.py`: what the helper workflows read for the CLI (job logs, a run's
+  waves, its artifacts).
+- `reconcile/`: the orphan and ledger sweeps' pure part (job owners, orphans,
+  how a run that closed without its code ended).
+- The stage cache's messages: `cache_messages.py` (lookup, store, flights),
+  `cache_admin.py` (`npaflow cache`), `cache_tally.py` (hits, misses, savings);
+  `gpu_demand.py`: the GPUs a wave asks of a quota pool.
 - `metrics.py`, `notifications.py`: the metric catalog and run notifications.
+- `ledger_layout.py`: the ledger's file names under a run prefix.
 - `locations.py`, `timestamps.py`, `json_text.py`, `diagrams.py`:
   where a ledger lives, the timestamp format, JSON rendered in
   pieces, the generated state diagrams.

@@ -59,3 +59,15 @@ def test_the_walk_stays_within_fourteen_files_and_3500_lines() -> None:
     rows = _WALK_ROW.findall(DOC.read_text(encoding="utf-8"))
     lines = sum(len((ROOT / path).read_text(encoding="utf-8").splitlines()) for _, path in rows)
     assert len(rows) <= 14 and lines <= 3500, f"{len(rows)} files, {lines} lines"
+
+
+def test_the_runtime_packages_front_door_names_every_module_it_holds() -> None:
+    runtime = ROOT / "npaflow" / "runtime"
+    door = ast.get_docstring(ast.parse((runtime / "__init__.py").read_text(encoding="utf-8"))) or ""
+    held = [
+        path.name if path.suffix == ".py" else f"{path.name}/"
+        for path in runtime.iterdir()
+        if (path.suffix == ".py" and path.name != "__init__.py") or (path / "__init__.py").exists()
+    ]
+    unnamed = sorted(name for name in held if f"`{name}`" not in door)
+    assert unnamed == [], f"npaflow/runtime/__init__.py does not name {unnamed}"
