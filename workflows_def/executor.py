@@ -1,8 +1,10 @@
 """A wave's attempts: the two retry budgets around one attempt's launch, await and settle.
 
 `TemporalExecutor` is what the traversal drives (`Executor` in npaflow/traversal):
-it replays and adopts what earlier executions did and retries within both
-budgets. `AttemptRunner` (workflows_def/attempts.py) runs one attempt. The run's waits (pause, suspension,
+it replays and adopts what earlier executions did, passes each wave through the
+run's wave layers (workflows_def/wave_layers.py: the stage cache, the quota pool,
+built once per run and only when used), and retries within both budgets.
+`AttemptRunner` (workflows_def/attempts.py) runs one attempt. The run's waits (pause, suspension,
 continue-as-new) are workflows_def/run_gates.py, the decision and trigger reads
 workflows_def/readings.py, cancelling by exact id workflows_def/cancellation.py.
 Nothing calls back into the workflow object.
@@ -14,14 +16,12 @@ from datetime import timedelta
 
 from temporalio import workflow
 
-from npaflow.runtime.cache_messages import CacheLookupResult
 from npaflow.runtime.ledger import WaveAttemptRecord, latest_attempts
 from npaflow.runtime.metrics import BudgetLabel, Metric
 from npaflow.runtime.status import RetryBudget
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.traversal import DecisionRequest, TriggerRequest, Wave, WaveOutcome
 from workflows_def.attempts import AttemptRunner
-from workflows_def.cleanup import cleaned_up
 from workflows_def.metrics import count
 from workflows_def.outputs import (
     missing_outputs,
@@ -31,6 +31,7 @@ from workflows_def.readings import ArtifactReads
 from workflows_def.run_deps import RunDeps
 from workflows_def.run_gates import RunGates
 from workflows_def.stage_cache import StageCache
+from workflows_def.wave_layers import WaveCall, WaveLayer, through
 
 
 class TemporalExecutor:
@@ -41,9 +42,8 @@ class TemporalExecutor:
         self.reads = ArtifactReads(deps)
         self.attempts = AttemptRunner(deps)
         self.gates = RunGates(deps, self.attempts.pending_launches)
-        self.cache = StageCache(deps)
-        self.leases = QuotaLeases(deps)
         self.prior = latest_attempts(deps.loaded.prior.latest())
+        self.through_layers = through(wave_layers(deps), self._within_budgets)
 
     async def read_decision(self, request: DecisionRequest) -> str:
         """The decision artifact's value (npaflow/traversal's Executor protocol)."""
@@ -72,20 +72,7 @@ class TemporalExecutor:
             # the same attempt again, reconciled by request id and name (never a second job).
             return await self._attempts(wave, prior.attempt, reconcile=True)
         attempt = prior.attempt + 1 if prior else 1
-        if not self.cache.applies(wave):
-            return await self._attempts(wave, attempt)
-        found = await self.cache.lookup(wave)
-        return await cleaned_up(self._served_or_run(wave, attempt, found), lambda: self.cache.land(wave))
-
-    async def _served_or_run(self, wave: Wave, attempt: int, found: CacheLookupResult) -> WaveOutcome:
-        """Serve the wave from the cache (after another run's flight landed), or run and store it."""
-        if self.cache.flies(wave, found):
-            found = await self.cache.take_flight(wave, found)
-        if found.served:
-            self.cache.serve(wave, attempt, found)
-            return WaveOutcome(succeeded=True)
-        self.cache.counted(found)
-        return await self._attempts(wave, attempt, cache=found)
+        return await self._attempts(wave, attempt)
 
     async def _resume_from(self, wave: Wave, prior: WaveAttemptRecord) -> WaveOutcome | None:
         if prior.status is WaveStatus.SUCCEEDED:
@@ -102,26 +89,27 @@ class TemporalExecutor:
                 return WaveOutcome(succeeded=True)
         return None
 
-    async def _attempts(
-        self, wave: Wave, attempt: int, *, reconcile: bool = False, cache: CacheLookupResult | None = None
-    ) -> WaveOutcome:
-        """Within both retry budgets, holding the wave's GPUs from the run's quota pool (if any)."""
-        held = cache.unserved(wave) if cache else wave  # the GPUs of what launches
-        return await self.leases.held(held, lambda: self._within_budgets(wave, attempt, reconcile, cache))
+    async def _attempts(self, wave: Wave, attempt: int, *, reconcile: bool = False) -> WaveOutcome:
+        """Through the run's wave layers (the stage cache, the quota pool) to the attempts."""
+        return await self.through_layers(WaveCall(wave, attempt, self._suspend, reconcile=reconcile))
 
-    async def _within_budgets(
-        self, wave: Wave, attempt: int, reconcile: bool, cache: CacheLookupResult | None
-    ) -> WaveOutcome:
+    async def _suspend(self, why: str) -> str:
+        await self.gates.suspend(why)
+        return ""
+
+    async def _within_budgets(self, call: WaveCall) -> WaveOutcome:
+        """The wave's attempts within both retry budgets, a new one after each failure they allow."""
+        wave, attempt, reconcile = call.wave, call.attempt, call.reconcile
         budgets = {
             RetryBudget.RETRIES: self.request.retries,
             RetryBudget.INFRASTRUCTURE: self.request.max_infrastructure_recoveries,
         }
         failures = 0
         while True:
-            outcome = await self.attempts.run(wave, attempt, reconcile=reconcile, cache=cache)
+            outcome = await self.attempts.run(wave, attempt, reconcile=reconcile, cache=call.cache)
             if outcome.ok:
-                if cache is not None:
-                    await self.cache.store(wave, attempt, cache)
+                if call.succeeded is not None:
+                    await call.succeeded(attempt)
                 return WaveOutcome(succeeded=True)
             reconcile = False
             budget = outcome.failure_class.budget()
@@ -134,12 +122,18 @@ class TemporalExecutor:
                     summary=f"backoff before attempt {attempt + 1} of {wave.key}",
                 )
             elif self.gates.suspends(outcome):
-                problem = await self.leases.set_aside(wave, self.gates.suspend, outcome.error)
+                problem = await call.suspend(outcome.error)
                 if problem:
                     return WaveOutcome(succeeded=False, error=problem)
             else:
                 return WaveOutcome(succeeded=False, error=outcome.error)
             attempt += 1
+
+
+def wave_layers(deps: RunDeps) -> list[WaveLayer]:
+    """The run's wave features, outermost first: only those its request and spec use."""
+    cache, leases = StageCache(deps), QuotaLeases(deps)
+    return [layer for layer, used in ((cache, cache.used()), (leases, leases.used())) if used]
 
 
 def _budget_label(budget: RetryBudget) -> BudgetLabel:

@@ -10,6 +10,7 @@ pool does not count (CPU only, another accelerator type) launches at once.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -31,6 +32,7 @@ from workflows_def.activity_calls import now
 from workflows_def.cleanup import cleaned_up
 from workflows_def.patches import QUOTA_SET_ASIDE, QUOTA_SPENT_RELEASE
 from workflows_def.run_deps import RunDeps
+from workflows_def.wave_layers import Next, Suspend, WaveCall
 
 #: How often a waiting wave asks again (its place in line refreshed, a vanished pool found).
 ASK_AGAIN = timedelta(seconds=30)
@@ -47,6 +49,19 @@ class QuotaLeases:
         self.answers = deps.mailbox.quota_answers
         self.holding: dict[str, LeaseRequest] = {}  # wave key -> the lease it holds now
         self.granted_at: dict[str, str] = {}  # wave key -> when its lease was granted
+
+    def used(self) -> bool:
+        """True when the run draws from a pool (its own `quota`, or the workers'): the layer is built."""
+        return self.claim is not None
+
+    async def around(self, call: WaveCall, next_: Next) -> WaveOutcome:
+        """Hold the GPUs of what launches while the layers inside run; set them aside while suspended."""
+        outer = call.suspend
+
+        async def aside(why: str) -> str:
+            return await self.set_aside(call.wave, outer, why)
+
+        return await self.held(call.launching(), lambda: next_(replace(call, suspend=aside)))
 
     async def held(self, wave: Wave, body: Callable[[], Awaitable[WaveOutcome]]) -> WaveOutcome:
         """Run `body` while the wave holds its GPUs; a refused or unreachable pool fails the wave."""
@@ -81,7 +96,7 @@ class QuotaLeases:
         self.state.quota_settled(request.wave, now=now())
         return self._release(pool, request.lease_id, request.wave)
 
-    async def set_aside(self, wave: Wave, wait: Callable[[str], Awaitable[None]], why: str) -> str:
+    async def set_aside(self, wave: Wave, wait: Suspend, why: str) -> str:
         """Give the wave's GPUs back while `wait(why)` runs, then ask again: "" once granted, else why not.
 
         A suspended run waits for `resume` for as long as its operator takes: its GPUs
@@ -89,12 +104,10 @@ class QuotaLeases:
         """
         request = self.holding.get(str(wave.key))
         if request is None or self.claim is None or not workflow.patched(QUOTA_SET_ASIDE):
-            await wait(why)
-            return ""
+            return await wait(why)
         await self._release(self.claim.pool, request.lease_id, str(wave.key))
         self.state.quota_settled(str(wave.key), now=now())
-        await wait(why)
-        problem = await self._acquire(self.claim.pool, request)
+        problem = await wait(why) or await self._acquire(self.claim.pool, request)
         if problem:
             self.holding.pop(str(wave.key), None)
         return problem

@@ -9,6 +9,7 @@ that do record the STAGE_CACHE patch once.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 from temporalio import workflow
@@ -24,7 +25,7 @@ from npaflow.runtime.cache_messages import (
 from npaflow.runtime.contract import CACHE_LOOKUP, CACHE_STORE
 from npaflow.runtime.ledger import CachedStep
 from npaflow.runtime.metrics import CacheResult, Metric
-from npaflow.traversal import Wave
+from npaflow.traversal import Wave, WaveOutcome
 from npaflow.waves import WaveKey
 from workflows_def.activity_calls import (
     ACTIVITY_FAILURES,
@@ -35,9 +36,11 @@ from workflows_def.activity_calls import (
     retries_within,
 )
 from workflows_def.cache_flights import Flights
+from workflows_def.cleanup import cleaned_up
 from workflows_def.metrics import count
 from workflows_def.patches import STAGE_CACHE
 from workflows_def.run_deps import RunDeps
+from workflows_def.wave_layers import Next, WaveCall
 
 
 class StageCache:
@@ -48,6 +51,39 @@ class StageCache:
         self.scope = deps.request.cache_scope or deps.loaded.spec.metadata.name
         self.flights = Flights(deps.state.run_id, self.scope, deps.mailbox.flight_grants)
         self.released: set[WaveKey] = set()  # waves whose store gave their flights back
+
+    def used(self) -> bool:
+        """True when the spec caches some state and this run uses the cache: the layer is built."""
+        if self.request.cache is CacheMode.OFF or not self.loaded.cache_root:
+            return False
+        return any(state.cache is not None for state in self.loaded.spec.states.values())
+
+    async def around(self, call: WaveCall, next_: Next) -> WaveOutcome:
+        """Serve the wave from the cache, or pass its misses on and store them after a success.
+
+        A wave without cached steps, or one re-finding the job an earlier execution
+        launched, passes straight through.
+        """
+        wave = call.wave
+        if call.reconcile or not self.applies(wave):
+            return await next_(call)
+        found = await self.lookup(wave)
+        return await cleaned_up(self._served_or_next(call, found, next_), lambda: self.land(wave))
+
+    async def _served_or_next(self, call: WaveCall, found: CacheLookupResult, next_: Next) -> WaveOutcome:
+        """Serve the wave (after another run's flight landed), or run its misses and store them."""
+        wave = call.wave
+        if self.flies(wave, found):
+            found = await self.take_flight(wave, found)
+        if found.served:
+            self.serve(wave, call.attempt, found)
+            return WaveOutcome(succeeded=True)
+        self.counted(found)
+
+        async def stored(attempt: int) -> None:
+            await self.store(wave, attempt, found)
+
+        return await next_(replace(call, cache=found, succeeded=stored))
 
     def applies(self, wave: Wave) -> bool:
         """True when the wave has cached steps and this run uses the cache (patch recorded once)."""
