@@ -19,7 +19,7 @@ from npaflow.temporal.data_converter import DATA_CONVERTER
 from tests.harness import SPECS, Harness, replaced_worker, start_worker_process
 from tests.helpers import COLD_WORKER_SECONDS, ROOT, eventually
 from worker.main import workflow_runner
-from workflows_def import NpaWorkflowRun
+from workflows_def import WORKFLOWS, NpaWorkflowRun
 from workflows_def.patches import LOCAL_LOAD
 
 pytestmark = pytest.mark.integration
@@ -65,11 +65,11 @@ async def test_killed_worker_mid_wave_resumes_without_a_second_launch(
 async def test_recorded_histories_replay_deterministically() -> None:
     files = sorted(HISTORIES.glob("*.json"))
     assert files, "record histories with: python tests/record_histories.py"
-    replayer = Replayer(
-        workflows=[NpaWorkflowRun], data_converter=DATA_CONVERTER, workflow_runner=workflow_runner()
-    )
+    replayer = Replayer(workflows=WORKFLOWS, data_converter=DATA_CONVERTER, workflow_runner=workflow_runner())
     for path in files:
-        history = WorkflowHistory.from_json(path.stem, path.read_text())
+        text = path.read_text()
+        started = json.loads(text)["events"][0]["workflowExecutionStartedEventAttributes"]
+        history = WorkflowHistory.from_json(started.get("workflowId", path.stem), text)  # the id it ran as
         result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
         assert result.replay_failure is None, f"{path.name}: {result.replay_failure}"
 

@@ -34,31 +34,11 @@ from tests.harness import (
     start_worker_process,
 )
 from tests.helpers import COLD_WORKER_SECONDS, eventually, free_port
+from tests.spec_factory import gpu_spec
 from worker.main import workflow_runner
 from workflows_def import PHASE_ATTRIBUTE, WORKFLOWS, NpaWorkflowRun
 
 pytestmark = pytest.mark.integration
-
-
-def gpu_spec(tmp_path: Path, name: str, *, seconds: float = 1.0, gpus: int = 8, states: int = 1) -> str:
-    """A chain of `states` states, each one 8-GPU task that sleeps."""
-    names = [f"s{i}" for i in range(states)]
-    doc = {
-        "apiVersion": "npa.workflow/v0.0.1",
-        "kind": "Workflow",
-        "metadata": {"name": name},
-        "resources": {"gpu": {"accelerators": f"H100:{gpus}"}},
-        "initial": names[0],
-        "states": {
-            state: {
-                "run": {"shell": f"sleep {seconds}"},
-                "resources": "gpu",
-                **({"next": names[i + 1]} if i + 1 < len(names) else {"terminal": True}),
-            }
-            for i, state in enumerate(names)
-        },
-    }
-    return json.dumps(doc)
 
 
 async def new_pool(client: Client, harness: Harness, gpus: int, **weights: float) -> str:
