@@ -20,6 +20,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import FailureError
 
+from npaflow.cache.flight_seats import Seat, SeatMove, seat_moved
 from npaflow.document.problems import START_HINTS
 from npaflow.ids import RunId
 from npaflow.runtime.cache_messages import (
@@ -56,15 +57,21 @@ class NpaflowCacheFlight:
     def ask(self, ticket: FlightTicket) -> bool:
         """A run missed the key: True when it holds the key now, else it waits for the grant signal."""
         run = ticket.run_id
-        if run == self.holder:
-            return True  # asked again (a retried ask)
-        if not self.holder and not self.waiting:
-            self.holder = run
+        free = not self.holder and not self.waiting
+        seat = seat_moved(self.seat(run), SeatMove.ASK_FREE if free else SeatMove.ASK_BUSY)
+        if seat is Seat.HOLDING:
+            self.holder = run  # the first to ask, or asked again (a retried ask)
             return True
         if run not in self.waiting:
             self.waiting.append(run)
             self.passed_over.add(run)  # another run holds the key or waits first: look it up again
         return False
+
+    def seat(self, run: str) -> Seat | None:
+        """Where the run stands on this flight."""
+        if run == self.holder:
+            return Seat.HOLDING
+        return Seat.WAITING if run in self.waiting else None
 
     @workflow.signal(name=FLIGHT_RELEASE_SIGNAL)
     def release(self, ticket: FlightTicket) -> None:
@@ -112,6 +119,7 @@ class NpaflowCacheFlight:
 
     async def _settle(self, key: str) -> None:
         for ticket in self.given_back:
+            seat_moved(self.seat(ticket.run_id), SeatMove.GIVE_BACK)
             if ticket.run_id == self.holder:
                 self.holder = ""
             elif ticket.run_id in self.waiting:
@@ -119,7 +127,9 @@ class NpaflowCacheFlight:
             self.passed_over.discard(ticket.run_id)
         self.given_back.clear()
         while not self.holder and self.waiting:
-            candidate = self.waiting.pop(0)
+            candidate = self.waiting[0]
+            seat_moved(self.seat(candidate), SeatMove.GRANT)
+            self.waiting.pop(0)
             if await self._grant(candidate, key, waited=candidate in self.passed_over):
                 self.holder = candidate
                 self.passed_over.discard(candidate)
@@ -147,4 +157,5 @@ class NpaflowCacheFlight:
         except ACTIVITY_FAILURES:
             return  # unknown is not "gone": keep the holder
         if standing.known and standing.ending is not RunEnding.OPEN:
+            seat_moved(Seat.HOLDING, SeatMove.REPLACE)
             self.holder = ""

@@ -18,11 +18,11 @@ from temporalio import workflow
 from temporalio.exceptions import FailureError
 
 from npaflow.quota import LeaseAnswer, LeaseRequest, QuotaClaim, SpentRelease
+from npaflow.quota.leases import LeaseVerdict, lease_id
 from npaflow.quota.messages import (
     ASK_SIGNAL,
     RELEASE_SIGNAL,
     RELEASE_SPENT_SIGNAL,
-    lease_id,
     pool_workflow_id,
 )
 from npaflow.runtime.gpu_demand import wave_accelerators
@@ -131,14 +131,16 @@ class QuotaLeases:
                 ask = True  # ask again: a fresh place in line, and a pool that is gone is found
                 continue
             answer = self.answers.pop(request.lease_id)
-            if answer.refused:
-                return f"quota pool {pool} refused wave {request.wave}: {answer.refused}"
-            if answer.granted:
-                self.state.quota_settled(request.wave, now=now(), granted=True)
-                self.granted_at[request.wave] = now()
-                return ""
-            ask = False
-            self.state.quota_waiting(waiting(pool, request, answer))
+            match answer.verdict:
+                case LeaseVerdict.REFUSED:
+                    return f"quota pool {pool} refused wave {request.wave}: {answer.refused}"
+                case LeaseVerdict.GRANTED:
+                    self.state.quota_settled(request.wave, now=now(), granted=True)
+                    self.granted_at[request.wave] = now()
+                    return ""
+                case LeaseVerdict.WAITING:
+                    ask = False
+                    self.state.quota_waiting(waiting(pool, request, answer))
 
     async def _release(self, pool: str, lease: str, wave: str) -> None:
         """Give the lease back, saying what the wave's attempts spent while it held it."""

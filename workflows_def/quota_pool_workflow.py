@@ -35,6 +35,7 @@ from npaflow.quota import (
     SpentRelease,
     accelerator_problem,
 )
+from npaflow.quota.leases import LeaseId, lease_run
 from npaflow.quota.messages import (
     ANSWER_SIGNAL,
     ASK_SIGNAL,
@@ -67,7 +68,7 @@ class NpaflowQuotaPool:
     def __init__(self) -> None:
         self.book = PoolBook(PoolCarry(config=PoolConfig(gpus=0)))
         self.asks: list[LeaseRequest] = []
-        self.releases: list[str] = []
+        self.releases: list[LeaseId] = []
         self.spent: list[SpentRelease] = []  # releases that say what their attempts spent
         self.answers: list[LeaseAnswer] = []
         self.deleting = False
@@ -106,7 +107,7 @@ class NpaflowQuotaPool:
     @workflow.signal(name=RELEASE_SIGNAL)
     def release(self, lease_id: str) -> None:
         """A wave is done with its GPUs, or no longer waits for them."""
-        self.releases.append(lease_id)
+        self.releases.append(LeaseId(lease_id))
 
     @workflow.update(name=RELEASE_RUN_UPDATE)
     async def release_run(self, request: ReleaseRun) -> ReleaseAnswer:
@@ -218,7 +219,7 @@ class NpaflowQuotaPool:
         for lease in self.book.leases():
             if lease.request.lease_id == lease_id:
                 return lease.request.run_id
-        return lease_id.split("|", 1)[0]
+        return lease_run(lease_id)
 
     async def _reclaim(self) -> None:
         """Check every run holding or waiting; a closed run's place goes, its GPUs once its jobs ended."""

@@ -1,7 +1,8 @@
 """GPU quota pools shared by a team (DESIGN 21): checked first as arithmetic, enforced at every launch.
 
 Front door. `models` holds the pool's documents (config, claims, leases,
-answers, status); `book` is the pool's bookkeeping, served by priority, then
+answers, status); `leases` a lease's vocabulary (its typed id, its states and the
+moves between them, the pool's verdict); `book` is the pool's bookkeeping, served by priority, then
 weighted fair share, then first come first served. Pure: the pool itself is a
 Temporal workflow (`workflows_def/quota_pool_workflow.py`), a run's side is
 `workflows_def/quota_leases.py`, and the CLI is `npaflow quota`.

@@ -9,6 +9,7 @@ workflow passes its own clock in.
 
 from __future__ import annotations
 
+from npaflow.quota.leases import LeaseId, LeaseMove, moved
 from npaflow.quota.models import (
     Lease,
     LeaseAnswer,
@@ -72,7 +73,7 @@ class PoolBook:
 
     def settle(
         self,
-        releases: list[str],
+        releases: list[LeaseId],
         asks: list[LeaseRequest],
         now: float,
         spent: list[SpentRelease] | None = None,
@@ -91,7 +92,7 @@ class PoolBook:
         known = {lease.request.lease_id for lease in self.leases()}
         return granted, [self.answer(a.lease_id) if a.lease_id in known else a for a in asked]
 
-    def answer(self, lease_id: str) -> LeaseAnswer:
+    def answer(self, lease_id: LeaseId) -> LeaseAnswer:
         """Where a lease stands: granted, or its place in line."""
         if lease_id in self.holders:
             return LeaseAnswer(lease_id=lease_id, granted=True, in_use=self.in_use, capacity=self.config.gpus)
@@ -101,7 +102,7 @@ class PoolBook:
             lease_id=lease_id, granted=False, position=position, in_use=self.in_use, capacity=self.config.gpus
         )
 
-    def release(self, lease_id: str, now: float, spent_hours: float | None = None) -> Lease | None:
+    def release(self, lease_id: LeaseId, now: float, spent_hours: float | None = None) -> Lease | None:
         """A wave is done (or no longer waits): its GPUs go back; the lease it was, if any.
 
         With `spent_hours` (what the wave's attempts spent, from their job records), the
@@ -110,6 +111,8 @@ class PoolBook:
         """
         self.charge(now)
         lease = self.holders.pop(lease_id, None)
+        if lease is not None:
+            moved(lease.state, LeaseMove.RELEASE)
         if lease is not None and spent_hours is not None:
             team = lease.request.team
             self.used[team] = max(0.0, self.used.get(team, 0.0) + spent_hours * 3600 - lease.charged)
@@ -161,6 +164,7 @@ class PoolBook:
         for lease in self.queue():
             if self.in_use + lease.gpus > self.config.gpus:
                 break
+            moved(lease.state, LeaseMove.GRANT)
             held = lease.model_copy(update={"since": now})
             del self.waiting[lease.request.lease_id]
             self.holders[lease.request.lease_id] = held

@@ -25,8 +25,3 @@ POOL_PREFIX = "npaflow-quota-"
 def pool_workflow_id(pool: str) -> str:
     """The pool's workflow id."""
     return f"{POOL_PREFIX}{pool}"
-
-
-def lease_id(run_id: str, wave_key: str) -> str:
-    """One lease per wave of a run: a retried or re-sent ask is the same ask."""
-    return f"{run_id}|{wave_key}"

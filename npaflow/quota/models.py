@@ -12,7 +12,9 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator
 
+from npaflow.ids import RunId
 from npaflow.presets import FROZEN
+from npaflow.quota.leases import LeaseId, LeaseState, LeaseVerdict
 
 #: Pool and team names become workflow ids and metric labels.
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}\Z")  # \Z: "$" would let a final newline in
@@ -105,8 +107,8 @@ class LeaseRequest(BaseModel):
 
     model_config = FROZEN
 
-    lease_id: str
-    run_id: str
+    lease_id: LeaseId
+    run_id: RunId
     wave: str  # the wave's key, for people
     team: TeamName = DEFAULT_TEAM
     priority: int = Field(default=DEFAULT_PRIORITY, ge=MIN_PRIORITY, le=MAX_PRIORITY)
@@ -132,18 +134,30 @@ class Lease(BaseModel):
     since: float = 0.0  # granted at (0 while waiting)
     charged: float = 0.0  # GPU-seconds its team was charged for it while it was held
 
+    @property
+    def state(self) -> LeaseState:
+        """Waiting or held (a lease that ended is no longer in the book)."""
+        return LeaseState.HELD if self.since else LeaseState.WAITING
+
 
 class LeaseAnswer(BaseModel):
     """The pool's answer to an ask: granted now, or where the wave waits."""
 
     model_config = FROZEN
 
-    lease_id: str = ""
+    lease_id: LeaseId = LeaseId("")
     granted: bool
     position: int = 0  # 1 = next in line
     in_use: int = 0
     capacity: int = 0
     refused: str = ""  # the wave can never fit, or the pool is being deleted
+
+    @property
+    def verdict(self) -> LeaseVerdict:
+        """Granted, waiting in line, or refused (the three fields say it in one word)."""
+        if self.refused:
+            return LeaseVerdict.REFUSED
+        return LeaseVerdict.GRANTED if self.granted else LeaseVerdict.WAITING
 
 
 class TeamUsage(BaseModel):
@@ -209,5 +223,5 @@ class SpentRelease(BaseModel):
 
     model_config = FROZEN
 
-    lease_id: str
+    lease_id: LeaseId
     gpu_hours: float = Field(ge=0, le=1e9)
