@@ -130,18 +130,13 @@ async def pool_statuses(client: Client, last: dict[str, PoolStatus]) -> dict[str
     One stuck pool (no worker on its queue, a failing workflow task) must not blank the
     others' gauges, nor vanish itself: a pool nobody can ask is when its waiters need an alert.
     """
-    from npaflow.temporal.pools import PoolMissing, pool_names, pool_status
+    from npaflow.temporal.pools import every_pool_status
 
-    statuses: dict[str, PoolStatus] = {}
-    for pool in await pool_names(client):
-        try:
-            statuses[pool] = await pool_status(client, pool)
-        except PoolMissing:
-            continue
-        except UsageError as unanswered:
-            log.warning("metrics.quota_pool_unanswered", pool=pool, error=str(unanswered)[:300])
-            if pool in last:
-                statuses[pool] = last[pool]
+    statuses, unanswered = await every_pool_status(client)
+    for pool, problem in unanswered.items():
+        log.warning("metrics.quota_pool_unanswered", pool=pool, error=str(problem)[:300])
+        if pool in last:
+            statuses[pool] = last[pool]
     return statuses
 
 

@@ -7,18 +7,14 @@ import json
 import sys
 
 from pydantic import ValidationError
-from temporalio.client import (
-    Client,
-)
 
 from npaflow.cli.quota_text import pool_lines
 from npaflow.errors import UsageError
 from npaflow.quota import PoolConfig, PoolStatus, accelerator_problem, name_problem
 from npaflow.temporal.client import connect_from, task_queue_from
 from npaflow.temporal.pools import (
-    PoolMissing,
     delete_pool,
-    pool_names,
+    every_pool_status,
     pool_status,
     set_pool,
 )
@@ -37,7 +33,10 @@ async def quota(args: argparse.Namespace) -> int:
     elif args.action == "status" and args.pool:
         statuses = [await pool_status(client, args.pool)]
     else:
-        statuses = await _existing(client, await pool_names(client))
+        found, unanswered = await every_pool_status(client)
+        for problem in unanswered.values():
+            print(f"npaflow: warning: {problem}", file=sys.stderr)
+        statuses = list(found.values())
     if args.json:
         print(json.dumps([s.model_dump(mode="json") for s in statuses], indent=2))
     elif args.action == "list":
@@ -81,20 +80,3 @@ def _config(args: argparse.Namespace) -> PoolConfig:
         field = str(error["loc"][0]) if error["loc"] else "team"
         flag = {"gpus": "--gpus", "accelerator": "--accelerator"}.get(field, "--team")
         raise UsageError(f"{flag}: {str(error['msg']).removeprefix('Value error, ')}") from None
-
-
-async def _existing(client: Client, pools: list[str]) -> list[PoolStatus]:
-    """The pools' statuses; one deleted since visibility listed it is left out, not an error.
-
-    One that cannot answer (no worker, or too slow) is named in a warning, so the others
-    are still listed.
-    """
-    statuses = []
-    for pool in pools:
-        try:
-            statuses.append(await pool_status(client, pool))
-        except PoolMissing:
-            continue
-        except UsageError as unanswered:
-            print(f"npaflow: warning: {unanswered}", file=sys.stderr)
-    return statuses

@@ -193,3 +193,25 @@ async def delete_pool(client: Client, pool: str) -> None:
     if refused:
         raise UsageError(f"quota pool {pool} is in use: {refused}")
     await handle.result()  # the pool's workflow ends at once: nothing holds or waits
+
+
+async def every_pool_status(client: Client) -> tuple[dict[str, PoolStatus], dict[str, UsageError]]:
+    """Every pool's status, asked at once, and why each pool that did not answer did not.
+
+    A pool deleted since visibility listed it is in neither. Asked together, ten pools
+    nobody serves cost one wait (`quota list`, the worker's metrics), not ten.
+    """
+    pools = await pool_names(client)
+    answers = await asyncio.gather(*(pool_status(client, pool) for pool in pools), return_exceptions=True)
+    statuses: dict[str, PoolStatus] = {}
+    unanswered: dict[str, UsageError] = {}
+    for pool, answer in zip(pools, answers, strict=True):
+        if isinstance(answer, PoolStatus):
+            statuses[pool] = answer
+        elif isinstance(answer, PoolMissing):
+            continue
+        elif isinstance(answer, UsageError):
+            unanswered[pool] = answer
+        else:
+            raise answer
+    return statuses, unanswered

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import itertools
 import json
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
@@ -23,7 +26,7 @@ from npaflow.runtime.contract import HELPER_DIVISION
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 from npaflow.temporal.data_converter import DATA_CONVERTER
-from npaflow.temporal.pools import pool_status, set_pool
+from npaflow.temporal.pools import delete_pool, pool_status, set_pool
 from tests.harness import (
     TEMPORAL_BIN,
     WORKER_ID,
@@ -41,9 +44,24 @@ from workflows_def import PHASE_ATTRIBUTE, WORKFLOWS, NpaWorkflowRun
 pytestmark = pytest.mark.integration
 
 
+#: The pools this module's tests made, with the client that made them: deleted after each test.
+MADE: list[tuple[Client, str]] = []
+
+
+@pytest_asyncio.fixture(autouse=True)
+async def pools_deleted_after() -> AsyncIterator[None]:
+    """A pool outlives its test's worker: left behind, every later `quota list` waits on it."""
+    yield
+    while MADE:
+        client, pool = MADE.pop()
+        with contextlib.suppress(Exception):  # in use by a run a test left, or its server is gone
+            await asyncio.wait_for(delete_pool(client, pool), 5)
+
+
 async def new_pool(client: Client, harness: Harness, gpus: int, **weights: float) -> str:
     pool = f"pool-{uuid.uuid4().hex[:6]}"
     await set_pool(client, pool, PoolConfig(gpus=gpus, weights=weights), harness.task_queue)
+    MADE.append((client, pool))
     return pool
 
 
