@@ -19,12 +19,12 @@ pytestmark = pytest.mark.e2e
 
 
 async def test_a_2000_wave_loop_completes_in_bounded_executions(
-    env: WorkflowEnvironment, harness: Harness, fake: FakeBackend, tmp_path: Path
+    env: WorkflowEnvironment, harness: Harness, fake: FakeBackend, ui: str, tmp_path: Path
 ) -> None:
     async with harness.worker():
         outcome = await run_by_uri(harness, long_loop(2000), tmp_path, "loop-2000")
         assert outcome.status == "succeeded", outcome.error
-        await views_agree(env, harness, outcome)
+        await views_agree(env, harness, outcome, ui)
     assert await executions(harness, outcome.handle) > 1
     assert len(fake.launches) == 2001  # each wave launched once across every execution
     assert outcome.ledger is not None and len(outcome.ledger.waves) == 2001

@@ -7,7 +7,6 @@ machine but this one. Screenshots go to $NPAFLOW_TEST_ARTIFACTS (default: tmp).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import socket
@@ -40,30 +39,6 @@ def shots(tmp_path: Path) -> Path:
     where = Path(os.environ.get("NPAFLOW_TEST_ARTIFACTS", tmp_path))
     where.mkdir(parents=True, exist_ok=True)
     return where
-
-
-@pytest_asyncio.fixture
-async def ui(env: WorkflowEnvironment, local_harness: Harness) -> AsyncIterator[str]:
-    """`npaflow ui` as a user starts it, on a free port; its base URL."""
-    port = free_port()
-    process = await npaflow_process(env, local_harness, "ui", "--port", str(port), "--temporal-ui", "")
-    base = f"http://127.0.0.1:{port}"
-    deadline = asyncio.get_running_loop().time() + 90  # a cold start on a busy 2-core machine
-    while True:
-        try:
-            with urlopen(f"{base}/healthz", timeout=1) as answer:
-                if answer.status == 200:
-                    break
-        except OSError:
-            pass
-        if process.returncode is not None or asyncio.get_running_loop().time() > deadline:
-            process.kill()
-            _, err = await process.communicate()
-            raise AssertionError(f"npaflow ui never answered: {err.decode()[-2000:]}")
-        await asyncio.sleep(0.2)
-    yield base
-    process.terminate()
-    await process.wait()
 
 
 @pytest_asyncio.fixture

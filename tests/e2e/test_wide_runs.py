@@ -20,9 +20,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
 from npaflow.runtime.payload_limits import TEMPORAL_PAYLOAD_WARNING
+from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import WaveStatus
 from tests.e2e.test_cli_runs import npaflow
-from tests.e2e.test_run_page import ui  # noqa: F401 - the `npaflow ui` fixture
 from tests.harness import WORKER_ID, Harness, RunOutcome, dev_server
 from tests.payload_audit import oversized_payloads
 from tests.spec_factory import wide_group
@@ -42,8 +42,8 @@ async def executions(harness: Harness, handle: WorkflowHandle) -> int:
     return len([run async for run in harness.client.list_workflows(f"WorkflowId = '{handle.id}'")])
 
 
-async def views_agree(env: WorkflowEnvironment, harness: Harness, outcome: RunOutcome) -> dict:
-    """`status --json` and `list --json` say what the ledger says; the status report, for more checks."""
+async def views_agree(env: WorkflowEnvironment, harness: Harness, outcome: RunOutcome, ui: str = "") -> dict:
+    """`status --json`, `list --json` and the run page say what the ledger says; the status report."""
     assert outcome.ledger is not None
     run_id = outcome.handle.id
     status = await npaflow(env, harness, "status", run_id, "--json")
@@ -55,19 +55,25 @@ async def views_agree(env: WorkflowEnvironment, harness: Harness, outcome: RunOu
     assert report["phase"] == row["phase"] == ledger.status.value == "succeeded"
     assert len(report["waves"]) == len(ledger.waves)
     assert report["usage"]["gpu_hours"] == row["gpu_hours"] == ledger.usage.gpu_hours
+    if ui:
+        with urllib.request.urlopen(f"{ui}/runs/{run_id}/live", timeout=60) as answer:
+            live = json.loads(answer.read())
+        assert live["ended"] is True
+        assert f'<b id="run-status">{ledger.status.value}</b>' in live["sections"]["meta"]
+        assert f"{gpu_hours_text(ledger.usage.gpu_hours)} GPU-hours" in live["sections"]["meta"]
     return report
 
 
 async def test_a_1000_member_group_with_long_names_params_and_outputs_completes_and_every_view_agrees(
     env: WorkflowEnvironment,
     local_harness: Harness,
-    ui: str,  # noqa: F811 - the fixture imported above
+    ui: str,
     tmp_path: Path,
 ) -> None:
     async with local_harness.worker():
         outcome = await run_by_uri(local_harness, wide_group(tmp_path, 1000), tmp_path, "wide-1000")
         assert outcome.status == "succeeded", outcome.error
-        report = await views_agree(env, local_harness, outcome)
+        report = await views_agree(env, local_harness, outcome, ui)
         with urllib.request.urlopen(f"{ui}/runs/wide-1000/live", timeout=30) as answer:
             live = json.loads(answer.read())
     assert outcome.summary is not None and outcome.summary.wave_count == 21
@@ -80,12 +86,15 @@ async def test_a_1000_member_group_with_long_names_params_and_outputs_completes_
 
 
 async def test_a_5000_member_group_completes_continuing_as_new_between_batches(
-    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+    env: WorkflowEnvironment,
+    local_harness: Harness,
+    ui: str,
+    tmp_path: Path,
 ) -> None:
     async with local_harness.worker():
         outcome = await run_by_uri(local_harness, wide_group(tmp_path, 5000), tmp_path, "wide-5000")
         assert outcome.status == "succeeded", outcome.error
-        await views_agree(env, local_harness, outcome)
+        await views_agree(env, local_harness, outcome, ui)
     assert outcome.ledger is not None and len(outcome.ledger.waves) == 101
     assert all(wave.attempt == 1 for wave in outcome.ledger.waves)
     assert [len(f.read_text().splitlines()) for f in tmp_path.glob("wide-5000-shard-*.txt")] == [1] * 5000
