@@ -18,9 +18,9 @@ from npaflow.runtime.contract import EXPORT_LEDGER, RunMemo, SearchAttribute
 from npaflow.runtime.ledger.book import Receipt
 from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec
 from npaflow.runtime.payload_limits import keywords_within
+from npaflow.runtime.progress_view import progress_view
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.run_state import RunState
-from npaflow.runtime.summary import progress_view
 from npaflow.runtime.transitions import Effect
 from npaflow.runtime.ui_text import current_details
 from workflows_def import patches

@@ -21,7 +21,8 @@ start reading:
 - `summary.py`, `result.py`, `ui_text.py`, `progress.py`, `usage.py`: what a run
   reports (status query, the bounded final summary, UI text, running totals,
   GPU- and node-hours); `quota_waits.py`: each wave's wait for quota GPUs.
-- `state_rows.py`: the newest states as table rows (the UI's details, the page).
+- `state_rows.py`, `progress_view.py`: the newest states as table rows and the
+  Temporal UI's current details of a run.
 - `payload_limits.py`: the sizes every Temporal payload keeps under, with
   Temporal's own limits beside them; `status_pages.py`: the status query's
   bounded pages; `spec_parts.py`: a wide spec's load, packed and read in parts.

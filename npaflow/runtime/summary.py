@@ -22,13 +22,12 @@ from npaflow.runtime.ledger import (
 )
 from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.runtime.request import BackendName
-from npaflow.runtime.state_rows import StateRow, state_rows
 from npaflow.runtime.usage import RunUsage, TaskShape, usage_lines
 from npaflow.runtime.vocabulary import RunPhase, StepStatus, WaveStatus
 from npaflow.waves import WaveKey
 
 if TYPE_CHECKING:
-    from npaflow.runtime.run_state import RunState
+    pass
 
 
 class WaveView(BaseModel):
@@ -112,28 +111,6 @@ class RunStatusView(RunFacts):
     phase: RunPhase
     waves: list[WaveView] = Field(default_factory=list)
     usage: RunUsage = Field(default_factory=RunUsage)
-
-
-class ProgressView(BaseModel):
-    """What the Temporal UI's current details show, from the run's running totals."""
-
-    model_config = FROZEN
-
-    phase: RunPhase
-    running: list[WaveView] = Field(default_factory=list)
-    done: int = 0
-    total: int = 0
-    retried: int = 0
-    last_decision: DecisionRecord | None = None
-    usage: RunUsage = Field(default_factory=RunUsage)
-    ledger_uri: str = ""
-    ledger_behind: str = ""
-    error: str = ""
-    cache: CacheTally = Field(default_factory=CacheTally)
-    quota_waits: list[str] = Field(default_factory=list)
-    states: list[StateRow] = Field(default_factory=list)  # the newest states only
-    earlier_states: int = 0  # states that ran before those
-    page: str = ""  # the run's page in `npaflow ui`, when the workers name its address
 
 
 class StepRecord(BaseModel):
@@ -286,26 +263,3 @@ class StatusReport(RunFacts):
         fields = view.model_dump()
         fields["waves"] = [ReportedWave(**wave) for wave in fields["waves"]]
         return cls(**fields, execution_status=execution_status)
-
-
-def progress_view(state: RunState) -> ProgressView:
-    """What the UI's current details show; costs the running attempts, not the run's length."""
-    progress = state.progress
-    rows = state_rows(progress)  # the table's newest states
-    return ProgressView(
-        phase=state.phase,
-        running=[WaveView.of(r) for r in progress.running.values()],
-        done=progress.done,
-        total=progress.total,
-        retried=progress.retried,
-        last_decision=state.decisions[-1] if state.decisions else None,
-        usage=progress.totals(),
-        ledger_uri=state.ledger_uri,
-        ledger_behind=state.ledger.failed_export,
-        error=state.error,
-        cache=state.progress.cache.model_copy(),
-        quota_waits=state.quota.open_texts(),
-        states=rows,
-        earlier_states=len(progress.latest) - len(rows),
-        page=f"{state.page_url.rstrip('/')}/runs/{state.run_id}" if state.page_url else "",
-    )

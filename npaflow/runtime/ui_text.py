@@ -13,8 +13,8 @@ import re
 from urllib.parse import quote
 
 from npaflow.ids import RunId
+from npaflow.runtime.progress_view import ProgressView
 from npaflow.runtime.state_rows import StateRow
-from npaflow.runtime.summary import ProgressView
 from npaflow.runtime.usage import gpu_hours_text
 
 #: Characters Markdown gives a meaning to, escaped with a backslash.

@@ -7,9 +7,9 @@ import pytest
 from npaflow.ids import RunId
 from npaflow.runtime.ledger import WaveAttemptRecord
 from npaflow.runtime.progress import RunProgress
+from npaflow.runtime.progress_view import progress_view
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.state_rows import TABLE_ROWS, state_rows
-from npaflow.runtime.summary import progress_view
 from npaflow.runtime.ui_text import current_details, static_details
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.waves import WaveKey
@@ -67,7 +67,7 @@ HOSTILE = "<script>alert(1)</script> | **bold** [x](javascript:y) <b>b</b>"
 
 
 def test_no_text_from_a_spec_or_a_job_reaches_the_temporal_ui_as_markup() -> None:
-    from npaflow.runtime.summary import ProgressView
+    from npaflow.runtime.progress_view import ProgressView
     from npaflow.runtime.vocabulary import RunPhase
 
     view = ProgressView(phase=RunPhase.FAILED, error=HOSTILE, quota_waits=[HOSTILE], ledger_uri=HOSTILE)
