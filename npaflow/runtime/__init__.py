@@ -8,7 +8,7 @@ start reading:
   activities and their queues, signals, queries, search attributes, the failure
   class of each error type,
   ledger file names, environment variables.
-- `request.py`: the workflow input, `RunRequest`.
+- `request.py`: the workflow input, `RunRequest`; `run_memo.py`: its memo.
 - `run_state.py` (with `wave_attempts.py`): a run's phase, wave attempts,
   decisions and what its ledger lacks, changed only through the rows of
   `transitions.py`, whose
