@@ -19,6 +19,7 @@ from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
+from npaflow.runtime.contract import STATUS_QUERY
 from npaflow.runtime.payload_limits import TEMPORAL_PAYLOAD_WARNING
 from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import WaveStatus
@@ -42,6 +43,18 @@ async def executions(harness: Harness, handle: WorkflowHandle) -> int:
     return len([run async for run in harness.client.list_workflows(f"WorkflowId = '{handle.id}'")])
 
 
+async def status_pages(harness: Harness, run_id: str) -> list[int]:
+    """The size of each page of the run's status query, read the way `npaflow status` reads them."""
+    handle = harness.client.get_workflow_handle(run_id)
+    sizes, before = [], -1
+    while True:
+        raw = await handle.query(STATUS_QUERY, args=["", before], result_type=dict)
+        sizes.append(len(json.dumps(raw)))
+        if not raw.get("waves_start") or not raw.get("waves"):
+            return sizes
+        before = raw["waves_start"]
+
+
 async def views_agree(env: WorkflowEnvironment, harness: Harness, outcome: RunOutcome, ui: str = "") -> dict:
     """`status --json`, `list --json` and the run page say what the ledger says; the status report."""
     assert outcome.ledger is not None
@@ -55,6 +68,8 @@ async def views_agree(env: WorkflowEnvironment, harness: Harness, outcome: RunOu
     assert report["phase"] == row["phase"] == ledger.status.value == "succeeded"
     assert len(report["waves"]) == len(ledger.waves)
     assert report["usage"]["gpu_hours"] == row["gpu_hours"] == ledger.usage.gpu_hours
+    pages = await status_pages(harness, run_id)
+    assert all(size < TEMPORAL_PAYLOAD_WARNING for size in pages), pages  # each query answer bounded
     if ui:
         with urllib.request.urlopen(f"{ui}/runs/{run_id}/live", timeout=60) as answer:
             live = json.loads(answer.read())
