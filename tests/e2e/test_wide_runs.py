@@ -55,8 +55,10 @@ async def status_pages(harness: Harness, run_id: str) -> list[int]:
         before = raw["waves_start"]
 
 
-async def views_agree(env: WorkflowEnvironment, harness: Harness, outcome: RunOutcome, ui: str = "") -> dict:
-    """`status --json`, `list --json` and the run page say what the ledger says; the status report."""
+async def views_agree(
+    env: WorkflowEnvironment, harness: Harness, outcome: RunOutcome, ui: str = ""
+) -> tuple[dict, dict]:
+    """`status --json`, `list --json` and the run page say what the ledger says; the report and page."""
     assert outcome.ledger is not None
     run_id = outcome.handle.id
     status = await npaflow(env, harness, "status", run_id, "--json")
@@ -70,13 +72,25 @@ async def views_agree(env: WorkflowEnvironment, harness: Harness, outcome: RunOu
     assert report["usage"]["gpu_hours"] == row["gpu_hours"] == ledger.usage.gpu_hours
     pages = await status_pages(harness, run_id)
     assert all(size < TEMPORAL_PAYLOAD_WARNING for size in pages), pages  # each query answer bounded
+    live: dict = {}
     if ui:
         with urllib.request.urlopen(f"{ui}/runs/{run_id}/live", timeout=60) as answer:
             live = json.loads(answer.read())
         assert live["ended"] is True
         assert f'<b id="run-status">{ledger.status.value}</b>' in live["sections"]["meta"]
         assert f"{gpu_hours_text(ledger.usage.gpu_hours)} GPU-hours" in live["sections"]["meta"]
-    return report
+    return report, live
+
+
+async def wide_run(
+    env: WorkflowEnvironment, harness: Harness, ui: str, root: Path, members: int
+) -> tuple[RunOutcome, dict, dict]:
+    """A group of `members` run to its end, and what status, list and the page said of it."""
+    async with harness.worker():
+        outcome = await run_by_uri(harness, wide_group(root, members), root, f"wide-{members}")
+        assert outcome.status == "succeeded", outcome.error
+        report, live = await views_agree(env, harness, outcome, ui)
+    return outcome, report, live
 
 
 async def test_a_1000_member_group_with_long_names_params_and_outputs_completes_and_every_view_agrees(
@@ -85,16 +99,10 @@ async def test_a_1000_member_group_with_long_names_params_and_outputs_completes_
     ui: str,
     tmp_path: Path,
 ) -> None:
-    async with local_harness.worker():
-        outcome = await run_by_uri(local_harness, wide_group(tmp_path, 1000), tmp_path, "wide-1000")
-        assert outcome.status == "succeeded", outcome.error
-        report = await views_agree(env, local_harness, outcome, ui)
-        with urllib.request.urlopen(f"{ui}/runs/wide-1000/live", timeout=30) as answer:
-            live = json.loads(answer.read())
+    outcome, report, live = await wide_run(env, local_harness, ui, tmp_path, 1000)
     assert outcome.summary is not None and outcome.summary.wave_count == 21
     assert outcome.summary.waves_omitted > 0 and outcome.summary.states_omitted > 0
     assert len(report["waves"]) == 21
-    assert live["ended"] is True
     graph = live["sections"]["graph"]
     assert 'data-state="shard-00999-with-a-rather-long-descriptive-member-name"' in graph  # drawn from parts
     assert [len(f.read_text().splitlines()) for f in tmp_path.glob("wide-1000-shard-*.txt")] == [1] * 1000
@@ -106,10 +114,7 @@ async def test_a_5000_member_group_completes_continuing_as_new_between_batches(
     ui: str,
     tmp_path: Path,
 ) -> None:
-    async with local_harness.worker():
-        outcome = await run_by_uri(local_harness, wide_group(tmp_path, 5000), tmp_path, "wide-5000")
-        assert outcome.status == "succeeded", outcome.error
-        await views_agree(env, local_harness, outcome, ui)
+    outcome, _, _ = await wide_run(env, local_harness, ui, tmp_path, 5000)
     assert outcome.ledger is not None and len(outcome.ledger.waves) == 101
     assert all(wave.attempt == 1 for wave in outcome.ledger.waves)
     assert [len(f.read_text().splitlines()) for f in tmp_path.glob("wide-5000-shard-*.txt")] == [1] * 5000
@@ -131,7 +136,7 @@ async def test_a_group_loaded_in_parts_that_continues_as_new_mid_group_launches_
     async with harness.worker():
         outcome = await run_by_uri(harness, wide_group(tmp_path, 200, batch=40), tmp_path, "mid-group")
         assert outcome.status == "succeeded", outcome.error
-        report = await views_agree(short_histories, harness, outcome)
+        report, _ = await views_agree(short_histories, harness, outcome)
     assert await executions(harness, outcome.handle) > 1
     assert [wave["status"] for wave in report["waves"]] == [WaveStatus.SUCCEEDED.value] * 6  # 5 batches, done
     assert outcome.ledger is not None and all(wave.attempt == 1 for wave in outcome.ledger.waves)
