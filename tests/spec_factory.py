@@ -76,10 +76,11 @@ def deeply_nested(depth: int) -> str:
     )
 
 
-def wide_group(root: Path, members: int, batch: int = 50) -> str:
+def wide_group(root: Path, members: int, batch: int = 50, *, outputs: bool = True) -> str:
     """`members` states with long names, a param and one output each, `batch` at a time (issue 63).
 
-    Each member appends its line to its output, so a member launched twice shows as two lines.
+    Each member appends its line to its output, so a member launched twice shows as two lines;
+    without `outputs` (a backend double that runs nothing) the members declare none.
     """
     names = [f"shard-{index:05d}-with-a-rather-long-descriptive-member-name" for index in range(members)]
     states: dict[str, object] = {
@@ -90,7 +91,7 @@ def wide_group(root: Path, members: int, batch: int = 50) -> str:
         states[name] = {
             "params": {"shard": index},
             "run": {"shell": f"echo {{{{config.shard}}}} >> {root}/{{{{run.id}}}}-{name}.txt"},
-            "outputs": [{"uri": f"file://{root}/{{{{run.id}}}}-{name}.txt"}],
+            **({"outputs": [{"uri": f"file://{root}/{{{{run.id}}}}-{name}.txt"}]} if outputs else {}),
         }
     document = {
         "apiVersion": "npa.workflow/v0.0.1",
