@@ -7,6 +7,7 @@ runs the same check and refuses on any failure.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,8 +43,18 @@ class ReplayReport:
         return text
 
 
+def _under_its_own_id(history: WorkflowHistory) -> WorkflowHistory:
+    started = history.events[0].workflow_execution_started_event_attributes if history.events else None
+    ran_as = started.workflow_id if started is not None else ""
+    return dataclasses.replace(history, workflow_id=ran_as) if ran_as else history
+
+
 def histories_in(directory: Path) -> list[WorkflowHistory]:
-    """Exported JSON histories (`temporal workflow show --output json`), named by file stem.
+    """Exported JSON histories (`temporal workflow show --output json`), each under the id it ran as.
+
+    A run's own id is part of what it does (its quota lease ids are made of it), so a
+    history replays under the workflow id its first event names; the file's stem when
+    that is missing.
 
     Raises:
         SpecError: a file is not a regular UTF-8 file within MAX_HISTORY_BYTES.
@@ -53,12 +64,13 @@ def histories_in(directory: Path) -> list[WorkflowHistory]:
     for path in sorted(directory.glob("*.json")):
         text = read_document(path, "exported history", MAX_HISTORY_BYTES)
         try:
-            histories.append(WorkflowHistory.from_json(path.stem, text))
+            history = WorkflowHistory.from_json(path.stem, text)
         except Exception as exc:  # noqa: BLE001 - JSON or protobuf parse errors alike: the file's fault
             raise UsageError(
                 f"--histories {path}: not a history exported with 'temporal workflow show "
                 f"--output json' ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
             ) from None
+        histories.append(_under_its_own_id(history))
     if not histories:  # a check of nothing is no pass: a mistyped directory would go green
         raise UsageError(
             f"--histories {directory}: no exported histories (*.json) in it, so nothing would be "

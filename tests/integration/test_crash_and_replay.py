@@ -19,6 +19,7 @@ from npaflow.temporal.data_converter import DATA_CONVERTER
 from tests.harness import SPECS, Harness, replaced_worker, start_worker_process
 from tests.helpers import COLD_WORKER_SECONDS, ROOT, eventually
 from worker.main import workflow_runner
+from worker.replay import histories_in
 from workflows_def import WORKFLOWS, NpaWorkflowRun
 from workflows_def.patches import LOCAL_LOAD
 
@@ -63,15 +64,11 @@ async def test_killed_worker_mid_wave_resumes_without_a_second_launch(
 
 
 async def test_recorded_histories_replay_deterministically() -> None:
-    files = sorted(HISTORIES.glob("*.json"))
-    assert files, "record histories with: python tests/record_histories.py"
+    histories = histories_in(HISTORIES)  # each under the id it ran as, as `npaflow replay-check` reads them
     replayer = Replayer(workflows=WORKFLOWS, data_converter=DATA_CONVERTER, workflow_runner=workflow_runner())
-    for path in files:
-        text = path.read_text()
-        started = json.loads(text)["events"][0]["workflowExecutionStartedEventAttributes"]
-        history = WorkflowHistory.from_json(started.get("workflowId", path.stem), text)  # the id it ran as
+    for history in histories:
         result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
-        assert result.replay_failure is None, f"{path.name}: {result.replay_failure}"
+        assert result.replay_failure is None, f"{history.workflow_id}: {result.replay_failure}"
 
 
 async def test_fresh_example_run_history_replays(local_harness: Harness, tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from npaflow.errors import SpecError, UsageError
-from tests.helpers import fifo_that_answers_late
+from tests.helpers import ROOT, fifo_that_answers_late
 from worker.replay import histories_in
 
 pytestmark = pytest.mark.unit
@@ -39,3 +39,13 @@ def test_a_directory_with_no_histories_is_refused_rather_than_passed_with_nothin
     (tmp_path / "notes.txt").write_text("not a history")
     with pytest.raises(UsageError, match=r"no exported histories \(\*\.json\) in it, so nothing would be"):
         histories_in(tmp_path)
+
+
+def test_an_exported_history_replays_under_the_workflow_id_it_ran_as_not_its_file_name(
+    tmp_path: Path,
+) -> None:
+    """A quota-waiting run's lease ids are made of its id: under its file's name it cannot replay."""
+    source = ROOT / "tests" / "histories" / "quota-waiting.json"
+    (tmp_path / "renamed.json").write_text(source.read_text())
+    (history,) = histories_in(tmp_path)
+    assert history.workflow_id == "history-quota-waiting"
