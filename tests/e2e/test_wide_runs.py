@@ -25,6 +25,7 @@ from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import WaveStatus
 from tests.e2e.test_cli_runs import npaflow
 from tests.harness import WORKER_ID, Harness, RunOutcome, dev_server
+from tests.helpers import eventually
 from tests.integration.fake_backend import FakeBackend
 from tests.payload_audit import oversized_payloads
 from tests.spec_factory import wide_group
@@ -152,6 +153,16 @@ async def test_the_payload_audit_names_a_payload_past_the_warning(env: WorkflowE
     since = datetime.now(UTC) - timedelta(seconds=1)
     big = "x" * (TEMPORAL_PAYLOAD_WARNING + 1024)
     await env.client.start_workflow("no-such-workflow", big, id="audit-big", task_queue="tq-nobody")
-    found = await oversized_payloads(env.client, since)
-    await env.client.get_workflow_handle("audit-big").terminate()
-    assert any(line.startswith("audit-big event 1 (EVENT_TYPE_WORKFLOW_EXECUTION_STARTED)") for line in found)
+
+    async def named() -> list[str]:  # visibility lists a new run a moment after it started
+        found = await oversized_payloads(env.client, since)
+        return [
+            line
+            for line in found
+            if line.startswith("audit-big event 1 (EVENT_TYPE_WORKFLOW_EXECUTION_STARTED)")
+        ]
+
+    try:
+        assert await eventually(named, timeout=30, interval=0.2, what="the audit names the big input")
+    finally:
+        await env.client.get_workflow_handle("audit-big").terminate()
