@@ -6,7 +6,7 @@ from npaflow.errors import SpecError, SpecIssue
 from npaflow.plan_diff import PlanDiff
 from npaflow.runtime.contract import spec_file_uri
 from npaflow.runtime.ledger import RuntimeLedger
-from npaflow.runtime.messages import LoadSpecInput
+from npaflow.runtime.loaded import LoadSpecInput
 
 
 def another_runs_ledger(run_id: str, source: str, ledger_uri: str, ledger: RuntimeLedger) -> SpecError:

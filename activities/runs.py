@@ -25,8 +25,8 @@ from npaflow.plan import ExecutionPlan, build_plan, plan_fingerprint
 from npaflow.plan_diff import PlanDiff, diff_plans
 from npaflow.runtime.contract import LOAD_SPEC, spec_file_uri
 from npaflow.runtime.ledger import FinishedWave, PlanChangeRecord, RuntimeLedger, attempt_usage
+from npaflow.runtime.loaded import AttemptUsage, LoadedSpec, LoadSpecInput, PriorRun
 from npaflow.runtime.locations import cache_root_for, run_prefix_for
-from npaflow.runtime.messages import AttemptUsage, LoadedSpec, LoadSpecInput, PriorRun
 from npaflow.runtime.spec_parts import SpecLoad
 from npaflow.spec import load_spec_from_str
 from npaflow.spec.decision_sources import decision_source_issues

@@ -15,7 +15,7 @@ from activities.errors import mapped_errors
 from npaflow.errors import SpecError, SpecIssue
 from npaflow.runtime.contract import READ_LOAD_PART, spec_file_uri
 from npaflow.runtime.ledger_layout import SPEC_PARTS_DIR, ledger_file_uri
-from npaflow.runtime.messages import LoadedSpec
+from npaflow.runtime.loaded import LoadedSpec
 from npaflow.runtime.spec_parts import (
     INLINE_LOAD_BYTES,
     MAX_LOADED_SPEC_BYTES,

@@ -16,7 +16,8 @@ from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
 from npaflow.images import ImageBinding
 from npaflow.runtime.contract import EXPORT_LEDGER, RunMemo, SearchAttribute
 from npaflow.runtime.ledger.book import Receipt
-from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec
+from npaflow.runtime.loaded import LoadedSpec
+from npaflow.runtime.messages import ExportLedgerInput
 from npaflow.runtime.payload_limits import keywords_within
 from npaflow.runtime.progress_view import progress_view
 from npaflow.runtime.request import RunRequest

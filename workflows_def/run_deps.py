@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from npaflow.quota import LeaseAnswer
-from npaflow.runtime.messages import LoadedSpec
+from npaflow.runtime.loaded import LoadedSpec
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.run_state import RunState
 from workflows_def.recorder import RunRecorder

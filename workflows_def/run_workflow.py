@@ -23,7 +23,8 @@ from npaflow.runtime.contract import (
     WORKFLOW_TYPE,
     Signal,
 )
-from npaflow.runtime.messages import ExportLedgerInput, LoadedSpec, RequestCancelInput
+from npaflow.runtime.loaded import LoadedSpec
+from npaflow.runtime.messages import ExportLedgerInput, RequestCancelInput
 from npaflow.runtime.metrics import Metric, RunOutcome
 from npaflow.runtime.notifications import RunEvent
 from npaflow.runtime.request import RUN_ID_PATTERN, RunRequest

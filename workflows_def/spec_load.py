@@ -14,7 +14,7 @@ from temporalio.exceptions import ApplicationError
 from npaflow.errors import ErrorType
 from npaflow.ids import RunId
 from npaflow.runtime.contract import LOAD_SPEC, READ_LOAD_PART
-from npaflow.runtime.messages import LoadedSpec, LoadSpecInput
+from npaflow.runtime.loaded import LoadedSpec, LoadSpecInput
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.spec_parts import LoadPartInput, unpack
 from workflows_def import patches

@@ -44,10 +44,7 @@ from npaflow.runtime.contract import (
     SearchAttribute,
     Signal,
 )
-from npaflow.runtime.messages import (
-    ExportLedgerInput,
-    ExportResult,
-)
+from npaflow.runtime.messages import ExportLedgerInput, ExportResult
 from npaflow.runtime.run_state import MAX_REASON_CHARS
 from npaflow.runtime.summary import RunStatusView, StatusReport
 from npaflow.temporal.client import connect_from, describe_or_fail, has_pollers

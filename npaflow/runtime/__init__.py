@@ -14,7 +14,8 @@ start reading:
   `transitions.py`, whose
   vocabularies are `vocabulary.py` (run phases, wave and ledger statuses) and
   `status.py` (job statuses and failure classes).
-- `messages.py`: each activity's input and result model.
+- `messages.py`: each activity's input and result model; `loaded.py`: the load's
+  (the loaded spec and what earlier executions left).
 - `ledger/`: the `npa.workflow.runtime.v1` ledger, the delta a run has not yet
   exported, the in-memory document that merges deltas, and the
   manifest/status/stage views (its front door lists the edits a new field needs).

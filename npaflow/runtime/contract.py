@@ -39,6 +39,7 @@ from npaflow.runtime.ledger_layout import (
     ledger_file_uri,
     spec_file_uri,
 )
+from npaflow.runtime.loaded import LoadSpecInput
 from npaflow.runtime.messages import (
     AwaitResult,
     AwaitWaveInput,
@@ -51,7 +52,6 @@ from npaflow.runtime.messages import (
     ExportResult,
     LaunchResult,
     LaunchWaveInput,
-    LoadSpecInput,
     ReadDecisionInput,
     RequestCancelInput,
     TriggerResult,

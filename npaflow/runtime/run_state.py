@@ -15,7 +15,7 @@ from npaflow.ids import RunId
 from npaflow.printable import clipped
 from npaflow.runtime.ledger import DecisionRecord, LedgerDelta, Watermark
 from npaflow.runtime.ledger.book import LedgerBook, Receipt
-from npaflow.runtime.messages import AttemptUsage
+from npaflow.runtime.loaded import AttemptUsage
 from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.progress import RunProgress
 from npaflow.runtime.quota_waits import QuotaWait, QuotaWaits

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, model_validator
 
 from npaflow.presets import FROZEN
-from npaflow.runtime.messages import LoadedSpec
+from npaflow.runtime.loaded import LoadedSpec
 from npaflow.runtime.payload_limits import TEMPORAL_HISTORY_BYTES
 
 #: A loaded spec up to this size is the load's own result (every spec of ordinary width).

@@ -14,7 +14,7 @@ from activities.runs import RunActivities
 from activities.storage import StorageRouter
 from npaflow.errors import ErrorType
 from npaflow.runtime.contract import spec_file_uri
-from npaflow.runtime.messages import LoadSpecInput
+from npaflow.runtime.loaded import LoadSpecInput
 from npaflow.runtime.payload_limits import TEMPORAL_PAYLOAD_WARNING
 from npaflow.runtime.spec_parts import INLINE_LOAD_BYTES, LoadPartInput, unpack
 from tests.helpers import EXAMPLES
