@@ -30,7 +30,8 @@ from npaflow.cli.ui.pages import live_payload, runs_page  # noqa: E402
 from npaflow.cli.ui.reads import RunReads, Snapshot  # noqa: E402
 from npaflow.document.yaml_source import parse_yaml  # noqa: E402
 from npaflow.picture.report import ReportLinks, report_html  # noqa: E402
-from npaflow.runtime.ledger.models import RuntimeLedger, TaskRow, WaveAttemptRecord  # noqa: E402
+from npaflow.runtime.ledger.attempt import TaskRow, WaveAttemptRecord  # noqa: E402
+from npaflow.runtime.ledger.models import RuntimeLedger  # noqa: E402
 from npaflow.runtime.request import RunRequest  # noqa: E402
 from npaflow.runtime.summary import RunStatusView, WaveView  # noqa: E402
 from npaflow.runtime.vocabulary import LedgerStatus, RunPhase, WaveStatus  # noqa: E402

@@ -7,7 +7,8 @@ what it waits for), so the live page needs neither the bucket nor its credential
 from __future__ import annotations
 
 from npaflow.document.models import WorkflowSpec
-from npaflow.runtime.ledger.models import RuntimeLedger, WaveAttemptRecord
+from npaflow.runtime.ledger.attempt import WaveAttemptRecord
+from npaflow.runtime.ledger.models import RuntimeLedger
 from npaflow.runtime.summary import RunStatusView
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.waves import WaveKey

@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field
 
 from npaflow.picture.blocks import Block, BlockKind
 from npaflow.presets import STRICT
-from npaflow.runtime.ledger.models import RuntimeLedger, WaveAttemptRecord
+from npaflow.runtime.ledger.attempt import WaveAttemptRecord
+from npaflow.runtime.ledger.models import RuntimeLedger
 from npaflow.runtime.vocabulary import LedgerStatus, WaveStatus
 
 

@@ -16,7 +16,7 @@ from html import escape
 from npaflow.picture.geometry import CHAR_WIDTH, MARGIN
 from npaflow.picture.node_states import NodePhase
 from npaflow.picture.svg import PHASE_COLOURS
-from npaflow.runtime.ledger.models import WaveAttemptRecord
+from npaflow.runtime.ledger.attempt import WaveAttemptRecord
 from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.runtime.timestamps import epoch_seconds
 from npaflow.runtime.vocabulary import WaveStatus

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from npaflow.document.yaml_source import KeyPath, YamlSource
 from npaflow.errors import SpecError, SpecIssue
@@ -34,6 +34,12 @@ class IssueCollector:
                 hint=hint,
             )
         )
+
+    def reject_unknown(self, value: Mapping[str, object], known: set[str], path: KeyPath) -> None:
+        """Report each key of `value` not in `known` (an `x-` key is the user's own), with a hint."""
+        for key in value:
+            if key not in known and not key.startswith("x-"):
+                self.add((*path, key), f"unknown field '{key}'", did_you_mean(key, known))
 
     def raise_if_any(self) -> None:
         """Raise SpecError carrying every issue collected so far.

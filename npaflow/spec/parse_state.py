@@ -10,22 +10,19 @@ from collections.abc import Mapping
 from pydantic import JsonValue
 
 from npaflow.document.models import (
-    Artifact,
     Loop,
     MultiNodeMode,
     ParamValue,
     RunBlock,
     State,
     Transition,
-    Trigger,
 )
 from npaflow.document.yaml_source import KeyPath
-from npaflow.errors import TokenError
-from npaflow.integers import plain_int
-from npaflow.spec.field_hints import NUMBER_TOKEN_HINT, STRING_HINTS, param_hint, trigger_hint
+from npaflow.spec.field_hints import STRING_HINTS, param_hint
 from npaflow.spec.issues import IssueCollector, did_you_mean
+from npaflow.spec.parse_artifacts import parse_artifacts
 from npaflow.spec.parse_cache import parse_cache
-from npaflow.tokens import resolve_config_int
+from npaflow.spec.parse_trigger import parse_trigger
 
 #: State keys and the canonical field each one fills (aliases included).
 STATE_KEYS: dict[str, str] = {
@@ -54,20 +51,6 @@ STATE_KEYS: dict[str, str] = {
     "multiNodeMode": "multi_node_mode",
     "multi_node_mode": "multi_node_mode",
     "cache": "cache",
-}
-TRIGGER_KEYS = {
-    "uri": "uri",
-    "pollSeconds": "poll_seconds",
-    "poll_seconds": "poll_seconds",
-    "maxPolls": "max_polls",
-    "max_polls": "max_polls",
-    "minObjects": "min_objects",
-    "min_objects": "min_objects",
-}
-_TRIGGER_FLOORS = {
-    "poll_seconds": ("pollSeconds", 1, 30),
-    "max_polls": ("maxPolls", 0, 0),
-    "min_objects": ("minObjects", 1, 1),
 }
 
 
@@ -129,11 +112,11 @@ class StateParser:
             case "params":
                 return self._params(value, path)
             case "trigger":
-                return self._trigger(value, path)
+                return parse_trigger(value, path, self.issues, self.raw_config)
             case "loop":
                 return self._loop(value, path)
             case _:
-                return self._artifacts(value, path)
+                return parse_artifacts(value, path, self.issues)
 
     def _string(self, value: JsonValue, path: KeyPath) -> str | None:
         if value is None:
@@ -257,51 +240,6 @@ class StateParser:
             params[key] = item
         return params
 
-    def _trigger(self, value: JsonValue, path: KeyPath) -> Trigger | None:
-        if not isinstance(value, dict):
-            self.issues.add(
-                path,
-                "trigger must be a mapping",
-                "write trigger: {uri: s3://bucket/prefix/, pollSeconds: 30}",
-            )
-            return None
-        self._reject_unknown(value, set(TRIGGER_KEYS), path)
-        fields: dict[str, object] = {"uri": str(value.get("uri") or "")}
-        for key, raw in value.items():
-            canonical = TRIGGER_KEYS.get(key)
-            if canonical and canonical != "uri":
-                number = self._trigger_number(canonical, raw, (*path, key))
-                if number is None:
-                    return None
-                fields[canonical] = number
-        return Trigger.model_validate(fields)
-
-    def _trigger_number(self, field: str, raw: JsonValue, path: KeyPath) -> int | None:
-        label, floor, default = _TRIGGER_FLOORS[field]
-        if raw is None:
-            return default
-        if isinstance(raw, str) and "{{" in raw:
-            try:
-                return resolve_config_int(raw, self.raw_config, what=f"trigger.{label}")
-            except TokenError as exc:
-                self.issues.add(path, str(exc), NUMBER_TOKEN_HINT)
-                return None
-        if isinstance(raw, bool | int):
-            number = int(raw)
-        elif isinstance(raw, str) and (spelled := plain_int(raw.strip(), signed=True)) is not None:
-            number = spelled
-        else:
-            self.issues.add(
-                path, f"trigger.{label} must be an integer, got {raw!r}", trigger_hint(label, floor)
-            )
-            return None
-        if number < floor:
-            self.issues.add(
-                path, f"trigger.{label} must be >= {floor}, got {number}", trigger_hint(label, floor)
-            )
-            return None
-        return number
-
     def _loop(self, value: JsonValue, path: KeyPath) -> Loop | None:
         if not isinstance(value, dict):
             self.issues.add(path, "loop must be a mapping", "write loop: {max: 3, until: promote_checkpoint}")
@@ -313,34 +251,5 @@ class StateParser:
         until = value.get("until")
         return Loop(max=raw_max, until=None if until is None else str(until))
 
-    def _artifacts(self, value: JsonValue, path: KeyPath) -> tuple[Artifact, ...] | None:
-        if value is None:
-            return ()
-        if not isinstance(value, list):
-            self.issues.add(
-                path,
-                f"{path[-1]} must be a list of {{uri, schema}} mappings",
-                f"write {path[-1]}: [{{uri: 's3://bucket/{{{{run.id}}}}/out/', schema: model}}]",
-            )
-            return None
-        result = []
-        for index, item in enumerate(value):
-            if not isinstance(item, dict):
-                self.issues.add(
-                    (*path, index),
-                    f"{path[-1]}[{index}] must be a mapping",
-                    "write - {uri: s3://bucket/key, schema: label}",
-                )
-                continue
-            self._reject_unknown(item, {"uri", "schema"}, (*path, index))
-            result.append(
-                Artifact.model_validate(
-                    {"uri": str(item.get("uri") or ""), "schema": str(item.get("schema") or "")}
-                )
-            )
-        return tuple(result)
-
     def _reject_unknown(self, value: dict[str, JsonValue], known: set[str], path: KeyPath) -> None:
-        for key in value:
-            if key not in known and not key.startswith("x-"):
-                self.issues.add((*path, key), f"unknown field '{key}'", did_you_mean(key, known))
+        self.issues.reject_unknown(value, known, path)

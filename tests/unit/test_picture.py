@@ -12,7 +12,8 @@ from npaflow.document.models import WorkflowSpec
 from npaflow.picture import NodePhase, node_views, spec_layout, spec_svg
 from npaflow.picture.blocks import BlockKind, spec_blocks
 from npaflow.picture.geometry import PAD, text_width
-from npaflow.runtime.ledger.models import RuntimeLedger, WaveAttemptRecord
+from npaflow.runtime.ledger.attempt import WaveAttemptRecord
+from npaflow.runtime.ledger.models import RuntimeLedger
 from npaflow.runtime.vocabulary import LedgerStatus, WaveStatus
 from npaflow.shipped import STARTER_SPEC
 from npaflow.spec.load import load_spec_from_path, load_spec_from_str

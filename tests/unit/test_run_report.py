@@ -10,7 +10,8 @@ from npaflow.catalog.load import load_catalogs
 from npaflow.cli.ui.reads import RunReads, Snapshot
 from npaflow.picture.report import ReportLinks, report_html
 from npaflow.picture.timeline import timeline_bars, timeline_svg
-from npaflow.runtime.ledger.models import DecisionRecord, RuntimeLedger, TaskRow, WaveAttemptRecord
+from npaflow.runtime.ledger.attempt import TaskRow, WaveAttemptRecord
+from npaflow.runtime.ledger.models import DecisionRecord, RuntimeLedger
 from npaflow.runtime.timestamps import epoch_seconds
 from npaflow.runtime.vocabulary import LedgerStatus, WaveStatus
 from npaflow.spec.load import load_spec_from_path

@@ -2,7 +2,8 @@
 
 The front door: import the ledger's models from here. Inside:
 
-- `models.py`: the wave attempt record, the delta a run exports, the whole ledger.
+- `attempt.py`: one wave attempt record (its tasks, observations, cancellation, spend).
+- `models.py`: the finished waves and stages, the delta a run exports, the whole ledger.
 - `records.py`: the small records (decisions, watermarks, launch receipts, plan changes).
 - `book.py`: what a run has not yet exported, by version (the workflow side).
 - `document.py`: the stored document a delta is merged into (the activity side).
@@ -21,22 +22,24 @@ A new run-level ledger field needs these edits, in this order:
    test in tests/unit/test_ledger_document.py that a delta carries it.
 """
 
-from npaflow.runtime.ledger.models import (
-    RUN_SCHEMA,
-    RUNTIME_SCHEMA,
+from npaflow.runtime.ledger.attempt import (
     Cancellation,
     Credentials,
-    FinishedWave,
-    LedgerDelta,
     MaybeFailureClass,
     MaybeJobStatus,
     Observation,
-    ReconciledJob,
-    RuntimeLedger,
-    StageRecord,
     TaskRow,
     WaveAttemptRecord,
     latest_attempts,
+)
+from npaflow.runtime.ledger.models import (
+    RUN_SCHEMA,
+    RUNTIME_SCHEMA,
+    FinishedWave,
+    LedgerDelta,
+    ReconciledJob,
+    RuntimeLedger,
+    StageRecord,
 )
 from npaflow.runtime.ledger.records import (
     CachedStep,

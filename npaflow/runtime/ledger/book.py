@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from npaflow.runtime.ledger.models import LedgerDelta, WaveAttemptRecord
+from npaflow.runtime.ledger.attempt import WaveAttemptRecord
+from npaflow.runtime.ledger.models import LedgerDelta
 from npaflow.runtime.ledger.records import DecisionRecord, Watermark
 from npaflow.runtime.notifications import NotificationRecord
 from npaflow.runtime.quota_waits import QuotaWait

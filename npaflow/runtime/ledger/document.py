@@ -17,12 +17,8 @@ from pydantic import BaseModel
 
 from npaflow.runtime.json_text import STEP as _STEP
 from npaflow.runtime.json_text import Raw, document_text, item, list_raw, object_raw
-from npaflow.runtime.ledger.models import (
-    LedgerDelta,
-    RuntimeLedger,
-    StageRecord,
-    WaveAttemptRecord,
-)
+from npaflow.runtime.ledger.attempt import WaveAttemptRecord
+from npaflow.runtime.ledger.models import LedgerDelta, RuntimeLedger, StageRecord
 from npaflow.runtime.ledger.projection import (
     InputSource,
     ManifestDocument,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from npaflow.images import LaunchImage
-from npaflow.runtime.ledger.models import Credentials, WaveAttemptRecord
+from npaflow.runtime.ledger.attempt import Credentials, WaveAttemptRecord
 from npaflow.runtime.ledger.records import PlannedStep
 from npaflow.runtime.usage import task_shapes
 from npaflow.traversal.models import Wave

@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from npaflow.document.models import Artifact
 from npaflow.ids import RunId
 from npaflow.presets import STRICT
-from npaflow.runtime.ledger.models import RUN_SCHEMA, StageRecord, TaskRow, WaveAttemptRecord
+from npaflow.runtime.ledger.attempt import TaskRow, WaveAttemptRecord
+from npaflow.runtime.ledger.models import RUN_SCHEMA, StageRecord
 from npaflow.runtime.ledger.records import PlannedStep
 from npaflow.runtime.usage import RunUsage
 from npaflow.runtime.vocabulary import StepStatus

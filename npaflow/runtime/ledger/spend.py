@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from npaflow.runtime.ledger.models import WaveAttemptRecord
+from npaflow.runtime.ledger.attempt import WaveAttemptRecord
 from npaflow.runtime.usage import attempt_hours
 from npaflow.runtime.vocabulary import WaveStatus
 

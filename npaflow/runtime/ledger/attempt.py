@@ -1,0 +1,205 @@
+"""One wave attempt as the ledger records it: its tasks, observations, cancellation and spend.
+
+Split from models.py (the documents that hold these records); import both from
+the front door, `npaflow.runtime.ledger`.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer
+
+from npaflow.document.models import Artifact
+from npaflow.presets import STRICT
+from npaflow.runtime.ledger.records import (
+    CachedStep,
+    PlannedStep,
+)
+from npaflow.runtime.status import FailureClass, JobStatus
+from npaflow.runtime.usage import TaskShape, attempt_hours
+from npaflow.runtime.vocabulary import (
+    CancellationState,
+    RecoveryDecision,
+    WaveStatus,
+)
+from npaflow.traversal.models import WaveKind
+from npaflow.waves import WaveKey
+
+
+def _blank_is_none(value: Any) -> Any:
+    return None if value == "" else value
+
+
+def _enum_or_blank(value: StrEnum | None) -> str:
+    return value.value if value is not None else ""
+
+
+#: A job status that the ledger writes as "" while none is known (reference field format).
+MaybeJobStatus = Annotated[
+    JobStatus | None, BeforeValidator(_blank_is_none), PlainSerializer(_enum_or_blank, return_type=str)
+]
+
+
+def _uri_is_artifact(items: Any) -> Any:
+    """Older ledgers (the reference's too) may hold outputs as plain URI strings."""
+    if isinstance(items, list):
+        return [{"uri": item} if isinstance(item, str) else item for item in items]
+    return items
+
+
+#: Declared outputs as the reference writes them: `{uri, schema}` records (dumped by alias).
+ArtifactList = Annotated[list[Artifact], BeforeValidator(_uri_is_artifact)]
+#: A failure class that the ledger writes as "" for attempts that did not fail.
+MaybeFailureClass = Annotated[
+    FailureClass | None, BeforeValidator(_blank_is_none), PlainSerializer(_enum_or_blank, return_type=str)
+]
+
+
+class Cancellation(BaseModel):
+    """The outcome of cancelling one wave attempt's job."""
+
+    model_config = STRICT
+
+    state: CancellationState = CancellationState.NOT_APPLICABLE
+    error: str = ""
+
+
+class Credentials(BaseModel):
+    """Secret names a launch passed; values are never persisted."""
+
+    model_config = STRICT
+
+    names: list[str] = Field(default_factory=list)
+    fingerprint: str = ""
+    source: str = ""
+    values_persisted: bool = False
+
+
+class TaskRow(BaseModel):
+    """One task of a job's timeline."""
+
+    model_config = STRICT
+
+    job_id: str = ""
+    task_id: int = 0
+    task_name: str = ""
+    status: JobStatus = JobStatus.UNKNOWN
+    submitted_at: str = ""
+    start_at: str = ""
+    end_at: str = ""
+    is_job_group: bool = False
+    execution: str = ""
+    cluster_name: str = ""
+    retry_count: int = 0
+    last_progress_at: str = ""
+    last_updated_at: str = ""
+    failure_reason: str = ""
+    recovery_reason: str = ""  # ours: why SkyPilot recovers it, while RECOVERING (0.14+ servers)
+
+
+class Observation(BaseModel):
+    """One poll's view of which tasks were running."""
+
+    model_config = STRICT
+
+    observed_at: str
+    scheduler_state: JobStatus
+    running: list[str] = Field(default_factory=list)
+    running_count: int = 0
+    statuses: dict[str, JobStatus] = Field(default_factory=dict)
+    recovering: dict[str, str] = Field(default_factory=dict)  # ours: task -> why SkyPilot recovers it
+
+
+class WaveAttemptRecord(BaseModel):
+    """One attempt of one wave; upserted by (key, attempt)."""
+
+    model_config = STRICT
+
+    key: WaveKey
+    replayed: bool = False
+    adopted: bool = False
+    states: list[str] = Field(default_factory=list)
+    kind: WaveKind = WaveKind.SERIAL
+    group: str = ""
+    attempt: int = 1
+    job_id: str = ""
+    job_name: str = ""
+    status: WaveStatus = WaveStatus.PENDING
+    sky_status: MaybeJobStatus = None
+    started_at: str = ""
+    ended_at: str = ""
+    tasks: list[TaskRow] = Field(default_factory=list)
+    outputs: ArtifactList = Field(default_factory=list)
+    error: str = ""
+    max_concurrent_observed: int = 0
+    observations: list[Observation] = Field(default_factory=list)
+    status_errors: list[str] = Field(default_factory=list)
+    logical_launch_id: str = ""
+    scheduler_fence_sequence: int = 0
+    launch_sequence: int = 0
+    error_category: MaybeFailureClass = None
+    readiness: list[str] = Field(default_factory=list)
+    reconciliation: list[str] = Field(default_factory=list)
+    recovery_decision: RecoveryDecision = RecoveryDecision.NONE
+    operator_remedy: str = ""
+    primary_error: str = ""
+    reconciliation_error: str = ""
+    cancellation: Cancellation = Field(default_factory=Cancellation)
+    credentials: Credentials = Field(default_factory=Credentials)
+    request_id: str = ""  # ours: the backend's launch request, resolved to job_id
+    worker_id: str = ""  # ours: the worker that holds a local-backend job
+    worker_task_queue: str = ""  # ours: where that job's await/cancel/logs activities run
+    task_shapes: list[TaskShape] = Field(default_factory=list)  # ours: nodes and GPUs per task
+    planned: list[PlannedStep] = Field(default_factory=list)  # ours: each member as planned
+    gpu_hours: float = 0.0  # ours: accelerator-hours of this attempt (so far, while running)
+    node_hours: float = 0.0  # ours: node-hours of this attempt (CPU-only tasks too)
+    cache: list[CachedStep] = Field(default_factory=list)  # ours: the stage cache's keys, hits, misses
+
+    def clocked_tasks(self) -> list[TaskRow]:
+        """The rows this attempt's hours are clocked from (DESIGN 28: one clock for spend).
+
+        The job's own task rows, each from its start (a row with no start never ran). An
+        attempt whose job left no rows (cancelled or terminated before its await ended,
+        or still running) counts from its launch: a job that ran is never counted as
+        zero. An attempt that never got a job has no clock.
+        """
+        if self.tasks or not self.job_id or not self.started_at:
+            return list(self.tasks)
+        return [
+            TaskRow(job_id=self.job_id, task_id=index, task_name=shape.task_name, start_at=self.started_at)
+            for index, shape in enumerate(self.task_shapes)
+        ]
+
+    def with_hours(self, now: str = "") -> WaveAttemptRecord:
+        """This record with gpu_hours/node_hours recomputed from its clocked task rows.
+
+        A task still running counts up to `now`, else the newest observation (or the end of
+        the attempt). A record with nothing to clock (a summary of an earlier execution's
+        attempt, an attempt that never got a job) keeps its hours.
+        """
+        rows = self.clocked_tasks()
+        if not rows:
+            return self
+        until = self.ended_at or now or (self.observations[-1].observed_at if self.observations else "")
+        hours = attempt_hours(rows, self.task_shapes, until).values()
+        gpu = round(sum(h[0] for h in hours), 6)
+        node = round(sum(h[1] for h in hours), 6)
+        if (gpu, node) == (self.gpu_hours, self.node_hours):
+            return self
+        return self.model_copy(update={"gpu_hours": gpu, "node_hours": node})
+
+    def succeeded(self) -> bool:
+        """True for an attempt that succeeded (its hours are not spent on a failure)."""
+        return self.status is WaveStatus.SUCCEEDED
+
+
+def latest_attempts(waves: list[WaveAttemptRecord]) -> dict[WaveKey, WaveAttemptRecord]:
+    """Return the newest attempt of each wave key, in first-seen key order."""
+    latest: dict[WaveKey, WaveAttemptRecord] = {}
+    for wave in waves:
+        current = latest.get(wave.key)
+        if current is None or wave.attempt >= current.attempt:
+            latest[wave.key] = wave
+    return latest
