@@ -1,5 +1,15 @@
-"""The one traversal shared by the planner and the Temporal workflow."""
+"""The one traversal shared by the planner and the Temporal workflow.
 
+The front door. Inside:
+
+- `walk.py`: the `Walker`, which expands the state graph.
+- `branching.py`: where a decision leads.
+- `reads.py`: trigger waits and decision reads, through the executor.
+- `wave_building.py`: steps into serial waves and group batches.
+- `models.py`: the wave, its outcome, the executor protocol.
+"""
+
+from npaflow.traversal.branching import UnmatchedDecisionError
 from npaflow.traversal.models import (
     DecisionRequest,
     Executor,
@@ -10,7 +20,6 @@ from npaflow.traversal.models import (
 )
 from npaflow.traversal.walk import (
     StepLimitError,
-    UnmatchedDecisionError,
     Walker,
     WalkRecord,
     WaveFailedError,

@@ -10,21 +10,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from npaflow.catalog.models import ToolCatalog
-from npaflow.context import RunContext, is_config_truthy, keyed_context, state_config
+from npaflow.context import RunContext, keyed_context
 from npaflow.decisions import evaluate_predicate
 from npaflow.document.models import State, WorkflowSpec
 from npaflow.errors import NpaflowError, PayloadError, TokenError
 from npaflow.step_bound import walk_limit
 from npaflow.steps import PlanStep, StepPlacement, WalkTokens, materialize_step
-from npaflow.tokens import TokenScope, resolve_config_int, resolve_text
+from npaflow.tokens import resolve_config_int
+from npaflow.traversal.branching import next_state
 from npaflow.traversal.models import (
     DecisionRequest,
     Executor,
-    TriggerRequest,
     Wave,
-    WaveKind,
 )
-from npaflow.waves import WaveKey, WaveMember, split_into_batches
+from npaflow.traversal.reads import WalkReads
+from npaflow.traversal.wave_building import batch_wave, serial_wave
+from npaflow.waves import split_into_batches
 
 #: Sequences entered inside sequences while walking (the walk recurses once per level).
 MAX_WALK_DEPTH = 64
@@ -36,10 +37,6 @@ class StepLimitError(NpaflowError):
 
 class WaveFailedError(PayloadError):
     """A wave (or a group batch) did not succeed; carries the root-cause error."""
-
-
-class UnmatchedDecisionError(PayloadError):
-    """A branching state's decision matched no transition and it has no `next`."""
 
 
 @dataclass
@@ -84,7 +81,7 @@ class Walker:
         self.record = WalkRecord()
         self.sequence = 0
         self.occurrences = 0
-        self.latest: dict[str, PlanStep] = {}
+        self.reads = WalkReads(spec, context, executor, self.tokens)
         self.limit = walk_limit(spec, context.config)
         self.depth = 0
 
@@ -144,7 +141,7 @@ class Walker:
             for child in state.sequence:
                 await self._expand_chain(child, follow=False, loop_label=state.name, decisions=scope)
             if not scope.value:
-                scope.value = await self._read_writer_decision(state)
+                scope.value = await self.reads.writer_decision(state)
             scope.value = scope.value or self.assumption
             if state.loop.until and evaluate_predicate(state.loop.until, scope.value):
                 break
@@ -158,7 +155,7 @@ class Walker:
             step = await self._run_serial(state, StepPlacement(iteration=iteration, loop_label=loop_label))
             declares = any(a.is_decision() for a in state.outputs) or "decision_uri" in state.params
             decision = (
-                await self._read_state_decision(state, step)
+                await self.reads.state_decision(state, step)
                 if declares
                 else await self.executor.assume_decision(
                     DecisionRequest(state=state.name, uri="", iteration=iteration)
@@ -175,43 +172,24 @@ class Walker:
         if state.terminal:
             return None
         if state.transitions:
-            decisions.value = (await self._read_state_decision(state, step)) or self.assumption
+            decisions.value = (await self.reads.state_decision(state, step)) or self.assumption
             if not follow:
                 return None
             return self._choose_next(state, decisions.value)
         return state.next or None
 
     def _choose_next(self, state: State, decision: str) -> str | None:
-        for transition in state.transitions:
-            if transition.if_ and not is_config_truthy(transition.if_, self.context.config):
-                continue
-            if not transition.when or evaluate_predicate(transition.when, decision):
-                return transition.goto
-        if state.next or not state.transitions or not self.strict_branches:
-            return state.next or None
-        raise UnmatchedDecisionError(
-            f"state {state.name}: decision {decision!r} matched no transition "
-            f"({', '.join(t.when or '<always>' for t in state.transitions)}) and the state has "
-            "no next; write one of the expected decisions or add 'next:'"
-        )
+        return next_state(state, decision, self.context.config, strict=self.strict_branches)
 
     async def _run_serial(self, state: State, placement: StepPlacement) -> PlanStep:
         step = self._materialize(state, placement)
         if not state.is_executable():
             self.tokens.record_outputs(step)
             return step  # a pure router or terminal marker launches nothing
-        await self._wait_trigger(state, step)
+        await self.reads.wait_trigger(state, step)
         self.sequence += 1
         self.occurrences += 1
-        label = step.state + (f"-{step.iteration}" if step.iteration else "")
-        wave = Wave(
-            sequence=self.sequence,
-            kind=WaveKind.SERIAL,
-            label=label,
-            steps=(step,),
-            key=WaveKey(sequence=self.sequence, members=(_member(step),)),
-            occurrence=self.occurrences,
-        )
+        wave = serial_wave(step, sequence=self.sequence, occurrence=self.occurrences)
         await self._dispatch(wave)
         return step
 
@@ -220,7 +198,7 @@ class Walker:
         members = [self.spec.states[name] for name in group.parallel]
         steps = [self._materialize(member, placement) for member in members]
         for member, step in zip(members, steps, strict=True):
-            await self._wait_trigger(member, step)
+            await self.reads.wait_trigger(member, step)
         concurrency = (
             len(steps)
             if group.max_concurrency is None
@@ -230,20 +208,13 @@ class Walker:
         self.occurrences += 1
         for index, batch_steps in enumerate(batches, start=1):
             self.sequence += 1
-            key = WaveKey(
-                sequence=self.sequence, group=group.name, members=tuple(_member(s) for s in batch_steps)
-            )
-            wave = Wave(
+            wave = batch_wave(
+                group.name,
+                tuple(batch_steps),
                 sequence=self.sequence,
-                key=key,
-                kind=WaveKind.PARALLEL if len(batch_steps) > 1 else WaveKind.SERIAL,
-                group=group.name,
-                label=group.name,
-                steps=tuple(batch_steps),
                 occurrence=self.occurrences,
-                batch_index=index,
-                batch_count=len(batches),
-                max_concurrency=concurrency,
+                batch=(index, len(batches)),
+                concurrency=concurrency,
             )
             try:
                 await self._dispatch(wave)
@@ -274,52 +245,9 @@ class Walker:
         except TokenError as exc:
             raise TokenError(f"state {state.name}: {exc}") from None
         self.record.steps.append(step)
-        self.latest[state.name] = step
+        self.reads.latest[state.name] = step
         return step
-
-    async def _wait_trigger(self, state: State, step: PlanStep) -> None:
-        if state.trigger is None:
-            return
-        uri = resolve_text(state.trigger.uri, self._state_scope(state))
-        await self.executor.wait_trigger(TriggerRequest(state=state.name, uri=uri, trigger=state.trigger))
-
-    async def _read_state_decision(self, state: State, step: PlanStep) -> str:
-        uri = self._decision_uri(state, step)
-        if not uri:
-            return await self.executor.assume_decision(
-                DecisionRequest(state=state.name, uri="", iteration=step.iteration)
-            )
-        return await self.executor.read_decision(
-            DecisionRequest(state=state.name, uri=uri, iteration=step.iteration)
-        )
-
-    async def _read_writer_decision(self, sequence: State) -> str:
-        for child in reversed(sequence.sequence):
-            body = self.spec.states[child]
-            if body.writes_decision:
-                step = self.latest.get(child)
-                return await self._read_state_decision(body, step) if step else ""
-        return await self.executor.assume_decision(DecisionRequest(state=sequence.name, uri=""))
-
-    def _decision_uri(self, state: State, step: PlanStep) -> str:
-        for artifact in step.outputs:
-            if artifact.is_decision():
-                return artifact.uri
-        overlay = self._state_scope(state).config
-        raw = overlay.get("decision_uri")
-        return resolve_text(str(raw), self._state_scope(state)) if raw else ""
-
-    def _state_scope(self, state: State) -> TokenScope:
-        base = self.context.scope(state_outputs=self.tokens.outputs, loop_iterations=self.tokens.loops)
-        overlay = state_config(state, self.context, base)
-        return self.context.scope(
-            state_outputs=self.tokens.outputs, loop_iterations=self.tokens.loops, config=overlay
-        )
 
     def _check_limit(self) -> None:
         if len(self.record.steps) >= self.limit:
             raise StepLimitError("plan exceeded step limit; check for unbounded control-flow cycles")
-
-
-def _member(step: PlanStep) -> WaveMember:
-    return WaveMember(loop_label=step.loop_label, state=step.state, iteration=step.iteration)
