@@ -26,22 +26,17 @@ from npaflow.runtime.contract import AWAIT_WAVE
 from npaflow.runtime.ledger import Observation, TaskRow
 from npaflow.runtime.messages import AwaitEnd, AwaitResult, AwaitWaveInput
 from npaflow.runtime.metrics import Metric, record
+from npaflow.runtime.observations import record_observation, task_starts
 from npaflow.runtime.status import FailureClass, JobStatus, aggregate_job_status
 from npaflow.runtime.vocabulary import HeartbeatPhase
 
 log = structlog.get_logger(__name__)
 
 
-#: Observations kept per wave attempt; only changes are recorded, so this bounds history size.
-MAX_OBSERVATIONS = 100
 #: Failed status queries kept as evidence per await.
 MAX_STATUS_ERRORS = 20
 #: Consecutive failed status queries that, past the recovery deadline, fail the wave.
 MAX_CONSECUTIVE_STATUS_ERRORS = 5
-
-
-#: Task starts a heartbeat carries (a JobGroup wider than this reports its first tasks).
-MAX_TASK_STARTS = 200
 
 
 class JobActivities:
@@ -233,32 +228,13 @@ class JobWatch:
         return timeout > 0 and since > 0 and time.time() - since > timeout
 
     def _observe(self, rows: list[TaskRow], status: JobStatus) -> None:
-        statuses = {row.task_name or str(row.task_id): row.status for row in rows}
-        recovering = {
-            row.task_name or str(row.task_id): row.recovery_reason for row in rows if row.recovery_reason
-        }
-        running = sorted(row.task_name for row in rows if row.status.is_active())
-        starts = {str(row.task_id): row.start_at for row in rows[:MAX_TASK_STARTS] if row.start_at}
+        running = record_observation(self.observations, rows, status, utc_now())
         self.hb.details = self.hb.details.model_copy(
             update={
                 "max_concurrent": max(self.hb.details.max_concurrent, len(running)),
-                "task_starts": starts,
+                "task_starts": task_starts(rows),
             }
         )
-        last = self.observations[-1] if self.observations else None
-        if last is not None and (last.statuses, last.recovering) == (statuses, recovering):
-            return
-        self.observations.append(
-            Observation(
-                observed_at=utc_now(),
-                scheduler_state=status,
-                running=running,
-                running_count=len(running),
-                statuses=statuses,
-                recovering=recovering,
-            )
-        )
-        del self.observations[:-MAX_OBSERVATIONS]
 
     async def _ended(self, status: JobStatus) -> AwaitResult:
         """The job reached a terminal status: the result, quoting its log's end if it failed."""

@@ -19,16 +19,14 @@ import structlog
 from temporalio import activity
 
 from activities.backends.base import Backend, JobMatch, LaunchRequest, RequestUnknownError
-from activities.clock import utc_now
 from activities.context import ActivityContext
 from activities.errors import mapped_errors
 from activities.heartbeat import Heartbeater, heartbeating, resume_details
-from activities.storage import ArtifactMissingError
+from activities.launch_receipts import LaunchReceipts
 from activities.tracing import tag_span
 from npaflow.errors import ConfigurationError, LaunchMovedError, NpaflowError, TransportError
 from npaflow.render import RenderedWave, RenderOptions, render_wave
-from npaflow.runtime.contract import LAUNCH_WAVE, LAUNCHES_DIR, ledger_file_uri, worker_task_queue
-from npaflow.runtime.ledger import LaunchReceipt
+from npaflow.runtime.contract import LAUNCH_WAVE, worker_task_queue
 from npaflow.runtime.messages import JobRef, LaunchResult, LaunchWaveInput
 from npaflow.runtime.metrics import Metric, record
 from npaflow.runtime.reconcile.models import JobOwner
@@ -106,6 +104,7 @@ class LaunchTransaction:
         self.notes: list[str] = []
         self.credentials: dict[str, str] = {}
         self.adopted = False  # the job was found, not launched by this attempt
+        self.receipts = LaunchReceipts(context, request.ledger_uri, rendered, self.notes)
 
     async def run(self) -> LaunchResult:
         """Recover an earlier launch of this attempt, else launch it."""
@@ -152,7 +151,7 @@ class LaunchTransaction:
             self.notes.append(f"an earlier attempt of this launch already reported job {details.job_id}")
             self.adopted = True
             return details.job_id
-        request_id = details.request_id or await self._receipt_request_id()
+        request_id = details.request_id or await self.receipts.request_id()
         if request_id:
             self.hb.update(request_id=request_id)
             try:
@@ -169,23 +168,6 @@ class LaunchTransaction:
         if started_before or self.request.reconcile or self.backend.host_bound:
             return await self._recovering("look up the job by name", self._adopt_by_name)
         return ""
-
-    async def _receipt_request_id(self) -> str:
-        if not self.request.ledger_uri:
-            return ""
-        uri = self._receipt_uri()
-        try:
-            text = await self.context.storage.for_uri(uri).read_text(uri)
-            receipt = LaunchReceipt.model_validate_json(text)
-        except (ArtifactMissingError, ValueError):
-            return ""
-        if receipt.launch_token != self.rendered.launch_token:
-            return ""
-        self.notes.append(f"found launch receipt {uri}")
-        return receipt.request_id
-
-    def _receipt_uri(self) -> str:
-        return ledger_file_uri(self.request.ledger_uri, f"{LAUNCHES_DIR}/{self.rendered.job_name}.json")
 
     async def _adopt_by_name(self) -> str:
         """Adopt the live job launched under this exact name with this token; cancel stuck ones."""
@@ -238,7 +220,7 @@ class LaunchTransaction:
         job_id, request_id = await self._recovering("launch", attempt)
         if job_id:
             return job_id, request_id
-        await self._write_receipt(request_id)
+        await self.receipts.write(request_id)
         try:
             job_id = await self._recovering(
                 "resolve the launch request", lambda: self.backend.resolve(request_id)
@@ -272,23 +254,6 @@ class LaunchTransaction:
                 f"environment: {', '.join(missing)}; no job was launched"
             )
         return values
-
-    async def _write_receipt(self, request_id: str) -> None:
-        """Record the accepted launch in the ledger before waiting on it (best effort)."""
-        if not self.request.ledger_uri:
-            return
-        uri = self._receipt_uri()
-        receipt = LaunchReceipt(
-            job_name=self.rendered.job_name,
-            launch_token=self.rendered.launch_token,
-            request_id=request_id,
-            worker_id=self.context.worker_id,
-            submitted_at=utc_now(),
-        )
-        try:
-            await self.context.storage.for_uri(uri).write_text(uri, receipt.model_dump_json(indent=2))
-        except NpaflowError as exc:
-            self.notes.append(f"launch receipt not written ({exc}); the heartbeat holds the request id")
 
     async def _cancel_leftovers(self) -> None:
         """A failed launch request can leave a job that never runs: cancel it by id (best effort)."""

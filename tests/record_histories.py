@@ -32,7 +32,7 @@ from activities.backends.local import LocalBackend  # noqa: E402
 from activities.context import ActivityContext  # noqa: E402
 from npaflow.quota import PoolConfig, PoolStatus, QuotaClaim  # noqa: E402
 from npaflow.quota.messages import pool_workflow_id  # noqa: E402
-from npaflow.runtime.cache_messages import FLIGHT_WORKFLOW_TYPE  # noqa: E402
+from npaflow.runtime.cache.messages import FLIGHT_WORKFLOW_TYPE  # noqa: E402
 from npaflow.runtime.contract import HELPER_DIVISION  # noqa: E402
 from npaflow.runtime.request import BackendName, RunRequest  # noqa: E402
 from npaflow.temporal.pools import pool_status, set_pool  # noqa: E402

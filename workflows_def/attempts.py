@@ -15,7 +15,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 from npaflow.images import wave_images
-from npaflow.runtime.cache_messages import CacheLookupResult
+from npaflow.runtime.cache.messages import CacheLookupResult
 from npaflow.runtime.contract import AWAIT_WAVE, LAUNCH_WAVE
 from npaflow.runtime.ledger.book import AttemptId
 from npaflow.runtime.messages import AwaitEnd, AwaitResult, AwaitWaveInput, LaunchWaveInput

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 
-from npaflow.runtime.cache_admin import CacheAdminInput, CacheAdminResult
+from npaflow.runtime.cache.admin import CacheAdminInput, CacheAdminResult
 from npaflow.runtime.contract import CACHE_ADMIN, CACHE_ADMIN_WORKFLOW_TYPE
 from workflows_def.activity_calls import SHORT_RETRY, call
 from workflows_def.input_refusal import MALFORMED_INPUT

@@ -23,7 +23,7 @@ from temporalio.exceptions import FailureError
 from npaflow.cache.flight_seats import Seat, SeatMove, seat_moved
 from npaflow.document.problems import START_HINTS
 from npaflow.ids import RunId
-from npaflow.runtime.cache_messages import (
+from npaflow.runtime.cache.messages import (
     FLIGHT_ASK_UPDATE,
     FLIGHT_GRANTED_SIGNAL,
     FLIGHT_RELEASE_SIGNAL,

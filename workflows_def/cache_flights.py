@@ -14,7 +14,7 @@ from temporalio import workflow
 from temporalio.exceptions import FailureError
 
 from npaflow.cache import scope_segment
-from npaflow.runtime.cache_messages import (
+from npaflow.runtime.cache.messages import (
     FLIGHT_RELEASE_SIGNAL,
     CacheLookupResult,
     FlightTicket,

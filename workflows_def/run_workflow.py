@@ -14,7 +14,7 @@ from npaflow.errors import BudgetSpentError, ErrorType, NpaflowError
 from npaflow.ids import RunId
 from npaflow.quota import LeaseAnswer
 from npaflow.quota.messages import ANSWER_SIGNAL
-from npaflow.runtime.cache_messages import FLIGHT_GRANTED_SIGNAL, FlightTicket
+from npaflow.runtime.cache.messages import FLIGHT_GRANTED_SIGNAL, FlightTicket
 from npaflow.runtime.contract import (
     INTERNAL_ERROR_PREFIX,
     PENDING_LEDGER_QUERY,

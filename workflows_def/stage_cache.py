@@ -16,7 +16,7 @@ from temporalio import workflow
 from temporalio.exceptions import is_cancelled_exception
 
 from npaflow.images import wave_images
-from npaflow.runtime.cache_messages import (
+from npaflow.runtime.cache.messages import (
     CacheLookupInput,
     CacheLookupResult,
     CacheMode,

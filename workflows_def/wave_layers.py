@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from npaflow.runtime.cache_messages import CacheLookupResult
+from npaflow.runtime.cache.messages import CacheLookupResult
 from npaflow.traversal import Wave, WaveOutcome
 
 #: Waits out a suspension of the wave (`why`): "" once it may go on, else why it cannot.

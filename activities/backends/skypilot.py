@@ -8,23 +8,18 @@ at the front of `failure_reason` (skypilot ref §4, §9).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import structlog
 
-from activities.backends.base import JobMatch, LaunchRequest, RequestUnknownError, Submission
+from activities.backends.base import JobMatch, LaunchRequest, Submission
 from activities.backends.job_owner import owner_of, with_owner
+from activities.backends.skypilot_errors import classify_sdk_error, clean
 from activities.backends.skypilot_sdk import SkyPilotApi
 from activities.clock import utc_from_epoch
 from npaflow.errors import (
-    AccessDeniedError,
-    CapacityError,
-    ConfigurationError,
     ControllerError,
-    InfraError,
     NpaflowError,
-    TransportError,
 )
 from npaflow.render import LAUNCH_TOKEN_KEY
 from npaflow.runtime.ledger import TaskRow
@@ -61,84 +56,6 @@ LIVE_FIELDS = ["job_id", "task_id", "job_name", "status", "metadata"]
 SKYPILOT_POLL_SECONDS = 5.0
 #: Newest jobs scanned when a launch must be found by name (its request id was lost).
 NAME_LOOKUP_LIMIT = 1000
-#: SDK exception class names, by what they mean for a launch (sky/exceptions.py, 0.12.2 to 0.14.1).
-CONFIGURATION_ERRORS = {
-    "InvalidSkyPilotConfigError",
-    "InvalidClusterNameError",
-    "ValueError",
-    "NotSupportedError",
-    "ResourcesMismatchError",
-    "NoCloudAccessError",
-    "StorageSpecError",
-    "StorageError",
-    "InvalidTaskError",
-    "KeyError",
-    "APIVersionMismatchError",
-    "TypeError",
-}
-ACCESS_ERRORS = {"ApiServerAuthenticationError", "PermissionDeniedError", "CloudUserIdentityError"}
-CAPACITY_ERRORS = {
-    "ResourcesUnavailableError",
-    "ManagedJobReachedMaxRetriesError",
-    "InsufficientCapacityError",
-}
-CONTROLLER_ERRORS = {"ClusterNotUpError", "RequestCancelled", "ManagedJobStatusError"}
-TRANSPORT_ERRORS = {
-    "ApiServerConnectionError",
-    "ConnectionError",
-    "ConnectTimeout",
-    "ReadTimeout",
-    "Timeout",
-    "ClientConnectorError",
-    "ServerDisconnectedError",
-    "ClientOSError",
-    "TimeoutError",
-    "ConnectionRefusedError",
-    "ConnectionResetError",
-    "ClientPayloadError",
-    "ServerTimeoutError",
-}
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_REASON_CLASS = re.compile(r"^\[?(?:[\w.]+\.)?(\w+)\]?[:\s]")
-
-
-def clean(text: str | None) -> str:
-    """Strip terminal colour codes SkyPilot leaves in messages."""
-    return _ANSI.sub("", text or "").strip()
-
-
-def classify_sdk_error(exc: BaseException, what: str) -> NpaflowError:
-    """The npaflow error an SDK failure is, by the exception's class (and its causes')."""
-    names = {type(e).__name__ for e in _chain(exc)}
-    message = f"{what}: {type(exc).__name__}: {clean(str(exc))}"[:1000]
-    if names & ACCESS_ERRORS:
-        return AccessDeniedError(message)
-    if names & TRANSPORT_ERRORS:
-        return TransportError(message)
-    if names & CAPACITY_ERRORS:
-        return CapacityError(message)
-    if names & CONTROLLER_ERRORS:
-        return ControllerError(message)
-    if names & CONFIGURATION_ERRORS:
-        return ConfigurationError(message)
-    if isinstance(exc, RuntimeError) and "Failed to get request" in str(exc) and " 404 " in str(exc):
-        return RequestUnknownError(message)
-    return InfraError(message)
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    seen: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in seen:
-        seen.append(current)
-        current = current.__cause__ or current.__context__
-    return seen
-
-
-def failure_reason_class(reason: str) -> str:
-    """The exception class SkyPilot names at the start of a failure reason, if any."""
-    match = _REASON_CLASS.match(clean(reason))
-    return match.group(1) if match else ""
 
 
 def _iso(epoch: Any) -> str:

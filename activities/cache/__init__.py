@@ -23,8 +23,8 @@ from activities.errors import mapped_errors
 from npaflow.cache import CacheEntry, entry_uri, key_record_uri, scope_segment
 from npaflow.errors import NpaflowError
 from npaflow.ledger_paths import CACHE_DIR
-from npaflow.runtime.cache_admin import CacheAdminInput, CacheAdminResult
-from npaflow.runtime.cache_messages import (
+from npaflow.runtime.cache.admin import CacheAdminInput, CacheAdminResult
+from npaflow.runtime.cache.messages import (
     CacheLookupInput,
     CacheLookupResult,
     CacheMode,

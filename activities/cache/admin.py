@@ -10,7 +10,7 @@ from activities.storage import ArtifactMissingError, StorageRouter
 from npaflow.cache import KEYS_DIR, CacheEntry, differing, key_record_uri, scope_uri
 from npaflow.cache.words import changes
 from npaflow.errors import ConfigurationError
-from npaflow.runtime.cache_admin import (
+from npaflow.runtime.cache.admin import (
     MAX_LISTED_ENTRIES,
     CacheAction,
     CacheAdminInput,
@@ -19,7 +19,7 @@ from npaflow.runtime.cache_admin import (
     CacheRow,
     purge_selects,
 )
-from npaflow.runtime.cache_messages import StepKey
+from npaflow.runtime.cache.messages import StepKey
 from npaflow.runtime.ledger import CachedStep
 
 

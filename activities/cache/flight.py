@@ -10,7 +10,7 @@ from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cache import scope_segment
-from npaflow.runtime.cache_messages import (
+from npaflow.runtime.cache.messages import (
     FLIGHT_ASK_UPDATE,
     FLIGHT_RELEASE_SIGNAL,
     FLIGHT_WORKFLOW_TYPE,

@@ -6,7 +6,7 @@ from activities.storage import MAX_LISTED_KEYS, StorageRouter
 from npaflow.cache import InputContent, KeyComponents, ObjectFacts, cache_key
 from npaflow.errors import ConfigurationError
 from npaflow.render.step_identity import step_identity
-from npaflow.runtime.cache_messages import CacheLookupInput, StepKey
+from npaflow.runtime.cache.messages import CacheLookupInput, StepKey
 from npaflow.steps import PlanStep
 
 

@@ -11,7 +11,7 @@ from activities.cache.verify import Damaged, read_entry
 from activities.storage import ArtifactMissingError, StorageRouter
 from npaflow.cache import CachedOutput, CacheEntry, entry_uri
 from npaflow.errors import InfraError, NpaflowError
-from npaflow.runtime.cache_messages import CacheStoreInput, StepKey
+from npaflow.runtime.cache.messages import CacheStoreInput, StepKey
 from npaflow.runtime.ledger import CachedStep
 
 

@@ -10,7 +10,7 @@ from activities.cache.keys import objects_at
 from activities.storage import ArtifactMissingError, StorageRouter
 from npaflow.cache import CacheEntry, ObjectFacts, entry_uri, mismatches, object_uri
 from npaflow.errors import ConfigurationError
-from npaflow.runtime.cache_messages import StepKey
+from npaflow.runtime.cache.messages import StepKey
 from npaflow.runtime.ledger import CachedStep
 from npaflow.steps import PlanStep
 

@@ -8,7 +8,7 @@ from temporalio.client import Client, WorkflowFailureError
 
 from npaflow.cli.durations import parse_duration
 from npaflow.errors import UsageError
-from npaflow.runtime.cache_admin import (
+from npaflow.runtime.cache.admin import (
     CacheAction,
     CacheAdminInput,
     CacheAdminResult,

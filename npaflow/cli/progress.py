@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
 from npaflow.printable import printable
-from npaflow.runtime.cache_tally import served_words
+from npaflow.runtime.cache.tally import served_words
 from npaflow.runtime.status import JobStatus
 from npaflow.runtime.summary import RunStatusView, WaveView
 from npaflow.runtime.timestamps import epoch_seconds

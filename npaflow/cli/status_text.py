@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from npaflow.printable import printable
-from npaflow.runtime.cache_tally import CacheTally, served_words
+from npaflow.runtime.cache.tally import CacheTally, served_words
 from npaflow.runtime.summary import ReportedWave, StatusReport
 from npaflow.runtime.usage import RunUsage, gpu_hours_text
 from npaflow.runtime.vocabulary import WaveStatus

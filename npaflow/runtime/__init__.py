@@ -21,7 +21,8 @@ start reading:
   manifest/status/stage views (its front door lists the edits a new field needs).
 - `summary.py`, `result.py`, `ui_text.py`, `progress.py`, `usage.py`: what a run
   reports (status query, the bounded final summary, UI text, running totals,
-  GPU- and node-hours); `quota_waits.py`: each wave's wait for quota GPUs.
+  GPU- and node-hours); `quota_waits.py`: each wave's wait for quota GPUs;
+  `observations.py`: the bounded changes an await keeps of its job.
 - `state_rows.py`, `progress_view.py`: the newest states as table rows and the
   Temporal UI's current details of a run.
 - `payload_limits.py`: the sizes every Temporal payload keeps under, with
@@ -31,8 +32,8 @@ start reading:
   waves, its artifacts).
 - `reconcile/`: the orphan and ledger sweeps' pure part (job owners, orphans,
   how a run that closed without its code ended).
-- The stage cache's messages: `cache_messages.py` (lookup, store, flights),
-  `cache_admin.py` (`npaflow cache`), `cache_tally.py` (hits, misses, savings);
+- `cache/`: the stage cache as a run sees it: its messages (lookup, store,
+  flights), `npaflow cache`'s admin messages, its tally (hits, misses, savings);
   `gpu_demand.py`: the GPUs a wave asks of a quota pool.
 - `metrics.py`, `notifications.py`: the metric catalog and run notifications.
 - `ledger_layout.py`: the ledger's file names under a run prefix.

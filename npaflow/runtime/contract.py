@@ -19,8 +19,8 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from npaflow.errors import ErrorType
-from npaflow.runtime.cache_admin import CacheAdminInput, CacheAdminResult
-from npaflow.runtime.cache_messages import (
+from npaflow.runtime.cache.admin import CacheAdminInput, CacheAdminResult
+from npaflow.runtime.cache.messages import (
     CacheLookupInput,
     CacheLookupResult,
     CacheStoreInput,

@@ -7,7 +7,7 @@ what one attempt's change changes.
 
 from __future__ import annotations
 
-from npaflow.runtime.cache_tally import CacheTally
+from npaflow.runtime.cache.tally import CacheTally
 from npaflow.runtime.ledger import UsagePart, WaveAttemptRecord, attempt_usage
 from npaflow.runtime.usage import RunUsage, Usage
 from npaflow.runtime.vocabulary import WaveStatus

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from npaflow.presets import FROZEN
-from npaflow.runtime.cache_tally import CacheTally
+from npaflow.runtime.cache.tally import CacheTally
 from npaflow.runtime.ledger import DecisionRecord
 from npaflow.runtime.state_rows import StateRow, state_rows
 from npaflow.runtime.summary import WaveView

@@ -12,7 +12,7 @@ from npaflow.ids import RunId
 from npaflow.images import ImageBinding
 from npaflow.presets import FROZEN
 from npaflow.quota import QuotaClaim
-from npaflow.runtime.cache_messages import CacheMode
+from npaflow.runtime.cache.messages import CacheMode
 from npaflow.runtime.notifications import NotifyWhen
 
 #: Run ids become workflow ids, job names and ledger prefixes.

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.printable import printable
-from npaflow.runtime.cache_tally import CacheTally
+from npaflow.runtime.cache.tally import CacheTally
 from npaflow.runtime.ledger import (
     CachedStep,
     DecisionRecord,

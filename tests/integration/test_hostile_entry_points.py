@@ -20,7 +20,7 @@ from temporalio.testing import WorkflowEnvironment
 from activities.ledger import read_ledger
 from activities.storage import StorageRouter
 from npaflow.quota.messages import ASK_SIGNAL, CONFIGURE_UPDATE, POOL_WORKFLOW_TYPE, pool_workflow_id
-from npaflow.runtime.cache_messages import FLIGHT_WORKFLOW_TYPE
+from npaflow.runtime.cache.messages import FLIGHT_WORKFLOW_TYPE
 from npaflow.runtime.contract import (
     ARTIFACTS_WORKFLOW_TYPE,
     CACHE_ADMIN_WORKFLOW_TYPE,

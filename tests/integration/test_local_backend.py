@@ -13,7 +13,7 @@ import pytest
 
 from activities.backends.base import LaunchRequest
 from activities.backends.local import LocalBackend
-from activities.backends.local import backend as local_backend
+from activities.backends.local import row_reader as local_rows
 from activities.backends.local.jobs import (
     CANCEL_MARKER,
     JOB_FILE,
@@ -132,7 +132,7 @@ async def test_a_move_in_the_same_clock_tick_as_the_last_read_is_still_seen(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """File-system mtimes advance in ticks: a move that leaves the status stamp unchanged is not missed."""
-    monkeypatch.setattr(local_backend, "RACY_STAMP_NS", 3_600 * 10**9)  # every stamp counts as this tick's
+    monkeypatch.setattr(local_rows, "RACY_STAMP_NS", 3_600 * 10**9)  # every stamp counts as this tick's
     backend = LocalBackend(tmp_path, "w1")
     job = await launch(backend, wave("serial", task("a", "sleep 30")))
     await running(backend, job)
@@ -149,8 +149,8 @@ async def test_a_move_is_seen_by_the_next_queue_call_without_waiting_for_a_liven
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Moves rewrite task files in place: the status directory's mtime must still say one happened."""
-    monkeypatch.setattr(local_backend, "RACY_STAMP_NS", 0)  # every stamp is trusted
-    monkeypatch.setattr(local_backend, "LIVENESS_SECONDS", 3_600.0)  # no periodic re-read
+    monkeypatch.setattr(local_rows, "RACY_STAMP_NS", 0)  # every stamp is trusted
+    monkeypatch.setattr(local_rows, "LIVENESS_SECONDS", 3_600.0)  # no periodic re-read
     backend = LocalBackend(tmp_path, "w1")
     job = await launch(backend, wave("serial", task("a", "sleep 30")))
     await running(backend, job)

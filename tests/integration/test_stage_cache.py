@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from npaflow.runtime.cache_messages import FlightQueue, FlightTicket
+from npaflow.runtime.cache.messages import FlightQueue, FlightTicket
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.vocabulary import WaveStatus
 from tests.harness import Harness, RunOutcome, replaced_worker, start_worker_process

@@ -16,7 +16,7 @@ import activities.cache as cache_activities
 from activities.cache import CacheActivities
 from activities.context import ActivityContext
 from activities.storage import StorageRouter
-from npaflow.runtime.cache_messages import CacheLookupInput, CacheMode, CacheStoreInput, RequestFlightInput
+from npaflow.runtime.cache.messages import CacheLookupInput, CacheMode, CacheStoreInput, RequestFlightInput
 from npaflow.traversal.models import Wave
 from tests.helpers import CATALOG
 from tests.integration.test_stage_cache_s3 import cached_wave

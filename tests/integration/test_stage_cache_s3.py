@@ -12,7 +12,7 @@ from activities.cache import CacheActivities
 from activities.context import ActivityContext
 from activities.storage import S3Storage, StorageRouter
 from npaflow.plan import build_plan
-from npaflow.runtime.cache_messages import CacheLookupInput, CacheMode, CacheStoreInput
+from npaflow.runtime.cache.messages import CacheLookupInput, CacheMode, CacheStoreInput
 from npaflow.traversal.models import Wave, WaveKind
 from npaflow.waves import WaveKey, WaveMember
 from tests.helpers import CATALOG, load_doc, minimal_doc

@@ -1,4 +1,8 @@
-"""Production code stays in small rooms (no module over 350 lines, no function over 60), all shipped."""
+"""Production code stays in small rooms (no module over 300 lines, no function over 60), all shipped.
+
+A module is split by concern well before the limit: none stands within 10 lines
+of it, so a limit is never met by squeezing the last lines in.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,9 @@ from tests.helpers import ROOT
 pytestmark = pytest.mark.unit
 
 LAYERS = ("npaflow", "workflows_def", "activities", "worker")
-MAX_MODULE_LINES = 350
+MAX_MODULE_LINES = 300
+#: Lines a module keeps free under the limit: the next change splits it, not squeezes it.
+HEADROOM_LINES = 10
 MAX_FUNCTION_LINES = 60
 
 
@@ -20,11 +26,11 @@ def production_modules() -> list[Path]:
     return sorted(p for layer in LAYERS for p in (ROOT / layer).rglob("*.py"))
 
 
-def test_no_production_module_is_over_350_lines() -> None:
+def test_no_production_module_stands_within_10_lines_of_300() -> None:
     long = {
         str(p.relative_to(ROOT)): n
         for p in production_modules()
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES - HEADROOM_LINES
     }
     assert long == {}
 

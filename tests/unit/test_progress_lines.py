@@ -260,7 +260,7 @@ def test_status_of_a_wave_still_launching_says_no_job_yet_rather_than_a_dash() -
 
 
 def test_a_wave_the_cache_served_names_its_source_not_a_missing_job() -> None:
-    from npaflow.runtime.cache_tally import served_words
+    from npaflow.runtime.cache.tally import served_words
     from npaflow.runtime.ledger import CachedStep
 
     hit = CachedStep(state="prepare", key="k", hit=True, source_run="r1", source_job="7", gpu_hours_saved=0.5)

@@ -20,7 +20,8 @@ import sky
 from sky.jobs.state import ManagedJobStatus
 from sky.schemas.api.responses import ManagedJobRecord
 
-from activities.backends.skypilot import QUEUE_FIELDS, SkyPilotBackend, failure_reason_class, task_row
+from activities.backends.skypilot import QUEUE_FIELDS, SkyPilotBackend, task_row
+from activities.backends.skypilot_errors import failure_reason_class
 from npaflow.runtime.status import JobStatus
 from tests.helpers import ROOT
 from tests.integration.fake_skypilot import FakeSkyPilotApi, statuses

@@ -17,7 +17,6 @@ import os
 import signal
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
@@ -39,11 +38,10 @@ from activities.backends.local.jobs import (
     read_model,
     write_model,
 )
-from activities.backends.local.liveness import reap_if_dead
-from activities.backends.local.rows import status_stamp, task_row
+from activities.backends.local.row_reader import RowReader
 from activities.backends.local.signals import job_pgid, kill_job, reap_supervisor, until_gone
 from activities.backends.local.spawn import SUPERVISOR_COMMAND, SupervisorStarter
-from activities.backends.local.task_status import TaskStatus, end_tasks, file_stem, init_task, read_tasks
+from activities.backends.local.task_status import TaskStatus, end_tasks, file_stem, init_task
 from activities.clock import utc_now
 from npaflow.errors import ConfigurationError, ControllerError
 from npaflow.runtime.ledger import TaskRow
@@ -61,11 +59,6 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 CANCEL_GRACE_SECONDS = 5.0
 #: Seconds between polls of a local job: its state is on this host, so its end is seen at once.
 LOCAL_POLL_SECONDS = 0.2
-#: Seconds between checks that a job's supervisor still lives (a /proc read per job).
-LIVENESS_SECONDS = 1.0
-#: File-system timestamps advance in kernel clock ticks (4-10 ms): an mtime this recent may
-#: share its tick with a move not yet seen, so rows read under it are read again next poll.
-RACY_STAMP_NS = 50_000_000
 #: What every job may see of the worker's environment (besides what it is given).
 BASE_ENV = (
     "PATH",
@@ -81,16 +74,6 @@ BASE_ENV = (
     "TMPDIR",
     "TZ",
 )
-
-
-@dataclass
-class _Seen:
-    """What the last queue call read of one job: reused while its statuses did not change."""
-
-    record: LocalJobRecord
-    status_stamp: tuple[int, int] | None = None
-    rows: tuple[TaskRow, ...] = ()
-    alive_checked: float = 0.0
 
 
 class LocalBackend:
@@ -114,7 +97,7 @@ class LocalBackend:
         self.job_env = tuple(job_env)
         self.supervisors = SupervisorStarter(home / "local", supervisor_command)
         self.names = JobNameIndex(self.jobs_dir)
-        self._seen: dict[str, _Seen] = {}
+        self.rows = RowReader()
         self._ended: set[str] = set()  # job ids seen terminal: never listed again
 
     def _job_dir(self, job_id: str) -> Path:
@@ -203,36 +186,7 @@ class LocalBackend:
         return {job_id: self._rows(job_id) for job_id in job_ids}
 
     def _rows(self, job_id: str, *, fresh: bool = False) -> list[TaskRow]:
-        """The job's rows, re-read only when its statuses changed or its liveness is due."""
-        job_dir = self._job_dir(job_id)
-        seen = self._seen.get(job_id)
-        if seen is None or not seen.record.supervisor_pid:
-            record = read_model(job_dir / JOB_FILE, LocalJobRecord)
-            if record is None:
-                return []
-            seen = self._seen[job_id] = _Seen(record)
-        stamp = status_stamp(job_dir)
-        now = time.monotonic()
-        liveness_due = fresh or now - seen.alive_checked >= LIVENESS_SECONDS
-        if stamp == seen.status_stamp and not liveness_due:
-            return list(seen.rows)
-        if liveness_due:
-            reap_if_dead(job_dir, seen.record)
-            seen.alive_checked = now
-            stamp = status_stamp(job_dir)
-        cancelling = (job_dir / CANCEL_MARKER).exists()
-        names = [task.name for task in seen.record.tasks]
-        records = read_tasks(job_dir, names)
-        seen.rows = tuple(
-            task_row(seen.record, index, name, record, cancelling)
-            for index, (name, record) in enumerate(zip(names, records, strict=True))
-        )
-        # A stamp within the file system's clock tick of now may hide a later move in the same
-        # tick (the "racily clean" case git knows): such a stamp is not trusted, the next poll re-reads.
-        seen.status_stamp = stamp if time.time_ns() - max(stamp) > RACY_STAMP_NS else None
-        if all(row.status.is_terminal() for row in seen.rows):
-            seen.alive_checked = float("inf")  # nothing left to reap
-        return list(seen.rows)
+        return self.rows.read(self._job_dir(job_id), job_id, fresh=fresh)
 
     async def cancel(self, job_id: str) -> None:
         """Kill every process of the job (its group and anything marked with its id), then mark it.
@@ -270,14 +224,13 @@ class LocalBackend:
                 rows = self._rows(job_id, fresh=True)
             except ControllerError:
                 continue  # not a job id of this worker
-            seen = self._seen.get(job_id)
-            if not rows or seen is None:
+            record = self.rows.record(job_id)
+            if not rows or record is None:
                 continue
             status = aggregate_job_status([row.status for row in rows])
             if status.is_terminal():
                 self._ended.add(job_id)
                 continue
-            record = seen.record
             job = JobRef(backend=self.name, job_id=job_id, job_name=record.job_name, worker_id=self.worker_id)
             live.append(LiveJob(job=job, status=status, owner=record.owner))
         return live

@@ -12,7 +12,7 @@ import asyncio
 
 from npaflow.cli.image_flags import add_image_arguments, add_preflight_argument
 from npaflow.cli.options import add_cap_argument, add_connection_arguments, add_spec_arguments
-from npaflow.runtime.cache_messages import CacheMode
+from npaflow.runtime.cache.messages import CacheMode
 from npaflow.runtime.notifications import NotifyWhen
 from npaflow.runtime.request import BackendName, OnFailure
 
