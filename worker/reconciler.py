@@ -5,7 +5,7 @@ its cleanup, so its jobs would run (and bill) unwatched. Every RECONCILE_SECONDS
 and once at start for what happened while no worker ran, each worker lists the
 live jobs its backends hold (a local backend: this host's), asks Temporal about
 each owner run, and hands the jobs of closed runs to that run's reconcile
-workflow (workflows_def/reconcile_workflow.py), which cancels each once. Its
+workflow (workflows_def/helpers/reconcile.py), which cancels each once. Its
 companion (worker/ledger_sweep.py) closes the ledgers such runs left open
 when no job outlived them.
 """

@@ -1,15 +1,28 @@
-"""Temporal workflow definitions: deterministic glue between the traversal and activities."""
+"""Temporal workflow definitions: deterministic glue between the traversal and activities.
 
-from workflows_def.artifacts_workflow import NpaflowArtifacts
-from workflows_def.cache_admin_workflow import NpaflowCacheAdmin
-from workflows_def.cache_flight_workflow import NpaflowCacheFlight
-from workflows_def.ledger_repair_workflow import NpaflowLedgerRepair
-from workflows_def.logs_workflow import NpaflowJobLogs
-from workflows_def.quota_pool_workflow import NpaflowQuotaPool
-from workflows_def.reconcile_workflow import NpaflowReconcileRun
-from workflows_def.recorder import PHASE_ATTRIBUTE, SEARCH_ATTRIBUTE_KEYS, STATE_ATTRIBUTE, WORKFLOW_ATTRIBUTE
-from workflows_def.report_workflow import NpaflowRunReport
-from workflows_def.run_workflow import NpaWorkflowRun
+A room per concern: `run/` (the run), `cache/` and `quota/` (each feature's
+wave layer and coordinator workflow), `helpers/` (the CLI's helper workflows).
+Shared by every room: `activity_calls.py` (each activity's options, sendable
+inputs), `wave_layers.py` (the one shape of a wave-level feature),
+`run_deps.py` (what a run's layers are built from), `patches.py`,
+`metrics.py`, `input_refusal.py` and `cleanup.py`.
+"""
+
+from workflows_def.cache.admin_workflow import NpaflowCacheAdmin
+from workflows_def.cache.flight_workflow import NpaflowCacheFlight
+from workflows_def.helpers.artifacts import NpaflowArtifacts
+from workflows_def.helpers.ledger_repair import NpaflowLedgerRepair
+from workflows_def.helpers.logs import NpaflowJobLogs
+from workflows_def.helpers.reconcile import NpaflowReconcileRun
+from workflows_def.helpers.report import NpaflowRunReport
+from workflows_def.quota.pool_workflow import NpaflowQuotaPool
+from workflows_def.run.recorder import (
+    PHASE_ATTRIBUTE,
+    SEARCH_ATTRIBUTE_KEYS,
+    STATE_ATTRIBUTE,
+    WORKFLOW_ATTRIBUTE,
+)
+from workflows_def.run.workflow import NpaWorkflowRun
 
 #: Every workflow a worker registers.
 WORKFLOWS = [

@@ -8,7 +8,7 @@ from npaflow.quota import LeaseAnswer
 from npaflow.runtime.loaded import LoadedSpec
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.run_state import RunState
-from workflows_def.recorder import RunRecorder
+from workflows_def.run.recorder import RunRecorder
 
 
 @dataclass

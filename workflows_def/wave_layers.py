@@ -4,7 +4,7 @@ A layer is `around(call, next)`: it may answer without calling `next` (the stage
 cache serving a wave), narrow the call for the layers inside it (the members that
 still launch, what to store after a success), or hold something for as long as
 `next` runs (a quota lease, given back however it ends). The executor builds its
-list once per run from the request and the spec (workflows_def/executor.py):
+list once per run from the request and the spec (workflows_def/run/executor.py):
 no cache layer for a spec that caches nothing, no quota layer without a pool, so
 a plain run passes through no feature's code at all.
 """

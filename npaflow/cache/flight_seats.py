@@ -1,4 +1,4 @@
-"""A run's seat on a cache key's flight (workflows_def/cache_flight_workflow.py), closed by its table.
+"""A run's seat on a cache key's flight (workflows_def/cache/flight_workflow.py), closed by its table.
 
 One run holds the key (it launches the key's step); the others wait in the order
 they asked and are granted it one at a time. A seat ends when its run gives the

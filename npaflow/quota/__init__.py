@@ -4,8 +4,8 @@ Front door. `models` holds the pool's documents (config, claims, leases,
 answers, status); `leases` a lease's vocabulary (its typed id, its states and the
 moves between them, the pool's verdict); `book` is the pool's bookkeeping, served by priority, then
 weighted fair share, then first come first served. Pure: the pool itself is a
-Temporal workflow (`workflows_def/quota_pool_workflow.py`), a run's side is
-`workflows_def/quota_leases.py`, and the CLI is `npaflow quota`.
+Temporal workflow (`workflows_def/quota/pool_workflow.py`), a run's side is
+`workflows_def/quota/layer.py`, and the CLI is `npaflow quota`.
 """
 
 from npaflow.quota.book import HALF_LIFE_SECONDS, PoolBook

@@ -87,7 +87,7 @@ LEDGER_REPAIR_WORKFLOW_TYPE = "NpaflowLedgerRepair"
 ARTIFACTS_WORKFLOW_TYPE = "NpaflowArtifacts"
 #: Renders a run's report.html where its storage is (`npaflow report`, `status --write-report`).
 REPORT_WORKFLOW_TYPE = "NpaflowRunReport"
-#: `npaflow cache list | explain | purge` (workflows_def/cache_admin_workflow.py).
+#: `npaflow cache list | explain | purge` (workflows_def/cache/admin_workflow.py).
 CACHE_ADMIN_WORKFLOW_TYPE = "NpaflowCacheAdmin"
 #: Cancels, by exact id, the jobs of a run that ended without its cleanup (worker/reconciler.py).
 RECONCILE_WORKFLOW_TYPE = "NpaflowReconcileRun"

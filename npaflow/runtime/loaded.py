@@ -1,6 +1,6 @@
 """What a run's load carries: the load's input, the loaded spec, and what earlier executions left.
 
-The workflow's first step (workflows_def/spec_load.py) asks `load_spec`
+The workflow's first step (workflows_def/run/spec_load.py) asks `load_spec`
 (activities/runs.py) for these; a wide one travels in parts (spec_parts.py).
 """
 

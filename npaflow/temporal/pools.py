@@ -1,6 +1,6 @@
 """The quota pools' client: create or change a pool, ask its status, list and delete pools.
 
-A pool is one long-lived workflow (workflows_def/quota_pool_workflow.py); the CLI's
+A pool is one long-lived workflow (workflows_def/quota/pool_workflow.py); the CLI's
 `quota` command, the run page and the worker's metrics ask it the same way.
 """
 

@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 
-from workflows_def.executor import TemporalExecutor
+from workflows_def.run.executor import TemporalExecutor
 
 _run_wave = TemporalExecutor.run_wave
 

@@ -203,7 +203,7 @@ WORKFLOW_ALLOWED_ROOTS = {
 }
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "workflows_def").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((ROOT / "workflows_def").rglob("*.py")), ids=_rel)
 def test_workflow_code_imports_only_pure_modules_and_the_sdk(path: Path) -> None:
     roots = {name.split(".")[0] for name in imported_modules(path)}
     assert roots <= WORKFLOW_ALLOWED_ROOTS, f"{path.name} imports {sorted(roots - WORKFLOW_ALLOWED_ROOTS)}"
@@ -237,7 +237,7 @@ def nondeterministic_calls(path: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", [*pure_modules(), *sorted((ROOT / "workflows_def").glob("*.py"))], ids=_rel)
+@pytest.mark.parametrize("path", [*pure_modules(), *sorted((ROOT / "workflows_def").rglob("*.py"))], ids=_rel)
 def test_workflow_and_pure_code_never_read_the_wall_clock_or_do_io(path: Path) -> None:
     # Workflows run unsandboxed (worker/main.py): this is what keeps them replayable.
     assert nondeterministic_calls(path) == [], f"{_rel(path)} calls {nondeterministic_calls(path)}"

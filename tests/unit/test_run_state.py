@@ -217,7 +217,7 @@ def test_the_docs_diagrams_match_the_transition_tables() -> None:
 
 
 def _glue_modules() -> list[Path]:
-    return sorted((ROOT / "workflows_def").glob("*.py"))
+    return sorted((ROOT / "workflows_def").rglob("*.py"))
 
 
 def _modules_outside_the_state() -> list[Path]:

@@ -4,9 +4,9 @@
 it replays and adopts what earlier executions did, passes each wave through the
 run's wave layers (workflows_def/wave_layers.py: the stage cache, the quota pool,
 built once per run and only when used), and retries within both budgets.
-`AttemptRunner` (workflows_def/attempts.py) runs one attempt. The run's waits (pause, suspension,
-continue-as-new) are workflows_def/run_gates.py, the decision and trigger reads
-workflows_def/readings.py, cancelling by exact id workflows_def/cancellation.py.
+`AttemptRunner` (workflows_def/run/attempts.py) runs one attempt. The run's waits (pause, suspension,
+continue-as-new) are workflows_def/run/gates.py, the decision and trigger reads
+workflows_def/run/readings.py, cancelling by exact id workflows_def/run/cancellation.py.
 Nothing calls back into the workflow object.
 """
 
@@ -21,16 +21,16 @@ from npaflow.runtime.metrics import BudgetLabel, Metric
 from npaflow.runtime.status import RetryBudget
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.traversal import DecisionRequest, TriggerRequest, Wave, WaveOutcome
-from workflows_def.attempts import AttemptRunner
+from workflows_def.cache.layer import StageCache
 from workflows_def.metrics import count
-from workflows_def.outputs import (
+from workflows_def.quota.layer import QuotaLeases
+from workflows_def.run.attempts import AttemptRunner
+from workflows_def.run.gates import RunGates
+from workflows_def.run.outputs import (
     missing_outputs,
 )
-from workflows_def.quota_leases import QuotaLeases
-from workflows_def.readings import ArtifactReads
+from workflows_def.run.readings import ArtifactReads
 from workflows_def.run_deps import RunDeps
-from workflows_def.run_gates import RunGates
-from workflows_def.stage_cache import StageCache
 from workflows_def.wave_layers import WaveCall, WaveLayer, through
 
 

@@ -2,7 +2,7 @@
 
 `AttemptRunner` applies `RunState.waves` transitions and owns launches still in
 progress (a cancel mid-launch still learns the job id). The retry budgets
-around it are workflows_def/executor.py's.
+around it are workflows_def/run/executor.py's.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ from workflows_def.activity_calls import (
     wait_timeout,
     worker_bound,
 )
-from workflows_def.budget import GpuBudget, budget_stop
-from workflows_def.cancellation import CancelOutcome, JobCanceller
 from workflows_def.metrics import count
-from workflows_def.outputs import (
+from workflows_def.run.budget import GpuBudget, budget_stop
+from workflows_def.run.cancellation import CancelOutcome, JobCanceller
+from workflows_def.run.outputs import (
     AttemptOutcome,
     OutputsUnreadableError,
     failure_class_of,

@@ -13,8 +13,8 @@ from npaflow.runtime.notifications import RunEvent
 from npaflow.runtime.payload_limits import history_past_share
 from npaflow.runtime.request import OnFailure
 from npaflow.runtime.status import RetryBudget
-from workflows_def.notify import notify
-from workflows_def.outputs import AttemptOutcome
+from workflows_def.run.notify import notify
+from workflows_def.run.outputs import AttemptOutcome
 from workflows_def.run_deps import RunDeps
 
 

@@ -35,7 +35,7 @@ from workflows_def.activity_calls import (
     now,
     retries_within,
 )
-from workflows_def.cache_flights import Flights
+from workflows_def.cache.flights import Flights
 from workflows_def.cleanup import cleaned_up
 from workflows_def.metrics import count
 from workflows_def.patches import STAGE_CACHE

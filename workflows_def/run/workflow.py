@@ -43,13 +43,13 @@ from workflows_def.activity_calls import (
     is_activity_failure,
 )
 from workflows_def.cleanup import finish_shielded
-from workflows_def.executor import TemporalExecutor
 from workflows_def.input_refusal import MALFORMED_INPUT
 from workflows_def.metrics import count
-from workflows_def.notify import notify
-from workflows_def.recorder import RunRecorder
+from workflows_def.run.executor import TemporalExecutor
+from workflows_def.run.notify import notify
+from workflows_def.run.recorder import RunRecorder
+from workflows_def.run.spec_load import load_run_spec
 from workflows_def.run_deps import Mailbox, RunDeps
-from workflows_def.spec_load import load_run_spec
 
 
 @workflow.defn(name=WORKFLOW_TYPE, failure_exception_types=MALFORMED_INPUT)
@@ -228,7 +228,7 @@ class NpaWorkflowRun:
 
     @workflow.signal(name=FLIGHT_GRANTED_SIGNAL)
     def cache_flight_granted(self, ticket: FlightTicket) -> None:
-        """This run holds the key's flight: it may launch the key's step (workflows_def/stage_cache.py)."""
+        """This run holds the key's flight: it may launch the key's step (workflows_def/cache/layer.py)."""
         self.mailbox.flight_grants[ticket.key] = ticket.waited
 
     @workflow.signal(name=ANSWER_SIGNAL)
