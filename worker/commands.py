@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import shutil
 import socket
@@ -14,6 +13,7 @@ from pathlib import Path
 from temporalio.client import Client
 
 from npaflow.errors import UsageError
+from npaflow.options import DevOptions, WorkerOptions
 from npaflow.runtime.contract import SEARCH_ATTRIBUTE_TYPES, poll_task_queue, worker_task_queue
 from npaflow.runtime.request import BackendName
 from npaflow.temporal.client import connect, has_pollers
@@ -29,33 +29,32 @@ from worker.main import serve
 from worker.skypilot_check import skypilot_health
 
 
-def _config_from(args: argparse.Namespace, *, create_id: bool = True) -> WorkerConfig:
-    backends = tuple(b.strip() for b in (args.backend or "").split(",") if b.strip()) or None
+def _config_from(options: WorkerOptions, *, create_id: bool = True) -> WorkerConfig:
     return WorkerConfig.from_env(
         create_id=create_id,
-        address=args.address,
-        namespace=args.namespace,
-        profile=args.profile,
-        task_queue=args.task_queue,
-        backends=backends,
-        ledger_root=args.ledger_root,
-        job_env=tuple(args.job_env),
-        metrics_address=getattr(args, "metrics_address", None),
+        address=options.address,
+        namespace=options.namespace,
+        profile=options.profile,
+        task_queue=options.task_queue,
+        backends=options.backends(),
+        ledger_root=options.ledger_root,
+        job_env=options.job_env,
+        metrics_address=options.metrics_address,
     )
 
 
-def run_worker(args: argparse.Namespace) -> int:
+def run_worker(options: WorkerOptions) -> int:
     """Serve until interrupted."""
-    config = _config_from(args)
+    config = _config_from(options)
     config.check()
     configure_logging(config.log_format)
     asyncio.run(serve(config))
     return 0
 
 
-def check_worker(args: argparse.Namespace) -> int:
+def check_worker(options: WorkerOptions) -> int:
     """0 when the worker configured like this one (same home, same id) polls its three queues."""
-    config = _config_from(args, create_id=False)
+    config = _config_from(options, create_id=False)
     if not config.worker_id:
         print(f"unhealthy: no worker has started with home {config.home} (no worker id yet)", file=sys.stderr)
         return 1
@@ -128,21 +127,21 @@ def _tail(path: Path, size: int = 4096) -> str:
 _PROBE_SECONDS = 10
 
 
-def run_dev(args: argparse.Namespace) -> int:
+def run_dev(options: DevOptions) -> int:
     """Start (or reuse) a dev server with WAL pragmas, register attributes, serve a worker."""
     config = WorkerConfig.from_env(
-        address=f"127.0.0.1:{args.port}", log_format="console", metrics_address=args.metrics_address
+        address=f"127.0.0.1:{options.port}", log_format="console", metrics_address=options.metrics_address
     )
     config.check()
     configure_logging(config.log_format)
     server = None
     try:
-        if _listening(args.port):
-            if not dev_server_is_starting(f"127.0.0.1:{args.port}"):  # one starting answers soon
-                _require_temporal_on(args.port)
-            print(f"Temporal already listening on 127.0.0.1:{args.port}; starting only the worker")
+        if _listening(options.port):
+            if not dev_server_is_starting(f"127.0.0.1:{options.port}"):  # one starting answers soon
+                _require_temporal_on(options.port)
+            print(f"Temporal already listening on 127.0.0.1:{options.port}; starting only the worker")
         else:
-            server = _start_dev_server(args.port, args.ui_port, config.home / "temporal")
+            server = _start_dev_server(options.port, options.ui_port, config.home / "temporal")
         asyncio.run(serve(config, take_over=True))  # one machine: this build takes new runs
     except KeyboardInterrupt:
         pass

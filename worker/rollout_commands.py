@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 from pathlib import Path
 
 from temporalio.client import Client
 
 from npaflow.errors import UsageError
+from npaflow.options import (
+    ConnectionOptions,
+    DeploymentStatusOptions,
+    PromoteOptions,
+    ReplayCheckOptions,
+)
 from npaflow.temporal.client import connect
 from npaflow.temporal.target import temporal_target
 from worker.config import WorkerConfig
@@ -17,8 +22,8 @@ from worker.replay import DEFAULT_QUERY, ReplayReport, each, histories_from, his
 from worker.rollout import promote, status_text, versions
 
 
-async def _client(args: argparse.Namespace) -> Client:
-    return await connect(temporal_target(args.address, args.namespace, args.profile))
+async def _client(options: ConnectionOptions) -> Client:
+    return await connect(temporal_target(options.address, options.namespace, options.profile))
 
 
 def _deployment() -> Deployment:
@@ -29,20 +34,20 @@ def _deployment() -> Deployment:
     return deployment
 
 
-def run_replay_check(args: argparse.Namespace) -> int:
+def run_replay_check(options: ReplayCheckOptions) -> int:
     """Exit 0 when every history replays on this code, 1 when any does not."""
 
     async def check() -> ReplayReport:
         total = ReplayReport()
-        if args.histories:
-            directory = Path(args.histories)
+        if options.histories:
+            directory = Path(options.histories)
             if not directory.is_dir():
                 raise UsageError(f"--histories {directory}: not a directory of exported JSON histories")
             part = await replay(each(histories_in(directory)))
             total.replayed, total.failures = part.replayed, dict(part.failures)
-        if args.query or not args.histories:
-            client = await _client(args)
-            part = await replay(histories_from(client, args.query or DEFAULT_QUERY, args.limit))
+        if options.query or not options.histories:
+            client = await _client(options)
+            part = await replay(histories_from(client, options.query or DEFAULT_QUERY, options.limit))
             total.replayed += part.replayed
             total.failures.update(part.failures)
         return total
@@ -52,27 +57,29 @@ def run_replay_check(args: argparse.Namespace) -> int:
     return 1 if report.failures else 0
 
 
-def run_promote(args: argparse.Namespace) -> int:
+def run_promote(options: PromoteOptions) -> int:
     """Replay-check, then route new runs to BUILD_ID."""
     deployment = _deployment()
 
     async def go() -> tuple[ReplayReport, list[str]]:
-        return await promote(await _client(args), deployment, args.build_id, ramp=args.ramp, limit=args.limit)
+        return await promote(
+            await _client(options), deployment, options.build_id, ramp=options.ramp, limit=options.limit
+        )
 
     report, pinned = asyncio.run(go())
-    target = f"ramping {args.ramp:g}% of new runs to" if args.ramp is not None else "current:"
-    print(f"{report.lines()[0]}; deployment {deployment.name} {target} {args.build_id}")
+    target = f"ramping {options.ramp:g}% of new runs to" if options.ramp is not None else "current:"
+    print(f"{report.lines()[0]}; deployment {deployment.name} {target} {options.build_id}")
     if pinned:
         print(f"{len(pinned)} open run(s) stay on the build that started them: {', '.join(pinned[:20])}")
     return 0
 
 
-def run_deployment_status(args: argparse.Namespace) -> int:
+def run_deployment_status(options: DeploymentStatusOptions) -> int:
     """Print each version with its status, open runs and whether its workers poll."""
     name = _deployment().name
 
     async def go() -> str:
-        return status_text(name, await versions(await _client(args), name), as_json=args.json)
+        return status_text(name, await versions(await _client(options), name), as_json=options.json_output)
 
     print(asyncio.run(go()))
     return 0

@@ -117,7 +117,9 @@ class _Version(argparse.Action):
 
 
 def build_parser(extra: Sequence[Registrar] = (), *, every: bool = False) -> argparse.ArgumentParser:
-    """Assemble the CLI; `extra` adds commands from outer layers (worker, dev, logs).
+    """Assemble the CLI: every command, the worker's too (npaflow/cli/commands/__init__.py).
+
+    `extra` registers more commands (the tests add one that fails on purpose).
 
     A command's arguments are added when it is chosen (`every`: all of them now).
     """
@@ -206,10 +208,10 @@ def _closed_pipe() -> int:
     return EXIT_CLOSED_PIPE
 
 
-def main(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point; exits hard after flushing (temporalio exit crash, sdk-python #300)."""
     try:
-        code = run(argv, extra)
+        code = run(argv)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
     except OSError as exc:

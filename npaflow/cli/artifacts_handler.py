@@ -12,10 +12,11 @@ import argparse
 from temporalio.client import WorkflowFailureError
 
 from npaflow.errors import UsageError
+from npaflow.options import ConnectionOptions
 from npaflow.printable import printable
 from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE
 from npaflow.runtime.reads import ArtifactRow, ListArtifactsInput, RunArtifacts
-from npaflow.temporal.client import connect_from
+from npaflow.temporal.client import connect_to
 from npaflow.temporal.errors import innermost_message
 from npaflow.temporal.helper_runs import ledger_on_worker, run_helper
 
@@ -38,7 +39,7 @@ def artifacts_text(result: RunArtifacts) -> str:
 
 async def artifacts(args: argparse.Namespace) -> int:
     """Print the run's artifacts (exit 2 when it has no ledger location or no worker serves it)."""
-    client = await connect_from(args)
+    client = await connect_to(ConnectionOptions.parsed(args))
     ledger_uri, task_queue = await ledger_on_worker(client, args.run_id, "artifacts are read")
     try:
         result = await run_helper(

@@ -8,6 +8,7 @@ from temporalio.client import Client, WorkflowFailureError
 
 from npaflow.cli.durations import parse_duration
 from npaflow.errors import UsageError
+from npaflow.options import ConnectionOptions
 from npaflow.runtime.cache.admin import (
     CacheAction,
     CacheAdminInput,
@@ -18,7 +19,7 @@ from npaflow.runtime.cache.admin import (
 )
 from npaflow.runtime.contract import CACHE_ADMIN_WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.usage import gpu_hours_text
-from npaflow.temporal.client import connect_from, describe_or_fail, has_pollers, task_queue_from
+from npaflow.temporal.client import connect_to, describe_or_fail, has_pollers, task_queue_from
 from npaflow.temporal.errors import innermost_message
 from npaflow.temporal.helper_runs import run_helper
 
@@ -26,7 +27,7 @@ from npaflow.temporal.helper_runs import run_helper
 async def cache(args: argparse.Namespace) -> int:
     """List, explain or purge (exit 2 when no worker serves the task queue or the request is wrong)."""
     action = CacheAction(args.action)
-    client = await connect_from(args)
+    client = await connect_to(ConnectionOptions.parsed(args))
     request, task_queue = await _request(client, action, args)
     if not await has_pollers(client, task_queue, activities=True):
         raise UsageError(

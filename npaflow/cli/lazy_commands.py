@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 #: The namespace attribute naming the innermost command chosen, whose usage a stray argument gets.
@@ -72,3 +72,17 @@ class Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
         if not hasattr(self, "_waiting_modules"):
             self._waiting_modules: dict[str, str] = {}
         return self._waiting_modules
+
+
+def worker_command(module: str, function: str) -> Callable[[Any], int]:
+    """A command whose body lives in the worker package, imported by name only when it runs.
+
+    The CLI is the console script's front door; the worker's commands (`worker`,
+    `dev`, `replay-check`, `deployment`) are the outer layer's, so the CLI names
+    them here and loads them on demand, as it loads its own command modules.
+    """
+
+    def run(options: Any) -> int:
+        return int(getattr(importlib.import_module(module), function)(options))
+
+    return run

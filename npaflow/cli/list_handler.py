@@ -20,11 +20,12 @@ from temporalio.common import SearchAttributeKey
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.live_view import live_view
 from npaflow.errors import UsageError
+from npaflow.options import ConnectionOptions
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo, SearchAttribute
 from npaflow.runtime.summary import RunStatusView
 from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import RunPhase
-from npaflow.temporal.client import connect_from
+from npaflow.temporal.client import connect_to
 
 #: Seconds an open run's status query may take for its spend so far (else the row shows "-").
 SPEND_QUERY_SECONDS = 3.0
@@ -165,7 +166,7 @@ async def list_runs(args: argparse.Namespace) -> int:
         raise UsageError(f"--phase {args.phase!r}: one of {', '.join(p.value for p in RunPhase)}")
     now = datetime.now(UTC)
     query = visibility_query(args.phase, args.spec or "", args.since, now)
-    client: Client = await connect_from(args)
+    client: Client = await connect_to(ConnectionOptions.parsed(args))
     rows = await run_rows(client, query, args.limit, now)
     if args.json:
         print(json.dumps(rows, indent=2))

@@ -16,13 +16,14 @@ from temporalio.client import (
 
 from npaflow.cli.status_query import queried_status
 from npaflow.errors import UsageError
+from npaflow.options import ConnectionOptions
 from npaflow.printable import colours_kept
 from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.reads import JobLogsRequest, JobLogsResult, job_log_reads
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.summary import WaveView
 from npaflow.temporal.client import (
-    connect_from,
+    connect_to,
     describe_or_fail,
     has_pollers,
     query_wait,
@@ -139,7 +140,7 @@ async def logs(args: argparse.Namespace) -> int:
 
     Colours stay; any other escape sequence a job printed is shown, not obeyed (unless --raw).
     """
-    client = await connect_from(args)
+    client = await connect_to(ConnectionOptions.parsed(args))
     found = await read_logs(client, args.run_id, args.state, args.tail, task_queue_from(args.task_queue))
     text = logs_text(args.run_id, args.state, found)
     print(text if args.raw else colours_kept(text))

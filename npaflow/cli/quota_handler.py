@@ -10,8 +10,9 @@ from pydantic import ValidationError
 
 from npaflow.cli.quota_text import pool_lines
 from npaflow.errors import UsageError
+from npaflow.options import ConnectionOptions
 from npaflow.quota import PoolConfig, PoolStatus, accelerator_problem, name_problem
-from npaflow.temporal.client import connect_from, task_queue_from
+from npaflow.temporal.client import connect_to, task_queue_from
 from npaflow.temporal.pools import (
     delete_pool,
     every_pool_status,
@@ -23,7 +24,7 @@ from npaflow.temporal.pools import (
 async def quota(args: argparse.Namespace) -> int:
     """Set, list, show or delete pools (exit 2 on a bad value or a pool that does not exist)."""
     config = _config(args) if args.action == "set" else None  # a mistake is named before any server is asked
-    client = await connect_from(args)
+    client = await connect_to(ConnectionOptions.parsed(args))
     if config is not None:
         statuses = [await set_pool(client, args.pool, config, task_queue_from(args.task_queue))]
     elif args.action == "delete":

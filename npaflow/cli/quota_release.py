@@ -12,15 +12,16 @@ import argparse
 import json
 
 from npaflow.errors import UsageError
+from npaflow.options import ConnectionOptions
 from npaflow.quota import ReleaseAnswer, ReleaseRun
 from npaflow.quota.messages import RELEASE_RUN_UPDATE, pool_workflow_id
-from npaflow.temporal.client import connect_from
+from npaflow.temporal.client import connect_to
 from npaflow.temporal.pools import pool_status
 
 
 async def release(args: argparse.Namespace) -> int:
     """Release the run's leases (exit 2 when the pool refuses, with why and what still runs)."""
-    client = await connect_from(args)
+    client = await connect_to(ConnectionOptions.parsed(args))
     await pool_status(client, args.pool)  # names a pool that does not exist, or that nobody serves
     handle = client.get_workflow_handle(pool_workflow_id(args.pool))
     answer = await handle.execute_update(

@@ -14,9 +14,10 @@ from pathlib import Path
 from temporalio.client import Client, WorkflowFailureError
 
 from npaflow.errors import UsageError
+from npaflow.options import ConnectionOptions
 from npaflow.runtime.contract import REPORT_WORKFLOW_TYPE
 from npaflow.runtime.reads import RenderReportInput, RunReport
-from npaflow.temporal.client import connect_from
+from npaflow.temporal.client import connect_to
 from npaflow.temporal.errors import innermost_message
 from npaflow.temporal.helper_runs import ledger_on_worker, run_helper
 
@@ -43,7 +44,7 @@ async def fetch_report(client: Client, run_id: str, *, write: bool = False) -> R
 
 async def report(args: argparse.Namespace) -> int:
     """Write the page to --out (default RUN_ID.html; '-' prints it)."""
-    client = await connect_from(args)
+    client = await connect_to(ConnectionOptions.parsed(args))
     page = await fetch_report(client, args.run_id)
     if args.out == "-":
         sys.stdout.write(page.html)

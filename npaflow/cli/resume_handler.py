@@ -24,6 +24,7 @@ from npaflow.cli.status_query import queried_status
 from npaflow.document.text_file import read_document
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
+from npaflow.options import ConnectionOptions
 from npaflow.plan import build_plan, plan_fingerprint
 from npaflow.plan_diff import PlanDiff, diff_plans
 from npaflow.runtime.contract import WORKFLOW_TYPE, Signal
@@ -31,7 +32,7 @@ from npaflow.runtime.request import AcceptedPlanChange, RunRequest
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.spec import load_spec_from_str
 from npaflow.temporal.client import (
-    connect_from,
+    connect_to,
     describe_or_fail,
     started_request,
     summary_from_failure,
@@ -49,7 +50,7 @@ RESTARTABLE = {
 
 async def resume(args: argparse.Namespace) -> int:
     """Resume a paused or suspended run, or restart a failed/cancelled/terminated one."""
-    client = await connect_from(args)
+    client = await connect_to(ConnectionOptions.parsed(args))
     handle = client.get_workflow_handle(args.run_id)
     description = await describe_or_fail(handle)
     if description.status == WorkflowExecutionStatus.RUNNING:

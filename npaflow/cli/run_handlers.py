@@ -37,6 +37,7 @@ from npaflow.cli.status_query import queried_status
 from npaflow.cli.status_text import status_text
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
+from npaflow.options import ConnectionOptions
 from npaflow.runtime.contract import (
     LEDGER_REPAIR_WORKFLOW_TYPE,
     PENDING_LEDGER_QUERY,
@@ -47,7 +48,7 @@ from npaflow.runtime.contract import (
 from npaflow.runtime.messages import ExportLedgerInput, ExportResult
 from npaflow.runtime.run_state import MAX_REASON_CHARS
 from npaflow.runtime.summary import RunStatusView, StatusReport
-from npaflow.temporal.client import connect_from, describe_or_fail, has_pollers
+from npaflow.temporal.client import connect_to, describe_or_fail, has_pollers
 from npaflow.temporal.errors import innermost_message
 from npaflow.temporal.helper_runs import helper_attributes
 
@@ -158,7 +159,7 @@ async def status_once(handle: WorkflowHandle[Any, Any]) -> str:
 
 async def status(args: argparse.Namespace) -> int:
     """Print the run's status once, or until it ends with --watch; repair a ledger left behind."""
-    client = await connect_from(args)
+    client = await connect_to(ConnectionOptions.parsed(args))
     handle = client.get_workflow_handle(args.run_id)
     try:
         if args.watch and not args.json:
@@ -189,7 +190,7 @@ async def status(args: argparse.Namespace) -> int:
 
 
 async def _signal(args: argparse.Namespace, name: Signal, *params: object) -> int:
-    client = await connect_from(args)
+    client = await connect_to(ConnectionOptions.parsed(args))
     handle = client.get_workflow_handle(args.run_id)
     description = await describe_or_fail(handle)
     if description.status != WorkflowExecutionStatus.RUNNING:

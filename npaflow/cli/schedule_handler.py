@@ -41,11 +41,12 @@ from npaflow.cli.spec_loading import load_spec_and_text, require_decision_source
 from npaflow.cli.submit_handler import INLINE_SPEC_LIMIT, build_request
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
+from npaflow.options import ConnectionOptions
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.locations import shared_prefix
 from npaflow.runtime.request import RUN_ID_PATTERN
 from npaflow.runtime.ui_text import static_summary
-from npaflow.temporal.client import connect_from, task_queue_from
+from npaflow.temporal.client import connect_to, task_queue_from
 from npaflow.temporal.errors import is_namespace_missing, rpc_error_text
 
 #: A schedule's name starts every run id it makes, before the 21-character time suffix.
@@ -92,7 +93,7 @@ async def create(args: argparse.Namespace) -> int:
     request = build_request(args, text, RunId(""), spec_uri=spec_uri)
     images = await checked_binding(args, spec, catalog, backend=request.backend)
     request = request.model_copy(update={"images": images})
-    await check_quota(await connect_from(args), request, spec, catalog)
+    await check_quota(await connect_to(ConnectionOptions.parsed(args)), request, spec, catalog)
     catchup = parse_duration("--catchup-window", args.catchup_window) if args.catchup_window else None
     action = ScheduleActionStartWorkflow(
         WORKFLOW_TYPE,
@@ -111,7 +112,7 @@ async def create(args: argparse.Namespace) -> int:
         state=ScheduleState(note=f"created by {getpass.getuser()} from {args.spec}"),
     )
     when = f"cron {args.cron}" if args.cron else every_text(schedule_spec.intervals[0])
-    client = await connect_from(args)
+    client = await connect_to(ConnectionOptions.parsed(args))
     try:
         handle = await client.create_schedule(
             args.name, schedule, memo={"spec": spec.name, "spec_file": str(args.spec), "when": when}
@@ -150,7 +151,7 @@ async def handle_of(
     args: argparse.Namespace, *, changing: bool = True
 ) -> tuple[Client, ScheduleHandle, ScheduleDescription]:
     """The named schedule; one that starts no npaflow runs is another tool's, and only read."""
-    client = await connect_from(args)
+    client = await connect_to(ConnectionOptions.parsed(args))
     handle = client.get_schedule_handle(args.name)
     try:
         description = await handle.describe()
@@ -187,7 +188,7 @@ async def describe(args: argparse.Namespace) -> int:
 
 async def list_schedules(args: argparse.Namespace) -> int:
     """Every schedule of the namespace that starts npaflow runs."""
-    client = await connect_from(args)
+    client = await connect_to(ConnectionOptions.parsed(args))
     rows: list[dict[str, Any]] = []
     async for entry in await client.list_schedules():
         listed = entry.schedule

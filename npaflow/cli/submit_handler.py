@@ -37,6 +37,7 @@ from npaflow.cli.run_endings import next_steps
 from npaflow.cli.spec_loading import catalog_paths, load_spec_and_text, parse_vars, require_decision_sources
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
+from npaflow.options import ConnectionOptions
 from npaflow.quota import DEFAULT_TEAM, QuotaClaim
 from npaflow.runtime.contract import (
     WORKFLOW_TYPE,
@@ -48,7 +49,7 @@ from npaflow.runtime.status import FailureClass
 from npaflow.runtime.summary import RunSummary
 from npaflow.runtime.ui_text import static_details, static_summary
 from npaflow.temporal.client import (
-    connect_from,
+    connect_to,
     has_pollers,
     is_cancelled_failure,
     shared_ledger_root,
@@ -69,7 +70,7 @@ async def submit(args: argparse.Namespace) -> int:
     request = build_request(args, text, run_id, spec_uri=spec_uri)
     images = await checked_binding(args, spec, catalog, backend=request.backend)
     request = request.model_copy(update={"images": images})
-    client = await connect_from(args)
+    client = await connect_to(ConnectionOptions.parsed(args))
     await check_quota(client, request, spec, catalog)
     queue = task_queue_from(args.task_queue)
     handle: WorkflowHandle[Any, RunSummary] = client.get_workflow_handle(run_id, result_type=RunSummary)

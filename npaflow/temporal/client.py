@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import sys
@@ -24,6 +23,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.document.problems import validation_problems
 from npaflow.errors import UsageError
+from npaflow.options.connection import ConnectionOptions
 from npaflow.runtime.contract import (
     ENV_DEFAULTS,
     WORKFLOW_TYPE,
@@ -113,9 +113,9 @@ async def connect(
             await asyncio.sleep(0.5)
 
 
-async def connect_from(args: argparse.Namespace) -> Client:
+async def connect_to(options: ConnectionOptions) -> Client:
     """Connect with a command's --address, --namespace and --profile over envconfig's settings."""
-    return await connect(temporal_target(args.address, args.namespace, getattr(args, "profile", None)))
+    return await connect(temporal_target(options.address, options.namespace, options.profile))
 
 
 async def has_pollers(

@@ -16,7 +16,7 @@ WITHOUT_SKY = """
 import sys
 from pathlib import Path
 sys.modules["sky"] = None  # as if the skypilot extra were not installed
-from worker.cli import main
+from npaflow.cli import main
 main(sys.argv[1:])
 """
 

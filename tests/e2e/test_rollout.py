@@ -44,7 +44,7 @@ def cli(
     command = (
         [sys.executable, "-m", code, *args]
         if code != "npaflow"
-        else [sys.executable, "-m", "worker.cli", *args]
+        else [sys.executable, "-m", "npaflow", *args]
     )
     return subprocess.run(command, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=120)
 

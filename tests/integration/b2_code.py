@@ -28,7 +28,7 @@ TemporalExecutor.run_wave = _run_wave_after_a_timer  # type: ignore[method-assig
 
 if __name__ == "__main__":
     if len(sys.argv) > 1:
-        from worker.cli import main as cli_main
+        from npaflow.cli import main as cli_main
 
         cli_main(sys.argv[1:])
     else:

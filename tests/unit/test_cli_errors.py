@@ -59,10 +59,9 @@ def test_a_stray_argument_is_reported_by_the_subcommand_it_was_given_to(
 
 def usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     """What the command said on stderr (one line), having exited 2 before any server was asked."""
-    from worker.cli import register
 
     with pytest.raises(SystemExit) as exit_:
-        run([*argv, "--address", "127.0.0.1:1"], extra=[register])
+        run([*argv, "--address", "127.0.0.1:1"])
     assert exit_.value.code == 2
     said = capsys.readouterr().err
     assert said.count("\n") == 1, said
@@ -151,9 +150,8 @@ def test_a_pool_accelerator_that_names_no_type_is_refused_before_any_server_is_a
 def test_a_port_out_of_range_is_one_line_and_exit_2_before_anything_listens(
     argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from worker.cli import register
 
-    assert run(argv, [register]) == 2
+    assert run(argv) == 2
     assert f"npaflow: error: {says}\n" == capsys.readouterr().err
 
 
@@ -194,10 +192,9 @@ def test_no_option_left_out_is_refused_by_its_own_type() -> None:
     # argparse passes a string default through the option's type: a "must not be empty"
     # type with default "" would refuse every command that leaves the option out.
     from npaflow.cli import build_parser
-    from worker.cli import register
 
     refused = []
-    for path, action in _options(build_parser([register], every=True)):
+    for path, action in _options(build_parser(every=True)):
         if action.type is None or not isinstance(action.default, str):
             continue
         try:
@@ -221,7 +218,6 @@ def test_a_malformed_quota_claim_is_named_by_the_flag_that_set_it(claim: dict[st
 def test_a_jitter_not_shorter_than_the_interval_is_refused_before_any_server_is_asked(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from worker.cli import register
 
     spec = str(Path(__file__).parents[2] / "specs" / "examples" / "gate-loop.yaml")
     argv = [
@@ -236,7 +232,7 @@ def test_a_jitter_not_shorter_than_the_interval_is_refused_before_any_server_is_
         "--address",
         "127.0.0.1:1",
     ]
-    assert run(argv, extra=[register]) == 2
+    assert run(argv) == 2
     assert "--jitter 2h is not shorter than --every 1h" in capsys.readouterr().err
 
 

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 import pytest
 
 from npaflow import cli
-from worker.cli import register
 
 pytestmark = pytest.mark.unit
 
@@ -27,7 +26,7 @@ def commands(
                 yield from commands(sub, f"{prefix} {name}")
 
 
-PARSER = cli.build_parser([register], every=True)
+PARSER = cli.build_parser(every=True)
 COMMANDS = dict(commands(PARSER))
 
 

@@ -125,10 +125,9 @@ def test_every_command_module_is_registered_and_loads_no_temporal_client() -> No
 def test_help_imports_no_command_module() -> None:
     script = (
         "import sys, contextlib, io\n"
-        "import worker.cli\n"
         "from npaflow import cli\n"
         "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
-        "    cli.build_parser([worker.cli.register]).parse_args(['--help'])\n"
+        "    cli.build_parser().parse_args(['--help'])\n"
         "print(sorted(m for m in sys.modules if m.startswith('npaflow.cli.commands.')))\n"
     )
     loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
@@ -139,11 +138,10 @@ def test_spec_commands_load_no_temporal_aioboto3_activities_or_worker(tmp_path: 
     script = (
         "import sys, contextlib, io\n"
         "from npaflow import cli\n"
-        "import worker.cli\n"
         "for argv in (['validate-spec', SPEC], ['plan-spec', SPEC, '--waves'],\n"
         "             ['render', SPEC, '--out', OUT]):\n"
         "    with contextlib.redirect_stdout(io.StringIO()):\n"
-        "        assert cli.run(argv, extra=[worker.cli.register]) == 0\n"
+        "        assert cli.run(argv) == 0\n"
         "import json\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
@@ -241,3 +239,22 @@ def nondeterministic_calls(path: Path) -> list[str]:
 def test_workflow_and_pure_code_never_read_the_wall_clock_or_do_io(path: Path) -> None:
     # Workflows run unsandboxed (worker/main.py): this is what keeps them replayable.
     assert nondeterministic_calls(path) == [], f"{_rel(path)} calls {nondeterministic_calls(path)}"
+
+
+def _outside_the_cli() -> list[Path]:
+    layers = [ROOT / name for name in ("activities", "worker", "workflows_def")]
+    pure = [p for p in pure_modules() if p != ROOT / "npaflow" / "__main__.py"]  # `python -m npaflow`
+    return sorted([*(p for layer in layers for p in layer.rglob("*.py")), *pure])
+
+
+@pytest.mark.parametrize("path", _outside_the_cli(), ids=_rel)
+def test_no_worker_activity_workflow_or_pure_module_imports_the_cli(path: Path) -> None:
+    assert not {n for n in imported_modules(path) if n == "npaflow.cli" or n.startswith("npaflow.cli.")}
+
+
+@pytest.mark.parametrize(
+    "path", [*_outside_the_cli(), *sorted((ROOT / "npaflow" / "temporal").rglob("*.py"))], ids=_rel
+)
+def test_argparse_stays_in_the_command_modules(path: Path) -> None:
+    # A command parses its flags once into npaflow/options; what it calls takes the typed model.
+    assert "argparse" not in imported_modules(path), f"{_rel(path)} imports argparse"

@@ -4,8 +4,9 @@ A module's `add(parser)` fills in the command's arguments when the command is
 chosen (npaflow/cli/lazy_commands.py), and the handler it sets imports what the
 command needs only when it runs: `npaflow --help` imports no command module, and
 the offline commands (`validate-spec`, `plan-spec`, `render`, `schema`, `init`)
-never load the Temporal client. `worker/cli.py` adds the worker's commands
-(`worker`, `dev`, `replay-check`, `deployment`) from the outer layer.
+never load the Temporal client. The worker's commands (`worker`, `dev`,
+`replay-check`, `deployment`) are parsed here and carried out by the worker
+package, loaded by name when one runs (`lazy_commands.worker_command`).
 """
 
 from __future__ import annotations
@@ -69,4 +70,12 @@ COMMANDS = (
         "serve a read-only web page of the runs: each run's live graph, timeline and decisions",
         f"{PACKAGE}.ui",
     ),
+    Command("worker", "run a worker (config from flags or environment)", f"{PACKAGE}.worker"),
+    Command("dev", "local Temporal dev server + UI + a local-backend worker", f"{PACKAGE}.dev"),
+    Command(
+        "replay-check",
+        "replay recorded histories against this code (exit 1 on nondeterminism)",
+        f"{PACKAGE}.replay_check",
+    ),
+    Command("deployment", "Worker Deployment versions: promote, status", f"{PACKAGE}.deployment"),
 )

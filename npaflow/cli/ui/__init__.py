@@ -13,6 +13,7 @@ import socket
 
 from npaflow.cli.options import check_port
 from npaflow.errors import UsageError
+from npaflow.options import ConnectionOptions
 from npaflow.runtime.environment import EnvVar
 
 TOKEN_ENV = "NPAFLOW_UI_TOKEN"
@@ -55,9 +56,9 @@ async def _serve(args: argparse.Namespace, token: str) -> int:
 
     from npaflow.cli.ui.app import UiSettings, ui_app
     from npaflow.cli.ui.reads import RunReads
-    from npaflow.temporal.client import connect_from
+    from npaflow.temporal.client import connect_to
 
-    client = await connect_from(args)
+    client = await connect_to(ConnectionOptions.parsed(args))
     settings = UiSettings(namespace=client.namespace, temporal_ui=args.temporal_ui, token=token)
     app = ui_app(RunReads(client), settings)
     listening = listening_socket(args.host, args.port)
