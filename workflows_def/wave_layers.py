@@ -15,7 +15,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from npaflow.runtime.cache.messages import CacheLookupResult
+from npaflow.quota import QuotaClaim
+from npaflow.runtime.cache.messages import CacheLookupResult, CacheMode
+from npaflow.runtime.loaded import LoadedSpec
+from npaflow.runtime.request import RunRequest
 from npaflow.traversal import Wave, WaveOutcome
 
 #: Waits out a suspension of the wave (`why`): "" once it may go on, else why it cannot.
@@ -64,3 +67,17 @@ def _wrapped(layer: WaveLayer, inner: Next) -> Next:
         return await layer.around(wave_call, inner)
 
     return call
+
+
+def caches_a_state(request: RunRequest, loaded: LoadedSpec) -> bool:
+    """The stage cache layer is built: the run uses the cache and the spec caches some state."""
+    if request.cache is CacheMode.OFF or not loaded.cache_root:
+        return False
+    return any(state.cache is not None for state in loaded.spec.states.values())
+
+
+def pool_claim(request: RunRequest, loaded: LoadedSpec) -> QuotaClaim | None:
+    """The quota claim of a run that draws from a pool (its own `quota`, or the workers'), else None."""
+    claim = request.quota or QuotaClaim()
+    pool = claim.pool or loaded.quota_pool  # the workers' NPAFLOW_QUOTA_POOL
+    return claim.model_copy(update={"pool": pool}) if pool else None

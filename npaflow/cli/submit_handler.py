@@ -71,7 +71,8 @@ async def submit(args: argparse.Namespace) -> int:
     images = await checked_binding(args, spec, catalog, backend=request.backend)
     request = request.model_copy(update={"images": images})
     client = await connect_to(ConnectionOptions.parsed(args))
-    await check_quota(client, request, spec, catalog)
+    if request.quota is not None and request.quota.pool:  # the workers' default pool: checked per launch
+        await check_quota(client, request, spec, catalog)
     queue = task_queue_from(args.task_queue)
     handle: WorkflowHandle[Any, RunSummary] = client.get_workflow_handle(run_id, result_type=RunSummary)
     duplicate = await duplicate_of(handle, request)

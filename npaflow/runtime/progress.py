@@ -49,7 +49,8 @@ class RunProgress:
         parts = attempt_usage(new)
         self._parts[attempt] = parts
         self._add(parts, 1)
-        self.cache.add(self._cache.pop(attempt, CacheTally()), -1)
+        if (earlier := self._cache.pop(attempt, None)) is not None:
+            self.cache.add(earlier, -1)
         if new.cache:
             self._cache[attempt] = CacheTally.of(new.cache)
             self.cache.add(self._cache[attempt])

@@ -52,12 +52,6 @@ class StageCache:
         self.flights = Flights(deps.state.run_id, self.scope, deps.mailbox.flight_grants)
         self.released: set[WaveKey] = set()  # waves whose store gave their flights back
 
-    def used(self) -> bool:
-        """True when the spec caches some state and this run uses the cache: the layer is built."""
-        if self.request.cache is CacheMode.OFF or not self.loaded.cache_root:
-            return False
-        return any(state.cache is not None for state in self.loaded.spec.states.values())
-
     async def around(self, call: WaveCall, next_: Next) -> WaveOutcome:
         """Serve the wave from the cache, or pass its misses on and store them after a success.
 

@@ -41,18 +41,12 @@ ASK_AGAIN = timedelta(seconds=30)
 class QuotaLeases:
     """Holds each wave's GPUs from the run's pool for as long as the wave runs."""
 
-    def __init__(self, deps: RunDeps) -> None:
-        claim = deps.request.quota or QuotaClaim()
-        pool = claim.pool or deps.loaded.quota_pool  # the workers' NPAFLOW_QUOTA_POOL
-        self.claim = claim.model_copy(update={"pool": pool}) if pool else None
+    def __init__(self, deps: RunDeps, claim: QuotaClaim) -> None:
+        self.claim = claim
         self.state = deps.state
         self.answers = deps.mailbox.quota_answers
         self.holding: dict[str, LeaseRequest] = {}  # wave key -> the lease it holds now
         self.granted_at: dict[str, str] = {}  # wave key -> when its lease was granted
-
-    def used(self) -> bool:
-        """True when the run draws from a pool (its own `quota`, or the workers'): the layer is built."""
-        return self.claim is not None
 
     async def around(self, call: WaveCall, next_: Next) -> WaveOutcome:
         """Hold the GPUs of what launches while the layers inside run; set them aside while suspended."""

@@ -31,7 +31,7 @@ from workflows_def.run.outputs import (
 )
 from workflows_def.run.readings import ArtifactReads
 from workflows_def.run_deps import RunDeps
-from workflows_def.wave_layers import WaveCall, WaveLayer, through
+from workflows_def.wave_layers import WaveCall, WaveLayer, caches_a_state, pool_claim, through
 
 
 class TemporalExecutor:
@@ -131,9 +131,18 @@ class TemporalExecutor:
 
 
 def wave_layers(deps: RunDeps) -> list[WaveLayer]:
-    """The run's wave features, outermost first: only those its request and spec use."""
-    cache, leases = StageCache(deps), QuotaLeases(deps)
-    return [layer for layer, used in ((cache, cache.used()), (leases, leases.used())) if used]
+    """The run's wave features, outermost first: only those its request and spec use.
+
+    Decided here from the request and the spec, so a plain run never enters a
+    feature's room: no cache layer without a cached state and a cache root, no
+    quota layer without a pool (the run's own `quota`, or the workers').
+    """
+    layers: list[WaveLayer] = []
+    if caches_a_state(deps.request, deps.loaded):
+        layers.append(StageCache(deps))
+    if (claim := pool_claim(deps.request, deps.loaded)) is not None:
+        layers.append(QuotaLeases(deps, claim))
+    return layers
 
 
 def _budget_label(budget: RetryBudget) -> BudgetLabel:

@@ -37,6 +37,8 @@ async def checked_binding(
     if getattr(args, "skip_image_preflight", False):
         return binding.model_copy(update={"preflight": ImagePreflight.SKIPPED})
     images = images_of(spec, catalog, binding)
+    if not images:  # nothing to verify: no registry is asked, no digest cache is touched
+        return binding.model_copy(update={"preflight": ImagePreflight.VERIFIED})
     report = await preflight_async(images, pins=binding.pins)
     if report.problems and backend is BackendName.LOCAL and not getattr(args, "require_images", False):
         print(local_warning(report, spec.name), file=sys.stderr)
@@ -44,8 +46,7 @@ async def checked_binding(
         return binding.model_copy(update={"pins": pins, "preflight": ImagePreflight.WARNED})
     if report.problems:
         raise UsageError(problems_text(report, spec.name))
-    if images:
-        print(f"images: {len(images)} verified and pinned by digest", file=sys.stderr)
+    print(f"images: {len(images)} verified and pinned by digest", file=sys.stderr)
     pins = {**report.pins(), **binding.pins}
     return binding.model_copy(update={"pins": pins, "preflight": ImagePreflight.VERIFIED})
 
