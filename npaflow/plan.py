@@ -17,6 +17,7 @@ from npaflow.catalog.models import ToolCatalog
 from npaflow.context import build_run_context
 from npaflow.decisions import LOOP_BACK, PROMOTE, normalize_decision, resolve_assumption
 from npaflow.document.models import WorkflowSpec
+from npaflow.fanout import ItemsRead, ItemsRequest, MembersDocument, list_digest, parsed_items
 from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.spec_content import spec_content
@@ -31,15 +32,22 @@ from npaflow.traversal import (
 )
 
 DEFAULT_PLAN_RUN_ID = RunId("plan-run")
+#: `--assume-items`: one list for every fan-out group, or a list per group name.
+AssumedItems = list[JsonValue] | dict[str, list[JsonValue]] | None
 _SUCCEEDED = WaveOutcome(succeeded=True)
 T = TypeVar("T")
 
 
 class PlanExecutor:
-    """Succeeds every wave at once; decisions come from a script, then the assumption."""
+    """Succeeds every wave at once; decisions come from a script, then the assumption.
 
-    def __init__(self, decisions: Sequence[str] = ()) -> None:
+    A fan-out group's list comes from `items` (`--assume-items`: one list for every
+    group, or a list per group name); without one the group plans as its template.
+    """
+
+    def __init__(self, decisions: Sequence[str] = (), items: AssumedItems = None) -> None:
         self.decisions = list(decisions)
+        self.items = items
 
     async def run_wave(self, wave: Wave) -> WaveOutcome:
         """Pretend the wave succeeded."""
@@ -55,6 +63,18 @@ class PlanExecutor:
 
     async def wait_trigger(self, request: TriggerRequest) -> None:
         """Plans ignore triggers (reference §6.7)."""
+
+    async def read_items(self, request: ItemsRequest) -> ItemsRead:
+        """The assumed list, checked as a run checks the one it reads; unknown without one."""
+        assumed = self.items.get(request.group) if isinstance(self.items, dict) else self.items
+        if assumed is None:
+            return ItemsRead(known=False)
+        text = json.dumps(assumed)
+        items = parsed_items(text, uri=f"--assume-items for {request.group}", max_items=request.max_items)
+        return ItemsRead(items=tuple(items), digest=list_digest(items))
+
+    async def record_members(self, members: MembersDocument, read: ItemsRead, *, ended: bool) -> None:
+        """Plans record nothing."""
 
 
 class Occurrence(BaseModel):
@@ -163,6 +183,7 @@ async def build_plan_async(
     assume_decision: str = "",
     cap: int = 0,
     decisions: Sequence[str] = (),
+    items: AssumedItems = None,
 ) -> ExecutionPlan:
     """Walk the spec offline and return the plan (`decisions` script the artifact reads)."""
     assumption = resolve_assumption(
@@ -173,7 +194,7 @@ async def build_plan_async(
         spec,
         catalog,
         context,
-        executor=PlanExecutor(decisions),
+        executor=PlanExecutor(decisions, items),
         assumption=assumption,
         cap=cap,
         strict_branches=False,
@@ -197,6 +218,7 @@ class PlanOptions(TypedDict, total=False):
     assume_decision: str
     cap: int
     decisions: Sequence[str]
+    items: AssumedItems
 
 
 def build_plan(spec: WorkflowSpec, catalog: ToolCatalog, **options: Unpack[PlanOptions]) -> ExecutionPlan:

@@ -30,13 +30,20 @@ class PlanStep(BaseModel):
     inputs: tuple[Artifact, ...] = ()
     group: str = ""
     cache: CacheSetting | None = None
+    item: str = ""  # a fan-out member's item key (npaflow/fanout/): its task name carries it
     #: The same step resolved with the run id as the literal `{{run.id}}` (a cached spec's steps only):
     #: what its cache key sees, so a value that merely contains the run id keys as that value.
     keyed: PlanStep | None = None
 
     @property
     def task_name(self) -> str:
-        """The scheduler task name: the state, plus `-<iteration>` in single-state loops."""
+        """The scheduler task name: the state, plus `-<iteration>` in single-state loops.
+
+        A fan-out member's is `<state>-<item key>`: each member's own, and the same
+        however the list is ordered.
+        """
+        if self.item:
+            return f"{self.state}-{self.item}"
         return f"{self.state}-{self.iteration}" if self.iteration else self.state
 
     def has_command(self) -> bool:
@@ -58,6 +65,7 @@ class PlanStep(BaseModel):
             "inputs": [a.model_dump(by_alias=True) for a in self.inputs],
             "group": self.group,
             **({"cache": self.cache.model_dump(mode="json")} if self.cache else {}),
+            **({"item": self.item} if self.item else {}),
         }
 
 
@@ -118,6 +126,7 @@ def _resolved(
         inputs=resolve_artifacts(state.inputs, scope),
         group=placement.group,
         cache=state.cache,
+        item=placement.item,
     )
 
 
@@ -153,6 +162,7 @@ class StepPlacement(BaseModel):
     iteration: int | None = None
     loop_label: str = ""
     group: str = ""
+    item: str = ""  # a fan-out member's item key
 
 
 def cache_mark(step: PlanStep) -> str:

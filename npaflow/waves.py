@@ -24,19 +24,26 @@ T = TypeVar("T")
 #: SkyPilot job names longer than this get cut; attempt suffixes stay visible.
 MAX_JOB_NAME = 60
 _UNSAFE = re.compile(r"[^a-z0-9_-]")
+#: A fan-out member's item key at the end of its state in a wave key (npaflow/fanout/items.py).
+_ITEM_SUFFIX = re.compile(r"@([0-9a-f]{12})$")
 
 
 class WaveMember(BaseModel):
-    """One step of a wave as its key names it: `loop_label:state:iteration-or-dash`."""
+    """One step of a wave as its key names it: `loop_label:state:iteration-or-dash`.
+
+    A fan-out member (npaflow/fanout/) adds its item's key: `loop_label:state@key:-`.
+    """
 
     model_config = FROZEN
 
     loop_label: str = ""
     state: str
     iteration: int | None = None
+    item: str = ""
 
     def __str__(self) -> str:
-        return f"{self.loop_label}:{self.state}:{self.iteration if self.iteration else '-'}"
+        state = f"{self.state}@{self.item}" if self.item else self.state
+        return f"{self.loop_label}:{state}:{self.iteration if self.iteration else '-'}"
 
     @classmethod
     def parse(cls, text: str) -> WaveMember:
@@ -48,6 +55,9 @@ class WaveMember(BaseModel):
         if not colon:
             return cls(loop_label=label, state=rest)
         number = plain_int(iteration)
+        item = _ITEM_SUFFIX.search(state)
+        if item is not None:
+            return cls(loop_label=label, state=state[: item.start()], iteration=number, item=item[1])
         return cls(loop_label=label, state=state, iteration=number)
 
 
@@ -73,7 +83,12 @@ class WaveKey(BaseModel):
         return [member.state for member in self.members]
 
     def label(self) -> str:
-        """The wave as a person reads it: its states, each with its loop iteration (`score #2`)."""
+        """The wave as a person reads it: its states, each with its loop iteration (`score #2`).
+
+        A fan-out batch reads as its template and member count (`shard ×50`).
+        """
+        if self.members and self.members[0].item:
+            return f"{self.members[0].state} ×{len(self.members)}"
         return ", ".join(m.state + (f" #{m.iteration}" if m.iteration else "") for m in self.members)
 
     @classmethod

@@ -115,6 +115,16 @@ class Overlap(StrEnum):
     ALLOW_ALL = "allow-all"
 
 
+def add_items_argument(parser: argparse.ArgumentParser) -> None:
+    """`--assume-items FILE`: plan each `forEach:` group over this list, as a run would read it."""
+    parser.add_argument(
+        "--assume-items",
+        metavar="FILE",
+        help="a JSON list to plan every forEach group with (or {group: list}); without it a "
+        "group plans as its member template, its items read at run time",
+    )
+
+
 def add_cap_argument(parser: argparse.ArgumentParser) -> None:
     """`--max-concurrency`: a cap on every group's batch, of a run or of a preview (plan-spec, render)."""
     parser.add_argument(

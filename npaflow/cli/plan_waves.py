@@ -15,7 +15,7 @@ from npaflow.cli.image_flags import image_binding
 from npaflow.document.models import WorkflowSpec
 from npaflow.images import ImageBinding
 from npaflow.images import wave_images as images_of_wave
-from npaflow.plan import ExecutionPlan
+from npaflow.plan import ExecutionPlan, Occurrence
 from npaflow.runtime.gpu_demand import gpus_of, wave_accelerators
 from npaflow.steps import cache_mark
 
@@ -52,6 +52,17 @@ def wave_images(plan: ExecutionPlan, catalog: ToolCatalog, binding: ImageBinding
     return launched if any(image for images in launched.values() for image in images) else {}
 
 
+def _members_text(occurrence: Occurrence) -> str:
+    """The occurrence's steps; a fan-out's as its template and where its items come from."""
+    mark = occurrence.batches[0].fan_out
+    if mark is None:
+        return ", ".join(step.task_name + cache_mark(step) for step in occurrence.steps)
+    template = occurrence.steps[0]
+    if not mark.known:
+        return f"{template.state}{cache_mark(template)} × items from {mark.items_uri} (read at run time)"
+    return f"{template.state}{cache_mark(template)} × {mark.count} items from {mark.items_uri}"
+
+
 def format_waves(
     plan: ExecutionPlan, cap: int = 0, launched: dict[str, list[str]] | None = None, pool: str = ""
 ) -> list[str]:
@@ -63,8 +74,8 @@ def format_waves(
     """
     lines = []
     for occurrence in plan.occurrences():
-        text = f"{occurrence.index:02d}. [{occurrence.kind.value}] {occurrence.name}: " + ", ".join(
-            step.task_name + cache_mark(step) for step in occurrence.steps
+        text = f"{occurrence.index:02d}. [{occurrence.kind.value}] {occurrence.name}: " + _members_text(
+            occurrence
         )
         if occurrence.group:
             declared = occurrence.max_concurrency

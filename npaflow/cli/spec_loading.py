@@ -7,9 +7,11 @@ imports the spec, catalog and plan models, which only the spec commands need.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from npaflow.catalog import ToolCatalog, load_catalogs
@@ -25,7 +27,7 @@ from npaflow.spec.decision_sources import decision_source_issues
 from npaflow.spec.typos import terminal_warnings, token_warnings, top_level_warnings, unknown_var_issues
 
 if TYPE_CHECKING:  # the plan's modules load only for the commands that preview one
-    from npaflow.plan import ExecutionPlan
+    from npaflow.plan import AssumedItems, ExecutionPlan
 
 
 def parse_vars(items: Sequence[str]) -> dict[str, str]:
@@ -135,4 +137,25 @@ def preview_plan(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCata
         run_id=args.run_id,
         assume_decision=args.assume_decision,
         cap=max(0, args.max_concurrency),
+        items=assumed_items(args.assume_items),
     )
+
+
+def assumed_items(path: str | None) -> AssumedItems:
+    """`--assume-items FILE`: a JSON list, or a list per group name (None without the flag).
+
+    Raises:
+        UsageError: the file cannot be read or is not such JSON.
+    """
+    if path is None:
+        return None
+    from npaflow.errors import UsageError
+
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--assume-items {path}: {exc}; give a file holding a JSON list") from None
+    lists = document.values() if isinstance(document, dict) else [document]
+    if not all(isinstance(items, list) for items in lists):
+        raise UsageError(f'--assume-items {path}: write a JSON list, or {{"group": [...]}} per group')
+    return document  # type: ignore[no-any-return]

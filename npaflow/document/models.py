@@ -10,6 +10,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from npaflow.document.for_each import ForEach
 from npaflow.presets import FROZEN
 
 SUPPORTED_API_VERSIONS = ("npa.workflow/v0.0.1", "npa.workflow/v0.0.1-beta")
@@ -121,6 +122,7 @@ class State(BaseModel):
     resources: str = "default"
     multi_node_mode: MultiNodeMode = MultiNodeMode.FORBIDDEN
     cache: CacheSetting | None = None
+    for_each: ForEach | None = None  # npaflow's extension: members from a list (npaflow/fanout/)
 
     def is_executable(self) -> bool:
         """True when the state launches work (a command or a catalog tool)."""

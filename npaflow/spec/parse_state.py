@@ -22,6 +22,7 @@ from npaflow.spec.field_hints import STRING_HINTS, param_hint
 from npaflow.spec.issues import IssueCollector, did_you_mean
 from npaflow.spec.parse_artifacts import parse_artifacts
 from npaflow.spec.parse_cache import parse_cache
+from npaflow.spec.parse_for_each import parse_for_each
 from npaflow.spec.parse_trigger import parse_trigger
 
 #: State keys and the canonical field each one fills (aliases included).
@@ -51,6 +52,8 @@ STATE_KEYS: dict[str, str] = {
     "multiNodeMode": "multi_node_mode",
     "multi_node_mode": "multi_node_mode",
     "cache": "cache",
+    "forEach": "for_each",
+    "for_each": "for_each",
 }
 
 
@@ -97,6 +100,8 @@ class StateParser:
                 return self._multi_node_mode(value, path)
             case "cache":
                 return parse_cache(value, path, self.issues)
+            case "for_each":
+                return parse_for_each(value, path, self.issues, self.raw_config)
             case "terminal" | "writes_decision":
                 return self._bool(value, path)
             case "needs" | "sequence":

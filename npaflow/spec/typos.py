@@ -70,6 +70,7 @@ def token_warnings(source: YamlSource) -> list[SpecIssue]:
     misspelt scope would reach the job's command verbatim.
     """
     collector = IssueCollector(source)
+    items = _item_names(source.data)
     stack: list[tuple[tuple[str | int, ...], object]] = [((), source.data)]
     while stack:
         path, value = stack.pop()
@@ -79,7 +80,8 @@ def token_warnings(source: YamlSource) -> list[SpecIssue]:
             stack.extend(((*path, i), v) for i, v in enumerate(value))
         elif isinstance(value, str):
             for scope, key in _SCOPED_TEXT.findall(value):
-                if scope not in TOKEN_SCOPES:
+                member = str(path[1]) if len(path) > 1 and path[0] == "states" else ""
+                if scope not in TOKEN_SCOPES and items.get(member) != scope:
                     collector.add(
                         path,
                         f"'{{{{{scope}.{key}}}}}' is left as written: npaflow resolves only "
@@ -89,6 +91,18 @@ def token_warnings(source: YamlSource) -> list[SpecIssue]:
                         else did_you_mean(scope, TOKEN_SCOPES, "scopes"),
                     )
     return sorted(collector.issues, key=lambda issue: (issue.line or 0, issue.column or 0))
+
+
+def _item_names(data: object) -> dict[str, str]:
+    """Each fan-out template state -> the name its items go by (`forEach.as`): its own tokens."""
+    states = data.get("states") if isinstance(data, dict) else None
+    names: dict[str, str] = {}
+    for body in states.values() if isinstance(states, dict) else ():
+        fan = body.get("forEach") if isinstance(body, dict) else None
+        members = body.get("parallel") if isinstance(body, dict) else None
+        if isinstance(fan, dict) and isinstance(fan.get("as"), str) and isinstance(members, list):
+            names.update({str(member): fan["as"] for member in members})
+    return names
 
 
 def config_keys_read(text: str, declared: Iterable[str], catalog: ToolCatalog) -> set[str]:

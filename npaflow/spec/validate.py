@@ -22,6 +22,7 @@ from npaflow.spec.validate_contracts import (
     validate_profiles,
     validate_resolvable,
 )
+from npaflow.spec.validate_for_each import validate_for_each
 from npaflow.spec.validate_groups import validate_group
 from npaflow.step_bound import ceiling, step_bound
 from npaflow.tokens import resolve_config_int
@@ -59,6 +60,7 @@ def validate_spec(
         _validate_ledger_location(context, issues)
     for state in spec.states.values():
         _validate_state(spec, state, catalog, context, issues)
+        validate_for_each(spec, state, issues)
     validate_profiles(spec, context, issues)
     validate_executables(spec, catalog, context, issues)
     validate_cache(spec, issues)

@@ -8,6 +8,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from npaflow.document.models import Trigger
+from npaflow.fanout.models import ItemsRead, ItemsRequest, MembersDocument
 from npaflow.presets import FROZEN
 from npaflow.steps import PlanStep
 from npaflow.waves import WaveKey
@@ -18,6 +19,16 @@ class WaveKind(StrEnum):
 
     SERIAL = "serial"  # one task: a one-document serial pipeline
     PARALLEL = "parallel"  # two or more group members: a SkyPilot JobGroup
+
+
+class FanOutMark(BaseModel):
+    """What a fan-out batch says of its list (plans show it: "N items from URI")."""
+
+    model_config = FROZEN
+
+    items_uri: str
+    count: int = 0
+    known: bool = True  # False: planned without --assume-items, read at run time
 
 
 class Wave(BaseModel):
@@ -35,6 +46,7 @@ class Wave(BaseModel):
     batch_index: int = 1
     batch_count: int = 1
     max_concurrency: int = 1
+    fan_out: FanOutMark | None = None  # a batch of a `forEach:` group
 
     @property
     def states(self) -> list[str]:
@@ -49,6 +61,8 @@ class WaveOutcome(BaseModel):
 
     succeeded: bool
     error: str = ""
+    #: A fan-out batch that failed: the item keys of its members that did not succeed.
+    failed_items: tuple[str, ...] = ()
 
 
 class DecisionRequest(BaseModel):
@@ -88,4 +102,12 @@ class Executor(Protocol):
 
     async def wait_trigger(self, request: TriggerRequest) -> None:
         """Block until the trigger is satisfied, or raise."""
+        ...
+
+    async def read_items(self, request: ItemsRequest) -> ItemsRead:
+        """A fan-out group's list (checked, keyed), or `known=False` when only run time can say."""
+        ...
+
+    async def record_members(self, members: MembersDocument, read: ItemsRead, *, ended: bool) -> None:
+        """Keep how a fan-out's members stand (its `members.json` and the ledger's record)."""
         ...

@@ -18,13 +18,14 @@ from npaflow.step_bound import walk_limit
 from npaflow.steps import PlanStep, StepPlacement, WalkTokens, materialize_step
 from npaflow.tokens import resolve_config_int
 from npaflow.traversal.branching import next_state
+from npaflow.traversal.fan_out import FanOutWalk
 from npaflow.traversal.models import (
     DecisionRequest,
     Executor,
     Wave,
 )
 from npaflow.traversal.reads import WalkReads
-from npaflow.traversal.wave_building import batch_wave, serial_wave
+from npaflow.traversal.wave_building import batch_wave, group_concurrency, serial_wave
 from npaflow.waves import split_into_batches
 
 #: Sequences entered inside sequences while walking (the walk recurses once per level).
@@ -182,7 +183,7 @@ class Walker:
         return next_state(state, decision, self.context.config, strict=self.strict_branches)
 
     async def _run_serial(self, state: State, placement: StepPlacement) -> PlanStep:
-        step = self._materialize(state, placement)
+        step = self.materialize(state, placement)
         if not state.is_executable():
             self.tokens.record_outputs(step)
             return step  # a pure router or terminal marker launches nothing
@@ -194,16 +195,17 @@ class Walker:
         return step
 
     async def _run_group(self, group: State) -> None:
+        if group.for_each is not None:
+            error = await FanOutWalk(self, group).run()
+            if error:
+                raise WaveFailedError(error)
+            return
         placement = StepPlacement(loop_label=group.name, group=group.name)
         members = [self.spec.states[name] for name in group.parallel]
-        steps = [self._materialize(member, placement) for member in members]
+        steps = [self.materialize(member, placement) for member in members]
         for member, step in zip(members, steps, strict=True):
             await self.reads.wait_trigger(member, step)
-        concurrency = (
-            len(steps)
-            if group.max_concurrency is None
-            else max(1, resolve_config_int(group.max_concurrency, self.context.config, "maxConcurrency"))
-        )
+        concurrency = group_concurrency(group, len(steps), self.context.config)
         batches = split_into_batches(steps, concurrency, self.cap)
         self.occurrences += 1
         for index, batch_steps in enumerate(batches, start=1):
@@ -231,7 +233,8 @@ class Walker:
         for step in wave.steps:
             self.tokens.record_outputs(step)
 
-    def _materialize(self, state: State, placement: StepPlacement) -> PlanStep:
+    def materialize(self, state: State, placement: StepPlacement) -> PlanStep:
+        """The step of `state` here, its tokens resolved against the walk so far (and recorded)."""
         try:
             step = materialize_step(
                 self.spec,

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from pydantic import JsonValue
+
+from npaflow.document.models import State
 from npaflow.steps import PlanStep
-from npaflow.traversal.models import Wave, WaveKind
+from npaflow.tokens import resolve_config_int
+from npaflow.traversal.models import FanOutMark, Wave, WaveKind
 from npaflow.waves import WaveKey, WaveMember
 
 
@@ -27,6 +33,7 @@ def batch_wave(
     occurrence: int,
     batch: tuple[int, int],
     concurrency: int,
+    fan_out: FanOutMark | None = None,
 ) -> Wave:
     """One batch (`batch` = index, count) of a group occurrence; a batch of one runs serially."""
     index, count = batch
@@ -41,9 +48,17 @@ def batch_wave(
         batch_index=index,
         batch_count=count,
         max_concurrency=concurrency,
+        fan_out=fan_out,
     )
+
+
+def group_concurrency(group: State, members: int, config: Mapping[str, JsonValue]) -> int:
+    """How many members of the group run at once: its `maxConcurrency`, else all of them."""
+    if group.max_concurrency is None:
+        return members
+    return max(1, resolve_config_int(group.max_concurrency, config, "maxConcurrency"))
 
 
 def wave_member(step: PlanStep) -> WaveMember:
     """The member a step is in a wave key: its loop label, state and iteration."""
-    return WaveMember(loop_label=step.loop_label, state=step.state, iteration=step.iteration)
+    return WaveMember(loop_label=step.loop_label, state=step.state, iteration=step.iteration, item=step.item)

@@ -8,7 +8,7 @@ import sys
 from enum import StrEnum
 
 from npaflow.cli.image_flags import add_image_arguments, add_resolve_argument
-from npaflow.cli.options import add_cap_argument, add_spec_arguments
+from npaflow.cli.options import add_cap_argument, add_items_argument, add_spec_arguments
 from npaflow.cli.spec_loading import check_assumption, load_spec_for, preview_plan, warn_decision_sources
 from npaflow.gc_pause import gc_paused
 from npaflow.plan import DEFAULT_PLAN_RUN_ID, ExecutionPlan
@@ -33,6 +33,7 @@ def add(plan: argparse.ArgumentParser) -> None:
         "--assume-decision", default="", help="decision assumed for every gate (promote | loop_back)"
     )
     plan.add_argument("--waves", action="store_true", help="fold steps into launch waves")
+    add_items_argument(plan)
     plan.add_argument(
         "--quota-pool",
         default="",
@@ -90,12 +91,17 @@ def format_steps(plan: ExecutionPlan) -> list[str]:
     lines = [
         f"workflow {plan.workflow} (assume_decision={plan.assume_decision or '-'}): {len(plan.steps)} steps"
     ]
+    fans = {wave.group: wave.fan_out for wave in plan.waves if wave.fan_out is not None}
     for index, step in enumerate(plan.steps):
         where = (
             f" [group {step.group}]"
             if step.group
             else (f" [in {step.loop_label}]" if step.loop_label else "")
         )
+        if (fan := fans.get(step.group)) is not None:
+            where += (
+                f" [item {step.item}]" if step.item else f" × items from {fan.items_uri} (read at run time)"
+            )
         iteration = f" #{step.iteration}" if step.iteration else ""
         command = " ".join(step.argv) if step.argv else step.shell
         lines.append(f"{index:02d}. {step.state}{iteration}{where}{cache_mark(step)}: {command}")

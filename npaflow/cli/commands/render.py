@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from npaflow.cli.image_flags import add_image_arguments, add_resolve_argument, image_binding
-from npaflow.cli.options import add_cap_argument, add_spec_arguments
+from npaflow.cli.options import add_cap_argument, add_items_argument, add_spec_arguments
 from npaflow.cli.output_files import write_files
 from npaflow.cli.spec_loading import load_spec_for, preview_plan
 from npaflow.gc_pause import gc_paused
@@ -25,6 +25,7 @@ def add(render: argparse.ArgumentParser) -> None:
     render.add_argument("--run-id", default=DEFAULT_PLAN_RUN_ID, help="run id used for names")
     render.add_argument("--assume-decision", default="", help="decision assumed for every gate")
     add_cap_argument(render)
+    add_items_argument(render)
     add_image_arguments(render)
     add_resolve_argument(render)
     render.set_defaults(handler=run_render)

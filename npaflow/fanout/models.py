@@ -1,0 +1,127 @@
+"""What the walk asks of a fan-out's list, what it records of one, and `members.json`."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, Field, JsonValue
+
+from npaflow.presets import FROZEN
+
+#: The schema of a group's `members.json`.
+MEMBERS_SCHEMA = "npa.workflow.members.v1"
+
+
+class ItemsRequest(BaseModel):
+    """Read one occurrence of a fan-out group's list."""
+
+    model_config = FROZEN
+
+    group: str
+    occurrence: int
+    uri: str
+    name: str
+    max_items: int
+
+
+class ItemsRead(BaseModel):
+    """The list as read (or, planning without `--assume-items`, not known until run time)."""
+
+    model_config = FROZEN
+
+    known: bool = True
+    items: tuple[JsonValue, ...] = ()
+    digest: str = ""
+    etag: str = ""
+    #: The ledger's copy of the list: what `resume` and continue-as-new read, unless told to re-read.
+    copy_uri: str = ""
+    members_uri: str = ""
+    #: Member keys an earlier execution of this run finished: `resume` relaunches only the rest.
+    done: tuple[str, ...] = ()
+    note: str = ""  # e.g. "read again (--reread-items): 2 items added, 1 removed"
+
+
+class MemberStatus(StrEnum):
+    """How one member ended."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    NOT_RUN = "not_run"  # its batch never launched: the group stopped first
+    EARLIER = "succeeded_earlier"  # an earlier execution of the run finished it (resume)
+
+
+class MemberRow(BaseModel):
+    """One member: its key, its place in the list as read, its item and how it ended."""
+
+    model_config = FROZEN
+
+    key: str
+    index: int
+    item: JsonValue
+    status: MemberStatus
+    wave: str = ""  # the wave key that ran it (the ledger's attempts hold its jobs)
+
+    def ok(self) -> bool:
+        """True for a member whose work is done."""
+        return self.status in (MemberStatus.SUCCEEDED, MemberStatus.EARLIER)
+
+
+class FanOutRecord(BaseModel):
+    """A fan-out occurrence in the ledger: the list's identity and how its members ended."""
+
+    model_config = FROZEN
+
+    group: str
+    occurrence: int
+    items_uri: str
+    digest: str = ""
+    etag: str = ""
+    copy_uri: str = ""
+    members_uri: str = ""
+    count: int = 0
+    min_success: float = 1.0
+    succeeded: int = 0
+    failed: list[str] = Field(default_factory=list)  # member keys
+    not_run: int = 0
+    ended: bool = False
+    note: str = ""
+
+    @property
+    def key(self) -> str:
+        """Its key in the ledger: `group#occurrence`."""
+        return f"{self.group}#{self.occurrence}"
+
+
+class MembersDocument(BaseModel):
+    """`members.json`: which members succeeded, for a decision or a later state to read."""
+
+    model_config = FROZEN
+
+    schema_: str = Field(default=MEMBERS_SCHEMA, alias="schema")
+    group: str
+    occurrence: int
+    items_uri: str
+    digest: str
+    min_success: float
+    succeeded: int
+    failed: int
+    members: list[MemberRow]
+
+    def record(self, read: ItemsRead, *, ended: bool) -> FanOutRecord:
+        """The ledger's record of this occurrence."""
+        return FanOutRecord(
+            group=self.group,
+            occurrence=self.occurrence,
+            items_uri=self.items_uri,
+            digest=read.digest,
+            etag=read.etag,
+            copy_uri=read.copy_uri,
+            members_uri=read.members_uri,
+            count=len(self.members),
+            min_success=self.min_success,
+            succeeded=self.succeeded,
+            failed=[m.key for m in self.members if m.status is MemberStatus.FAILED],
+            not_run=sum(m.status is MemberStatus.NOT_RUN for m in self.members),
+            ended=ended,
+            note=read.note,
+        )

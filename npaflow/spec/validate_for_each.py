@@ -1,0 +1,73 @@
+"""A `forEach:` group's rules: one member template, outputs per item, a list something produces."""
+
+from __future__ import annotations
+
+from npaflow.document.models import State, WorkflowSpec
+from npaflow.fanout import has_item_token
+from npaflow.spec.issues import IssueCollector
+
+_GROUP_HINT = "write parallel: [member] and forEach: {items: ..., as: item} on the group"
+
+
+def validate_for_each(spec: WorkflowSpec, state: State, issues: IssueCollector) -> None:
+    """Check a state's `forEach:` against its group, its template and the spec's producers."""
+    fan = state.for_each
+    if fan is None:
+        return
+    path = ("states", state.name, "forEach")
+    if not state.parallel:
+        issues.add(path, "forEach fans out a parallel group; this state has no 'parallel:'", _GROUP_HINT)
+        return
+    if len(state.parallel) != 1:
+        issues.add(
+            ("states", state.name, "parallel"),
+            f"a forEach group has one member template, got {len(state.parallel)} members",
+            "list one state under parallel: it runs once per item",
+        )
+        return
+    if state.parallel_count is not None:
+        issues.add(
+            ("states", state.name, "parallelCount"),
+            "parallelCount does not apply to a forEach group (its members come from the list)",
+            "remove parallelCount; bound the list with forEach.max",
+        )
+    template = spec.states.get(state.parallel[0])
+    if template is not None:
+        _check_outputs(template, fan.name, issues)
+    if fan.items and not _produced(spec, state, fan.items):
+        issues.add(
+            (*path, "items"),
+            f"forEach.items {fan.items!r} is not an output any other state declares, nor under a trigger's "
+            "prefix: nothing the run does writes it",
+            "declare it in the outputs of the state that writes the list (e.g. outputs: [{uri: "
+            f"'{fan.items}', schema: items}}]), or use {{{{state.<writer>.uri}}}}",
+        )
+
+
+def _check_outputs(template: State, name: str, issues: IssueCollector) -> None:
+    for index, artifact in enumerate(template.outputs):
+        if not has_item_token(artifact.uri, name):
+            issues.add(
+                ("states", template.name, "outputs", index, "uri"),
+                f"output {artifact.uri!r} of fan-out member '{template.name}' names no item, so "
+                "every member would write over the others",
+                f"put the item in it, e.g. '.../{{{{{name}.id}}}}/out/' (or {{{{{name}}}}} for scalar items)",
+            )
+
+
+def _produced(spec: WorkflowSpec, group: State, uri: str) -> bool:
+    """True when another state declares `uri` (or a directory above it), or it is a state's output token."""
+    text = uri.strip()
+    members = set(group.parallel)
+    for state in spec.states.values():
+        if state.name == group.name or state.name in members:
+            continue
+        if text.startswith(f"{{{{state.{state.name}.") and state.outputs:
+            return True
+        if state.trigger is not None and state.trigger.uri and text.startswith(state.trigger.uri):
+            return True
+        for artifact in state.outputs:
+            declared = artifact.uri.strip()
+            if declared == text or (declared.endswith("/") and text.startswith(declared)):
+                return True
+    return False

@@ -1,0 +1,146 @@
+"""A `forEach:` group's walk: its list read once, a member per item, batched as any group is.
+
+Every member is built (its item tokens resolved) before the first batch
+launches, so an item missing a field the template uses launches nothing. A
+failed batch does not stop the group while `minSuccess` can still hold; the
+group then records `members.json` and fails or succeeds by its verdict.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from npaflow.document.models import State
+from npaflow.fanout import (
+    ItemsRead,
+    ItemsRequest,
+    MemberRow,
+    MembersDocument,
+    MemberStatus,
+    allowed_failures,
+    group_error,
+    member_key,
+    member_state,
+)
+from npaflow.steps import PlanStep, StepPlacement
+from npaflow.tokens import resolve_text
+from npaflow.traversal.models import FanOutMark
+from npaflow.traversal.wave_building import batch_wave, group_concurrency
+from npaflow.waves import split_into_batches
+
+if TYPE_CHECKING:
+    from npaflow.traversal.walk import Walker
+
+
+class FanOutWalk:
+    """One occurrence of a fan-out group, walked by `walker`."""
+
+    def __init__(self, walker: Walker, group: State) -> None:
+        assert group.for_each is not None
+        self.walker, self.group, self.fan = walker, group, group.for_each
+        self.template = walker.spec.states[group.parallel[0]]
+        self.placement = StepPlacement(loop_label=group.name, group=group.name)
+        self.status: dict[str, MemberStatus] = {}
+        self.waves: dict[str, str] = {}
+
+    async def run(self) -> str:
+        """Walk the group; return its error ("" when it succeeded under `minSuccess`)."""
+        walker = self.walker
+        uri = resolve_text(self.fan.items, walker.reads.state_scope(self.group))
+        walker.occurrences += 1
+        request = ItemsRequest(
+            group=self.group.name,
+            occurrence=walker.occurrences,
+            uri=uri,
+            name=self.fan.name,
+            max_items=self.fan.max_items,
+        )
+        read = await walker.executor.read_items(request)
+        if not read.known:
+            await self._template_only(uri)
+            return ""
+        steps = self._members(read)
+        await self._batches(steps, FanOutMark(items_uri=uri, count=len(read.items)), len(read.items))
+        rows = self._rows(read)
+        document = MembersDocument(
+            group=self.group.name,
+            occurrence=request.occurrence,
+            items_uri=uri,
+            digest=read.digest,
+            min_success=self.fan.min_success,
+            succeeded=sum(row.ok() for row in rows),
+            failed=sum(row.status is MemberStatus.FAILED for row in rows),
+            members=rows,
+        )
+        await walker.executor.record_members(document, read, ended=True)
+        if read.members_uri:
+            walker.tokens.outputs[self.group.name] = {"uri": read.members_uri, "members": read.members_uri}
+        return group_error(self.group.name, rows, self.fan.min_success, self.template.name)
+
+    def _members(self, read: ItemsRead) -> list[PlanStep]:
+        """Every member still to run (those an earlier execution finished stay out), built now."""
+        done = set(read.done)
+        steps = []
+        for index, item in enumerate(read.items):
+            key = member_key(item)
+            if key in done:
+                self.status[key] = MemberStatus.EARLIER
+                continue
+            state = member_state(self.template, self.fan.name, item, index)
+            placement = self.placement.model_copy(update={"item": key})
+            steps.append(self.walker.materialize(state, placement))
+        return steps
+
+    async def _batches(self, steps: list[PlanStep], mark: FanOutMark, total: int) -> None:
+        walker = self.walker
+        concurrency = group_concurrency(self.group, len(steps), walker.context.config)
+        batches = split_into_batches(steps, concurrency, walker.cap)
+        allowed, failed = allowed_failures(total, self.fan.min_success), 0
+        for index, batch in enumerate(batches, start=1):
+            if failed > allowed:  # the verdict is decided: what is left launches nothing
+                walker.record.skipped.extend(batch)
+                continue
+            walker.sequence += 1
+            wave = batch_wave(
+                self.group.name,
+                tuple(batch),
+                sequence=walker.sequence,
+                occurrence=walker.occurrences,
+                batch=(index, len(batches)),
+                concurrency=concurrency,
+                fan_out=mark,
+            )
+            walker.record.waves.append(wave)
+            outcome = await walker.executor.run_wave(wave)
+            bad = set() if outcome.succeeded else set(outcome.failed_items or (s.item for s in batch))
+            for step in batch:
+                self.status[step.item] = MemberStatus.FAILED if step.item in bad else MemberStatus.SUCCEEDED
+                self.waves[step.item] = str(wave.key)
+            failed += len(bad)
+
+    async def _template_only(self, uri: str) -> None:
+        """Planned without the list: one batch of the template, its item tokens as written."""
+        walker = self.walker
+        step = walker.materialize(self.template, self.placement)
+        walker.sequence += 1
+        wave = batch_wave(
+            self.group.name,
+            (step,),
+            sequence=walker.sequence,
+            occurrence=walker.occurrences,
+            batch=(1, 1),
+            concurrency=group_concurrency(self.group, 1, walker.context.config),
+            fan_out=FanOutMark(items_uri=uri, known=False),
+        )
+        walker.record.waves.append(wave)
+        await walker.executor.run_wave(wave)
+
+    def _rows(self, read: ItemsRead) -> list[MemberRow]:
+        rows = []
+        for index, item in enumerate(read.items):
+            key = member_key(item)
+            status = self.status.get(key, MemberStatus.NOT_RUN)
+            rows.append(
+                MemberRow(key=key, index=index, item=item, status=status, wave=self.waves.get(key, ""))
+            )
+        return rows
