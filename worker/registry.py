@@ -9,6 +9,7 @@ from activities.artifacts import ArtifactActivities, RunArtifactActivities
 from activities.cache import CacheActivities
 from activities.context import ActivityContext
 from activities.control import request_cancel
+from activities.fanout import FanOutActivities
 from activities.job_control import JobControlActivities
 from activities.jobs import JobActivities
 from activities.launch import LaunchActivities
@@ -33,6 +34,7 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
     ledger = LedgerActivities(context.storage, context.ledger_cache, reports.write_at_end)
     reconcile = ReconcileActivities(ledger)
     cache = CacheActivities(context)
+    fan_out = FanOutActivities(context)
     return {
         contract.LOAD_SPEC.name: runs.load_spec,
         contract.READ_LOAD_PART.name: runs.delivery.read_load_part,
@@ -55,6 +57,8 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
         contract.REQUEST_FLIGHT.name: cache.request_cache_flight,
         contract.CACHE_ADMIN.name: cache.cache_admin,
         contract.RENDER_REPORT.name: reports.render_report,
+        contract.READ_ITEMS.name: fan_out.read_items,
+        contract.WRITE_MEMBERS.name: fan_out.write_members,
     }
 
 

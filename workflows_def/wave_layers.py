@@ -81,3 +81,8 @@ def pool_claim(request: RunRequest, loaded: LoadedSpec) -> QuotaClaim | None:
     claim = request.quota or QuotaClaim()
     pool = claim.pool or loaded.quota_pool  # the workers' NPAFLOW_QUOTA_POOL
     return claim.model_copy(update={"pool": pool}) if pool else None
+
+
+def fans_out(loaded: LoadedSpec) -> bool:
+    """The fan-out layer is built: some group's members come from a list (`forEach:`)."""
+    return any(state.for_each is not None for state in loaded.spec.states.values())

@@ -61,6 +61,7 @@ class CacheActivities:
                 CachedStep(
                     state=k.state,
                     key=k.key,
+                    item=k.item,
                     entry=entry_uri(request.cache_root, request.scope, k.key),
                     reason=reason,
                 )

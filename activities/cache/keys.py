@@ -55,4 +55,4 @@ async def step_key(storage: StorageRouter, step: PlanStep, request: CacheLookupI
         ),
         inputs=tuple(inputs),
     )
-    return StepKey(state=step.state, key=cache_key(components), components=components)
+    return StepKey(state=step.state, key=cache_key(components), components=components, item=step.item)

@@ -23,8 +23,8 @@ async def store_entry(storage: StorageRouter, request: CacheStoreInput, key: Ste
     still held), so a passing outage never drops the entry.
     """
     uri = entry_uri(request.cache_root, request.scope, key.key)
-    record = CachedStep(state=key.state, key=key.key, entry=uri)
-    step = next(step for step in request.wave.steps if step.state == key.state)
+    record = CachedStep(state=key.state, key=key.key, item=key.item, entry=uri)
+    step = next(s for s in request.wave.steps if (s.state, s.item) == (key.state, key.item))
     twins = (step.keyed or step).outputs
     share = request.gpu_hours / max(1, len(request.wave.steps))
     try:

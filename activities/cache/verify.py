@@ -52,7 +52,7 @@ async def verdict(
 ) -> tuple[CachedStep, CacheEntry | None]:
     """A hit with its entry, or a miss that says why."""
     location = entry_uri(root, scope, key.key)
-    miss = CachedStep(state=key.state, key=key.key, entry=location)
+    miss = CachedStep(state=key.state, key=key.key, item=key.item, entry=location)
     found = await read_entry(storage, location)
     if isinstance(found, str):
         return miss.model_copy(update={"reason": found}), None

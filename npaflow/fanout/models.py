@@ -41,6 +41,27 @@ class ItemsRead(BaseModel):
     note: str = ""  # e.g. "read again (--reread-items): 2 items added, 1 removed"
 
 
+class ReadItemsInput(BaseModel):
+    """`read_items`: the list of one fan-out occurrence, kept in the run's ledger as it was read."""
+
+    model_config = FROZEN
+
+    run_id: str
+    request: ItemsRequest
+    ledger_uri: str  # the run prefix: the list's copy and `members.json` live under it
+    reread: bool = False  # `resume --reread-items`: read the source again, not the ledger's copy
+    resuming: bool = False  # a new execution of a run that ran before (not continue-as-new)
+
+
+class WriteMembersInput(BaseModel):
+    """`write_members`: a fan-out's `members.json`."""
+
+    model_config = FROZEN
+
+    uri: str
+    members: MembersDocument
+
+
 class MemberStatus(StrEnum):
     """How one member ended."""
 
@@ -125,3 +146,6 @@ class MembersDocument(BaseModel):
             ended=ended,
             note=read.note,
         )
+
+
+WriteMembersInput.model_rebuild()

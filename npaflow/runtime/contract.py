@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from npaflow.errors import ErrorType
+from npaflow.fanout.models import ItemsRead, ReadItemsInput, WriteMembersInput
 from npaflow.runtime.cache.admin import CacheAdminInput, CacheAdminResult
 from npaflow.runtime.cache.messages import (
     CacheLookupInput,
@@ -196,6 +197,8 @@ REQUEST_FLIGHT = ActivityRef("request_cache_flight", RequestFlightInput, bool)
 CACHE_ADMIN = ActivityRef("cache_admin", CacheAdminInput, CacheAdminResult)
 RENDER_REPORT = ActivityRef("render_report", RenderReportInput, RunReport)
 READ_RUN_WAVES = ActivityRef("read_run_waves", RunWavesInput, RunWaves)
+READ_ITEMS = ActivityRef("read_items", ReadItemsInput, ItemsRead)
+WRITE_MEMBERS = ActivityRef("write_members", WriteMembersInput, type(None))
 
 #: Every activity; a worker registers an implementation for each (worker/registry.py).
 ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
@@ -220,6 +223,8 @@ ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
     CACHE_ADMIN,
     RENDER_REPORT,
     READ_RUN_WAVES,
+    READ_ITEMS,
+    WRITE_MEMBERS,
 )
 #: Served on each worker's own queue as well: a local job's activities run on its host, and a
 #: launch interrupted there is reconciled there.

@@ -11,6 +11,8 @@ STATUS_FILE = "status.json"
 REPORT_FILE = "report.html"
 #: Launch receipts (request id, token) written before a launch is awaited.
 LAUNCHES_DIR = "launches"
+#: Each fan-out occurrence's list as read and its `members.json`: `<ledger>/fanout/<group>-<n>/`.
+FANOUT_DIR = "fanout"
 #: A loaded spec too big for one payload, packed, under its digest (npaflow/runtime/spec_parts.py).
 SPEC_PARTS_DIR = "spec-parts"
 #: The submitted spec with `--var` values merged: `<run prefix>/workflow.yaml`.

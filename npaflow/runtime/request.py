@@ -91,6 +91,7 @@ class RunRequest(BaseModel):
     quota: QuotaClaim | None = None  # the GPU quota pool each wave acquires its GPUs from
     #: Image overrides and the digests preflight verified: every launch of the run uses exactly these.
     images: ImageBinding = Field(default_factory=ImageBinding)
+    reread_items: bool = False  # `resume --reread-items`: fan-outs read their lists' sources again
     continued: bool = False  # set by continue-as-new: the ledger's completed waves are trusted
     accepted_change: AcceptedPlanChange | None = None  # a restart onto an edited spec
 

@@ -11,6 +11,7 @@ The reports built from it live beside their views (npaflow/runtime/summary.py).
 
 from __future__ import annotations
 
+from npaflow.fanout.models import FanOutRecord
 from npaflow.ids import RunId
 from npaflow.printable import clipped
 from npaflow.runtime.ledger import DecisionRecord, LedgerDelta, Watermark
@@ -51,6 +52,7 @@ class RunState:
         self.resume_requested = False
         self.decisions: list[DecisionRecord] = []
         self.watermarks: dict[str, Watermark] = {}
+        self.fan_outs: dict[str, FanOutRecord] = {}  # by `group#occurrence`
         self.notifications: dict[str, NotificationRecord] = {}
         self.ledger = LedgerBook()
         self.progress = RunProgress()
@@ -103,6 +105,12 @@ class RunState:
         self._note(RunNote.WATERMARK_SEEN)
         self.watermarks[state] = watermark
         self.ledger.watermark_changed(state)
+
+    def add_fan_out(self, record: FanOutRecord) -> None:
+        """A fan-out's list as read (its digest), or how its members ended."""
+        self._note(RunNote.FAN_OUT_RECORDED)
+        self.fan_outs[record.key] = record
+        self.ledger.fan_out_changed(record.key)
 
     def add_notification(self, record: NotificationRecord) -> None:
         """How a notification's delivery went."""
@@ -226,6 +234,7 @@ class RunState:
             records=self.waves.by_id(),
             decisions=self.decisions,
             watermarks=self.watermarks,
+            fan_outs=self.fan_outs,
             notifications=self.notifications,
             quota_waits=self.quota.by_id,
             status=self.phase.ledger_status(),

@@ -178,6 +178,7 @@ class RunNote(Enum):
     STATES_ENTERED = Note("states_entered", "the walk moved on (shown with the next publish)", Effect.NONE)
     DECISION_TAKEN = Note("add_decision", "a decision read, or the assumption standing in", Effect.NONE)
     WATERMARK_SEEN = Note("add_watermark", "a trigger fired", Effect.NONE)
+    FAN_OUT_RECORDED = Note("add_fan_out", "a fan-out's list was read, or its members ended", Effect.NONE)
     NOTIFIED = Note("add_notification", "a notification was delivered or failed", Effect.EXPORT)
     USAGE_CARRIED = Note("usage_carried", "earlier executions' hours count in this run's", Effect.NONE)
     LOCATED = Note("run_located", "the ledger's location is known", Effect.NONE)

@@ -124,7 +124,9 @@ class StageCache:
                 raise
             _, message = classify_activity_error(error)
             unread = f"the cache could not be read, so the wave runs: {message}"
-            steps = [CachedStep(state=s.state, key="", reason=unread) for s in wave.steps if s.cache]
+            steps = [
+                CachedStep(state=s.state, key="", item=s.item, reason=unread) for s in wave.steps if s.cache
+            ]
             return CacheLookupResult(keys=(), steps=tuple(steps))
 
     def flies(self, wave: Wave, found: CacheLookupResult) -> bool:
@@ -187,7 +189,7 @@ class StageCache:
                 raise
             _, message = classify_activity_error(error)
             why_not = f"not stored: {message}"
-            steps = [CachedStep(state=k.state, key=k.key, reason=why_not) for k in keys]
+            steps = [CachedStep(state=k.state, key=k.key, item=k.item, reason=why_not) for k in keys]
         why = {step.state: step.reason for step in record.cache}
         merged = [s if s.reason else s.model_copy(update={"reason": why.get(s.state, "")}) for s in steps]
         merged += [step for step in record.cache if step.hit]  # served members keep their hit

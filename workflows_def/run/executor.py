@@ -16,12 +16,15 @@ from datetime import timedelta
 
 from temporalio import workflow
 
+from npaflow.fanout import ItemsRead, ItemsRequest, MembersDocument
 from npaflow.runtime.ledger import WaveAttemptRecord, latest_attempts
 from npaflow.runtime.metrics import BudgetLabel, Metric
 from npaflow.runtime.status import RetryBudget
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.traversal import DecisionRequest, TriggerRequest, Wave, WaveOutcome
 from workflows_def.cache.layer import StageCache
+from workflows_def.fanout.layer import FanOutMembers
+from workflows_def.fanout.reads import FanOutReads
 from workflows_def.metrics import count
 from workflows_def.quota.layer import QuotaLeases
 from workflows_def.run.attempts import AttemptRunner
@@ -31,14 +34,15 @@ from workflows_def.run.outputs import (
 )
 from workflows_def.run.readings import ArtifactReads
 from workflows_def.run_deps import RunDeps
-from workflows_def.wave_layers import WaveCall, WaveLayer, caches_a_state, pool_claim, through
+from workflows_def.wave_layers import WaveCall, WaveLayer, caches_a_state, fans_out, pool_claim, through
 
 
 class TemporalExecutor:
     """Runs waves within both retry budgets; replays and adopts what earlier executions did."""
 
     def __init__(self, deps: RunDeps) -> None:
-        self.request, self.state = deps.request, deps.state
+        self.deps, self.request, self.state = deps, deps.request, deps.state
+        self.fan_out_reads: FanOutReads | None = None
         self.reads = ArtifactReads(deps)
         self.attempts = AttemptRunner(deps)
         self.gates = RunGates(deps, self.attempts.pending_launches)
@@ -56,6 +60,19 @@ class TemporalExecutor:
     async def wait_trigger(self, request: TriggerRequest) -> None:
         """Wait for a trigger's prefix."""
         await self.reads.wait_trigger(request)
+
+    async def read_items(self, request: ItemsRequest) -> ItemsRead:
+        """A fan-out group's list (workflows_def/fanout/: built only for a spec that fans out)."""
+        return await self._fan_out().read_items(request)
+
+    async def record_members(self, members: MembersDocument, read: ItemsRead, *, ended: bool) -> None:
+        """How a fan-out's members stand: `members.json` and the ledger's record."""
+        await self._fan_out().record_members(members, read, ended=ended)
+
+    def _fan_out(self) -> FanOutReads:
+        if self.fan_out_reads is None:
+            self.fan_out_reads = FanOutReads(self.deps)
+        return self.fan_out_reads
 
     async def run_wave(self, wave: Wave) -> WaveOutcome:
         """Replay, adopt, or launch the wave; retry within budgets; suspend if asked to."""
@@ -142,6 +159,8 @@ def wave_layers(deps: RunDeps) -> list[WaveLayer]:
         layers.append(StageCache(deps))
     if (claim := pool_claim(deps.request, deps.loaded)) is not None:
         layers.append(QuotaLeases(deps, claim))
+    if fans_out(deps.loaded):
+        layers.append(FanOutMembers(deps))
     return layers
 
 

@@ -38,6 +38,7 @@ class StepKey(BaseModel):
     state: str
     key: str
     components: KeyComponents
+    item: str = ""  # a fan-out member's item key: members of one template share their state
 
 
 class CacheLookupInput(BaseModel):
@@ -68,21 +69,23 @@ class CacheLookupResult(BaseModel):
     flying: str = ""  # the key whose flight this lookup asked for ("" when none)
     holding: bool = False  # and the run holds it already (no other run had it)
 
-    def hit_states(self) -> frozenset[str]:
-        """The states whose verified outputs were copied into this run's URIs: they launch nothing."""
-        return frozenset(step.state for step in self.steps if step.hit)
+    def hit_states(self) -> frozenset[tuple[str, str]]:
+        """The (state, item) members whose verified outputs were copied into this run's URIs."""
+        return frozenset((step.state, step.item) for step in self.steps if step.hit)
 
     def missed_keys(self) -> tuple[StepKey, ...]:
         """The keys of the cached steps that launch (flown, then stored after their success)."""
         hits = self.hit_states()
-        return tuple(key for key in self.keys if key.state not in hits)
+        return tuple(key for key in self.keys if (key.state, key.item) not in hits)
 
     def unserved(self, wave: Wave) -> Wave:
         """The wave as it launches: without the steps the cache served (same key and job name)."""
         hits = self.hit_states()
         if not hits:
             return wave
-        return wave.model_copy(update={"steps": tuple(s for s in wave.steps if s.state not in hits)})
+        return wave.model_copy(
+            update={"steps": tuple(s for s in wave.steps if (s.state, s.item) not in hits)}
+        )
 
 
 class CacheStoreInput(BaseModel):

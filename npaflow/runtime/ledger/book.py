@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from npaflow.fanout.models import FanOutRecord
 from npaflow.runtime.ledger.attempt import WaveAttemptRecord
 from npaflow.runtime.ledger.models import LedgerDelta
 from npaflow.runtime.ledger.records import DecisionRecord, Watermark
@@ -30,6 +31,7 @@ class Receipt:
 
     waves: tuple[tuple[AttemptId, int], ...]
     watermarks: tuple[tuple[str, int], ...]
+    fan_outs: tuple[tuple[str, int], ...]
     notifications: tuple[tuple[str, int], ...]
     quota_waits: tuple[tuple[str, int], ...]
     decisions: int
@@ -45,6 +47,7 @@ class LedgerBook:
         self._version = 0
         self._waves: dict[AttemptId, int] = {}
         self._watermarks: dict[str, int] = {}
+        self._fan_outs: dict[str, int] = {}
         self._notifications: dict[str, int] = {}
         self._quota_waits: dict[str, int] = {}
         self._decisions_written = 0
@@ -63,6 +66,11 @@ class LedgerBook:
         self._version += 1
         self._watermarks[state] = self._version
 
+    def fan_out_changed(self, key: str) -> None:
+        """A fan-out's record changed (its list read, or its members ended)."""
+        self._version += 1
+        self._fan_outs[key] = self._version
+
     def notification_changed(self, note: str) -> None:
         """A notification was sent (or its delivery failed)."""
         self._version += 1
@@ -78,6 +86,7 @@ class LedgerBook:
         return bool(
             self._waves
             or self._watermarks
+            or self._fan_outs
             or self._notifications
             or self._quota_waits
             or self.spec_pending
@@ -92,6 +101,7 @@ class LedgerBook:
         records: Mapping[AttemptId, WaveAttemptRecord],
         decisions: list[DecisionRecord],
         watermarks: Mapping[str, Watermark],
+        fan_outs: Mapping[str, FanOutRecord],
         notifications: Mapping[str, NotificationRecord],
         quota_waits: Mapping[str, QuotaWait],
         status: LedgerStatus,
@@ -106,6 +116,7 @@ class LedgerBook:
             decisions=decisions[self._decisions_written :],
             decision_offset=self._decisions_written,
             watermarks={state: watermarks[state] for state in self._watermarks},
+            fan_outs={key: fan_outs[key] for key in self._fan_outs},
             notifications=[notifications[note] for note in self._notifications],
             quota_waits=[quota_waits[wait] for wait in self._quota_waits],
             cancel_reason=cancel_reason,
@@ -113,6 +124,7 @@ class LedgerBook:
         receipt = Receipt(
             waves=tuple(self._waves.items()),
             watermarks=tuple(self._watermarks.items()),
+            fan_outs=tuple(self._fan_outs.items()),
             notifications=tuple(self._notifications.items()),
             quota_waits=tuple(self._quota_waits.items()),
             decisions=len(decisions),
@@ -130,6 +142,9 @@ class LedgerBook:
         for state, version in receipt.watermarks:
             if self._watermarks.get(state) == version:
                 del self._watermarks[state]
+        for key, version in receipt.fan_outs:
+            if self._fan_outs.get(key) == version:
+                del self._fan_outs[key]
         for note, version in receipt.notifications:
             if self._notifications.get(note) == version:
                 del self._notifications[note]

@@ -137,6 +137,7 @@ class LedgerDocument:
             self._upsert_wave(wave)
         self._place_decisions(delta)
         ledger.watermarks.update(delta.watermarks)
+        ledger.fan_outs.update(delta.fan_outs)
         if delta.status is not None:
             ledger.status = delta.status
         if delta.error is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, JsonValue
 
+from npaflow.fanout.models import FanOutRecord
 from npaflow.ids import RunId
 from npaflow.images import ImageBinding
 from npaflow.presets import FROZEN, STRICT
@@ -129,6 +130,7 @@ class LedgerDelta(BaseModel):
     #: Where `decisions` start in the run's list: a retried export rewrites them in place.
     decision_offset: int | None = None
     watermarks: dict[str, Watermark] = Field(default_factory=dict)
+    fan_outs: dict[str, FanOutRecord] = Field(default_factory=dict)  # upserted by `group#occurrence`
     cancel_reason: str = ""
     plan_change: PlanChangeRecord | None = None
     images: ImageBinding | None = None  # with the spec: how the run's images were checked and pinned
@@ -154,6 +156,7 @@ class RuntimeLedger(BaseModel):
     stages: list[StageRecord] = Field(default_factory=list)
     decisions: list[DecisionRecord] = Field(default_factory=list)
     watermarks: dict[str, Watermark] = Field(default_factory=dict)
+    fan_outs: dict[str, FanOutRecord] = Field(default_factory=dict)  # ours: each forEach occurrence
     error: str = ""
     cancel_reason: str = ""
     usage: RunUsage = Field(default_factory=RunUsage)  # ours: GPU- and node-hours (usage.py)

@@ -94,6 +94,7 @@ class CachedStep(BaseModel):
 
     state: str
     key: str
+    item: str = ""  # a fan-out member's item key (its state is its template's)
     entry: str = ""  # where its entry is (or would be) stored
     hit: bool = False
     source_run: str = ""

@@ -1,0 +1,123 @@
+"""`read_items` and `write_members`: a fan-out's list read once and kept, its members' standing written.
+
+The list is read from its source once per run: checked (npaflow/fanout/items.py),
+then copied into the ledger (`<ledger>/fanout/<group>-<n>/items.json`) with its
+digest. Continue-as-new and `resume` read that copy, so the members they expand
+are the ones the run began with; `resume --reread-items` reads the source again
+and says what changed. `resume` also learns from `members.json` which members
+an earlier execution finished, so only the others launch.
+"""
+
+from __future__ import annotations
+
+import json
+
+import structlog
+from pydantic import JsonValue
+from temporalio import activity
+
+from activities.context import ActivityContext
+from activities.errors import mapped_errors
+from activities.storage import ArtifactMissingError, ArtifactTooLargeError, NotARegularFileError, NotTextError
+from activities.tracing import tag_span
+from npaflow.fanout import ItemsError, ItemsRead, MembersDocument, list_digest, member_key, parsed_items
+from npaflow.fanout.items import MAX_LIST_BYTES, canonical
+from npaflow.fanout.models import ReadItemsInput, WriteMembersInput
+from npaflow.runtime.contract import READ_ITEMS, WRITE_MEMBERS, ledger_file_uri
+from npaflow.runtime.ledger_layout import FANOUT_DIR
+
+log = structlog.get_logger(__name__)
+
+
+class FanOutActivities:
+    """The fan-out's reads and writes, through the worker's storage."""
+
+    def __init__(self, context: ActivityContext) -> None:
+        self.storage = context.storage
+
+    @activity.defn(name=READ_ITEMS.name)
+    @mapped_errors
+    async def read_items(self, request: ReadItemsInput) -> ItemsRead:
+        """The list (the ledger's copy when there is one), checked, with the members already done."""
+        ask = request.request
+        tag_span(run_id=request.run_id, group=ask.group)
+        folder = f"{FANOUT_DIR}/{ask.group}-{ask.occurrence}"
+        copy_uri = ledger_file_uri(request.ledger_uri, f"{folder}/items.json") if request.ledger_uri else ""
+        members_uri = (
+            ledger_file_uri(request.ledger_uri, f"{folder}/members.json") if request.ledger_uri else ""
+        )
+        kept = await self._text(copy_uri, ask.max_items, missing_ok=True) if copy_uri else None
+        note = ""
+        if kept is not None and not request.reread:
+            items, etag = parsed_items(kept, uri=copy_uri, max_items=ask.max_items), "ledger copy"
+            note = f"read from the run's copy {copy_uri}"
+        else:
+            text = await self._text(ask.uri, ask.max_items, missing_ok=False)
+            assert text is not None
+            items = parsed_items(text, uri=ask.uri, max_items=ask.max_items)
+            etag = await self.storage.for_uri(ask.uri).version(ask.uri) or ""
+            if kept is not None:
+                note = _changes(parsed_items(kept, uri=copy_uri, max_items=ask.max_items), items)
+            if copy_uri:
+                await self.storage.for_uri(copy_uri).write_text(copy_uri, canonical(items))
+        done = await self._done(members_uri) if request.resuming and not request.reread else ()
+        keys = {member_key(item) for item in items}
+        log.info("fanout.read", run_id=request.run_id, group=ask.group, items=len(items), done=len(done))
+        return ItemsRead(
+            items=tuple(items),
+            digest=list_digest(items),
+            etag=etag,
+            copy_uri=copy_uri,
+            members_uri=members_uri,
+            done=tuple(key for key in done if key in keys),
+            note=note,
+        )
+
+    @activity.defn(name=WRITE_MEMBERS.name)
+    @mapped_errors
+    async def write_members(self, request: WriteMembersInput) -> None:
+        """Write `members.json` where the run's later states and decisions can read it."""
+        text = request.members.model_dump_json(by_alias=True, indent=2)
+        await self.storage.for_uri(request.uri).write_text(request.uri, text)
+
+    async def _text(self, uri: str, max_items: int, *, missing_ok: bool) -> str | None:
+        storage = self.storage.for_uri(uri)
+        try:
+            return await storage.read_text(uri, max_bytes=MAX_LIST_BYTES)
+        except ArtifactMissingError:
+            if missing_ok:
+                return None
+            raise ItemsError(
+                f"forEach items {uri} does not exist: the state that writes the list must write it "
+                "there before the group starts (check its outputs and the URI's tokens)"
+            ) from None
+        except ArtifactTooLargeError:
+            raise ItemsError(
+                f"forEach items {uri} is larger than {MAX_LIST_BYTES:,} bytes; keep each item "
+                f"small (a path or an id), at most forEach.max {max_items:,} of them"
+            ) from None
+        except (NotARegularFileError, NotTextError) as exc:
+            raise ItemsError(f"forEach items {uri}: {exc}; write the list as a UTF-8 JSON file") from None
+
+    async def _done(self, uri: str) -> tuple[str, ...]:
+        """The members an earlier execution finished, from its `members.json` (none when absent)."""
+        if not uri:
+            return ()
+        try:
+            text = await self.storage.for_uri(uri).read_text(uri, max_bytes=16 * MAX_LIST_BYTES)
+        except ArtifactMissingError:
+            return ()
+        try:
+            document = MembersDocument.model_validate(json.loads(text))
+        except ValueError as exc:
+            raise ItemsError(f"{uri} cannot be read ({exc}); remove it to rerun every member") from None
+        return tuple(member.key for member in document.members if member.ok())
+
+
+def _changes(before: list[JsonValue], after: list[JsonValue]) -> str:
+    """What a re-read changed, as the ledger says it: items added and removed (by content)."""
+    old = {member_key(item) for item in before}
+    new = {member_key(item) for item in after}
+    if old == new:
+        return "read again (--reread-items): the same items"
+    return f"read again (--reread-items): {len(new - old)} items added, {len(old - new)} removed"

@@ -1,0 +1,10 @@
+"""Fan-out from data in the workflow layer: reading a group's list and keeping its members' standing.
+
+- `reads.py`: `FanOutReads`, the executor's fan-out half: `read_items` (once per
+  occurrence, a local activity; the ledger records its digest) and
+  `record_members` (`members.json` and the ledger's record).
+- `layer.py`: `FanOutMembers`, the wave layer that names which members of a
+  failed batch did not succeed (the walk then applies `minSuccess`).
+
+Built only for a spec with a `forEach:` group: a plain run never enters here.
+"""

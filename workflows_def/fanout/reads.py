@@ -1,0 +1,86 @@
+"""The executor's fan-out half: a group's list read once, its members' standing kept."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio.exceptions import is_cancelled_exception
+
+from npaflow.errors import PayloadError
+from npaflow.fanout import ItemsRead, ItemsRequest, MembersDocument
+from npaflow.fanout.models import FanOutRecord, ReadItemsInput, WriteMembersInput
+from npaflow.runtime.contract import READ_ITEMS, WRITE_MEMBERS
+from workflows_def.activity_calls import (
+    ACTIVITY_FAILURES,
+    PERSISTENT_RETRY,
+    call,
+    call_local,
+    classify_activity_error,
+)
+from workflows_def.run_deps import RunDeps
+
+
+class FanOutReads:
+    """Reads each fan-out occurrence's list and records how its members stand."""
+
+    def __init__(self, deps: RunDeps) -> None:
+        self.request, self.loaded, self.state = deps.request, deps.loaded, deps.state
+        self.resuming = not deps.request.continued and bool(deps.loaded.prior.latest())
+
+    def _deadline(self) -> timedelta:
+        return timedelta(seconds=max(300.0, self.request.transport_recovery_seconds))
+
+    async def read_items(self, request: ItemsRequest) -> ItemsRead:
+        """The list, checked and keyed; its digest goes to the ledger before any member launches.
+
+        Raises:
+            PayloadError: the list is missing, malformed or past `max` (named by index and field).
+        """
+        ask = ReadItemsInput(
+            run_id=self.state.run_id,
+            request=request,
+            ledger_uri=self.loaded.ledger_uri,
+            reread=self.request.reread_items,
+            resuming=self.resuming,
+        )
+        try:
+            read = await call_local(
+                READ_ITEMS,
+                ask,
+                schedule_to_close_timeout=self._deadline(),
+                retry_policy=PERSISTENT_RETRY,
+                summary=f"read the items of {request.group} from {request.uri}",
+            )
+        except ACTIVITY_FAILURES as error:
+            if is_cancelled_exception(error):
+                raise
+            _, message = classify_activity_error(error)
+            raise PayloadError(f"group {request.group}: {message}") from None
+        self.state.add_fan_out(
+            FanOutRecord(
+                group=request.group,
+                occurrence=request.occurrence,
+                items_uri=request.uri,
+                digest=read.digest,
+                etag=read.etag,
+                copy_uri=read.copy_uri,
+                members_uri=read.members_uri,
+                count=len(read.items),
+                note=read.note,
+            )
+        )
+        return read
+
+    async def record_members(self, members: MembersDocument, read: ItemsRead, *, ended: bool) -> None:
+        """Write `members.json` (where a later state reads it) and the ledger's record."""
+        self.state.add_fan_out(members.record(read, ended=ended))
+        if not read.members_uri:
+            return
+        await call(
+            WRITE_MEMBERS,
+            WriteMembersInput(uri=read.members_uri, members=members),
+            start_to_close_timeout=timedelta(minutes=2),
+            schedule_to_close_timeout=self._deadline(),
+            retry_policy=PERSISTENT_RETRY,
+            summary=f"write members.json of {members.group}",
+        )
