@@ -56,6 +56,10 @@ class FanOutWalk:
             max_items=self.fan.max_items,
         )
         read = await walker.executor.read_items(request)
+        symbolic = f"<members.json of {self.group.name}>"  # a plan's, and what a cache key sees
+        members_uri = read.members_uri or symbolic
+        walker.tokens.outputs[self.group.name] = {"uri": members_uri, "members": members_uri}
+        walker.tokens.keyed_outputs[self.group.name] = {"uri": symbolic, "members": symbolic}
         if not read.known:
             await self._template_only(uri)
             return ""
@@ -73,8 +77,6 @@ class FanOutWalk:
             members=rows,
         )
         await walker.executor.record_members(document, read, ended=True)
-        if read.members_uri:
-            walker.tokens.outputs[self.group.name] = {"uri": read.members_uri, "members": read.members_uri}
         return group_error(self.group.name, rows, self.fan.min_success, self.template.name)
 
     def _members(self, read: ItemsRead) -> list[PlanStep]:

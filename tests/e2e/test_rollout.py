@@ -42,9 +42,7 @@ def cli(
         "NPAFLOW_BUILD_ID": build,
     }
     command = (
-        [sys.executable, "-m", code, *args]
-        if code != "npaflow"
-        else [sys.executable, "-m", "npaflow", *args]
+        [sys.executable, "-m", code, *args] if code != "npaflow" else [sys.executable, "-m", "npaflow", *args]
     )
     return subprocess.run(command, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=120)
 
