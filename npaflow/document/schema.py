@@ -94,6 +94,20 @@ class CacheDoc(BaseModel):
     maxAge: str | int | None = None
 
 
+class ForEachDoc(BaseModel):
+    """npaflow's extension: a group's members come from a JSON list a stage wrote (docs/fan-out.md)."""
+
+    model_config = _STRICT
+
+    items: str = Field(description="URI of a JSON list of scalars or flat objects, written upstream.")
+    as_: str = Field(alias="as", description="Name the member uses: {{NAME.field}}, or {{NAME}}.")
+    max: TokenInt | None = Field(default=None, description="Most items allowed (default 1000, up to 10000).")
+    minSuccess: float | None = Field(
+        default=None, ge=0, le=1, description="Share of members that must succeed (default 1.0)."
+    )
+    min_success: float | None = Field(default=None, ge=0, le=1)
+
+
 class StateDoc(BaseModel):
     """One state body (camelCase; the snake_case aliases the loader accepts are allowed too)."""
 
@@ -127,6 +141,11 @@ class StateDoc(BaseModel):
         default=None,
         description="npaflow's extension: skip the launch when a verified result of the same key exists.",
     )
+    forEach: ForEachDoc | None = Field(
+        default=None,
+        description="npaflow's extension: one member per item of a list (parallel: [one template]).",
+    )
+    for_each: ForEachDoc | None = None
 
 
 class MetadataDoc(BaseModel):
