@@ -60,7 +60,7 @@ class FanOutActivities:
                 note = _changes(parsed_items(kept, uri=copy_uri, max_items=ask.max_items), items)
             if copy_uri:
                 await self.storage.for_uri(copy_uri).write_text(copy_uri, canonical(items))
-        done = await self._done(members_uri) if request.resuming and not request.reread else ()
+        done = await self._done(members_uri) if request.resuming else ()
         keys = {member_key(item) for item in items}
         log.info("fanout.read", run_id=request.run_id, group=ask.group, items=len(items), done=len(done))
         return ItemsRead(

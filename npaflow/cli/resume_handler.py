@@ -54,10 +54,10 @@ async def resume(args: argparse.Namespace) -> int:
     handle = client.get_workflow_handle(args.run_id)
     description = await describe_or_fail(handle)
     if description.status == WorkflowExecutionStatus.RUNNING:
-        if args.spec or args.max_gpu_hours is not None:
+        if args.spec or args.max_gpu_hours is not None or args.reread_items:
             raise UsageError(
-                f"run {args.run_id} is running; --spec and --max-gpu-hours apply only when "
-                "restarting a run that ended (cancel it first to change them)"
+                f"run {args.run_id} is running; --spec, --max-gpu-hours and --reread-items apply "
+                "only when restarting a run that ended (cancel it first to change them)"
             )
         await handle.signal(Signal.RESUME.value)
         print(f"{Signal.RESUME.value} sent to {args.run_id}")
@@ -72,6 +72,7 @@ async def resume(args: argparse.Namespace) -> int:
         request = _with_budget(request, args.max_gpu_hours)
     if args.spec:
         request = await _onto_new_spec(handle, request, args)
+    request = request.model_copy(update={"reread_items": bool(args.reread_items)})
     new = await client.start_workflow(
         WORKFLOW_TYPE,
         request,

@@ -29,6 +29,12 @@ def add(resume: argparse.ArgumentParser) -> None:
         metavar="H",
         help="restart with this GPU-hour budget (a run that spent its budget continues)",
     )
+    resume.add_argument(
+        "--reread-items",
+        action="store_true",
+        help="restart with every forEach group reading its list's source again, not the run's copy "
+        "(members already done stay done; the ledger notes the items added and removed)",
+    )
     resume.set_defaults(handler=run_resume)
 
 
