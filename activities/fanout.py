@@ -20,7 +20,16 @@ from activities.context import ActivityContext
 from activities.errors import mapped_errors
 from activities.storage import ArtifactMissingError, ArtifactTooLargeError, NotARegularFileError, NotTextError
 from activities.tracing import tag_span
-from npaflow.fanout import ItemsError, ItemsRead, MembersDocument, list_digest, member_key, parsed_items
+from npaflow.fanout import (
+    ItemsError,
+    ItemsRead,
+    MemberRow,
+    MembersDocument,
+    MemberStatus,
+    list_digest,
+    member_key,
+    parsed_items,
+)
 from npaflow.fanout.items import MAX_LIST_BYTES, canonical
 from npaflow.fanout.models import ReadItemsInput, WriteMembersInput
 from npaflow.runtime.contract import READ_ITEMS, WRITE_MEMBERS, ledger_file_uri
@@ -77,8 +86,20 @@ class FanOutActivities:
     @mapped_errors
     async def write_members(self, request: WriteMembersInput) -> None:
         """Write `members.json` where the run's later states and decisions can read it."""
-        text = request.members.model_dump_json(by_alias=True, indent=2)
-        await self.storage.for_uri(request.uri).write_text(request.uri, text)
+        outcome = request.outcome
+        kept = await self._text(request.copy_uri, outcome.count, missing_ok=False)
+        assert kept is not None
+        items = parsed_items(kept, uri=request.copy_uri, max_items=max(outcome.count, 1))
+        statuses = outcome.statuses()
+        rows = []
+        for index, item in enumerate(items):
+            key = member_key(item)
+            status = statuses.get(key, MemberStatus.SUCCEEDED)
+            rows.append(MemberRow(key=key, index=index, item=item, status=status))
+        document = MembersDocument.of(outcome, rows)
+        await self.storage.for_uri(request.uri).write_text(
+            request.uri, document.model_dump_json(by_alias=True)
+        )
 
     async def _text(self, uri: str, max_items: int, *, missing_ok: bool) -> str | None:
         storage = self.storage.for_uri(uri)

@@ -17,7 +17,7 @@ from npaflow.catalog.models import ToolCatalog
 from npaflow.context import build_run_context
 from npaflow.decisions import LOOP_BACK, PROMOTE, normalize_decision, resolve_assumption
 from npaflow.document.models import WorkflowSpec
-from npaflow.fanout import ItemsRead, ItemsRequest, MembersDocument, list_digest, parsed_items
+from npaflow.fanout import ItemsRead, ItemsRequest, MembersOutcome, list_digest, parsed_items
 from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.spec_content import spec_content
@@ -73,7 +73,7 @@ class PlanExecutor:
         items = parsed_items(text, uri=f"--assume-items for {request.group}", max_items=request.max_items)
         return ItemsRead(items=tuple(items), digest=list_digest(items))
 
-    async def record_members(self, members: MembersDocument, read: ItemsRead, *, ended: bool) -> None:
+    async def record_members(self, members: MembersOutcome, read: ItemsRead, *, ended: bool) -> None:
         """Plans record nothing."""
 
 

@@ -40,8 +40,12 @@ def reference_limit(spec: WorkflowSpec) -> int:
 
 
 def ceiling(spec: WorkflowSpec) -> int:
-    """The most steps any walk of `spec` takes: MAX_WALK_STEPS, or the reference's cap when larger."""
-    return max(reference_limit(spec), MAX_WALK_STEPS)
+    """The most steps any walk of `spec` takes: MAX_WALK_STEPS, or the reference's cap when larger.
+
+    A `forEach:` group's members count on top: its `max` bounds them already.
+    """
+    fanned = sum(s.for_each.max_items for s in spec.states.values() if s.for_each is not None)
+    return max(reference_limit(spec), MAX_WALK_STEPS) + fanned
 
 
 def walk_limit(spec: WorkflowSpec, config: Mapping[str, JsonValue]) -> int:
@@ -77,6 +81,8 @@ def step_bound(spec: WorkflowSpec, config: Mapping[str, JsonValue]) -> StepBound
 
 def _own_steps(state: State, chain: Mapping[str, int], config: Mapping[str, JsonValue]) -> int | None:
     """Steps the state itself takes (a sequence: its children's chains), before its `next`."""
+    if state.for_each is not None:
+        return state.for_each.max_items  # one member per item, at most `max`
     if state.parallel:
         return len(state.parallel)
     body = sum(chain.get(child, 0) for child in state.sequence) if state.sequence else 1

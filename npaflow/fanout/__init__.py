@@ -22,6 +22,7 @@ from npaflow.fanout.models import (
     ItemsRequest,
     MemberRow,
     MembersDocument,
+    MembersOutcome,
     MemberStatus,
 )
 from npaflow.fanout.verdict import allowed_failures, group_error
@@ -36,6 +37,7 @@ __all__ = [
     "MemberRow",
     "MemberStatus",
     "MembersDocument",
+    "MembersOutcome",
     "allowed_failures",
     "group_error",
     "has_item_token",

@@ -54,12 +54,17 @@ class ReadItemsInput(BaseModel):
 
 
 class WriteMembersInput(BaseModel):
-    """`write_members`: a fan-out's `members.json`."""
+    """`write_members`: a fan-out's `members.json`, built beside the list's ledger copy.
+
+    Only the members that did not plainly succeed travel (the list itself is
+    already in the ledger), so the payload stays small however wide the group.
+    """
 
     model_config = FROZEN
 
     uri: str
-    members: MembersDocument
+    copy_uri: str
+    outcome: MembersOutcome
 
 
 class MemberStatus(StrEnum):
@@ -80,7 +85,6 @@ class MemberRow(BaseModel):
     index: int
     item: JsonValue
     status: MemberStatus
-    wave: str = ""  # the wave key that ran it (the ledger's attempts hold its jobs)
 
     def ok(self) -> bool:
         """True for a member whose work is done."""
@@ -113,6 +117,54 @@ class FanOutRecord(BaseModel):
         return f"{self.group}#{self.occurrence}"
 
 
+class MembersOutcome(BaseModel):
+    """How a fan-out occurrence's members ended, by key: what the walk hands its executor."""
+
+    model_config = FROZEN
+
+    group: str
+    occurrence: int
+    items_uri: str
+    digest: str
+    min_success: float
+    count: int
+    failed: list[str] = Field(default_factory=list)
+    not_run: list[str] = Field(default_factory=list)
+    earlier: list[str] = Field(default_factory=list)  # finished by an earlier execution (resume)
+
+    @property
+    def succeeded(self) -> int:
+        """Members whose work is done (this execution's and earlier ones')."""
+        return self.count - len(self.failed) - len(self.not_run)
+
+    def statuses(self) -> dict[str, MemberStatus]:
+        """Each member that did not plainly succeed, by key (any other key succeeded)."""
+        return {
+            **dict.fromkeys(self.earlier, MemberStatus.EARLIER),
+            **dict.fromkeys(self.not_run, MemberStatus.NOT_RUN),
+            **dict.fromkeys(self.failed, MemberStatus.FAILED),
+        }
+
+    def record(self, read: ItemsRead, *, ended: bool) -> FanOutRecord:
+        """The ledger's record of this occurrence."""
+        return FanOutRecord(
+            group=self.group,
+            occurrence=self.occurrence,
+            items_uri=self.items_uri,
+            digest=read.digest,
+            etag=read.etag,
+            copy_uri=read.copy_uri,
+            members_uri=read.members_uri,
+            count=self.count,
+            min_success=self.min_success,
+            succeeded=self.succeeded,
+            failed=self.failed,
+            not_run=len(self.not_run),
+            ended=ended,
+            note=read.note,
+        )
+
+
 class MembersDocument(BaseModel):
     """`members.json`: which members succeeded, for a decision or a later state to read."""
 
@@ -128,23 +180,18 @@ class MembersDocument(BaseModel):
     failed: int
     members: list[MemberRow]
 
-    def record(self, read: ItemsRead, *, ended: bool) -> FanOutRecord:
-        """The ledger's record of this occurrence."""
-        return FanOutRecord(
-            group=self.group,
-            occurrence=self.occurrence,
-            items_uri=self.items_uri,
-            digest=read.digest,
-            etag=read.etag,
-            copy_uri=read.copy_uri,
-            members_uri=read.members_uri,
-            count=len(self.members),
-            min_success=self.min_success,
-            succeeded=self.succeeded,
-            failed=[m.key for m in self.members if m.status is MemberStatus.FAILED],
-            not_run=sum(m.status is MemberStatus.NOT_RUN for m in self.members),
-            ended=ended,
-            note=read.note,
+    @classmethod
+    def of(cls, outcome: MembersOutcome, rows: list[MemberRow]) -> MembersDocument:
+        """The document of an outcome, its rows the list's items in order."""
+        return cls(
+            group=outcome.group,
+            occurrence=outcome.occurrence,
+            items_uri=outcome.items_uri,
+            digest=outcome.digest,
+            min_success=outcome.min_success,
+            succeeded=outcome.succeeded,
+            failed=len(outcome.failed),
+            members=rows,
         )
 
 

@@ -15,7 +15,7 @@ from npaflow.fanout import (
     ItemsRead,
     ItemsRequest,
     MemberRow,
-    MembersDocument,
+    MembersOutcome,
     MemberStatus,
     allowed_failures,
     group_error,
@@ -41,7 +41,6 @@ class FanOutWalk:
         self.template = walker.spec.states[group.parallel[0]]
         self.placement = StepPlacement(loop_label=group.name, group=group.name)
         self.status: dict[str, MemberStatus] = {}
-        self.waves: dict[str, str] = {}
 
     async def run(self) -> str:
         """Walk the group; return its error ("" when it succeeded under `minSuccess`)."""
@@ -66,17 +65,19 @@ class FanOutWalk:
         steps = self._members(read)
         await self._batches(steps, FanOutMark(items_uri=uri, count=len(read.items)), len(read.items))
         rows = self._rows(read)
-        document = MembersDocument(
+        by_status = {status: [row.key for row in rows if row.status is status] for status in MemberStatus}
+        outcome = MembersOutcome(
             group=self.group.name,
             occurrence=request.occurrence,
             items_uri=uri,
             digest=read.digest,
             min_success=self.fan.min_success,
-            succeeded=sum(row.ok() for row in rows),
-            failed=sum(row.status is MemberStatus.FAILED for row in rows),
-            members=rows,
+            count=len(rows),
+            failed=by_status[MemberStatus.FAILED],
+            not_run=by_status[MemberStatus.NOT_RUN],
+            earlier=by_status[MemberStatus.EARLIER],
         )
-        await walker.executor.record_members(document, read, ended=True)
+        await walker.executor.record_members(outcome, read, ended=True)
         return group_error(self.group.name, rows, self.fan.min_success, self.template.name)
 
     def _members(self, read: ItemsRead) -> list[PlanStep]:
@@ -117,7 +118,6 @@ class FanOutWalk:
             bad = set() if outcome.succeeded else set(outcome.failed_items or (s.item for s in batch))
             for step in batch:
                 self.status[step.item] = MemberStatus.FAILED if step.item in bad else MemberStatus.SUCCEEDED
-                self.waves[step.item] = str(wave.key)
             failed += len(bad)
 
     async def _template_only(self, uri: str) -> None:
@@ -142,7 +142,5 @@ class FanOutWalk:
         for index, item in enumerate(read.items):
             key = member_key(item)
             status = self.status.get(key, MemberStatus.NOT_RUN)
-            rows.append(
-                MemberRow(key=key, index=index, item=item, status=status, wave=self.waves.get(key, ""))
-            )
+            rows.append(MemberRow(key=key, index=index, item=item, status=status))
         return rows

@@ -8,7 +8,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from npaflow.document.models import Trigger
-from npaflow.fanout.models import ItemsRead, ItemsRequest, MembersDocument
+from npaflow.fanout.models import ItemsRead, ItemsRequest, MembersOutcome
 from npaflow.presets import FROZEN
 from npaflow.steps import PlanStep
 from npaflow.waves import WaveKey
@@ -108,6 +108,6 @@ class Executor(Protocol):
         """A fan-out group's list (checked, keyed), or `known=False` when only run time can say."""
         ...
 
-    async def record_members(self, members: MembersDocument, read: ItemsRead, *, ended: bool) -> None:
+    async def record_members(self, members: MembersOutcome, read: ItemsRead, *, ended: bool) -> None:
         """Keep how a fan-out's members stand (its `members.json` and the ledger's record)."""
         ...

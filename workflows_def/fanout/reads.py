@@ -7,7 +7,7 @@ from datetime import timedelta
 from temporalio.exceptions import is_cancelled_exception
 
 from npaflow.errors import PayloadError
-from npaflow.fanout import ItemsRead, ItemsRequest, MembersDocument
+from npaflow.fanout import ItemsRead, ItemsRequest, MembersOutcome
 from npaflow.fanout.models import FanOutRecord, ReadItemsInput, WriteMembersInput
 from npaflow.runtime.contract import READ_ITEMS, WRITE_MEMBERS
 from workflows_def.activity_calls import (
@@ -71,14 +71,14 @@ class FanOutReads:
         )
         return read
 
-    async def record_members(self, members: MembersDocument, read: ItemsRead, *, ended: bool) -> None:
+    async def record_members(self, members: MembersOutcome, read: ItemsRead, *, ended: bool) -> None:
         """Write `members.json` (where a later state reads it) and the ledger's record."""
         self.state.add_fan_out(members.record(read, ended=ended))
         if not read.members_uri:
             return
         await call(
             WRITE_MEMBERS,
-            WriteMembersInput(uri=read.members_uri, members=members),
+            WriteMembersInput(uri=read.members_uri, copy_uri=read.copy_uri, outcome=members),
             start_to_close_timeout=timedelta(minutes=2),
             schedule_to_close_timeout=self._deadline(),
             retry_policy=PERSISTENT_RETRY,

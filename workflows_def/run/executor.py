@@ -16,7 +16,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 
-from npaflow.fanout import ItemsRead, ItemsRequest, MembersDocument
+from npaflow.fanout import ItemsRead, ItemsRequest, MembersOutcome
 from npaflow.runtime.ledger import WaveAttemptRecord, latest_attempts
 from npaflow.runtime.metrics import BudgetLabel, Metric
 from npaflow.runtime.status import RetryBudget
@@ -65,7 +65,7 @@ class TemporalExecutor:
         """A fan-out group's list (workflows_def/fanout/: built only for a spec that fans out)."""
         return await self._fan_out().read_items(request)
 
-    async def record_members(self, members: MembersDocument, read: ItemsRead, *, ended: bool) -> None:
+    async def record_members(self, members: MembersOutcome, read: ItemsRead, *, ended: bool) -> None:
         """How a fan-out's members stand: `members.json` and the ledger's record."""
         await self._fan_out().record_members(members, read, ended=ended)
 
