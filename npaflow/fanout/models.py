@@ -10,6 +10,10 @@ from npaflow.presets import FROZEN
 
 #: The schema of a group's `members.json`.
 MEMBERS_SCHEMA = "npa.workflow.members.v1"
+#: Failed members' keys `status` and the summary name per fan-out (members.json lists them all).
+SHOWN_FAILURES = 20
+#: Fan-out occurrences `status` and the summary show (the newest; the ledger keeps every one).
+SHOWN_FAN_OUTS = 20
 
 
 class ItemsRequest(BaseModel):
@@ -115,6 +119,23 @@ class FanOutRecord(BaseModel):
     def key(self) -> str:
         """Its key in the ledger: `group#occurrence`."""
         return f"{self.group}#{self.occurrence}"
+
+    def shown(self) -> FanOutRecord:
+        """The record as status and the summary carry it: at most SHOWN_FAILURES failed keys."""
+        return self.model_copy(update={"failed": self.failed[:SHOWN_FAILURES]})
+
+    def text(self) -> str:
+        """`fan-out work: 6 of 7 members succeeded (minSuccess 0.8); failed: k1; members: URI`."""
+        if not self.ended:
+            return f"fan-out {self.group}: {self.count} items from {self.items_uri} (running)"
+        failed = self.count - self.succeeded - self.not_run
+        text = f"fan-out {self.group}: {self.succeeded} of {self.count} members succeeded"
+        text += f" (minSuccess {self.min_success:g})" if self.min_success < 1 else ""
+        if failed:
+            more = f" and {failed - len(self.failed)} more" if failed > len(self.failed) else ""
+            text += f"; failed: {', '.join(self.failed)}{more}"
+        text += f"; {self.not_run} not run" if self.not_run else ""
+        return text + (f"; members: {self.members_uri}" if self.members_uri else "")
 
 
 class MembersOutcome(BaseModel):

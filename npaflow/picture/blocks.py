@@ -93,7 +93,8 @@ def _block(spec: WorkflowSpec, name: str, config: dict[str, JsonValue]) -> Block
         size = _batch_size(state, config)
         bound = f", maxConcurrency {size}" if size else ""
         batches = split_into_batches(members, size)
-        return Block(name, BlockKind.PARALLEL, f"{name}: parallel{bound}", loop, state.terminal, batches)
+        kind = f"forEach {state.for_each.name}" if state.for_each else "parallel"  # one template per item
+        return Block(name, BlockKind.PARALLEL, f"{name}: {kind}{bound}", loop, state.terminal, batches)
     return Block(name, BlockKind.NODE, _node_title(state), loop, state.terminal)
 
 

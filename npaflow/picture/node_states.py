@@ -135,4 +135,7 @@ def node_views(
                     view.phase = NodePhase.SKIPPED
             else:
                 views[block.name] = _container_view(block, views)
+    for record in ledger.fan_outs.values():  # the newest occurrence of each group says last
+        if record.group in views:
+            views[record.group].detail = record.text()
     return views

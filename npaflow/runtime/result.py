@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from npaflow.fanout.models import SHOWN_FAN_OUTS, FanOutRecord
 from npaflow.runtime.ledger_layout import RUNTIME_FILE, ledger_file_uri
 from npaflow.runtime.payload_limits import (
     RESULT_DECISION_BYTES,
@@ -59,6 +60,7 @@ def run_summary(state: RunState) -> RunSummary:
         ledger_behind=state.ledger.failed_export,
         cache=state.progress.cache.model_copy(),
         quota_waits=state.quota.records()[-MAX_SUMMARY_WAITS:],
+        fan_outs=shown_fan_outs(state.fan_outs),
     )
     return fitted_summary(summary)
 
@@ -81,3 +83,8 @@ def fitted_summary(summary: RunSummary, limit: int = TEMPORAL_PAYLOAD_WARNING) -
             "error": summary.error[:4096],
         }
     )
+
+
+def shown_fan_outs(records: dict[str, FanOutRecord]) -> list[FanOutRecord]:
+    """The newest fan-out occurrences, each naming at most its first failures (the ledger has all)."""
+    return [record.shown() for record in list(records.values())[-SHOWN_FAN_OUTS:]]

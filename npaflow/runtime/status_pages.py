@@ -19,6 +19,7 @@ from npaflow.runtime.payload_limits import (
     names_within,
     newest_within,
 )
+from npaflow.runtime.result import shown_fan_outs
 from npaflow.runtime.summary import RunStatusView, WaveView
 from npaflow.runtime.usage import RunUsage
 
@@ -72,6 +73,7 @@ def status_view(state: RunState, now: str = "", before: int = -1) -> RunStatusVi
         current_states_omitted=len(state.current_states) - len(current),
         quota_waits=waits,
         quota_waits_omitted=waits_omitted,
+        fan_outs=shown_fan_outs(state.fan_outs),
         waves=waves,
         wave_count=len(records),
         waves_start=start,

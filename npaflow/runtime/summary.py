@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from npaflow.fanout.models import FanOutRecord
 from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.printable import printable
@@ -88,6 +89,7 @@ class RunFacts(BaseModel):
     backend: BackendName = BackendName.LOCAL
     current_states: list[str] = Field(default_factory=list)
     quota_waits: list[QuotaWait] = Field(default_factory=list)  # each wave's wait, open or ended
+    fan_outs: list[FanOutRecord] = Field(default_factory=list)  # the newest, their failures bounded
     decisions: list[DecisionRecord] = Field(default_factory=list)
     ledger_uri: str = ""
     ledger_behind: str = ""  # why the last ledger export failed; "" while the ledger is current
@@ -169,6 +171,7 @@ class RunSummary(BaseModel):
     ledger_behind: str = ""  # why the last ledger export failed ("" when it was written)
     cache: CacheTally = Field(default_factory=CacheTally)  # the stage cache's hits, misses, savings
     quota_waits: list[QuotaWait] = Field(default_factory=list)  # the newest MAX_SUMMARY_WAITS
+    fan_outs: list[FanOutRecord] = Field(default_factory=list)  # the newest, their failures bounded
     waves_omitted: int = 0  # older attempts left to the ledger (the result's size is bounded)
     decisions_omitted: int = 0
     states_omitted: int = 0  # states whose hours only the ledger lists (the costliest are here)
@@ -189,6 +192,7 @@ class RunSummary(BaseModel):
             )
         if self.cache.text():
             lines.append(f"cache: {self.cache.text()}")
+        lines.extend(fan_out.text() for fan_out in self.fan_outs)
         lines.extend(d.line() for d in self.decisions)
         lines.extend(usage_lines(self.usage))
         lines.append(f"run_prefix_uri: {self.run_prefix_uri}")
@@ -214,6 +218,7 @@ class RunSummary(BaseModel):
             error=self.error,
             usage=self.usage,
             quota_waits=self.quota_waits,
+            fan_outs=self.fan_outs,
             wave_count=self.wave_count,
             waves_start=self.waves_omitted,
             decisions_omitted=self.decisions_omitted,

@@ -12,9 +12,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from npaflow.fanout import MembersDocument, MemberStatus
+from npaflow.fanout import MembersDocument, MemberStatus, member_key
+from npaflow.picture.blocks import spec_blocks
+from npaflow.picture.node_states import node_views
+from npaflow.runtime.request import BackendName
 from npaflow.runtime.vocabulary import WaveStatus
+from npaflow.spec import load_spec_from_str
 from tests.harness import Harness, RunOutcome
+from tests.helpers import CATALOG
 from tests.integration.fake_skypilot import FakeSkyPilotApi
 
 pytestmark = pytest.mark.integration
@@ -146,6 +151,23 @@ async def test_one_failed_member_under_min_success_0_8_lets_the_run_succeed_and_
     (record,) = outcome.ledger.fan_outs.values()
     assert record.failed == [m.key for m in members.members if m.status is MemberStatus.FAILED]
     assert (record.succeeded, record.count) == (6, 7)
+
+
+async def test_status_the_summary_and_the_run_page_name_a_fan_out_s_failed_members(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    write_list(tmp_path, SEVEN, failing=("s4",))
+    outcome = await local_harness.run(fan_spec(tmp_path, min_success=0.8), run_id="fan-told")
+    assert outcome.summary is not None and outcome.ledger is not None
+    failed = member_key(SEVEN[4])
+    said = f"fan-out work: 6 of 7 members succeeded (minSuccess 0.8); failed: {failed}; members: file://"
+    assert any(line.startswith(said) for line in outcome.summary.text_lines())
+    view = outcome.summary.status_view(BackendName.LOCAL)
+    assert [record.failed for record in view.fan_outs] == [[failed]]
+    spec = load_spec_from_str(fan_spec(tmp_path, min_success=0.8), "fan.yaml", catalog=CATALOG)
+    blocks = spec_blocks(spec)
+    assert any(block.caption().startswith("work: forEach s") for top in blocks for block in top.walk())
+    assert node_views(blocks, outcome.ledger)["work"].detail.startswith(said)
 
 
 async def test_one_failed_member_under_min_success_1_fails_the_run_naming_it_and_resume_relaunches_only_it(
