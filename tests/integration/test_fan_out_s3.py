@@ -17,8 +17,7 @@ from tests.s3_server import BUCKET, S3Server
 pytestmark = pytest.mark.integration
 
 SEVEN = [{"id": f"s{n}", "rows": n} for n in range(7)]
-SPEC = (
-    """apiVersion: npa.workflow/v0.0.1
+SPEC = """apiVersion: npa.workflow/v0.0.1
 kind: Workflow
 metadata: {name: fan-s3}
 config: {bucket: BUCKET_NAME}
@@ -38,9 +37,7 @@ states:
   done:
     terminal: true
     run: {shell: "summarize {{state.work.uri}}"}
-"""
-    % BUCKET
-)
+""".replace("BUCKET_NAME", BUCKET)
 
 
 @pytest.fixture
