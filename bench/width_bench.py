@@ -1,11 +1,13 @@
-"""Runs of any width: a static group of N members, and a loop of N waves, on one worker.
+"""Runs of any width: a static group of N members, a fan-out of N items, a loop of N waves, on one worker.
 
 For each size: wall time and time per member (or wave), the run's history events
 and bytes per member, and the largest single payload in its history (the run's
 result, a launch's input, a marker) against Temporal's 256 KiB warning and 2 MiB
 limit (npaflow/runtime/payload_limits.py). Members have long names, params and an
-output each, 50 at a time. Runs on the local backend with jobs that exit at once.
-Run: python bench/width_bench.py [--members 10,100,1000,5000] [--loop 10,1000,2000]
+output each, 50 at a time; a fan-out's members (`forEach:`) have the same shape,
+read from a list a first stage copies (so its figures include that stage and the
+list's read). Runs on the local backend with jobs that exit at once.
+Run: python bench/width_bench.py [--members 10,100,1000,5000] [--items 1000] [--loop 10,1000,2000]
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from temporalio.client import Client  # noqa: E402
 
 from npaflow.runtime.payload_limits import TEMPORAL_PAYLOAD_LIMIT, TEMPORAL_PAYLOAD_WARNING  # noqa: E402
 from npaflow.runtime.request import RunRequest  # noqa: E402
-from tests.spec_factory import long_loop, wide_group  # noqa: E402
+from tests.spec_factory import fan_out_group, long_loop, wide_group  # noqa: E402
 from workflows_def import NpaWorkflowRun  # noqa: E402
 
 
@@ -66,7 +68,7 @@ async def measure(client: Client, queue: str, spec: str, units: int, what: str, 
     )
 
 
-async def main(members: list[int], loops: list[int]) -> None:
+async def main(members: list[int], items: list[int], loops: list[int]) -> None:
     env = await start_dev_server()
     home = Path(tempfile.mkdtemp(prefix="npa-width-bench-"))
     root = home / "data"
@@ -76,6 +78,9 @@ async def main(members: list[int], loops: list[int]) -> None:
     try:
         for count in members:
             await measure(env.client, queue, wide_group(root, count), count, "members", root)
+        for count in items:
+            await measure(env.client, queue, wide_group(root, count), count, "members", root)
+            await measure(env.client, queue, fan_out_group(root, count), count, "items", root)
         for count in loops:
             await measure(env.client, queue, long_loop(count), count, "waves", root)
     finally:
@@ -87,8 +92,10 @@ async def main(members: list[int], loops: list[int]) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--members", default="10,100,1000,5000", help="group sizes, comma-separated")
+    parser.add_argument("--items", default="1000", help="fan-out sizes, each beside a static group of it")
     parser.add_argument("--loop", default="10,1000,2000", help="loop lengths, comma-separated")
     args = parser.parse_args()
     sizes = [int(n) for n in args.members.split(",") if n]
     lengths = [int(n) for n in args.loop.split(",") if n]
-    run_to_exit(main(sizes, lengths))
+    items = [int(n) for n in args.items.split(",") if n]
+    run_to_exit(main(sizes, items, lengths))

@@ -104,6 +104,41 @@ def wide_group(root: Path, members: int, batch: int = 50, *, outputs: bool = Tru
     return json.dumps(document)
 
 
+def fan_out_group(root: Path, items: int, batch: int = 50) -> str:
+    """`split` writes a list of `items` items; each member appends its row to a file of its own (issue 59).
+
+    A member launched twice shows as two lines, as in `wide_group`.
+    """
+    listing = [{"id": f"item-{n:05d}", "rows": n} for n in range(items)]
+    (root / "list.json").write_text(json.dumps(listing))
+    return json.dumps(
+        {
+            "apiVersion": "npa.workflow/v0.0.1",
+            "kind": "Workflow",
+            "metadata": {"name": "wide-fan-out"},
+            "initial": "split",
+            "states": {
+                "split": {
+                    "run": {"shell": f"cp {root}/list.json {root}/{{{{run.id}}}}-items.json"},
+                    "outputs": [{"uri": f"file://{root}/{{{{run.id}}}}-items.json", "schema": "items"}],
+                    "next": "work",
+                },
+                "work": {
+                    "parallel": ["member"],
+                    "forEach": {"items": f"file://{root}/{{{{run.id}}}}-items.json", "as": "s", "max": items},
+                    "maxConcurrency": batch,
+                    "next": "done",
+                },
+                "member": {
+                    "run": {"shell": f"echo {{{{s.rows}}}} >> {root}/{{{{run.id}}}}-{{{{s.id}}}}.txt"},
+                    "outputs": [{"uri": f"file://{root}/{{{{run.id}}}}-{{{{s.id}}}}.txt", "schema": "row"}],
+                },
+                "done": {"terminal": True, "run": {"shell": "true"}},
+            },
+        }
+    )
+
+
 def long_loop(waves: int) -> str:
     """A loop of `waves` one-state waves, then a terminal state (issue 63)."""
     return json.dumps(

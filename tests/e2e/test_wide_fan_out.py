@@ -7,7 +7,6 @@ payload audit (tests/payload_audit.py) checks every payload of every run here.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,40 +20,9 @@ from npaflow.fanout import MembersDocument
 from tests.e2e.test_wide_runs import executions, run_by_uri, views_agree
 from tests.harness import WORKER_ID, Harness, dev_server
 from tests.payload_audit import oversized_payloads
+from tests.spec_factory import fan_out_group
 
 pytestmark = pytest.mark.e2e
-
-
-def fan_out_spec(root: Path, items: int, *, batch: int) -> str:
-    """`split` writes `items` items; each member appends its id to a file of its own."""
-    listing = [{"id": f"item-{n:05d}", "rows": n} for n in range(items)]
-    (root / "list.json").write_text(json.dumps(listing))
-    return json.dumps(
-        {
-            "apiVersion": "npa.workflow/v0.0.1",
-            "kind": "Workflow",
-            "metadata": {"name": "wide-fan-out"},
-            "initial": "split",
-            "states": {
-                "split": {
-                    "run": {"shell": f"cp {root}/list.json {root}/{{{{run.id}}}}-items.json"},
-                    "outputs": [{"uri": f"file://{root}/{{{{run.id}}}}-items.json", "schema": "items"}],
-                    "next": "work",
-                },
-                "work": {
-                    "parallel": ["member"],
-                    "forEach": {"items": f"file://{root}/{{{{run.id}}}}-items.json", "as": "s", "max": items},
-                    "maxConcurrency": batch,
-                    "next": "done",
-                },
-                "member": {
-                    "run": {"shell": f"echo {{{{s.rows}}}} >> {root}/{{{{run.id}}}}-{{{{s.id}}}}.txt"},
-                    "outputs": [{"uri": f"file://{root}/{{{{run.id}}}}-{{{{s.id}}}}.txt", "schema": "row"}],
-                },
-                "done": {"terminal": True, "run": {"shell": "true"}},
-            },
-        }
-    )
 
 
 def each_once(root: Path, run_id: str, items: int) -> None:
@@ -68,7 +36,7 @@ async def test_a_1000_item_fan_out_of_batches_of_50_completes_each_member_once_a
 ) -> None:
     async with local_harness.worker():
         outcome = await run_by_uri(
-            local_harness, fan_out_spec(tmp_path, 1000, batch=50), tmp_path, "fan-1000"
+            local_harness, fan_out_group(tmp_path, 1000, batch=50), tmp_path, "fan-1000"
         )
         assert outcome.status == "succeeded", outcome.error
         await views_agree(env, local_harness, outcome)
@@ -96,7 +64,7 @@ async def test_a_fan_out_that_continues_as_new_mid_group_launches_each_member_on
     since = datetime.now(UTC) - timedelta(seconds=1)
     harness = Harness(short_histories.client, home, LocalBackend(home, WORKER_ID), "tq-fan-mid-group")
     async with harness.worker():
-        outcome = await run_by_uri(harness, fan_out_spec(tmp_path, 200, batch=40), tmp_path, "fan-mid")
+        outcome = await run_by_uri(harness, fan_out_group(tmp_path, 200, batch=40), tmp_path, "fan-mid")
         assert outcome.status == "succeeded", outcome.error
     assert await executions(harness, outcome.handle) > 1
     each_once(tmp_path, "fan-mid", 200)
