@@ -135,6 +135,7 @@ class FanOutRecord(BaseModel):
             more = f" and {failed - len(self.failed)} more" if failed > len(self.failed) else ""
             text += f"; failed: {', '.join(self.failed)}{more}"
         text += f"; {self.not_run} not run" if self.not_run else ""
+        text += f"; list {self.note}" if self.note.startswith("read again") else ""
         return text + (f"; members: {self.members_uri}" if self.members_uri else "")
 
 

@@ -189,6 +189,28 @@ async def test_one_failed_member_under_min_success_1_fails_the_run_naming_it_and
     assert set(statuses.values()) == {MemberStatus.EARLIER}
 
 
+async def test_resume_with_reread_items_runs_the_new_and_the_failed_items_and_says_what_changed(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    write_list(tmp_path, SEVEN, failing=("s4",))
+    spec = fan_spec(tmp_path, concurrency=8)
+    async with local_harness.worker():
+        failed = await local_harness.finish(await local_harness.start(spec, run_id="fan-reread"))
+        assert failed.status == "failed"
+        launches(tmp_path)
+        write_list(tmp_path, [*SEVEN, {"id": "s7", "rows": 70}])
+        (tmp_path / "fan-reread" / "items.json").write_text((tmp_path / "list.json").read_text())
+        resumed = await local_harness.finish(
+            await local_harness.start(spec, run_id="fan-reread", reread_items=True)
+        )
+    assert resumed.status == "succeeded", resumed.error
+    assert sorted(launches(tmp_path)) == ["s4", "s7"]
+    assert resumed.ledger is not None
+    (record,) = resumed.ledger.fan_outs.values()
+    assert record.note == "read again (--reread-items): 1 items added, 0 removed"
+    assert record.count == 8 and record.succeeded == 8
+
+
 async def test_an_empty_list_is_a_success_with_zero_members(local_harness: Harness, tmp_path: Path) -> None:
     write_list(tmp_path, [])
     outcome = await local_harness.run(fan_spec(tmp_path), run_id="fan-empty")
