@@ -37,8 +37,8 @@ def validate_for_each(spec: WorkflowSpec, state: State, issues: IssueCollector) 
     if fan.items and not _produced(spec, state, fan.items):
         issues.add(
             (*path, "items"),
-            f"forEach.items {fan.items!r} is not an output any other state declares, nor under a trigger's "
-            "prefix: nothing the run does writes it",
+            f"forEach.items {fan.items!r} is not an output any upstream state declares, nor under a "
+            "trigger's prefix: nothing the run does before the group writes it",
             "declare it in the outputs of the state that writes the list (e.g. outputs: [{uri: "
             f"'{fan.items}', schema: items}}]), or use {{{{state.<writer>.uri}}}}",
         )
@@ -56,18 +56,48 @@ def _check_outputs(template: State, name: str, issues: IssueCollector) -> None:
 
 
 def _produced(spec: WorkflowSpec, group: State, uri: str) -> bool:
-    """True when another state declares `uri` (or a directory above it), or it is a state's output token."""
+    """True when an upstream state writes `uri`, or it lies under a trigger's prefix.
+
+    An upstream state declares it (or a directory above it) in its outputs, or the
+    items name its output by token (`{{state.X.uri}}`).
+    """
     text = uri.strip()
-    members = set(group.parallel)
+    if any(
+        s.trigger is not None and s.trigger.uri and text.startswith(s.trigger.uri)
+        for s in spec.states.values()
+    ):
+        return True
     for state in spec.states.values():
-        if state.name == group.name or state.name in members:
+        if state.name == group.name or state.name in group.parallel:
             continue
-        if text.startswith(f"{{{{state.{state.name}.") and state.outputs:
+        names = text.startswith(f"{{{{state.{state.name}.") and bool(state.outputs)
+        declares = any(
+            a.uri.strip() == text or (a.uri.strip().endswith("/") and text.startswith(a.uri.strip()))
+            for a in state.outputs
+        )
+        if (names or declares) and group.name in _downstream(spec, state.name):
             return True
-        if state.trigger is not None and state.trigger.uri and text.startswith(state.trigger.uri):
-            return True
-        for artifact in state.outputs:
-            declared = artifact.uri.strip()
-            if declared == text or (declared.endswith("/") and text.startswith(declared)):
-                return True
     return False
+
+
+def _downstream(spec: WorkflowSpec, start: str) -> set[str]:
+    """Every state the walk can reach after `start` (its edges, and its containers' onward edges)."""
+    parents = {child: s for s in spec.states.values() for child in (*s.sequence, *s.parallel)}
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        name = todo.pop()
+        state = spec.states.get(name)
+        if state is None:
+            continue
+        onward = [state.next, *(t.goto for t in state.transitions), *state.sequence, *state.parallel]
+        parent = parents.get(name)
+        if parent is not None:
+            siblings = list(parent.sequence)
+            later = siblings[siblings.index(name) + 1 :] if name in siblings else []
+            onward += later[:1] or [parent.name]  # the next sibling, else on past the container
+        for target in onward:
+            if target and target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen

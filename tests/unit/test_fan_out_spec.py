@@ -54,7 +54,16 @@ def test_an_output_uri_without_an_item_token_is_refused_at_its_line_with_the_fix
 
 def test_a_list_nothing_writes_is_refused_naming_the_producer_to_declare() -> None:
     text = messages_of(fan_doc({"items": "s3://bucket/elsewhere.json", "as": "s"}))
-    assert "forEach.items 's3://bucket/elsewhere.json' is not an output any other state declares" in text
+    assert "forEach.items 's3://bucket/elsewhere.json' is not an output any upstream state declares" in text
+
+
+def test_a_list_only_a_later_state_writes_is_refused() -> None:
+    doc = fan_doc(
+        work={"outputs": []},
+        done={"terminal": False, "outputs": [{"uri": ITEMS}], "next": "end"},
+        end={"terminal": True, "run": {"shell": "true"}},
+    )
+    assert "is not an output any upstream state declares" in messages_of(doc)
 
 
 def test_a_list_under_a_writer_s_directory_output_or_named_by_its_token_is_produced() -> None:
