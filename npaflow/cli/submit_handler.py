@@ -32,7 +32,7 @@ from npaflow.cli.exits import (
 )
 from npaflow.cli.follow_run import follow_run, no_worker_text
 from npaflow.cli.images import checked_binding
-from npaflow.cli.quota_check import check_quota
+from npaflow.cli.quota.check import check_quota
 from npaflow.cli.run_endings import next_steps
 from npaflow.cli.spec_loading import catalog_paths, load_spec_and_text, parse_vars, require_decision_sources
 from npaflow.errors import UsageError

@@ -58,6 +58,6 @@ def _add_where(parser: argparse.ArgumentParser) -> None:
 
 def run_cache(args: argparse.Namespace) -> int:
     """The handler: the Temporal client is imported only now."""
-    from npaflow.cli.cache_handler import cache
+    from npaflow.cli.cache.handler import cache
 
     return asyncio.run(cache(args))

@@ -46,9 +46,9 @@ def add(quota: argparse.ArgumentParser) -> None:
 def run_quota(args: argparse.Namespace) -> int:
     """The handler: the Temporal client is imported only now."""
     if args.action == "release":
-        from npaflow.cli.quota_release import release
+        from npaflow.cli.quota.release import release
 
         return asyncio.run(release(args))
-    from npaflow.cli.quota_handler import quota
+    from npaflow.cli.quota.handler import quota
 
     return asyncio.run(quota(args))

@@ -94,55 +94,55 @@ def _add_backfill_window(action: argparse.ArgumentParser) -> None:
 
 def run_create(args: argparse.Namespace) -> int:
     """`schedule create` (the Temporal client is imported only now)."""
-    from npaflow.cli.schedule_handler import create
+    from npaflow.cli.schedule.handler import create
 
     return asyncio.run(create(args))
 
 
 def run_describe(args: argparse.Namespace) -> int:
     """`schedule describe` (the Temporal client is imported only now)."""
-    from npaflow.cli.schedule_handler import describe
+    from npaflow.cli.schedule.handler import describe
 
     return asyncio.run(describe(args))
 
 
 def run_pause(args: argparse.Namespace) -> int:
     """`schedule pause` (the Temporal client is imported only now)."""
-    from npaflow.cli.schedule_handler import pause
+    from npaflow.cli.schedule.handler import pause
 
     return asyncio.run(pause(args))
 
 
 def run_unpause(args: argparse.Namespace) -> int:
     """`schedule unpause` (the Temporal client is imported only now)."""
-    from npaflow.cli.schedule_handler import unpause
+    from npaflow.cli.schedule.handler import unpause
 
     return asyncio.run(unpause(args))
 
 
 def run_trigger(args: argparse.Namespace) -> int:
     """`schedule trigger` (the Temporal client is imported only now)."""
-    from npaflow.cli.schedule_handler import trigger
+    from npaflow.cli.schedule.handler import trigger
 
     return asyncio.run(trigger(args))
 
 
 def run_backfill(args: argparse.Namespace) -> int:
     """`schedule backfill` (the Temporal client is imported only now)."""
-    from npaflow.cli.schedule_backfill import backfill
+    from npaflow.cli.schedule.backfill import backfill
 
     return asyncio.run(backfill(args))
 
 
 def run_delete(args: argparse.Namespace) -> int:
     """`schedule delete` (the Temporal client is imported only now)."""
-    from npaflow.cli.schedule_handler import delete
+    from npaflow.cli.schedule.handler import delete
 
     return asyncio.run(delete(args))
 
 
 def run_list(args: argparse.Namespace) -> int:
     """`schedule list` (the Temporal client is imported only now)."""
-    from npaflow.cli.schedule_handler import list_schedules
+    from npaflow.cli.schedule.handler import list_schedules
 
     return asyncio.run(list_schedules(args))

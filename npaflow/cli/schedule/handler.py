@@ -35,8 +35,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from npaflow.cli.cron import check_cron
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.images import checked_binding
-from npaflow.cli.quota_check import check_quota
-from npaflow.cli.schedule_view import OVERLAP, every_text, schedule_summary, stamp, when_text
+from npaflow.cli.quota.check import check_quota
+from npaflow.cli.schedule.view import OVERLAP, every_text, schedule_summary, stamp, when_text
 from npaflow.cli.spec_loading import load_spec_and_text, require_decision_sources
 from npaflow.cli.submit_handler import INLINE_SPEC_LIMIT, build_request
 from npaflow.errors import UsageError

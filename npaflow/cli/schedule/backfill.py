@@ -16,8 +16,8 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from temporalio.api.workflowservice.v1 import ListScheduleMatchingTimesRequest
 from temporalio.client import Client, ScheduleBackfill
 
-from npaflow.cli.schedule_handler import handle_of
-from npaflow.cli.schedule_view import OVERLAP
+from npaflow.cli.schedule.handler import handle_of
+from npaflow.cli.schedule.view import OVERLAP
 from npaflow.errors import UsageError
 
 #: The most matching times the server lists in one answer.

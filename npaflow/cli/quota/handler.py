@@ -8,7 +8,7 @@ import sys
 
 from pydantic import ValidationError
 
-from npaflow.cli.quota_text import pool_lines
+from npaflow.cli.quota.text import pool_lines
 from npaflow.errors import UsageError
 from npaflow.options import ConnectionOptions
 from npaflow.quota import PoolConfig, PoolStatus, accelerator_problem, name_problem
