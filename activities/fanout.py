@@ -135,10 +135,21 @@ class FanOutActivities:
         return tuple(member.key for member in document.members if member.ok())
 
 
+#: Items a re-read's note names on each side of its diff (members.json and the copy have them all).
+NAMED_CHANGES = 5
+
+
 def _changes(before: list[JsonValue], after: list[JsonValue]) -> str:
-    """What a re-read changed, as the ledger says it: items added and removed (by content)."""
-    old = {member_key(item) for item in before}
-    new = {member_key(item) for item in after}
-    if old == new:
+    """What a re-read changed, as the ledger says it: the items added and removed (by content)."""
+    old = {member_key(item): item for item in before}
+    new = {member_key(item): item for item in after}
+    if old.keys() == new.keys():
         return "read again (--reread-items): the same items"
-    return f"read again (--reread-items): {len(new - old)} items added, {len(old - new)} removed"
+    added = [canonical(new[key]) for key in new.keys() - old.keys()]
+    removed = [canonical(old[key]) for key in old.keys() - new.keys()]
+    text = f"read again (--reread-items): {len(added)} items added, {len(removed)} removed"
+    for sign, items in (("+", sorted(added)), ("-", sorted(removed))):
+        shown = [f"{sign} {item[:80]}" for item in items[:NAMED_CHANGES]]
+        more = [f"{sign} ... {len(items) - NAMED_CHANGES} more"] if len(items) > NAMED_CHANGES else []
+        text += "".join(f"; {line}" for line in [*shown, *more])
+    return text

@@ -102,7 +102,7 @@ class JobWatch:
                         "lost the record)"
                     ),
                 )
-            elif status.is_terminal():
+            elif status.is_terminal() and self._every_member_ended():
                 return await self._ended(status)
             elif self._waited_too_long_for_capacity(status):
                 return self._result(
@@ -214,6 +214,11 @@ class JobWatch:
                 f"{self.request.job.job_id}; last error: {self.errors[-1]}"
             ),
         )
+
+    def _every_member_ended(self) -> bool:
+        """A fan-out batch ends when all its members have: one failing stops none of the others."""
+        fan_out = any(member.item for member in self.request.wave_key.members)
+        return not fan_out or all(row.status.is_terminal() for row in self.rows)
 
     def _pending_since(self, rows: list[TaskRow]) -> float:
         """When the job started waiting for resources (0 while some task runs or has run)."""

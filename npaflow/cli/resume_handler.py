@@ -86,6 +86,11 @@ async def resume(args: argparse.Namespace) -> int:
             f"restarted run {args.run_id} (execution {new.result_run_id}); completed waves replay "
             "from the ledger"
         )
+        if args.reread_items:
+            print(
+                f"forEach lists are read from their sources again: `npaflow status {args.run_id}` "
+                "shows each list's diff (items added and removed) once its group starts"
+            )
     return 0
 
 

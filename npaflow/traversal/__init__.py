@@ -6,6 +6,8 @@ The front door. Inside:
 - `branching.py`: where a decision leads.
 - `reads.py`: trigger waits and decision reads, through the executor.
 - `wave_building.py`: steps into serial waves and group batches.
+- `fan_out.py`: a `forEach:` group's walk (npaflow/fanout/ holds its pure rules).
+- `record.py`: what a walk did.
 - `models.py`: the wave, its outcome, the executor protocol.
 """
 
@@ -18,10 +20,10 @@ from npaflow.traversal.models import (
     WaveKind,
     WaveOutcome,
 )
+from npaflow.traversal.record import WalkRecord
 from npaflow.traversal.walk import (
     StepLimitError,
     Walker,
-    WalkRecord,
     WaveFailedError,
 )
 

@@ -8,9 +8,10 @@ group then records `members.json` and fails or succeeds by its verdict.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from npaflow.document.models import State
+from npaflow.context import RunContext
+from npaflow.document.models import State, WorkflowSpec
 from npaflow.fanout import (
     ItemsRead,
     ItemsRequest,
@@ -22,20 +23,37 @@ from npaflow.fanout import (
     member_key,
     member_state,
 )
-from npaflow.steps import PlanStep, StepPlacement
+from npaflow.steps import PlanStep, StepPlacement, WalkTokens
 from npaflow.tokens import resolve_text
-from npaflow.traversal.models import FanOutMark
+from npaflow.traversal.models import Executor, FanOutMark
+from npaflow.traversal.reads import WalkReads
+from npaflow.traversal.record import WalkRecord
 from npaflow.traversal.wave_building import batch_wave, group_concurrency
 from npaflow.waves import split_into_batches
 
-if TYPE_CHECKING:
-    from npaflow.traversal.walk import Walker
+
+class FanOutHost(Protocol):
+    """What a fan-out's walk uses of the walk it is part of (npaflow/traversal/walk.py's `Walker`)."""
+
+    spec: WorkflowSpec
+    context: RunContext
+    executor: Executor
+    tokens: WalkTokens
+    reads: WalkReads
+    record: WalkRecord
+    sequence: int
+    occurrences: int
+    cap: int
+
+    def materialize(self, state: State, placement: StepPlacement) -> PlanStep:
+        """The step of `state` here, its tokens resolved against the walk so far (and recorded)."""
+        ...
 
 
 class FanOutWalk:
     """One occurrence of a fan-out group, walked by `walker`."""
 
-    def __init__(self, walker: Walker, group: State) -> None:
+    def __init__(self, walker: FanOutHost, group: State) -> None:
         assert group.for_each is not None
         self.walker, self.group, self.fan = walker, group, group.for_each
         self.template = walker.spec.states[group.parallel[0]]

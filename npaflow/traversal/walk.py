@@ -7,7 +7,7 @@ calls activities. Nothing here touches the world.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from npaflow.catalog.models import ToolCatalog
 from npaflow.context import RunContext, keyed_context
@@ -25,6 +25,7 @@ from npaflow.traversal.models import (
     Wave,
 )
 from npaflow.traversal.reads import WalkReads
+from npaflow.traversal.record import WalkRecord
 from npaflow.traversal.wave_building import batch_wave, group_concurrency, serial_wave
 from npaflow.waves import split_into_batches
 
@@ -45,15 +46,6 @@ class DecisionScope:
     """The decision visible to one loop iteration (scoped per loop, DESIGN §4)."""
 
     value: str = ""
-
-
-@dataclass
-class WalkRecord:
-    """What a walk did: every materialized step and every wave it dispatched."""
-
-    steps: list[PlanStep] = field(default_factory=list)
-    waves: list[Wave] = field(default_factory=list)
-    skipped: list[PlanStep] = field(default_factory=list)
 
 
 class Walker:

@@ -10,7 +10,7 @@ import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
 from tests.e2e.test_cli_runs import npaflow_process
-from tests.harness import Harness
+from tests.harness import Harness, dev_server
 from tests.helpers import free_port
 
 
@@ -36,3 +36,11 @@ async def ui(env: WorkflowEnvironment, local_harness: Harness) -> AsyncIterator[
     yield base
     process.terminate()
     await process.wait()
+
+
+@pytest_asyncio.fixture
+async def short_histories() -> AsyncIterator[WorkflowEnvironment]:
+    """A dev server that suggests continue-as-new at 60 events: a 5-batch group (or fan-out) crosses it."""
+    server = await dev_server("--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=60")
+    yield server
+    await server.shutdown()

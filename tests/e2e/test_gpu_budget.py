@@ -87,7 +87,7 @@ async def test_resume_refuses_a_budget_for_a_running_run(
         result = await npaflow(env, local_harness, "resume", "budget-live", "--max-gpu-hours", "5")
         await handle.cancel()
     assert result.returncode == 2
-    assert "--spec and --max-gpu-hours apply only when restarting a run that ended" in result.stderr
+    assert "--max-gpu-hours and --reread-items apply only when restarting a run that ended" in result.stderr
 
 
 async def test_a_budget_holds_when_the_worker_awaiting_the_job_is_killed(

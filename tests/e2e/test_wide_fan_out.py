@@ -7,18 +7,16 @@ payload audit (tests/payload_audit.py) checks every payload of every run here.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
 from npaflow.fanout import MembersDocument
 from tests.e2e.test_wide_runs import executions, run_by_uri, views_agree
-from tests.harness import WORKER_ID, Harness, dev_server
+from tests.harness import WORKER_ID, Harness
 from tests.payload_audit import oversized_payloads
 from tests.spec_factory import fan_out_group
 
@@ -48,14 +46,6 @@ async def test_a_1000_item_fan_out_of_batches_of_50_completes_each_member_once_a
         Path(record.members_uri.removeprefix("file://")).read_text()
     )
     assert (record.count, record.succeeded, members.succeeded) == (1000, 1000, 1000)
-
-
-@pytest_asyncio.fixture
-async def short_histories() -> AsyncIterator[WorkflowEnvironment]:
-    """A dev server that suggests continue-as-new at 60 events: a 5-batch fan-out crosses it."""
-    server = await dev_server("--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=60")
-    yield server
-    await server.shutdown()
 
 
 async def test_a_fan_out_that_continues_as_new_mid_group_launches_each_member_once(

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
@@ -24,7 +22,7 @@ from npaflow.runtime.payload_limits import TEMPORAL_PAYLOAD_WARNING
 from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import WaveStatus
 from tests.e2e.test_cli_runs import npaflow
-from tests.harness import WORKER_ID, Harness, RunOutcome, dev_server
+from tests.harness import WORKER_ID, Harness, RunOutcome
 from tests.helpers import eventually
 from tests.integration.fake_backend import FakeBackend
 from tests.payload_audit import oversized_payloads
@@ -122,14 +120,6 @@ async def test_a_5000_member_group_completes_continuing_as_new_between_batches(
     launched = [state for launch in fake.launches for state in launch.states]
     assert len(launched) == len(set(launched)) == 5001  # every member once, then `done`
     assert await executions(harness, outcome.handle) > 1  # it continued as new between batches
-
-
-@pytest_asyncio.fixture
-async def short_histories() -> AsyncIterator[WorkflowEnvironment]:
-    """A dev server that suggests continue-as-new at 60 events: a 5-batch group crosses it."""
-    server = await dev_server("--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=60")
-    yield server
-    await server.shutdown()
 
 
 async def test_a_group_loaded_in_parts_that_continues_as_new_mid_group_launches_each_batch_once(

@@ -27,11 +27,16 @@ pytestmark = pytest.mark.integration
 SEVEN = [{"id": f"s{n}", "rows": 10 * n} for n in range(7)]
 
 
-def fan_spec(root: Path, *, min_success: float = 1.0, cache: bool = False, concurrency: int = 3) -> str:
-    """split copies `list.json` into the run; `work` fans out over it; `done` reads members.json."""
+def fan_spec(
+    root: Path, *, min_success: float = 1.0, cache: bool = False, concurrency: int = 3, pause: float = 0
+) -> str:
+    """split copies `list.json` into the run; `work` fans out over it; `done` reads members.json.
+
+    A failing member fails at once; the others take `pause` seconds first.
+    """
     member = (
         "echo {{s.id}} >> " + f"{root}/launches.log && "
-        "! grep -qx {{s.id}} " + f"{root}/fail && "
+        "! grep -qx {{s.id}} " + f"{root}/fail && sleep {pause} && "
         "mkdir -p " + f"{root}" + "/{{run.id}} && "
         "echo rows={{config.rows}} > " + f"{root}" + "/{{run.id}}/out-{{s.id}}.txt"
     )
@@ -153,6 +158,16 @@ async def test_one_failed_member_under_min_success_0_8_lets_the_run_succeed_and_
     assert (record.succeeded, record.count) == (6, 7)
 
 
+async def test_a_member_failing_first_stops_none_of_its_batch_mates(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    write_list(tmp_path, SEVEN, failing=("s4",))
+    outcome = await local_harness.run(fan_spec(tmp_path, min_success=0.8, pause=1), run_id="fan-mates")
+    assert outcome.status == "succeeded", outcome.error
+    statuses = {m.item["id"]: m.status for m in members_of(outcome).members}  # type: ignore[index]
+    assert [name for name, status in statuses.items() if status is not MemberStatus.SUCCEEDED] == ["s4"]
+
+
 async def test_status_the_summary_and_the_run_page_name_a_fan_out_s_failed_members(
     local_harness: Harness, tmp_path: Path
 ) -> None:
@@ -170,17 +185,23 @@ async def test_status_the_summary_and_the_run_page_name_a_fan_out_s_failed_membe
     assert node_views(blocks, outcome.ledger)["work"].detail.startswith(said)
 
 
+async def failed_on_s4(harness: Harness, root: Path, run_id: str) -> RunOutcome:
+    """A run of the seven items, all in one batch, whose member s4 fails (minSuccess 1.0)."""
+    write_list(root, SEVEN, failing=("s4",))
+    failed = await harness.finish(await harness.start(fan_spec(root, concurrency=8), run_id=run_id))
+    assert failed.status == "failed"
+    assert sorted(launches(root)) == sorted(item["id"] for item in SEVEN)
+    return failed
+
+
 async def test_one_failed_member_under_min_success_1_fails_the_run_naming_it_and_resume_relaunches_only_it(
     local_harness: Harness, tmp_path: Path
 ) -> None:
-    write_list(tmp_path, SEVEN, failing=("s4",))
-    spec = fan_spec(tmp_path, concurrency=8)
     async with local_harness.worker():
-        failed = await local_harness.finish(await local_harness.start(spec, run_id="fan-resume"))
-        assert failed.status == "failed"
+        failed = await failed_on_s4(local_harness, tmp_path, "fan-resume")
         assert "6 of 7 shard members succeeded" in failed.error and "s4" in failed.error, failed.error
-        assert sorted(launches(tmp_path)) == sorted(item["id"] for item in SEVEN)
         write_list(tmp_path, SEVEN)  # the fix
+        spec = fan_spec(tmp_path, concurrency=8)
         resumed = await local_harness.finish(await local_harness.start(spec, run_id="fan-resume"))
     assert resumed.status == "succeeded", resumed.error
     assert launches(tmp_path) == ["s4"]
@@ -192,13 +213,10 @@ async def test_one_failed_member_under_min_success_1_fails_the_run_naming_it_and
 async def test_resume_with_reread_items_runs_the_new_and_the_failed_items_and_says_what_changed(
     local_harness: Harness, tmp_path: Path
 ) -> None:
-    write_list(tmp_path, SEVEN, failing=("s4",))
-    spec = fan_spec(tmp_path, concurrency=8)
     async with local_harness.worker():
-        failed = await local_harness.finish(await local_harness.start(spec, run_id="fan-reread"))
-        assert failed.status == "failed"
-        launches(tmp_path)
+        await failed_on_s4(local_harness, tmp_path, "fan-reread")
         write_list(tmp_path, [*SEVEN, {"id": "s7", "rows": 70}])
+        spec = fan_spec(tmp_path, concurrency=8)
         (tmp_path / "fan-reread" / "items.json").write_text((tmp_path / "list.json").read_text())
         resumed = await local_harness.finish(
             await local_harness.start(spec, run_id="fan-reread", reread_items=True)
@@ -207,7 +225,7 @@ async def test_resume_with_reread_items_runs_the_new_and_the_failed_items_and_sa
     assert sorted(launches(tmp_path)) == ["s4", "s7"]
     assert resumed.ledger is not None
     (record,) = resumed.ledger.fan_outs.values()
-    assert record.note == "read again (--reread-items): 1 items added, 0 removed"
+    assert record.note == 'read again (--reread-items): 1 items added, 0 removed; + {"id":"s7","rows":70}'
     assert record.count == 8 and record.succeeded == 8
 
 
