@@ -12,13 +12,13 @@ import argparse
 import asyncio
 import json
 from datetime import UTC, datetime
-from typing import Any
 
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.common import SearchAttributeKey
 
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.live_view import live_view
+from npaflow.cli.run_row import RunRow
 from npaflow.errors import UsageError
 from npaflow.options import ConnectionOptions
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo, SearchAttribute
@@ -79,52 +79,52 @@ def shown_phase(phase: str, status: WorkflowExecutionStatus | None) -> str:
     return ended
 
 
-async def _row(run: WorkflowExecution, now: datetime) -> dict[str, Any]:
+async def _row(run: WorkflowExecution, now: datetime) -> RunRow:
     attributes = run.typed_search_attributes
     memo = RunMemo.read(await run.memo())
     end = run.close_time or now
-    return {
-        "run_id": run.id,
-        "spec": attributes.get(_SPEC) or "",
-        "phase": shown_phase(attributes.get(_PHASE) or memo.phase, run.status),
-        "execution_status": run.status.name if run.status else "UNKNOWN",
-        "current_states": list(attributes.get(_STATES) or []),
-        "started_at": run.start_time.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "duration_seconds": round((end - run.start_time).total_seconds(), 1),
-        "gpu_hours": memo.gpu_hours,
-        "waited_seconds": memo.waited_seconds,
-    }
+    return RunRow(
+        run_id=run.id,
+        spec=attributes.get(_SPEC) or "",
+        phase=shown_phase(attributes.get(_PHASE) or memo.phase, run.status),
+        execution_status=run.status.name if run.status else "UNKNOWN",
+        current_states=list(attributes.get(_STATES) or []),
+        started_at=run.start_time.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        duration_seconds=round((end - run.start_time).total_seconds(), 1),
+        gpu_hours=memo.gpu_hours,
+        waited_seconds=memo.waited_seconds,
+    )
 
 
-async def run_rows(client: Client, query: str, limit: int, now: datetime) -> list[dict[str, Any]]:
+async def run_rows(client: Client, query: str, limit: int, now: datetime) -> list[RunRow]:
     """One row per run id (its newest execution; GPU-hours are the run's total) with its executions."""
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, RunRow] = {}
     async for run in client.list_workflows(query, limit=limit * MAX_EXECUTIONS_READ):
         if run.id in rows:
-            rows[run.id]["executions"] += 1
+            rows[run.id] = rows[run.id].model_copy(update={"executions": rows[run.id].executions + 1})
         elif len(rows) < limit:
-            rows[run.id] = {**await _row(run, now), "executions": 1}
-    open_rows = [row for row in rows.values() if row["execution_status"] == "RUNNING"]
-    views = await asyncio.gather(*(_live(client, row["run_id"]) for row in open_rows))
+            rows[run.id] = await _row(run, now)
+    open_rows = [row for row in rows.values() if row.is_open()]
+    views = await asyncio.gather(*(_live(client, row.run_id) for row in open_rows))
     for row, view in zip(open_rows, views, strict=True):
         if view is not None:
-            row.update(live_columns(view))
+            rows[row.run_id] = live_row(row, view)
     return list(rows.values())
 
 
-def live_columns(view: RunStatusView) -> dict[str, Any]:
-    """An open run's spend up to now, how long it waited for GPUs, and `waiting` while it waits."""
-    columns: dict[str, Any] = {
+def live_row(row: RunRow, view: RunStatusView) -> RunRow:
+    """An open run's row with its spend up to now, its GPU waits, and `waiting` while it waits."""
+    update: dict[str, object] = {
         "gpu_hours": view.usage.gpu_hours,
         "waited_seconds": round(sum(wait.seconds for wait in view.quota_waits), 1),
     }
     waiting = [wait for wait in view.quota_waits if wait.is_open()]
     if waiting:
-        columns["phase"] = "waiting"
-        columns["waiting_for"] = (
+        update["phase"] = "waiting"
+        update["waiting_for"] = (
             f"quota {waiting[0].pool} ({waiting[0].gpus} GPUs, position {waiting[0].position})"
         )
-    return columns
+    return row.model_copy(update=update)
 
 
 async def _live(client: Client, run_id: str) -> RunStatusView | None:
@@ -135,20 +135,19 @@ async def _live(client: Client, run_id: str) -> RunStatusView | None:
         return None
 
 
-def _text(rows: list[dict[str, Any]]) -> str:
+def _text(rows: list[RunRow]) -> str:
     header = ("RUN ID", "SPEC", "PHASE", "STATES", "STARTED", "DURATION", "GPU-H", "WAITED", "EXECS")
     table = [header] + [
         (
-            r["run_id"],
-            r["spec"] or "-",
-            (r["phase"] or r["execution_status"].lower())
-            + (f" for {r['waiting_for']}" if r.get("waiting_for") else ""),
-            "-" if r["execution_status"] != "RUNNING" else ",".join(r["current_states"]) or "-",
-            r["started_at"],
-            _duration(r["duration_seconds"]),
-            "-" if r["gpu_hours"] is None else f"{gpu_hours_text(r['gpu_hours'])}",
-            _duration(r["waited_seconds"]) if r.get("waited_seconds") else "-",
-            str(r["executions"]),
+            r.run_id,
+            r.spec or "-",
+            r.shown_phase(),
+            ",".join(r.current_states) or "-" if r.is_open() else "-",
+            r.started_at,
+            _duration(r.duration_seconds),
+            "-" if r.gpu_hours is None else f"{gpu_hours_text(r.gpu_hours)}",
+            _duration(r.waited_seconds) if r.waited_seconds else "-",
+            str(r.executions),
         )
         for r in rows
     ]
@@ -169,7 +168,7 @@ async def list_runs(args: argparse.Namespace) -> int:
     client: Client = await connect_to(ConnectionOptions.parsed(args))
     rows = await run_rows(client, query, args.limit, now)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps([row.document() for row in rows], indent=2))
     elif rows:
         print(_text(rows))
     else:

@@ -13,6 +13,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from npaflow.cli.run_row import RunRow
 from npaflow.cli.ui.reads import Snapshot
 from npaflow.picture import spec_svg
 from npaflow.picture.live import ledger_of_view, waiting_states
@@ -122,20 +123,18 @@ def _filters(phase: str, spec: str) -> str:
     )
 
 
-def _row(row: dict[str, Any]) -> str:
-    run_id = str(row["run_id"])
-    hours = "-" if row["gpu_hours"] is None else f"{gpu_hours_text(row['gpu_hours'])}"
-    phase = row["phase"] or str(row["execution_status"]).lower()
-    shown = phase + (f" for {row['waiting_for']}" if row.get("waiting_for") else "")
+def _row(row: RunRow) -> str:
+    hours = "-" if row.gpu_hours is None else f"{gpu_hours_text(row.gpu_hours)}"
+    phase = row.phase or row.execution_status.lower()
     return (
-        f'<tr data-phase="{escape(phase)}"><td><a href="/runs/{quote(run_id)}">{escape(run_id)}</a></td>'
-        f"<td>{escape(row['spec'] or '-')}</td><td>{escape(shown)}</td><td>{escape(row['started_at'])}</td>"
-        f"<td class=num>{row['duration_seconds']:.0f} s</td><td class=num>{hours}</td>"
-        f"<td class=num>{row['executions']}</td></tr>"
+        f'<tr data-phase="{escape(phase)}"><td><a href="/runs/{quote(row.run_id)}">{escape(row.run_id)}</a>'
+        f"</td><td>{escape(row.spec or '-')}</td><td>{escape(row.shown_phase())}</td>"
+        f"<td>{escape(row.started_at)}</td><td class=num>{row.duration_seconds:.0f} s</td>"
+        f"<td class=num>{hours}</td><td class=num>{row.executions}</td></tr>"
     )
 
 
-def runs_page(rows: list[dict[str, Any]], phase: str, spec: str, page: int) -> str:
+def runs_page(rows: list[RunRow], phase: str, spec: str, page: int) -> str:
     """The runs list, newest first, filtered and paged (PAGE_SIZE a page)."""
     shown = rows[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
     body = "".join(_row(row) for row in shown) or '<tr><td colspan="7">No run matches.</td></tr>'

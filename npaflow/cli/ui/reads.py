@@ -19,6 +19,7 @@ from temporalio.service import RPCError
 from npaflow.cli.list_handler import run_rows, visibility_query
 from npaflow.cli.live_view import live_view
 from npaflow.cli.run_endings import read_ending
+from npaflow.cli.run_row import RunRow
 from npaflow.cli.ui.loaded_spec import loaded_spec
 from npaflow.document.models import WorkflowSpec
 from npaflow.document.yaml_source import parse_yaml
@@ -60,7 +61,7 @@ class RunReads:
         self.client = client
         self._specs: dict[str, WorkflowSpec | None] = {}
 
-    async def runs(self, phase: str, spec: str, limit: int) -> list[dict[str, Any]]:
+    async def runs(self, phase: str, spec: str, limit: int) -> list[RunRow]:
         """The newest runs first, one row per run id (as `npaflow list`)."""
         now = datetime.now(UTC)
         return await run_rows(self.client, visibility_query(phase, spec, "", now), limit, now)

@@ -1,0 +1,32 @@
+"""The run row `npaflow list` and the runs page share: one model, the same words in both."""
+
+from __future__ import annotations
+
+import pytest
+
+from npaflow.cli.run_row import RunRow
+from npaflow.cli.ui.pages import runs_page
+
+pytestmark = pytest.mark.unit
+
+
+def test_a_waiting_run_says_what_it_waits_for_and_a_finished_one_has_no_such_key() -> None:
+    waiting = RunRow(
+        run_id="r1",
+        phase="waiting",
+        execution_status="RUNNING",
+        waiting_for="quota gpu8 (2 GPUs, position 1)",
+    )
+    assert waiting.shown_phase() == "waiting for quota gpu8 (2 GPUs, position 1)"
+    assert waiting.document()["waiting_for"] == "quota gpu8 (2 GPUs, position 1)"
+    assert "waiting_for" not in RunRow(run_id="r2", phase="succeeded").document()
+
+
+def test_an_older_run_without_a_memo_shows_its_execution_status_and_no_hours() -> None:
+    row = RunRow(run_id="old", execution_status="COMPLETED")
+    assert (row.shown_phase(), row.document()["gpu_hours"], row.document()["waited_seconds"]) == (
+        "completed",
+        None,
+        None,
+    )
+    assert 'data-phase="completed"' in runs_page([row], "", "", 0)
