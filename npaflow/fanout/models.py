@@ -57,20 +57,6 @@ class ReadItemsInput(BaseModel):
     resuming: bool = False  # a new execution of a run that ran before (not continue-as-new)
 
 
-class WriteMembersInput(BaseModel):
-    """`write_members`: a fan-out's `members.json`, built beside the list's ledger copy.
-
-    Only the members that did not plainly succeed travel (the list itself is
-    already in the ledger), so the payload stays small however wide the group.
-    """
-
-    model_config = FROZEN
-
-    uri: str
-    copy_uri: str
-    outcome: MembersOutcome
-
-
 class MemberStatus(StrEnum):
     """How one member ended."""
 
@@ -120,6 +106,21 @@ class FanOutRecord(BaseModel):
         """Its key in the ledger: `group#occurrence`."""
         return f"{self.group}#{self.occurrence}"
 
+    @classmethod
+    def of_read(cls, group: str, occurrence: int, read: ItemsRead, *, items_uri: str) -> FanOutRecord:
+        """An occurrence as its list was read, before any member ended."""
+        return cls(
+            group=group,
+            occurrence=occurrence,
+            items_uri=items_uri,
+            digest=read.digest,
+            etag=read.etag,
+            copy_uri=read.copy_uri,
+            members_uri=read.members_uri,
+            count=len(read.items),
+            note=read.note,
+        )
+
     def shown(self) -> FanOutRecord:
         """The record as status and the summary carry it: at most SHOWN_FAILURES failed keys."""
         return self.model_copy(update={"failed": self.failed[:SHOWN_FAILURES]})
@@ -168,23 +169,32 @@ class MembersOutcome(BaseModel):
         }
 
     def record(self, read: ItemsRead, *, ended: bool) -> FanOutRecord:
-        """The ledger's record of this occurrence."""
-        return FanOutRecord(
-            group=self.group,
-            occurrence=self.occurrence,
-            items_uri=self.items_uri,
-            digest=read.digest,
-            etag=read.etag,
-            copy_uri=read.copy_uri,
-            members_uri=read.members_uri,
-            count=self.count,
-            min_success=self.min_success,
-            succeeded=self.succeeded,
-            failed=self.failed,
-            not_run=len(self.not_run),
-            ended=ended,
-            note=read.note,
+        """The ledger's record of this occurrence once its members stand as they do."""
+        read_as = FanOutRecord.of_read(self.group, self.occurrence, read, items_uri=self.items_uri)
+        return read_as.model_copy(
+            update={
+                "count": self.count,
+                "min_success": self.min_success,
+                "succeeded": self.succeeded,
+                "failed": self.failed,
+                "not_run": len(self.not_run),
+                "ended": ended,
+            }
         )
+
+
+class WriteMembersInput(BaseModel):
+    """`write_members`: a fan-out's `members.json`, built beside the list's ledger copy.
+
+    Only the members that did not plainly succeed travel (the list itself is
+    already in the ledger), so the payload stays small however wide the group.
+    """
+
+    model_config = FROZEN
+
+    uri: str
+    copy_uri: str
+    outcome: MembersOutcome
 
 
 class MembersDocument(BaseModel):
@@ -215,6 +225,3 @@ class MembersDocument(BaseModel):
             failed=len(outcome.failed),
             members=rows,
         )
-
-
-WriteMembersInput.model_rebuild()

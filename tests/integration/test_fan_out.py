@@ -277,3 +277,15 @@ async def test_the_skypilot_fake_receives_one_job_group_per_batch_with_the_membe
     for item in SEVEN:
         assert sum(f"echo {item['id']} >>" in command for command in commands) == 1
     assert all(w.status is WaveStatus.SUCCEEDED for w in outcome.ledger.waves)
+
+
+async def test_a_raw_workflow_start_with_an_output_naming_no_item_fails_at_load_and_launches_nothing(
+    local_harness: Harness, tmp_path: Path
+) -> None:
+    """`temporal workflow start` skips the CLI: the run's own load refuses the spec, naming the field."""
+    write_list(tmp_path, SEVEN)
+    spec = fan_spec(tmp_path).replace('out-{{s.id}}.txt", schema: shard', 'out.txt", schema: shard')
+    outcome = await local_harness.run(spec, run_id="fan-raw")
+    assert outcome.status == "failed"
+    assert "state shard: outputs[0].uri" in outcome.error and "names no item" in outcome.error, outcome.error
+    assert launches(tmp_path) == [] and not (tmp_path / "fan-raw").exists()

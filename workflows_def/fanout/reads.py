@@ -57,17 +57,7 @@ class FanOutReads:
             _, message = classify_activity_error(error)
             raise PayloadError(f"group {request.group}: {message}") from None
         self.state.add_fan_out(
-            FanOutRecord(
-                group=request.group,
-                occurrence=request.occurrence,
-                items_uri=request.uri,
-                digest=read.digest,
-                etag=read.etag,
-                copy_uri=read.copy_uri,
-                members_uri=read.members_uri,
-                count=len(read.items),
-                note=read.note,
-            )
+            FanOutRecord.of_read(request.group, request.occurrence, read, items_uri=request.uri)
         )
         return read
 
