@@ -1,11 +1,12 @@
-"""`read_items` and `write_members`: a fan-out's list read once and kept, its members' standing written.
+"""`read_items`, `write_members`, `diff_items`: a fan-out's list read once and kept, its members' standing.
 
 The list is read from its source once per run: checked (npaflow/fanout/items.py),
 then copied into the ledger (`<ledger>/fanout/<group>-<n>/items.json`) with its
 digest. Continue-as-new and `resume` read that copy, so the members they expand
 are the ones the run began with; `resume --reread-items` reads the source again
 and says what changed. `resume` also learns from `members.json` which members
-an earlier execution finished, so only the others launch.
+an earlier execution finished, so only the others launch. `diff_items` shows,
+before such a restart, what reading each source again would change.
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ from __future__ import annotations
 import json
 
 import structlog
-from pydantic import JsonValue
 from temporalio import activity
 
 from activities.context import ActivityContext
 from activities.errors import mapped_errors
+from activities.ledger import read_ledger
 from activities.storage import ArtifactMissingError, ArtifactTooLargeError, NotARegularFileError, NotTextError
 from activities.tracing import tag_span
+from npaflow.document.for_each import MAX_ITEMS_CEILING
+from npaflow.errors import ConfigurationError
 from npaflow.fanout import (
+    FanOutRecord,
     ItemsError,
     ItemsRead,
     MemberRow,
@@ -30,9 +34,10 @@ from npaflow.fanout import (
     member_key,
     parsed_items,
 )
+from npaflow.fanout.changes import DiffItemsInput, ItemsChange, ItemsChanges
 from npaflow.fanout.items import MAX_LIST_BYTES, canonical
 from npaflow.fanout.models import ReadItemsInput, WriteMembersInput
-from npaflow.runtime.contract import READ_ITEMS, WRITE_MEMBERS, ledger_file_uri
+from npaflow.runtime.contract import DIFF_ITEMS, READ_ITEMS, WRITE_MEMBERS, ledger_file_uri
 from npaflow.runtime.ledger_layout import FANOUT_DIR
 
 log = structlog.get_logger(__name__)
@@ -66,7 +71,8 @@ class FanOutActivities:
             items = parsed_items(text, uri=ask.uri, max_items=ask.max_items)
             etag = await self.storage.for_uri(ask.uri).version(ask.uri) or ""
             if kept is not None:
-                note = _changes(parsed_items(kept, uri=copy_uri, max_items=ask.max_items), items)
+                before = parsed_items(kept, uri=copy_uri, max_items=ask.max_items)
+                note = ItemsChange.between(ask.group, ask.occurrence, ask.uri, before, items).note()
             if copy_uri:
                 await self.storage.for_uri(copy_uri).write_text(copy_uri, canonical(items))
         done = await self._done(members_uri) if request.resuming else ()
@@ -101,6 +107,34 @@ class FanOutActivities:
             request.uri, document.model_dump_json(by_alias=True)
         )
 
+    @activity.defn(name=DIFF_ITEMS.name)
+    @mapped_errors
+    async def diff_items(self, request: DiffItemsInput) -> ItemsChanges:
+        """Each list the run read (its ledger copy) against its source now, for `resume --reread-items`.
+
+        Raises:
+            ConfigurationError: the run has no ledger there.
+        """
+        ledger = await read_ledger(self.storage, request.ledger_uri)
+        if ledger is None:
+            raise ConfigurationError(f"no ledger at {request.ledger_uri} (the run wrote none yet)")
+        changes = [await self._change(record) for record in ledger.fan_outs.values() if record.copy_uri]
+        return ItemsChanges(run_id=ledger.run_id, changes=changes)
+
+    async def _change(self, record: FanOutRecord) -> ItemsChange:
+        """One occurrence's copy against its source; a source that cannot be read says why."""
+        kept = await self._text(record.copy_uri, MAX_ITEMS_CEILING, missing_ok=True)
+        before = [] if kept is None else parsed_items(kept, uri=record.copy_uri, max_items=MAX_ITEMS_CEILING)
+        try:
+            text = await self._text(record.items_uri, MAX_ITEMS_CEILING, missing_ok=False)
+            assert text is not None
+            after = parsed_items(text, uri=record.items_uri, max_items=MAX_ITEMS_CEILING)
+        except ItemsError as exc:
+            return ItemsChange(
+                group=record.group, occurrence=record.occurrence, items_uri=record.items_uri, error=str(exc)
+            )
+        return ItemsChange.between(record.group, record.occurrence, record.items_uri, before, after)
+
     async def _text(self, uri: str, max_items: int, *, missing_ok: bool) -> str | None:
         storage = self.storage.for_uri(uri)
         try:
@@ -133,23 +167,3 @@ class FanOutActivities:
         except ValueError as exc:
             raise ItemsError(f"{uri} cannot be read ({exc}); remove it to rerun every member") from None
         return tuple(member.key for member in document.members if member.ok())
-
-
-#: Items a re-read's note names on each side of its diff (members.json and the copy have them all).
-NAMED_CHANGES = 5
-
-
-def _changes(before: list[JsonValue], after: list[JsonValue]) -> str:
-    """What a re-read changed, as the ledger says it: the items added and removed (by content)."""
-    old = {member_key(item): item for item in before}
-    new = {member_key(item): item for item in after}
-    if old.keys() == new.keys():
-        return "read again (--reread-items): the same items"
-    added = [canonical(new[key]) for key in new.keys() - old.keys()]
-    removed = [canonical(old[key]) for key in old.keys() - new.keys()]
-    text = f"read again (--reread-items): {len(added)} items added, {len(removed)} removed"
-    for sign, items in (("+", sorted(added)), ("-", sorted(removed))):
-        shown = [f"{sign} {item[:80]}" for item in items[:NAMED_CHANGES]]
-        more = [f"{sign} ... {len(items) - NAMED_CHANGES} more"] if len(items) > NAMED_CHANGES else []
-        text += "".join(f"; {line}" for line in [*shown, *more])
-    return text

@@ -149,7 +149,9 @@ class Harness:
             status = "failed" if summary else type(failure.cause).__name__
             error = summary.error if summary else str(failure.cause)
         ledger_uri = f"file://{self.home.resolve()}/runs/{handle.id}"
-        ledger = await read_ledger(StorageRouter(), ledger_uri)
+        if summary is not None and summary.run_prefix_uri:  # e.g. a spec's config.bucket on S3
+            ledger_uri = summary.run_prefix_uri
+        ledger = await read_ledger(self.storage or StorageRouter(), ledger_uri)
         return RunOutcome(status, summary, ledger, handle, error)
 
     async def run(self, spec: str, **options: object) -> RunOutcome:

@@ -59,6 +59,7 @@ def implementations(context: ActivityContext) -> dict[str, Callable[..., Any]]:
         contract.RENDER_REPORT.name: reports.render_report,
         contract.READ_ITEMS.name: fan_out.read_items,
         contract.WRITE_MEMBERS.name: fan_out.write_members,
+        contract.DIFF_ITEMS.name: fan_out.diff_items,
     }
 
 

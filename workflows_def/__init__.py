@@ -1,7 +1,8 @@
 """Temporal workflow definitions: deterministic glue between the traversal and activities.
 
 A room per concern: `run/` (the run), `cache/` and `quota/` (each feature's
-wave layer and coordinator workflow), `helpers/` (the CLI's helper workflows).
+wave layer and coordinator workflow), `fanout/` (fan-out's reads, layer and
+list diff), `helpers/` (the CLI's helper workflows).
 Shared by every room: `activity_calls.py` (each activity's options, sendable
 inputs), `wave_layers.py` (the one shape of a wave-level feature),
 `run_deps.py` (what a run's layers are built from), `patches.py`,
@@ -10,6 +11,7 @@ inputs), `wave_layers.py` (the one shape of a wave-level feature),
 
 from workflows_def.cache.admin_workflow import NpaflowCacheAdmin
 from workflows_def.cache.flight_workflow import NpaflowCacheFlight
+from workflows_def.fanout.diff_workflow import NpaflowItemsDiff
 from workflows_def.helpers.artifacts import NpaflowArtifacts
 from workflows_def.helpers.ledger_repair import NpaflowLedgerRepair
 from workflows_def.helpers.logs import NpaflowJobLogs
@@ -35,6 +37,7 @@ WORKFLOWS = [
     NpaflowCacheAdmin,
     NpaflowQuotaPool,
     NpaflowRunReport,
+    NpaflowItemsDiff,
 ]
 
 __all__ = [
@@ -47,6 +50,7 @@ __all__ = [
     "NpaflowArtifacts",
     "NpaflowCacheAdmin",
     "NpaflowCacheFlight",
+    "NpaflowItemsDiff",
     "NpaflowJobLogs",
     "NpaflowLedgerRepair",
     "NpaflowQuotaPool",

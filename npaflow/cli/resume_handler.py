@@ -3,7 +3,9 @@
 A restart replays the waves the ledger records as completed. With `--spec`, the
 new plan is compared with the one the run started from; the change is listed,
 and the restart goes ahead only with `--accept-changes` and only when no
-completed wave would run differently (npaflow/plan_diff.py).
+completed wave would run differently (npaflow/plan_diff.py). With
+`--reread-items`, what reading each forEach list again changes is shown first
+(npaflow/cli/fanout/).
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.common import WorkflowIDReusePolicy
 
 from npaflow.catalog import load_catalogs
+from npaflow.cli.fanout import changes_text, list_changes, refusal
 from npaflow.cli.images import checked_binding
 from npaflow.cli.status_query import queried_status
 from npaflow.document.text_file import read_document
@@ -70,28 +73,46 @@ async def resume(args: argparse.Namespace) -> int:
     request = await started_request(client, handle)
     if args.max_gpu_hours is not None:
         request = _with_budget(request, args.max_gpu_hours)
-    if args.spec:
-        request = await _onto_new_spec(handle, request, args)
-    request = request.model_copy(update={"reread_items": bool(args.reread_items)})
-    new = await client.start_workflow(
-        WORKFLOW_TYPE,
-        request,
-        id=args.run_id,
-        task_queue=task_queue_from(args.task_queue),
-        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-        memo=await description.memo(),
-    )
+    shown: dict[str, Any] = {"run_id": args.run_id}  # what --json prints, once
+    try:
+        if args.spec:
+            request = await _onto_new_spec(handle, request, args, shown)
+        if args.reread_items:
+            await _show_list_changes(client, args, shown)
+        request = request.model_copy(update={"reread_items": bool(args.reread_items)})
+        new = await client.start_workflow(
+            WORKFLOW_TYPE,
+            request,
+            id=args.run_id,
+            task_queue=task_queue_from(args.task_queue),
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+            memo=await description.memo(),
+        )
+        shown["restarted_execution"] = new.result_run_id
+    finally:
+        if args.json:
+            print(json.dumps(shown, indent=2))
     if not args.json:
         print(
             f"restarted run {args.run_id} (execution {new.result_run_id}); completed waves replay "
             "from the ledger"
         )
-        if args.reread_items:
-            print(
-                f"forEach lists are read from their sources again: `npaflow status {args.run_id}` "
-                "shows each list's diff (items added and removed) once its group starts"
-            )
     return 0
+
+
+async def _show_list_changes(client: Client, args: argparse.Namespace, shown: dict[str, Any]) -> None:
+    """Print what re-reading each forEach list changes (a plan diff of its members).
+
+    Raises:
+        UsageError: a list's source cannot be read now, or no worker can read them.
+    """
+    changes = await list_changes(client, args.run_id)
+    shown["items_changes"] = [change.model_dump(mode="json") for change in changes.changes]
+    if not args.json:
+        print(changes_text(changes))
+    error = refusal(changes)
+    if error is not None:
+        raise error
 
 
 def _with_budget(request: RunRequest, hours: float) -> RunRequest:
@@ -107,7 +128,7 @@ def _with_budget(request: RunRequest, hours: float) -> RunRequest:
 
 
 async def _onto_new_spec(
-    handle: WorkflowHandle[Any, Any], request: RunRequest, args: argparse.Namespace
+    handle: WorkflowHandle[Any, Any], request: RunRequest, args: argparse.Namespace, shown: dict[str, Any]
 ) -> RunRequest:
     """The request with the new spec, once its change is shown and (if needed) accepted.
 
@@ -117,18 +138,9 @@ async def _onto_new_spec(
     new_text = _read(Path(args.spec))
     diff = await plan_change(handle, request, new_text, args.spec)
     lines = diff.text_lines() or ["no change to the plan"]
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "run_id": handle.id,
-                    "changes": diff.model_dump(mode="json"),
-                    "accepted": bool(args.accept_changes) and not diff.affected_completed_waves,
-                },
-                indent=2,
-            )
-        )
-    else:
+    shown["changes"] = diff.model_dump(mode="json")
+    shown["accepted"] = bool(args.accept_changes) and not diff.affected_completed_waves
+    if not args.json:
         print(f"plan change for run {handle.id} ({diff.old_fingerprint} -> {diff.new_fingerprint}):")
         print("\n".join(f"  {line}" for line in lines))
     change: AcceptedPlanChange | None = None

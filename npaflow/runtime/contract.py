@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from npaflow.errors import ErrorType
+from npaflow.fanout.changes import DiffItemsInput, ItemsChanges
 from npaflow.fanout.models import ItemsRead, ReadItemsInput, WriteMembersInput
 from npaflow.runtime.cache.admin import CacheAdminInput, CacheAdminResult
 from npaflow.runtime.cache.messages import (
@@ -86,6 +87,8 @@ LOGS_WORKFLOW_TYPE = "NpaflowJobLogs"
 LEDGER_REPAIR_WORKFLOW_TYPE = "NpaflowLedgerRepair"
 #: A small workflow that lists a run's artifacts where its storage is (`npaflow artifacts`).
 ARTIFACTS_WORKFLOW_TYPE = "NpaflowArtifacts"
+#: Reads a run's forEach lists again where its storage is (`resume --reread-items` shows the diff).
+ITEMS_DIFF_WORKFLOW_TYPE = "NpaflowItemsDiff"
 #: Renders a run's report.html where its storage is (`npaflow report`, `status --write-report`).
 REPORT_WORKFLOW_TYPE = "NpaflowRunReport"
 #: `npaflow cache list | explain | purge` (workflows_def/cache/admin_workflow.py).
@@ -199,6 +202,7 @@ RENDER_REPORT = ActivityRef("render_report", RenderReportInput, RunReport)
 READ_RUN_WAVES = ActivityRef("read_run_waves", RunWavesInput, RunWaves)
 READ_ITEMS = ActivityRef("read_items", ReadItemsInput, ItemsRead)
 WRITE_MEMBERS = ActivityRef("write_members", WriteMembersInput, type(None))
+DIFF_ITEMS = ActivityRef("diff_items", DiffItemsInput, ItemsChanges)
 
 #: Every activity; a worker registers an implementation for each (worker/registry.py).
 ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
@@ -225,6 +229,7 @@ ACTIVITIES: tuple[ActivityRef[Any, Any], ...] = (
     READ_RUN_WAVES,
     READ_ITEMS,
     WRITE_MEMBERS,
+    DIFF_ITEMS,
 )
 #: Served on each worker's own queue as well: a local job's activities run on its host, and a
 #: launch interrupted there is reconciled there.

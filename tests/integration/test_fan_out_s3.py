@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import json
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
-from activities.backends.local import LocalBackend
 from activities.storage import S3Storage, StorageRouter
 from npaflow.fanout import MembersDocument, list_digest, member_key
-from tests.harness import WORKER_ID, Harness
+from tests.harness import Harness
 from tests.integration.fake_backend import FakeBackend
-from tests.s3_server import BUCKET, CREDENTIALS, S3Server
+from tests.s3_server import BUCKET, S3Server
 
 pytestmark = pytest.mark.integration
 
@@ -74,59 +71,3 @@ async def test_a_list_on_s3_fans_out_and_its_copy_and_members_json_land_in_the_s
     record = ledger["fan_outs"]["work#2"]
     assert record["digest"] == list_digest(SEVEN) and record["etag"] and record["count"] == 7
     assert f"summarize s3://{BUCKET}/{folder}/members.json" in fake.launches[-1].tasks[0]["run"]
-
-
-PUT = """import sys, boto3
-endpoint, uri, text = sys.argv[1:4]
-bucket, _, key = uri.removeprefix("s3://").partition("/")
-boto3.client("s3", endpoint_url=endpoint).put_object(Bucket=bucket, Key=key, Body=text.encode())
-"""
-
-
-def local_s3_spec(root: Path, endpoint: str) -> str:
-    """The split stage and each member are local jobs writing to S3 themselves (boto3, the run's bucket)."""
-    put = f"{sys.executable} {root}/put.py {endpoint}"
-    items = json.dumps(json.dumps(SEVEN))
-    out = f"s3://{BUCKET}/{{{{run.id}}}}/out/{{{{s.id}}}}.txt"
-    return f"""apiVersion: npa.workflow/v0.0.1
-kind: Workflow
-metadata: {{name: fan-s3-local}}
-config: {{bucket: {BUCKET}}}
-initial: split
-states:
-  split:
-    run: {{argv: [sh, -c, '{put} s3://{BUCKET}/$0/items.json "$1"', "{{{{run.id}}}}", {items}]}}
-    outputs: [{{uri: "s3://{{{{config.bucket}}}}/{{{{run.id}}}}/items.json", schema: items}}]
-    next: work
-  work:
-    parallel: [shard]
-    forEach: {{items: "s3://{{{{config.bucket}}}}/{{{{run.id}}}}/items.json", as: s, max: 7}}
-    maxConcurrency: 3
-    next: done
-  shard:
-    run: {{shell: "echo {{{{s.id}}}} >> {root}/launches.log && {put} {out} rows={{{{config.rows}}}}"}}
-    params: {{rows: "{{{{s.rows}}}}"}}
-    outputs: [{{uri: "s3://{{{{config.bucket}}}}/{{{{run.id}}}}/out/{{{{s.id}}}}.txt", schema: shard}}]
-  done:
-    terminal: true
-    run: {{shell: "true"}}
-"""
-
-
-async def test_a_stage_on_the_local_backend_writes_the_list_to_s3_and_seven_members_write_their_outputs_there(
-    env: WorkflowEnvironment, home: Path, tmp_path: Path, s3_server: S3Server
-) -> None:
-    (tmp_path / "put.py").write_text(PUT)
-    backend = LocalBackend(home, WORKER_ID, job_env=tuple(CREDENTIALS))
-    storage = StorageRouter(S3Storage(s3_server.endpoint))
-    harness = Harness(env.client, home, backend, f"tq-{uuid.uuid4().hex[:8]}", storage)
-    run_id = f"fan-s3-local-{uuid.uuid4().hex[:6]}"
-    outcome = await harness.run(local_s3_spec(tmp_path, s3_server.endpoint), run_id=run_id)
-    assert outcome.status == "succeeded", outcome.error
-    assert sorted((tmp_path / "launches.log").read_text().split()) == [item["id"] for item in SEVEN]
-    for item in SEVEN:
-        assert read(s3_server, f"{run_id}/out/{item['id']}.txt") == f"rows={item['rows']}"
-    members = MembersDocument.model_validate_json(
-        read(s3_server, f"{run_id}/npa-workflow/fanout/work-2/members.json")
-    )
-    assert members.succeeded == 7 and [m.item for m in members.members] == SEVEN

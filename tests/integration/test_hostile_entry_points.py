@@ -24,6 +24,7 @@ from npaflow.runtime.cache.messages import FLIGHT_WORKFLOW_TYPE
 from npaflow.runtime.contract import (
     ARTIFACTS_WORKFLOW_TYPE,
     CACHE_ADMIN_WORKFLOW_TYPE,
+    ITEMS_DIFF_WORKFLOW_TYPE,
     LEDGER_REPAIR_WORKFLOW_TYPE,
     LOGS_WORKFLOW_TYPE,
     RECONCILE_WORKFLOW_TYPE,
@@ -125,6 +126,7 @@ async def test_a_raw_start_with_a_misspelled_field_fails_with_one_line_naming_it
         CACHE_ADMIN_WORKFLOW_TYPE,
         LEDGER_REPAIR_WORKFLOW_TYPE,
         RECONCILE_WORKFLOW_TYPE,
+        ITEMS_DIFF_WORKFLOW_TYPE,
     ],
 )
 async def test_a_raw_start_of_a_helper_workflow_with_a_malformed_input_fails_at_once_instead_of_sticking(

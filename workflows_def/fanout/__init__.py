@@ -5,6 +5,9 @@
   `record_members` (`members.json` and the ledger's record).
 - `layer.py`: `FanOutMembers`, the wave layer that names which members of a
   failed batch did not succeed (the walk then applies `minSuccess`).
+- `diff_workflow.py`: `NpaflowItemsDiff`, the helper `resume --reread-items`
+  runs first to show what reading each list again would change.
 
-Built only for a spec with a `forEach:` group: a plain run never enters here.
+The layer and reads are built only for a spec with a `forEach:` group: a plain
+run never enters here.
 """
