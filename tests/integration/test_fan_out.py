@@ -362,3 +362,62 @@ async def test_a_raw_workflow_start_with_an_output_naming_no_item_fails_at_load_
     assert outcome.status == "failed"
     assert "state shard: outputs[0].uri" in outcome.error and "names no item" in outcome.error, outcome.error
     assert launches(file_root) == [] and not (file_root.local / "fan-raw").exists()
+
+
+def looped_spec(root: Root) -> str:
+    """Each of two iterations proposes its own list (iteration n: n + 1 items) and fans out over it.
+
+    File root only: `propose` writes its list with a local path.
+    """
+    local, tool, base = root.local, root.tool, root.base
+    propose = (
+        "import json, pathlib, sys; n = int(sys.argv[2]); path = pathlib.Path(sys.argv[1]); "
+        "path.parent.mkdir(parents=True, exist_ok=True); "
+        "path.write_text(json.dumps([{'id': f'i{n}-{k}'} for k in range(n + 1)]))"
+    )
+    member = (
+        "echo {{s.id}} >> " + f"{local}/launches.log && {tool} put {base}/" + "{{run.id}}/out-{{s.id}}.txt ok"
+    )
+    return f"""apiVersion: npa.workflow/v0.0.1
+kind: Workflow
+metadata: {{name: fan-loop}}
+initial: refine
+states:
+  refine:
+    sequence: [propose, work]
+    loop: {{max: 2}}
+    next: done
+  propose:
+    run:
+      argv: [python3, -c, "{propose}", "{local}/{{{{run.id}}}}/{{{{loop.refine}}}}/items.json",
+             "{{{{loop.refine}}}}"]
+    outputs: [{{uri: "{base}/{{{{run.id}}}}/{{{{loop.refine}}}}/items.json", schema: items}}]
+  work:
+    parallel: [shard]
+    forEach: {{items: "{base}/{{{{run.id}}}}/{{{{loop.refine}}}}/items.json", as: s}}
+    maxConcurrency: 2
+  shard:
+    run: {{shell: "{member}"}}
+    outputs: [{{uri: "{base}/{{{{run.id}}}}/out-{{{{s.id}}}}.txt", schema: shard}}]
+  done:
+    terminal: true
+    run: {{shell: "true"}}
+"""
+
+
+async def test_a_fan_out_inside_a_loop_reads_each_iteration_s_own_list_and_keeps_a_record_per_occurrence(
+    local_harness: Harness, file_root: Root
+) -> None:
+    outcome = await local_harness.run(looped_spec(file_root), run_id="fan-loop")
+    assert outcome.status == "succeeded", outcome.error
+    assert sorted(launches(file_root)) == ["i1-0", "i1-1", "i2-0", "i2-1", "i2-2"]
+    assert outcome.ledger is not None
+    records = sorted(outcome.ledger.fan_outs.values(), key=lambda record: record.occurrence)
+    assert [(record.group, record.count, record.succeeded) for record in records] == [
+        ("work", 2, 2),
+        ("work", 3, 3),
+    ]
+    assert [record.items_uri.rsplit("/", 2)[-2] for record in records] == ["1", "2"]
+    assert len({record.members_uri for record in records}) == 2
+    second = MembersDocument.model_validate_json(file_root.read_uri(records[1].members_uri))
+    assert [m.item for m in second.members] == [{"id": "i2-0"}, {"id": "i2-1"}, {"id": "i2-2"}]
