@@ -81,6 +81,19 @@ class MemberRow(BaseModel):
         return self.status in (MemberStatus.SUCCEEDED, MemberStatus.EARLIER)
 
 
+def members_badge(succeeded: int, count: int, failed: int, not_run: int) -> str:
+    """`6/7 ok · 1 failed · 2 not run` (the parts that are not zero after the first)."""
+    parts = [f"{succeeded}/{count} ok"]
+    parts += [f"{failed} failed"] if failed else []
+    parts += [f"{not_run} not run"] if not_run else []
+    return " · ".join(parts)
+
+
+def widest_badge(max_items: int) -> str:
+    """The widest badge a group of at most `max_items` members draws (the page sizes its box by it)."""
+    return members_badge(max_items, max_items, max_items, max_items)
+
+
 class FanOutRecord(BaseModel):
     """A fan-out occurrence in the ledger: the list's identity and how its members ended."""
 
@@ -124,6 +137,13 @@ class FanOutRecord(BaseModel):
     def shown(self) -> FanOutRecord:
         """The record as status and the summary carry it: at most SHOWN_FAILURES failed keys."""
         return self.model_copy(update={"failed": self.failed[:SHOWN_FAILURES]})
+
+    def badge(self) -> str:
+        """What the run page draws on the group: `7 items` while it runs, `6/7 ok · 1 failed` once ended."""
+        if not self.ended:
+            return f"{self.count} items"
+        failed = self.count - self.succeeded - self.not_run
+        return members_badge(self.succeeded, self.count, failed, self.not_run)
 
     def text(self) -> str:
         """`fan-out work: 6 of 7 members succeeded (minSuccess 0.8); failed: k1; members: URI`."""

@@ -15,6 +15,7 @@ from enum import StrEnum
 from pydantic import JsonValue
 
 from npaflow.document.models import State, WorkflowSpec
+from npaflow.fanout.models import widest_badge
 from npaflow.integers import plain_int
 from npaflow.spec_graph import shown_bound
 from npaflow.waves import split_into_batches
@@ -39,6 +40,7 @@ class Block:
     terminal: bool = False
     batches: list[list[Block]] = field(default_factory=list)  # sequence: one batch of all members
     iterations: int = 0  # the loop's max when it is a number (a live page adds "· iteration N")
+    widest_badge: str = ""  # a forEach group's members at their widest ("1000/1000 ok · ...")
 
     def caption(self) -> str:
         """A container's caption line: what it is, and how it loops."""
@@ -46,7 +48,8 @@ class Block:
 
     def widest_caption(self) -> str:
         """The caption as wide as a live page ever draws it (at the loop's last iteration)."""
-        return self.caption() + (f" · iteration {self.iterations}" if self.iterations else "")
+        caption = self.caption() + (f" · iteration {self.iterations}" if self.iterations else "")
+        return caption + (f" · {self.widest_badge}" if self.widest_badge else "")
 
     def members(self) -> list[Block]:
         """The blocks inside, in spec order."""
@@ -94,7 +97,9 @@ def _block(spec: WorkflowSpec, name: str, config: dict[str, JsonValue]) -> Block
         bound = f", maxConcurrency {size}" if size else ""
         batches = split_into_batches(members, size)
         kind = f"forEach {state.for_each.name}" if state.for_each else "parallel"  # one template per item
-        return Block(name, BlockKind.PARALLEL, f"{name}: {kind}{bound}", loop, state.terminal, batches)
+        block = Block(name, BlockKind.PARALLEL, f"{name}: {kind}{bound}", loop, state.terminal, batches)
+        block.widest_badge = widest_badge(state.for_each.max_items) if state.for_each else ""
+        return block
     return Block(name, BlockKind.NODE, _node_title(state), loop, state.terminal)
 
 

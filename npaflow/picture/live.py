@@ -29,6 +29,7 @@ def ledger_of_view(view: RunStatusView, updated_at: str = "") -> RuntimeLedger:
         cancel_reason=view.cancel_reason,
         usage=view.usage,
         quota_waits=view.quota_waits,
+        fan_outs={record.key: record for record in view.fan_outs},
     )
 
 

@@ -47,6 +47,7 @@ class NodeView(BaseModel):
     gpu_hours: float = 0.0
     error: str = ""
     detail: str = ""  # "waiting for quota gpu16: ..." while it waits
+    badge: str = ""  # drawn on the node: a fan-out's members, "6/7 succeeded · 1 failed"
 
 
 _BY_STATUS = {
@@ -81,7 +82,7 @@ def _leaf_views(ledger: RuntimeLedger) -> dict[str, NodeView]:
         for member in wave.key.members:
             view = views.setdefault(member.state, NodeView(state=member.state))
             seen = passes.setdefault(member.state, set())
-            if wave.key.sequence not in seen:
+            if wave.key.sequence not in seen and not member.item:  # a fan-out's batches are no passes
                 seen.add(wave.key.sequence)
                 view.attempts = 0
             iteration = member.iteration or (len(seen) if len(seen) > 1 else 0)
@@ -138,4 +139,5 @@ def node_views(
     for record in ledger.fan_outs.values():  # the newest occurrence of each group says last
         if record.group in views:
             views[record.group].detail = record.text()
+            views[record.group].badge = record.badge()
     return views

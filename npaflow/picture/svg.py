@@ -95,6 +95,7 @@ def _box(layout: Layout, name: str, view: NodeView | None) -> str:
     block, box = layout.blocks[name], layout.boxes[name]
     phase = view.phase if view else NodePhase.PENDING
     caption = block.caption() + (f" · iteration {view.iteration}" if view and view.iteration else "")
+    caption += f" · {view.badge}" if view and view.badge else ""
     return (
         f'<g class="box {block.kind.value} phase-{phase.value}" data-state="{escape(name)}" '
         f'data-phase="{phase.value}"><title>{escape(_title(view, name))}</title>{_rect(box, phase, 10)}'

@@ -18,11 +18,14 @@ import pytest
 import pytest_asyncio
 from temporalio.testing import WorkflowEnvironment
 
+from npaflow.fanout import member_key
 from tests.browser import BrowserPage
 from tests.e2e.test_cli_runs import npaflow_process
 from tests.e2e.test_run_report import FAILING
 from tests.harness import Harness, temporal_start
 from tests.helpers import EXAMPLES, free_port
+from tests.integration.fan_roots import Root
+from tests.integration.test_fan_out import SEVEN, fan_spec, write_list
 
 pytestmark = pytest.mark.e2e
 
@@ -252,4 +255,24 @@ async def test_a_cached_runs_page_shows_its_states_cached_and_a_finished_run_sol
         await page.screenshot(shots(tmp_path) / "run-page-cached.png")
     assert len(solid) == 6 and all(width > 0 for width in solid), solid
     assert phases and set(phases) == {"cached"}, phases
+    assert page.off_machine() == []
+
+
+async def test_a_for_each_group_on_the_run_page_says_its_member_count_and_names_its_failures(
+    local_harness: Harness, ui: str, page: BrowserPage, tmp_path: Path
+) -> None:
+    root = Root.on("file", tmp_path, None)
+    write_list(root, SEVEN, failing=("s4",))
+    async with local_harness.worker():
+        outcome = await local_harness.finish(
+            await local_harness.start(fan_spec(root, min_success=0.8), run_id="page-fan")
+        )
+        await page.goto(f"{ui}/runs/page-fan")
+        caption = await page.value("document.querySelector('[data-state=\"work\"]').textContent")
+        hover = await page.value("document.querySelector('[data-state=\"work\"] title').textContent")
+        await page.screenshot(shots(tmp_path) / "run-page-for-each.png")
+    assert outcome.status == "succeeded", outcome.error
+    assert "forEach s" in caption and "6/7 ok · 1 failed" in caption and "iteration" not in caption, caption
+    assert "6 of 7 members succeeded (minSuccess 0.8)" in hover, hover
+    assert f"failed: {member_key(SEVEN[4])}" in hover, hover
     assert page.off_machine() == []
