@@ -7,12 +7,10 @@ exists now, through the small `NpaflowArtifacts` workflow.
 
 from __future__ import annotations
 
-import argparse
-
 from temporalio.client import WorkflowFailureError
 
 from npaflow.errors import UsageError
-from npaflow.options import ConnectionOptions
+from npaflow.options.runs import ArtifactsOptions
 from npaflow.printable import printable
 from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE
 from npaflow.runtime.reads import ArtifactRow, ListArtifactsInput, RunArtifacts
@@ -37,22 +35,22 @@ def artifacts_text(result: RunArtifacts) -> str:
     return printable("\n".join(lines))  # keys and URIs are named by whoever writes the objects
 
 
-async def artifacts(args: argparse.Namespace) -> int:
+async def artifacts(options: ArtifactsOptions) -> int:
     """Print the run's artifacts (exit 2 when it has no ledger location or no worker serves it)."""
-    client = await connect_to(ConnectionOptions.parsed(args))
-    ledger_uri, task_queue = await ledger_on_worker(client, args.run_id, "artifacts are read")
+    client = await connect_to(options)
+    ledger_uri, task_queue = await ledger_on_worker(client, options.run_id, "artifacts are read")
     try:
         result = await run_helper(
             client,
             ARTIFACTS_WORKFLOW_TYPE,
-            ListArtifactsInput(ledger_uri=ledger_uri, state=args.state),
-            name=f"artifacts:{args.run_id}",
+            ListArtifactsInput(ledger_uri=ledger_uri, state=options.state),
+            name=f"artifacts:{options.run_id}",
             task_queue=task_queue,
             result_type=RunArtifacts,
         )
     except WorkflowFailureError as error:
         raise UsageError(
-            f"run {args.run_id}: artifacts could not be read: {innermost_message(error)}"
+            f"run {options.run_id}: artifacts could not be read: {innermost_message(error)}"
         ) from None
-    print(result.model_dump_json(indent=2) if args.json else artifacts_text(result))
+    print(result.model_dump_json(indent=2) if options.as_json else artifacts_text(result))
     return 0

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # the models load only when a command checks images, not with
     from npaflow.catalog.models import ToolCatalog
     from npaflow.document.models import WorkflowSpec
     from npaflow.images import ImageBinding
+    from npaflow.options.spec import ImageFlags
 
 
 def add_image_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,14 +63,14 @@ def add_resolve_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def image_binding(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> ImageBinding:
+def image_binding(options: ImageFlags, spec: WorkflowSpec, catalog: ToolCatalog) -> ImageBinding:
     """`render` / `plan-spec`: the flags' overrides, and with --resolve-images the digests a run pins now.
 
     Raises:
         UsageError: a bad override, or with --resolve-images an image that cannot be verified.
     """
-    if not getattr(args, "resolve_images", False):
-        return overrides_from(args)
+    if not options.resolve_images:
+        return overrides_from(options)
     from npaflow.cli.images import resolved_binding
 
-    return resolved_binding(args, spec, catalog)
+    return resolved_binding(options, spec, catalog)

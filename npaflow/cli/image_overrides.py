@@ -6,16 +6,16 @@ Apart from the flags' parser (npaflow/cli/image_flags.py) and the registry check
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING
 
 from npaflow.errors import UsageError
 
 if TYPE_CHECKING:
     from npaflow.images import ImageBinding
+    from npaflow.options.spec import ImageFlags
 
 
-def overrides_from(args: argparse.Namespace) -> ImageBinding:
+def overrides_from(options: ImageFlags) -> ImageBinding:
     """The flags' overrides as a binding (no pins yet).
 
     Raises:
@@ -26,14 +26,14 @@ def overrides_from(args: argparse.Namespace) -> ImageBinding:
     from npaflow.images import EVERY_TOOL, ImageBinding
 
     overrides: dict[str, str] = {}
-    for item in getattr(args, "image_override", None) or []:
+    for item in options.image_override or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip() or not value.strip():
             raise UsageError(
                 f"--image-override {item!r}: write TOOL_REF=IMAGE, e.g. train.sft=ghcr.io/team/sft:v3"
             )
         overrides[key.strip()] = value.strip()
-    image = str(getattr(args, "image", "") or "").strip()
+    image = str(options.image or "").strip()
     try:
         return ImageBinding(image=image or overrides.pop(EVERY_TOOL, ""), overrides=overrides)
     except ValidationError as exc:

@@ -8,7 +8,6 @@ and for an open run from its status query, counted up to now.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 from datetime import UTC, datetime
@@ -20,7 +19,7 @@ from npaflow.cli.durations import parse_duration
 from npaflow.cli.live_view import live_view
 from npaflow.cli.run_row import RunRow
 from npaflow.errors import UsageError
-from npaflow.options import ConnectionOptions
+from npaflow.options.runs import ListOptions
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo, SearchAttribute
 from npaflow.runtime.summary import RunStatusView
 from npaflow.runtime.usage import gpu_hours_text
@@ -157,17 +156,17 @@ def _text(rows: list[RunRow]) -> str:
     )
 
 
-async def list_runs(args: argparse.Namespace) -> int:
+async def list_runs(options: ListOptions) -> int:
     """Print the newest runs first (at most --limit)."""
-    if args.limit < 1:
-        raise UsageError(f"--limit {args.limit}: give at least 1")
-    if args.phase and args.phase not in {p.value for p in RunPhase}:
-        raise UsageError(f"--phase {args.phase!r}: one of {', '.join(p.value for p in RunPhase)}")
+    if options.limit < 1:
+        raise UsageError(f"--limit {options.limit}: give at least 1")
+    if options.phase and options.phase not in {p.value for p in RunPhase}:
+        raise UsageError(f"--phase {options.phase!r}: one of {', '.join(p.value for p in RunPhase)}")
     now = datetime.now(UTC)
-    query = visibility_query(args.phase, args.spec or "", args.since, now)
-    client: Client = await connect_to(ConnectionOptions.parsed(args))
-    rows = await run_rows(client, query, args.limit, now)
-    if args.json:
+    query = visibility_query(options.phase, options.spec or "", options.since, now)
+    client: Client = await connect_to(options)
+    rows = await run_rows(client, query, options.limit, now)
+    if options.as_json:
         print(json.dumps([row.document() for row in rows], indent=2))
     elif rows:
         print(_text(rows))

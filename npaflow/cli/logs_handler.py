@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import difflib
 from typing import Any
 
@@ -16,7 +15,7 @@ from temporalio.client import (
 
 from npaflow.cli.status_query import queried_status
 from npaflow.errors import UsageError
-from npaflow.options import ConnectionOptions
+from npaflow.options.runs import LogsOptions
 from npaflow.printable import colours_kept
 from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.reads import JobLogsRequest, JobLogsResult, job_log_reads
@@ -135,13 +134,15 @@ def logs_text(run_id: str, state: str, logs: list[tuple[WaveView, str]]) -> str:
     )
 
 
-async def logs(args: argparse.Namespace) -> int:
+async def logs(options: LogsOptions) -> int:
     """Print the end of each job's logs, read by the run's backend on the job's own worker.
 
     Colours stay; any other escape sequence a job printed is shown, not obeyed (unless --raw).
     """
-    client = await connect_to(ConnectionOptions.parsed(args))
-    found = await read_logs(client, args.run_id, args.state, args.tail, task_queue_from(args.task_queue))
-    text = logs_text(args.run_id, args.state, found)
-    print(text if args.raw else colours_kept(text))
+    client = await connect_to(options)
+    found = await read_logs(
+        client, options.run_id, options.state, options.tail, task_queue_from(options.task_queue)
+    )
+    text = logs_text(options.run_id, options.state, found)
+    print(text if options.raw else colours_kept(text))
     return 0

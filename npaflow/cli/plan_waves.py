@@ -6,7 +6,6 @@ render and image modules, which the step view never loads.
 
 from __future__ import annotations
 
-import argparse
 import json
 
 from npaflow.catalog.models import ToolCatalog
@@ -15,29 +14,30 @@ from npaflow.cli.image_flags import image_binding
 from npaflow.document.models import WorkflowSpec
 from npaflow.images import ImageBinding
 from npaflow.images import wave_images as images_of_wave
+from npaflow.options.spec import PreviewOptions
 from npaflow.plan import ExecutionPlan, Occurrence
 from npaflow.runtime.gpu_demand import gpus_of, wave_accelerators
 from npaflow.steps import cache_mark
 
 
 def print_waves(
-    args: argparse.Namespace, plan: ExecutionPlan, spec: WorkflowSpec, catalog: ToolCatalog
+    options: PreviewOptions, plan: ExecutionPlan, spec: WorkflowSpec, catalog: ToolCatalog
 ) -> int:
     """Print the plan's waves (text or --json), with the images each launches once any is set."""
-    launched = wave_images(plan, catalog, image_binding(args, spec, catalog))
-    if args.json:
+    launched = wave_images(plan, catalog, image_binding(options, spec, catalog))
+    if options.as_json:
         payload = plan.waves_to_dict()
         if launched:
             payload["images"] = {name: list(images) for name, images in launched.items()}
         demand = {wave_file_name(plan.run_id, w): gpus_of(wave_accelerators(w.steps)) for w in plan.waves}
         payload["gpu_demand"] = dict(demand.items())
         payload["peak_gpus"] = max(demand.values(), default=0)
-        if getattr(args, "quota_pool", ""):
-            payload["quota_pool"] = args.quota_pool
+        if options.quota_pool:
+            payload["quota_pool"] = options.quota_pool
         print(json.dumps(payload, indent=2, sort_keys=True))
     else:
-        pool = getattr(args, "quota_pool", "")
-        print("\n".join(format_waves(plan, max(0, args.max_concurrency), launched, pool)))
+        pool = options.quota_pool
+        print("\n".join(format_waves(plan, max(0, options.max_concurrency), launched, pool)))
     return 0
 
 

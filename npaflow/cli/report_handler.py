@@ -7,14 +7,13 @@ writes it where asked, or the worker writes it beside `runtime.json`.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from temporalio.client import Client, WorkflowFailureError
 
 from npaflow.errors import UsageError
-from npaflow.options import ConnectionOptions
+from npaflow.options.runs import ReportOptions
 from npaflow.runtime.contract import REPORT_WORKFLOW_TYPE
 from npaflow.runtime.reads import RenderReportInput, RunReport
 from npaflow.temporal.client import connect_to
@@ -42,14 +41,14 @@ async def fetch_report(client: Client, run_id: str, *, write: bool = False) -> R
         raise UsageError(f"run {run_id}: its report could not be drawn: {innermost_message(error)}") from None
 
 
-async def report(args: argparse.Namespace) -> int:
+async def report(options: ReportOptions) -> int:
     """Write the page to --out (default RUN_ID.html; '-' prints it)."""
-    client = await connect_to(ConnectionOptions.parsed(args))
-    page = await fetch_report(client, args.run_id)
-    if args.out == "-":
+    client = await connect_to(options)
+    page = await fetch_report(client, options.run_id)
+    if options.out == "-":
         sys.stdout.write(page.html)
         return 0
-    out = Path(args.out or f"{args.run_id}.html")
+    out = Path(options.out or f"{options.run_id}.html")
     try:
         out.write_text(page.html, encoding="utf-8")
     except OSError as error:

@@ -10,7 +10,6 @@ completed wave would run differently (npaflow/plan_diff.py). With
 
 from __future__ import annotations
 
-import argparse
 import getpass
 import json
 from pathlib import Path
@@ -27,7 +26,7 @@ from npaflow.cli.status_query import queried_status
 from npaflow.document.text_file import read_document
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
-from npaflow.options import ConnectionOptions
+from npaflow.options.runs import ResumeOptions
 from npaflow.plan import build_plan, plan_fingerprint
 from npaflow.plan_diff import PlanDiff, diff_plans
 from npaflow.runtime.contract import WORKFLOW_TYPE, Signal
@@ -51,64 +50,64 @@ RESTARTABLE = {
 }
 
 
-async def resume(args: argparse.Namespace) -> int:
+async def resume(options: ResumeOptions) -> int:
     """Resume a paused or suspended run, or restart a failed/cancelled/terminated one."""
-    client = await connect_to(ConnectionOptions.parsed(args))
-    handle = client.get_workflow_handle(args.run_id)
+    client = await connect_to(options)
+    handle = client.get_workflow_handle(options.run_id)
     description = await describe_or_fail(handle)
     if description.status == WorkflowExecutionStatus.RUNNING:
-        if args.spec or args.max_gpu_hours is not None or args.reread_items:
+        if options.spec or options.max_gpu_hours is not None or options.reread_items:
             raise UsageError(
-                f"run {args.run_id} is running; --spec, --max-gpu-hours and --reread-items apply "
+                f"run {options.run_id} is running; --spec, --max-gpu-hours and --reread-items apply "
                 "only when restarting a run that ended (cancel it first to change them)"
             )
         await handle.signal(Signal.RESUME.value)
-        print(f"{Signal.RESUME.value} sent to {args.run_id}")
+        print(f"{Signal.RESUME.value} sent to {options.run_id}")
         return 0
     if description.status not in RESTARTABLE:
         state = description.status.name.lower() if description.status else "unknown"
         raise UsageError(
-            f"run {args.run_id} {state}; only failed, cancelled or terminated runs can be resumed"
+            f"run {options.run_id} {state}; only failed, cancelled or terminated runs can be resumed"
         )
     request = await started_request(client, handle)
-    if args.max_gpu_hours is not None:
-        request = _with_budget(request, args.max_gpu_hours)
-    shown: dict[str, Any] = {"run_id": args.run_id}  # what --json prints, once
+    if options.max_gpu_hours is not None:
+        request = _with_budget(request, options.max_gpu_hours)
+    shown: dict[str, Any] = {"run_id": options.run_id}  # what --json prints, once
     try:
-        if args.spec:
-            request = await _onto_new_spec(handle, request, args, shown)
-        if args.reread_items:
-            await _show_list_changes(client, args, shown)
-        request = request.model_copy(update={"reread_items": bool(args.reread_items)})
+        if options.spec:
+            request = await _onto_new_spec(handle, request, options, options.spec, shown)
+        if options.reread_items:
+            await _show_list_changes(client, options, shown)
+        request = request.model_copy(update={"reread_items": bool(options.reread_items)})
         new = await client.start_workflow(
             WORKFLOW_TYPE,
             request,
-            id=args.run_id,
-            task_queue=task_queue_from(args.task_queue),
+            id=options.run_id,
+            task_queue=task_queue_from(options.task_queue),
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
             memo=await description.memo(),
         )
         shown["restarted_execution"] = new.result_run_id
     finally:
-        if args.json:
+        if options.as_json:
             print(json.dumps(shown, indent=2))
-    if not args.json:
+    if not options.as_json:
         print(
-            f"restarted run {args.run_id} (execution {new.result_run_id}); completed waves replay "
+            f"restarted run {options.run_id} (execution {new.result_run_id}); completed waves replay "
             "from the ledger"
         )
     return 0
 
 
-async def _show_list_changes(client: Client, args: argparse.Namespace, shown: dict[str, Any]) -> None:
+async def _show_list_changes(client: Client, options: ResumeOptions, shown: dict[str, Any]) -> None:
     """Print what re-reading each forEach list changes (a plan diff of its members).
 
     Raises:
         UsageError: a list's source cannot be read now, or no worker can read them.
     """
-    changes = await list_changes(client, args.run_id)
+    changes = await list_changes(client, options.run_id)
     shown["items_changes"] = [change.model_dump(mode="json") for change in changes.changes]
-    if not args.json:
+    if not options.as_json:
         print(changes_text(changes))
     error = refusal(changes)
     if error is not None:
@@ -128,24 +127,28 @@ def _with_budget(request: RunRequest, hours: float) -> RunRequest:
 
 
 async def _onto_new_spec(
-    handle: WorkflowHandle[Any, Any], request: RunRequest, args: argparse.Namespace, shown: dict[str, Any]
+    handle: WorkflowHandle[Any, Any],
+    request: RunRequest,
+    options: ResumeOptions,
+    spec_file: str,
+    shown: dict[str, Any],
 ) -> RunRequest:
     """The request with the new spec, once its change is shown and (if needed) accepted.
 
     Raises:
         UsageError: the change was not accepted, or it would change completed waves.
     """
-    new_text = _read(Path(args.spec))
-    diff = await plan_change(handle, request, new_text, args.spec)
+    new_text = _read(Path(spec_file))
+    diff = await plan_change(handle, request, new_text, spec_file)
     lines = diff.text_lines() or ["no change to the plan"]
     shown["changes"] = diff.model_dump(mode="json")
-    shown["accepted"] = bool(args.accept_changes) and not diff.affected_completed_waves
-    if not args.json:
+    shown["accepted"] = bool(options.accept_changes) and not diff.affected_completed_waves
+    if not options.as_json:
         print(f"plan change for run {handle.id} ({diff.old_fingerprint} -> {diff.new_fingerprint}):")
         print("\n".join(f"  {line}" for line in lines))
     change: AcceptedPlanChange | None = None
     if not diff.is_empty() or diff.old_fingerprint != diff.new_fingerprint:
-        if not args.accept_changes:
+        if not options.accept_changes:
             raise UsageError(
                 f"run {handle.id}: the spec changed (above); resume with "
                 "--accept-changes to re-run the changed steps that have not completed"
@@ -163,8 +166,10 @@ async def _onto_new_spec(
             accepted_by=getpass.getuser(),
         )
     catalog = load_catalogs(request.catalogs)
-    new_spec = load_spec_from_str(new_text, args.spec, catalog=catalog, overrides=request.vars)
-    images = await checked_binding(args, new_spec, catalog, backend=request.backend, started=request.images)
+    new_spec = load_spec_from_str(new_text, spec_file, catalog=catalog, overrides=request.vars)
+    images = await checked_binding(
+        options, new_spec, catalog, backend=request.backend, started=request.images
+    )
     update = {"spec": new_text, "spec_uri": "", "accepted_change": change, "images": images}
     return request.model_copy(update=update)
 

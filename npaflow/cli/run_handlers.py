@@ -6,7 +6,6 @@ what the server keeps (memo, current details), and a ledger behind is repaired.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from datetime import timedelta
@@ -37,7 +36,7 @@ from npaflow.cli.status_query import queried_status
 from npaflow.cli.status_text import status_text
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
-from npaflow.options import ConnectionOptions
+from npaflow.options.runs import CancelOptions, RunOptions, StatusOptions
 from npaflow.runtime.contract import (
     LEDGER_REPAIR_WORKFLOW_TYPE,
     PENDING_LEDGER_QUERY,
@@ -157,12 +156,12 @@ async def status_once(handle: WorkflowHandle[Any, Any]) -> str:
     return status_text(await _view(handle))
 
 
-async def status(args: argparse.Namespace) -> int:
+async def status(options: StatusOptions) -> int:
     """Print the run's status once, or until it ends with --watch; repair a ledger left behind."""
-    client = await connect_to(ConnectionOptions.parsed(args))
-    handle = client.get_workflow_handle(args.run_id)
+    client = await connect_to(options)
+    handle = client.get_workflow_handle(options.run_id)
     try:
-        if args.watch and not args.json:
+        if options.watch and not options.as_json:
             queue = (await describe_or_fail(handle)).task_queue
 
             async def ended() -> bool:
@@ -170,36 +169,36 @@ async def status(args: argparse.Namespace) -> int:
 
             await follow_run(client, handle, queue, ended)
             print(status_text(await _view(handle, repair_with=client)))
-            if args.write_report:
-                print(f"report: {(await fetch_report(client, args.run_id, write=True)).written_uri}")
+            if options.write_report:
+                print(f"report: {(await fetch_report(client, options.run_id, write=True)).written_uri}")
             return 0
         while True:
             report = await _view(handle, repair_with=client)
-            print(report.model_dump_json(indent=2) if args.json else status_text(report), flush=True)
-            if not args.watch or report.execution_status != "RUNNING":
+            print(report.model_dump_json(indent=2) if options.as_json else status_text(report), flush=True)
+            if not options.watch or report.execution_status != "RUNNING":
                 break
             await asyncio.sleep(2)
-        if args.write_report:
-            written = (await fetch_report(client, args.run_id, write=True)).written_uri
-            print(f"report: {written}", file=sys.stderr if args.json else sys.stdout)
+        if options.write_report:
+            written = (await fetch_report(client, options.run_id, write=True)).written_uri
+            print(f"report: {written}", file=sys.stderr if options.as_json else sys.stdout)
         return 0
     except asyncio.CancelledError:
-        if not args.watch:
+        if not options.watch:
             raise
         raise StoppedFollowing(handle.id) from None
 
 
-async def _signal(args: argparse.Namespace, name: Signal, *params: object) -> int:
-    client = await connect_to(ConnectionOptions.parsed(args))
-    handle = client.get_workflow_handle(args.run_id)
+async def _signal(options: RunOptions, name: Signal, *params: object) -> int:
+    client = await connect_to(options)
+    handle = client.get_workflow_handle(options.run_id)
     description = await describe_or_fail(handle)
     if description.status != WorkflowExecutionStatus.RUNNING:
         state = description.status.name if description.status else "unknown"
-        raise UsageError(f"run {args.run_id} is not running ({state})")
+        raise UsageError(f"run {options.run_id} is not running ({state})")
     await handle.signal(name.value, *params)
-    print(f"{name.value} sent to {args.run_id}")
+    print(f"{name.value} sent to {options.run_id}")
     if name is Signal.PAUSE:
-        print(f"waves in flight finish, nothing new launches; `npaflow resume {args.run_id}` continues")
+        print(f"waves in flight finish, nothing new launches; `npaflow resume {options.run_id}` continues")
     if name is Signal.CANCEL and not await has_pollers(client, description.task_queue):
         print(
             f"no worker polls task queue {description.task_queue} now: nothing will launch; the run "
@@ -208,19 +207,19 @@ async def _signal(args: argparse.Namespace, name: Signal, *params: object) -> in
     return 0
 
 
-async def cancel(args: argparse.Namespace) -> int:
+async def cancel(options: CancelOptions) -> int:
     """Cancel every in-flight job by exact id and end the run CANCELED."""
-    if len(args.reason) > MAX_REASON_CHARS:
+    if len(options.reason) > MAX_REASON_CHARS:
         raise UsageError(
-            f"--reason: at most {MAX_REASON_CHARS:,} characters (this one has {len(args.reason):,}); "
+            f"--reason: at most {MAX_REASON_CHARS:,} characters (this one has {len(options.reason):,}); "
             "say why in a sentence and link to the rest"
         )
-    return await _signal(args, Signal.CANCEL, args.reason)
+    return await _signal(options, Signal.CANCEL, options.reason)
 
 
-async def pause(args: argparse.Namespace) -> int:
+async def pause(options: RunOptions) -> int:
     """Stop launching new waves."""
-    return await _signal(args, Signal.PAUSE)
+    return await _signal(options, Signal.PAUSE)
 
 
 __all__ = ["cancel", "pause", "status", "status_once"]

@@ -6,7 +6,6 @@ imports the spec, catalog and plan models, which only the spec commands need.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -21,6 +20,7 @@ from npaflow.document.text_file import read_document
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError, SpecIssue, UsageError
 from npaflow.ids import RunId
+from npaflow.options.spec import PreviewOptions, SpecOptions
 from npaflow.runtime.environment import EnvVar
 from npaflow.spec import WorkflowSpec, load_spec_from_str
 from npaflow.spec.decision_sources import decision_source_issues
@@ -51,18 +51,18 @@ def catalog_paths(cli_paths: Sequence[str]) -> list[str]:
     return [*from_env, *cli_paths]
 
 
-def load_catalog_for(args: argparse.Namespace) -> ToolCatalog:
+def load_catalog_for(options: SpecOptions) -> ToolCatalog:
     """Load the built-in catalog plus NPAFLOW_CATALOG and --catalog paths."""
-    return load_catalogs(catalog_paths(args.catalog))
+    return load_catalogs(catalog_paths(options.catalog))
 
 
-def load_spec_for(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCatalog]:
+def load_spec_for(options: SpecOptions) -> tuple[WorkflowSpec, ToolCatalog]:
     """Load and validate the spec named on the command line, with --var merged (see load_spec_and_text)."""
-    spec, catalog, _ = load_spec_and_text(args)
+    spec, catalog, _ = load_spec_and_text(options)
     return spec, catalog
 
 
-def load_spec_and_text(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCatalog, str]:
+def load_spec_and_text(options: SpecOptions) -> tuple[WorkflowSpec, ToolCatalog, str]:
     """The spec named on the command line, validated with --var merged, and the text it was read from.
 
     The file is read once: what a run is given is exactly what was validated.
@@ -75,14 +75,14 @@ def load_spec_and_text(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCata
     Raises:
         SpecError: the spec is invalid, or a --var key is unknown.
     """
-    catalog = load_catalog_for(args)
-    overrides = parse_vars(args.var)
-    text = read_document(args.spec)
-    spec = load_spec_from_str(text, args.spec, catalog=catalog, overrides=overrides)
-    source = parse_yaml(text, args.spec)
+    catalog = load_catalog_for(options)
+    overrides = parse_vars(options.var)
+    text = read_document(options.spec)
+    spec = load_spec_from_str(text, options.spec, catalog=catalog, overrides=overrides)
+    source = parse_yaml(text, options.spec)
     for issue in [*top_level_warnings(source), *terminal_warnings(source), *token_warnings(source)]:
         print(f"npaflow: warning: {issue.render()}", file=sys.stderr)
-    if overrides and not getattr(args, "allow_new_vars", False):
+    if overrides and not options.allow_new_vars:
         refs = {state.tool_ref for state in spec.states.values() if state.tool_ref}
         used = ToolCatalog(tools={ref: catalog.tools[ref] for ref in refs if ref in catalog.tools})
         issues = unknown_var_issues(overrides, source, text, used)
@@ -91,29 +91,29 @@ def load_spec_and_text(args: argparse.Namespace) -> tuple[WorkflowSpec, ToolCata
     return spec, catalog, text
 
 
-def decision_gaps_for(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> list[SpecIssue]:
+def decision_gaps_for(options: SpecOptions, spec: WorkflowSpec, catalog: ToolCatalog) -> list[SpecIssue]:
     """The states of the spec on the command line that would decide with no artifact."""
     config = build_run_context(spec, catalog, RunId("validate-run")).config
-    return decision_source_issues(spec, config, read_document(args.spec), args.spec)
+    return decision_source_issues(spec, config, read_document(options.spec), options.spec)
 
 
-def require_decision_sources(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> None:
+def require_decision_sources(options: SpecOptions, spec: WorkflowSpec, catalog: ToolCatalog) -> None:
     """A run decides only from artifacts, unless --assume-decision makes the fallback explicit.
 
     Raises:
         UsageError: --assume-decision names no known decision.
         SpecError: a state would branch or end a loop with no decision source.
     """
-    check_assumption(args.assume_decision)
-    if not args.assume_decision:
-        issues = decision_gaps_for(args, spec, catalog)
+    check_assumption(options.assume_decision)
+    if not options.assume_decision:
+        issues = decision_gaps_for(options, spec, catalog)
         if issues:
             raise SpecError(issues)
 
 
-def warn_decision_sources(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> None:
+def warn_decision_sources(options: SpecOptions, spec: WorkflowSpec, catalog: ToolCatalog) -> None:
     """Previews accept such specs, but say that a run would refuse them."""
-    for issue in decision_gaps_for(args, spec, catalog):
+    for issue in decision_gaps_for(options, spec, catalog):
         print(
             f"npaflow: warning: {issue.render()}; `npaflow submit` refuses this spec "
             "unless --assume-decision is given",
@@ -127,17 +127,17 @@ def check_assumption(value: str) -> None:
         raise UsageError(f"--assume-decision: {problem}")
 
 
-def preview_plan(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> ExecutionPlan:
+def preview_plan(options: PreviewOptions, spec: WorkflowSpec, catalog: ToolCatalog) -> ExecutionPlan:
     """The plan `plan-spec` and `render` preview: the flags' run id, assumption and cap."""
     from npaflow.plan import build_plan
 
     return build_plan(
         spec,
         catalog,
-        run_id=args.run_id,
-        assume_decision=args.assume_decision,
-        cap=max(0, args.max_concurrency),
-        items=assumed_items(args.assume_items),
+        run_id=options.run_id,
+        assume_decision=options.assume_decision,
+        cap=max(0, options.max_concurrency),
+        items=assumed_items(options.assume_items),
     )
 
 

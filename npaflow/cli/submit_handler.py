@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import getpass
 import json
@@ -37,7 +36,7 @@ from npaflow.cli.run_endings import next_steps
 from npaflow.cli.spec_loading import catalog_paths, load_spec_and_text, parse_vars, require_decision_sources
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
-from npaflow.options import ConnectionOptions
+from npaflow.options.launch import LaunchOptions, SubmitOptions
 from npaflow.quota import DEFAULT_TEAM, QuotaClaim
 from npaflow.runtime.contract import (
     WORKFLOW_TYPE,
@@ -61,22 +60,22 @@ from npaflow.temporal.client import (
 INLINE_SPEC_LIMIT = 256 * 1024
 
 
-async def submit(args: argparse.Namespace) -> int:
+async def submit(options: SubmitOptions) -> int:
     """Validate locally (nothing starts on an error), then start the run or refuse a duplicate."""
-    spec, catalog, text = load_spec_and_text(args)
-    require_decision_sources(args, spec, catalog)
-    run_id = RunId(args.run_id or f"{spec.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
-    spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
-    request = build_request(args, text, run_id, spec_uri=spec_uri)
-    images = await checked_binding(args, spec, catalog, backend=request.backend)
+    spec, catalog, text = load_spec_and_text(options)
+    require_decision_sources(options, spec, catalog)
+    run_id = RunId(options.run_id or f"{spec.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    spec_uri = Path(options.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
+    request = build_request(options, text, run_id, spec_uri=spec_uri)
+    images = await checked_binding(options, spec, catalog, backend=request.backend)
     request = request.model_copy(update={"images": images})
-    client = await connect_to(ConnectionOptions.parsed(args))
+    client = await connect_to(options)
     if request.quota is not None and request.quota.pool:  # the workers' default pool: checked per launch
         await check_quota(client, request, spec, catalog)
-    queue = task_queue_from(args.task_queue)
+    queue = task_queue_from(options.task_queue)
     handle: WorkflowHandle[Any, RunSummary] = client.get_workflow_handle(run_id, result_type=RunSummary)
     duplicate = await duplicate_of(handle, request)
-    if duplicate is not None and not args.attach:
+    if duplicate is not None and not options.attach:
         print(duplicate)
         return EXIT_ALREADY_RUNNING
     if duplicate is None:
@@ -88,27 +87,29 @@ async def submit(args: argparse.Namespace) -> int:
             result_type=RunSummary,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-            static_summary=static_summary(spec.name, Path(args.spec).name),
+            static_summary=static_summary(spec.name, Path(options.spec).name),
             static_details=static_details(
                 workflow=spec.name,
                 run_id=run_id,
                 submitted_by=getpass.getuser(),
-                ledger_uri=run_prefix_for(spec, catalog, run_id, shared_ledger_root(args.ledger_root)),
-                spec_file=str(args.spec),
+                ledger_uri=run_prefix_for(spec, catalog, run_id, shared_ledger_root(options.ledger_root)),
+                spec_file=str(options.spec),
                 variables=request.vars,
             ),
-            memo=RunMemo(spec=str(args.spec), vars=request.vars, submitted_by=getpass.getuser()).submitted(),
+            memo=RunMemo(
+                spec=str(options.spec), vars=request.vars, submitted_by=getpass.getuser()
+            ).submitted(),
         )
-    if not args.wait and not await has_pollers(client, queue):
+    if not options.wait and not await has_pollers(client, queue):
         sys.stderr.write(f"npaflow: warning: {no_worker_text(queue)}\n")
-    if not args.wait:
+    if not options.wait:
         print(
             json.dumps({"run_id": run_id})
-            if args.json
+            if options.as_json
             else f"started run {run_id} (watch: npaflow status {run_id} --watch)"
         )
         return 0
-    return await _wait_and_report(client, handle, queue, as_json=args.json)
+    return await _wait_and_report(client, handle, queue, as_json=options.as_json)
 
 
 async def _wait_and_report(
@@ -156,16 +157,14 @@ async def _wait_and_report(
     return code
 
 
-def build_request(
-    args: argparse.Namespace, spec_text: str, run_id: RunId, *, spec_uri: str = ""
-) -> RunRequest:
+def build_request(options: LaunchOptions, spec_text: str, run_id: RunId, *, spec_uri: str = "") -> RunRequest:
     """Turn the run flags into the workflow input (the spec inline, or by reference when large).
 
     Raises:
         UsageError: a flag is out of range (one line naming the flag).
     """
     try:
-        return _request(args, spec_text, run_id, spec_uri)
+        return _request(options, spec_text, run_id, spec_uri)
     except ValidationError as exc:
         raise UsageError(flag_problem(exc)) from None
 
@@ -183,29 +182,31 @@ def flag_problem(exc: ValidationError) -> str:
     return f"--{field.replace('_', '-')}: {message} (got {error.get('input')!r})"
 
 
-def _request(args: argparse.Namespace, spec_text: str, run_id: RunId, spec_uri: str) -> RunRequest:
+def _request(options: LaunchOptions, spec_text: str, run_id: RunId, spec_uri: str) -> RunRequest:
     return RunRequest(
         spec="" if spec_uri else spec_text,
         spec_uri=spec_uri,
         run_id=run_id,
-        vars=parse_vars(args.var),
-        allow_new_vars=bool(getattr(args, "allow_new_vars", False)),
-        catalogs=[str(Path(p).resolve()) for p in catalog_paths(args.catalog)],
-        poll_seconds=args.poll_seconds,
-        max_wait_seconds=args.max_wait_seconds,
-        retries=args.retries,
-        max_infrastructure_recoveries=args.max_infrastructure_recoveries,
-        pending_timeout_seconds=args.pending_timeout_seconds,
-        max_concurrency=args.max_concurrency,
-        cancel_on_timeout=not args.no_cancel_on_timeout,
-        assume_decision=args.assume_decision,
-        on_failure=args.on_failure,
-        notify=args.notify,
-        max_gpu_hours=args.max_gpu_hours,
-        secret_env=args.secret_env,
-        backend=args.backend,
-        infra=args.infra,
-        cache=args.cache,
-        cache_scope=args.cache_scope,
-        quota=QuotaClaim(pool=args.quota_pool, team=args.team or DEFAULT_TEAM, priority=args.priority),
+        vars=parse_vars(options.var),
+        allow_new_vars=bool(options.allow_new_vars),
+        catalogs=[str(Path(p).resolve()) for p in catalog_paths(options.catalog)],
+        poll_seconds=options.poll_seconds,
+        max_wait_seconds=options.max_wait_seconds,
+        retries=options.retries,
+        max_infrastructure_recoveries=options.max_infrastructure_recoveries,
+        pending_timeout_seconds=options.pending_timeout_seconds,
+        max_concurrency=options.max_concurrency,
+        cancel_on_timeout=not options.no_cancel_on_timeout,
+        assume_decision=options.assume_decision,
+        on_failure=options.on_failure,
+        notify=options.notify,
+        max_gpu_hours=options.max_gpu_hours,
+        secret_env=options.secret_env,
+        backend=options.backend,
+        infra=options.infra,
+        cache=options.cache,
+        cache_scope=options.cache_scope,
+        quota=QuotaClaim(
+            pool=options.quota_pool, team=options.team or DEFAULT_TEAM, priority=options.priority
+        ),
     )

@@ -258,3 +258,22 @@ def test_no_worker_activity_workflow_or_pure_module_imports_the_cli(path: Path) 
 def test_argparse_stays_in_the_command_modules(path: Path) -> None:
     # A command parses its flags once into npaflow/options; what it calls takes the typed model.
     assert "argparse" not in imported_modules(path), f"{_rel(path)} imports argparse"
+
+
+#: The CLI's parser modules: they build argparse's parsers (and the console script reads them).
+PARSER_MODULES = {"__init__.py", "lazy_commands.py", "options.py", "image_flags.py"}
+
+
+def _below_the_command_modules() -> list[Path]:
+    cli = ROOT / "npaflow" / "cli"
+    return sorted(
+        path
+        for path in cli.rglob("*.py")
+        if "commands" not in path.relative_to(cli).parts and str(path.relative_to(cli)) not in PARSER_MODULES
+    )
+
+
+@pytest.mark.parametrize("path", _below_the_command_modules(), ids=_rel)
+def test_below_the_command_modules_handlers_take_options_models_not_argparse(path: Path) -> None:
+    # Each command module parses its Namespace once (npaflow/options/); its handler takes the model.
+    assert "argparse" not in imported_modules(path), f"{_rel(path)} imports argparse"

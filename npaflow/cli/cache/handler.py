@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
-
 from temporalio.client import Client, WorkflowFailureError
 
 from npaflow.cli.durations import parse_duration
 from npaflow.errors import UsageError
-from npaflow.options import ConnectionOptions
+from npaflow.options.features import CacheOptions
 from npaflow.runtime.cache.admin import (
     CacheAction,
     CacheAdminInput,
@@ -24,11 +22,11 @@ from npaflow.temporal.errors import innermost_message
 from npaflow.temporal.helper_runs import run_helper
 
 
-async def cache(args: argparse.Namespace) -> int:
+async def cache(options: CacheOptions) -> int:
     """List, explain or purge (exit 2 when no worker serves the task queue or the request is wrong)."""
-    action = CacheAction(args.action)
-    client = await connect_to(ConnectionOptions.parsed(args))
-    request, task_queue = await _request(client, action, args)
+    action = CacheAction(options.action)
+    client = await connect_to(options)
+    request, task_queue = await _request(client, action, options)
     if not await has_pollers(client, task_queue, activities=True):
         raise UsageError(
             f"no worker polls task queue '{task_queue}': the cache is read by workers (start one with "
@@ -45,37 +43,33 @@ async def cache(args: argparse.Namespace) -> int:
         )
     except WorkflowFailureError as error:
         raise UsageError(f"cache {action.value}: {innermost_message(error)}") from None
-    print(result.model_dump_json(indent=2) if getattr(args, "json", False) else cache_text(result))
+    print(result.model_dump_json(indent=2) if options.as_json else cache_text(result))
     return 0
 
 
-async def _request(
-    client: Client, action: CacheAction, args: argparse.Namespace
-) -> tuple[CacheAdminInput, str]:
+async def _request(client: Client, action: CacheAction, options: CacheOptions) -> tuple[CacheAdminInput, str]:
     if action is CacheAction.EXPLAIN:
-        description = await describe_or_fail(client.get_workflow_handle(args.run_id))
+        description = await describe_or_fail(client.get_workflow_handle(options.run_id))
         ledger_uri = RunMemo.read(await description.memo()).ledger_uri
         if not ledger_uri:
-            raise UsageError(f"run {args.run_id} has no ledger location yet (it has not loaded its spec)")
-        return CacheAdminInput(action=action, ledger_uri=ledger_uri, state=args.state), description.task_queue
-    older = (
-        parse_duration("--older-than", args.older_than).total_seconds()
-        if getattr(args, "older_than", "")
-        else None
-    )
+            raise UsageError(f"run {options.run_id} has no ledger location yet (it has not loaded its spec)")
+        return CacheAdminInput(
+            action=action, ledger_uri=ledger_uri, state=options.state
+        ), description.task_queue
+    older = parse_duration("--older-than", options.older_than).total_seconds() if options.older_than else None
     request = CacheAdminInput(
         action=action,
-        root=args.root or "",
-        scope=args.scope,
+        root=options.root or "",
+        scope=options.scope,
         older_than_seconds=older,
-        key=getattr(args, "key", ""),
-        run=getattr(args, "run", ""),
-        state=getattr(args, "state", "") if action is CacheAction.PURGE else "",
-        dry_run=getattr(args, "dry_run", False),
+        key=options.key,
+        run=options.run,
+        state=options.state if action is CacheAction.PURGE else "",
+        dry_run=options.dry_run,
     )
     if action is CacheAction.PURGE:
         _check_purge(request)
-    return request, task_queue_from(args.task_queue)
+    return request, task_queue_from(options.task_queue)
 
 
 def _check_purge(request: CacheAdminInput) -> None:

@@ -19,5 +19,6 @@ def add(found: argparse.ArgumentParser) -> None:
 def run_artifacts(args: argparse.Namespace) -> int:
     """The handler: the Temporal client is imported only now."""
     from npaflow.cli.artifacts_handler import artifacts
+    from npaflow.options.runs import ArtifactsOptions
 
-    return asyncio.run(artifacts(args))
+    return asyncio.run(artifacts(ArtifactsOptions.parsed(args)))

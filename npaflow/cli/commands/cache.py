@@ -59,5 +59,6 @@ def _add_where(parser: argparse.ArgumentParser) -> None:
 def run_cache(args: argparse.Namespace) -> int:
     """The handler: the Temporal client is imported only now."""
     from npaflow.cli.cache.handler import cache
+    from npaflow.options.features import CacheOptions
 
-    return asyncio.run(cache(args))
+    return asyncio.run(cache(CacheOptions.parsed(args)))

@@ -18,5 +18,6 @@ def add(cancel: argparse.ArgumentParser) -> None:
 def run_cancel(args: argparse.Namespace) -> int:
     """The handler: the Temporal client is imported only now."""
     from npaflow.cli.run_handlers import cancel
+    from npaflow.options.runs import CancelOptions
 
-    return asyncio.run(cancel(args))
+    return asyncio.run(cancel(CancelOptions.parsed(args)))

@@ -24,5 +24,6 @@ def add(runs: argparse.ArgumentParser) -> None:
 def run_list(args: argparse.Namespace) -> int:
     """The handler: the Temporal client is imported only now."""
     from npaflow.cli.list_handler import list_runs
+    from npaflow.options.runs import ListOptions
 
-    return asyncio.run(list_runs(args))
+    return asyncio.run(list_runs(ListOptions.parsed(args)))

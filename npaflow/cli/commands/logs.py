@@ -25,5 +25,6 @@ def add(logs: argparse.ArgumentParser) -> None:
 def run_logs(args: argparse.Namespace) -> int:
     """The handler: the Temporal client is imported only now."""
     from npaflow.cli.logs_handler import logs
+    from npaflow.options.runs import LogsOptions
 
-    return asyncio.run(logs(args))
+    return asyncio.run(logs(LogsOptions.parsed(args)))

@@ -17,5 +17,6 @@ def add(pause: argparse.ArgumentParser) -> None:
 def run_pause(args: argparse.Namespace) -> int:
     """The handler: the Temporal client is imported only now."""
     from npaflow.cli.run_handlers import pause
+    from npaflow.options.runs import RunOptions
 
-    return asyncio.run(pause(args))
+    return asyncio.run(pause(RunOptions.parsed(args)))

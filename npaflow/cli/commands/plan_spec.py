@@ -11,6 +11,7 @@ from npaflow.cli.image_flags import add_image_arguments, add_resolve_argument
 from npaflow.cli.options import add_cap_argument, add_items_argument, add_spec_arguments
 from npaflow.cli.spec_loading import check_assumption, load_spec_for, preview_plan, warn_decision_sources
 from npaflow.gc_pause import gc_paused
+from npaflow.options.spec import PreviewOptions
 from npaflow.plan import DEFAULT_PLAN_RUN_ID, ExecutionPlan
 from npaflow.steps import cache_mark
 
@@ -56,30 +57,32 @@ def add(plan: argparse.ArgumentParser) -> None:
 
 def run_plan(args: argparse.Namespace) -> int:
     """Plan the spec and print steps or waves, or draw the spec as a graph."""
-    check_assumption(args.assume_decision)
-    if args.format == PlanFormat.SVG:
+    options = PreviewOptions.parsed(args)
+    check_assumption(options.assume_decision)
+    if options.format == PlanFormat.SVG:
         from npaflow.picture import spec_svg
 
-        sys.stdout.write(spec_svg(load_spec_for(args)[0]) + "\n")
+        sys.stdout.write(spec_svg(load_spec_for(options)[0]) + "\n")
         return 0
-    if args.format in (PlanFormat.MERMAID, PlanFormat.DOT):
+    if options.format in (PlanFormat.MERMAID, PlanFormat.DOT):
         from npaflow.spec_graph import spec_graph, to_dot, to_mermaid
 
-        spec, _ = load_spec_for(args)
+        spec, _ = load_spec_for(options)
         graph = spec_graph(spec)
-        sys.stdout.write(to_mermaid(graph) if args.format == PlanFormat.MERMAID else to_dot(graph))
+        sys.stdout.write(to_mermaid(graph) if options.format == PlanFormat.MERMAID else to_dot(graph))
         return 0
-    args.json = args.json or args.format == PlanFormat.JSON
+    if options.format == PlanFormat.JSON:
+        options = options.model_copy(update={"as_json": True})
     with gc_paused():
-        spec, catalog = load_spec_for(args)
-        if not args.assume_decision:
-            warn_decision_sources(args, spec, catalog)
-        plan = preview_plan(args, spec, catalog)
-        if args.waves:  # waves name their files and images: those modules load only here
+        spec, catalog = load_spec_for(options)
+        if not options.assume_decision:
+            warn_decision_sources(options, spec, catalog)
+        plan = preview_plan(options, spec, catalog)
+        if options.waves:  # waves name their files and images: those modules load only here
             from npaflow.cli.plan_waves import print_waves
 
-            return print_waves(args, plan, spec, catalog)
-    if args.json:
+            return print_waves(options, plan, spec, catalog)
+    if options.as_json:
         print(json.dumps(plan.to_dict(), indent=2, sort_keys=True))
     else:
         print("\n".join(format_steps(plan)))

@@ -21,10 +21,12 @@ def run_preflight_images(args: argparse.Namespace) -> int:
     from npaflow.cli.image_overrides import overrides_from
     from npaflow.cli.images import images_of, preflight
     from npaflow.cli.spec_loading import load_spec_for
+    from npaflow.options.spec import SpecOptions
 
-    spec, catalog = load_spec_for(args)
-    report = preflight(images_of(spec, catalog, overrides_from(args)))
-    if args.json:
+    options = SpecOptions.parsed(args)
+    spec, catalog = load_spec_for(options)
+    report = preflight(images_of(spec, catalog, overrides_from(options)))
+    if options.as_json:
         payload = {
             "workflow": spec.name,
             "ok": not report.problems,

@@ -47,8 +47,10 @@ def run_quota(args: argparse.Namespace) -> int:
     """The handler: the Temporal client is imported only now."""
     if args.action == "release":
         from npaflow.cli.quota.release import release
+        from npaflow.options.features import QuotaOptions
 
-        return asyncio.run(release(args))
+        return asyncio.run(release(QuotaOptions.parsed(args)))
     from npaflow.cli.quota.handler import quota
+    from npaflow.options.features import QuotaOptions
 
-    return asyncio.run(quota(args))
+    return asyncio.run(quota(QuotaOptions.parsed(args)))

@@ -12,6 +12,7 @@ from npaflow.cli.output_files import write_files
 from npaflow.cli.spec_loading import load_spec_for, preview_plan
 from npaflow.gc_pause import gc_paused
 from npaflow.ids import RunId
+from npaflow.options.spec import PreviewOptions
 from npaflow.plan import DEFAULT_PLAN_RUN_ID
 from npaflow.render import RenderOptions, render_wave
 from npaflow.traversal import Wave
@@ -38,16 +39,19 @@ def wave_file_name(run_id: RunId, wave: Wave) -> str:
 
 def run_render(args: argparse.Namespace) -> int:
     """Plan the spec, render every wave, write the files and list them."""
+    flags = PreviewOptions.parsed(args)
     with gc_paused():
-        spec, catalog = load_spec_for(args)
-        plan = preview_plan(args, spec, catalog)
-    options = RenderOptions(run_id=args.run_id, workflow=spec.name, images=image_binding(args, spec, catalog))
-    out = Path(args.out)
+        spec, catalog = load_spec_for(flags)
+        plan = preview_plan(flags, spec, catalog)
+    options = RenderOptions(
+        run_id=flags.run_id, workflow=spec.name, images=image_binding(flags, spec, catalog)
+    )
+    out = Path(flags.out or ".")
     files: dict[Path, str] = {}
     written: list[dict[str, str | list[str]]] = []
     for wave in plan.waves:
         rendered = render_wave(wave, catalog, options)
-        path = out / wave_file_name(args.run_id, wave)
+        path = out / wave_file_name(flags.run_id, wave)
         files[path] = rendered.yaml
         written.append(
             {
@@ -58,8 +62,8 @@ def run_render(args: argparse.Namespace) -> int:
             }
         )
     write_files(files, f"--out {out}")
-    if args.json:
-        print(json.dumps({"workflow": spec.name, "run_id": args.run_id, "files": written}, indent=2))
+    if flags.as_json:
+        print(json.dumps({"workflow": spec.name, "run_id": flags.run_id, "files": written}, indent=2))
     else:
         print("\n".join(str(item["file"]) for item in written))
     return 0

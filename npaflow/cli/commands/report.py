@@ -20,5 +20,6 @@ def add(report: argparse.ArgumentParser) -> None:
 def run_report(args: argparse.Namespace) -> int:
     """The handler: the Temporal client is imported only now."""
     from npaflow.cli.report_handler import report
+    from npaflow.options.runs import ReportOptions
 
-    return asyncio.run(report(args))
+    return asyncio.run(report(ReportOptions.parsed(args)))

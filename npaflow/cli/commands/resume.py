@@ -41,5 +41,6 @@ def add(resume: argparse.ArgumentParser) -> None:
 def run_resume(args: argparse.Namespace) -> int:
     """The handler: the Temporal client is imported only now."""
     from npaflow.cli.resume_handler import resume
+    from npaflow.options.runs import ResumeOptions
 
-    return asyncio.run(resume(args))
+    return asyncio.run(resume(ResumeOptions.parsed(args)))

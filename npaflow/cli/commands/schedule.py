@@ -95,54 +95,62 @@ def _add_backfill_window(action: argparse.ArgumentParser) -> None:
 def run_create(args: argparse.Namespace) -> int:
     """`schedule create` (the Temporal client is imported only now)."""
     from npaflow.cli.schedule.handler import create
+    from npaflow.options.launch import ScheduleCreateOptions
 
-    return asyncio.run(create(args))
+    return asyncio.run(create(ScheduleCreateOptions.parsed(args)))
 
 
 def run_describe(args: argparse.Namespace) -> int:
     """`schedule describe` (the Temporal client is imported only now)."""
     from npaflow.cli.schedule.handler import describe
+    from npaflow.options.launch import ScheduleOptions
 
-    return asyncio.run(describe(args))
+    return asyncio.run(describe(ScheduleOptions.parsed(args)))
 
 
 def run_pause(args: argparse.Namespace) -> int:
     """`schedule pause` (the Temporal client is imported only now)."""
     from npaflow.cli.schedule.handler import pause
+    from npaflow.options.launch import ScheduleOptions
 
-    return asyncio.run(pause(args))
+    return asyncio.run(pause(ScheduleOptions.parsed(args)))
 
 
 def run_unpause(args: argparse.Namespace) -> int:
     """`schedule unpause` (the Temporal client is imported only now)."""
     from npaflow.cli.schedule.handler import unpause
+    from npaflow.options.launch import ScheduleOptions
 
-    return asyncio.run(unpause(args))
+    return asyncio.run(unpause(ScheduleOptions.parsed(args)))
 
 
 def run_trigger(args: argparse.Namespace) -> int:
     """`schedule trigger` (the Temporal client is imported only now)."""
     from npaflow.cli.schedule.handler import trigger
+    from npaflow.options.launch import ScheduleOptions
 
-    return asyncio.run(trigger(args))
+    return asyncio.run(trigger(ScheduleOptions.parsed(args)))
 
 
 def run_backfill(args: argparse.Namespace) -> int:
     """`schedule backfill` (the Temporal client is imported only now)."""
     from npaflow.cli.schedule.backfill import backfill
+    from npaflow.options.launch import BackfillOptions
 
-    return asyncio.run(backfill(args))
+    return asyncio.run(backfill(BackfillOptions.parsed(args)))
 
 
 def run_delete(args: argparse.Namespace) -> int:
     """`schedule delete` (the Temporal client is imported only now)."""
     from npaflow.cli.schedule.handler import delete
+    from npaflow.options.launch import ScheduleOptions
 
-    return asyncio.run(delete(args))
+    return asyncio.run(delete(ScheduleOptions.parsed(args)))
 
 
 def run_list(args: argparse.Namespace) -> int:
     """`schedule list` (the Temporal client is imported only now)."""
     from npaflow.cli.schedule.handler import list_schedules
+    from npaflow.options.launch import ScheduleOptions
 
-    return asyncio.run(list_schedules(args))
+    return asyncio.run(list_schedules(ScheduleOptions.parsed(args)))

@@ -28,5 +28,6 @@ def add(status: argparse.ArgumentParser) -> None:
 def run_status(args: argparse.Namespace) -> int:
     """The handler: the Temporal client is imported only now."""
     from npaflow.cli.run_handlers import status
+    from npaflow.options.runs import StatusOptions
 
-    return asyncio.run(status(args))
+    return asyncio.run(status(StatusOptions.parsed(args)))

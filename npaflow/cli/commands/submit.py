@@ -39,8 +39,9 @@ def add(submit: argparse.ArgumentParser) -> None:
 def run_submit(args: argparse.Namespace) -> int:
     """The handler: the Temporal client is imported only now."""
     from npaflow.cli.submit_handler import submit
+    from npaflow.options.launch import SubmitOptions
 
-    return asyncio.run(submit(args))
+    return asyncio.run(submit(SubmitOptions.parsed(args)))
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:

@@ -26,5 +26,6 @@ def add(ui: argparse.ArgumentParser) -> None:
 def run_ui(args: argparse.Namespace) -> int:
     """The handler: the web server and Temporal client are imported only now."""
     from npaflow.cli.ui import serve
+    from npaflow.options.features import UiOptions
 
-    return serve(args)
+    return serve(UiOptions.parsed(args))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from npaflow.catalog.models import ToolCatalog
@@ -11,11 +10,12 @@ from npaflow.cli.images.preflight import images_of, preflight, preflight_async
 from npaflow.document.models import WorkflowSpec
 from npaflow.errors import UsageError
 from npaflow.images import ImageBinding, ImagePreflight, PreflightReport
+from npaflow.options.spec import ImageFlags
 from npaflow.runtime.request import BackendName
 
 
 async def checked_binding(
-    args: argparse.Namespace,
+    options: ImageFlags,
     spec: WorkflowSpec,
     catalog: ToolCatalog,
     *,
@@ -33,14 +33,14 @@ async def checked_binding(
     Raises:
         UsageError: any image is not verified (every problem listed; nothing starts).
     """
-    binding = started if started is not None else overrides_from(args)
-    if getattr(args, "skip_image_preflight", False):
+    binding = started if started is not None else overrides_from(options)
+    if options.skip_image_preflight:
         return binding.model_copy(update={"preflight": ImagePreflight.SKIPPED})
     images = images_of(spec, catalog, binding)
     if not images:  # nothing to verify: no registry is asked, no digest cache is touched
         return binding.model_copy(update={"preflight": ImagePreflight.VERIFIED})
     report = await preflight_async(images, pins=binding.pins)
-    if report.problems and backend is BackendName.LOCAL and not getattr(args, "require_images", False):
+    if report.problems and backend is BackendName.LOCAL and not options.require_images:
         print(local_warning(report, spec.name), file=sys.stderr)
         pins = {**report.pins(), **binding.pins}
         return binding.model_copy(update={"pins": pins, "preflight": ImagePreflight.WARNED})
@@ -70,13 +70,13 @@ def problems_text(report: PreflightReport, workflow: str, *, starting: bool = Tr
     return "\n".join(lines)
 
 
-def resolved_binding(args: argparse.Namespace, spec: WorkflowSpec, catalog: ToolCatalog) -> ImageBinding:
+def resolved_binding(options: ImageFlags, spec: WorkflowSpec, catalog: ToolCatalog) -> ImageBinding:
     """For `render` / `plan-spec --resolve-images`: the digests a run would pin now.
 
     Raises:
         UsageError: any image is not verified.
     """
-    binding = overrides_from(args)
+    binding = overrides_from(options)
     report = preflight(images_of(spec, catalog, binding))
     if report.problems:
         raise UsageError(problems_text(report, spec.name, starting=False))

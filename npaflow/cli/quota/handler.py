@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
@@ -10,7 +9,7 @@ from pydantic import ValidationError
 
 from npaflow.cli.quota.text import pool_lines
 from npaflow.errors import UsageError
-from npaflow.options import ConnectionOptions
+from npaflow.options.features import QuotaOptions
 from npaflow.quota import PoolConfig, PoolStatus, accelerator_problem, name_problem
 from npaflow.temporal.client import connect_to, task_queue_from
 from npaflow.temporal.pools import (
@@ -21,26 +20,30 @@ from npaflow.temporal.pools import (
 )
 
 
-async def quota(args: argparse.Namespace) -> int:
+async def quota(options: QuotaOptions) -> int:
     """Set, list, show or delete pools (exit 2 on a bad value or a pool that does not exist)."""
-    config = _config(args) if args.action == "set" else None  # a mistake is named before any server is asked
-    client = await connect_to(ConnectionOptions.parsed(args))
+    config = (
+        _config(options) if options.action == "set" else None
+    )  # a mistake is named before any server is asked
+    client = await connect_to(options)
     if config is not None:
-        statuses = [await set_pool(client, args.pool, config, task_queue_from(args.task_queue))]
-    elif args.action == "delete":
-        await delete_pool(client, args.pool)
-        print(json.dumps({"deleted": args.pool}) if args.json else f"deleted quota pool {args.pool}")
+        statuses = [await set_pool(client, options.pool, config, task_queue_from(options.task_queue))]
+    elif options.action == "delete":
+        await delete_pool(client, options.pool)
+        print(
+            json.dumps({"deleted": options.pool}) if options.as_json else f"deleted quota pool {options.pool}"
+        )
         return 0
-    elif args.action == "status" and args.pool:
-        statuses = [await pool_status(client, args.pool)]
+    elif options.action == "status" and options.pool:
+        statuses = [await pool_status(client, options.pool)]
     else:
         found, unanswered = await every_pool_status(client)
         for problem in unanswered.values():
             print(f"npaflow: warning: {problem}", file=sys.stderr)
         statuses = list(found.values())
-    if args.json:
+    if options.as_json:
         print(json.dumps([s.model_dump(mode="json") for s in statuses], indent=2))
-    elif args.action == "list":
+    elif options.action == "list":
         print(
             "\n".join(_summary(s) for s in statuses)
             or "no quota pools (create one: npaflow quota set POOL --gpus N)"
@@ -60,11 +63,11 @@ def _summary(status: PoolStatus) -> str:
     )
 
 
-def _config(args: argparse.Namespace) -> PoolConfig:
-    if problem := name_problem("quota pool", args.pool):
+def _config(options: QuotaOptions) -> PoolConfig:
+    if problem := name_problem("quota pool", options.pool):
         raise UsageError(problem)
     weights: dict[str, float] = {}
-    for item in args.team:
+    for item in options.team:
         team, sep, weight = item.partition("=")
         if team.strip() in weights:  # the last would win without a word
             raise UsageError(f"--team {team.strip()} is given twice: give each team once, with its weight")
@@ -72,10 +75,10 @@ def _config(args: argparse.Namespace) -> PoolConfig:
             weights[team.strip()] = float(weight) if sep else 1.0
         except ValueError:
             raise UsageError(f"--team {item!r}: write NAME=WEIGHT, e.g. research=2") from None
-    if problem := accelerator_problem(args.accelerator):
+    if problem := accelerator_problem(options.accelerator):
         raise UsageError(f"--accelerator: {problem}")
     try:
-        return PoolConfig(gpus=args.gpus, accelerator=args.accelerator, weights=weights)
+        return PoolConfig(gpus=options.gpus, accelerator=options.accelerator, weights=weights)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         field = str(error["loc"][0]) if error["loc"] else "team"

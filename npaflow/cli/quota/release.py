@@ -8,31 +8,30 @@ any unless `--force`.
 
 from __future__ import annotations
 
-import argparse
 import json
 
 from npaflow.errors import UsageError
-from npaflow.options import ConnectionOptions
+from npaflow.options.features import QuotaOptions
 from npaflow.quota import ReleaseAnswer, ReleaseRun
 from npaflow.quota.messages import RELEASE_RUN_UPDATE, pool_workflow_id
 from npaflow.temporal.client import connect_to
 from npaflow.temporal.pools import pool_status
 
 
-async def release(args: argparse.Namespace) -> int:
+async def release(options: QuotaOptions) -> int:
     """Release the run's leases (exit 2 when the pool refuses, with why and what still runs)."""
-    client = await connect_to(ConnectionOptions.parsed(args))
-    await pool_status(client, args.pool)  # names a pool that does not exist, or that nobody serves
-    handle = client.get_workflow_handle(pool_workflow_id(args.pool))
+    client = await connect_to(options)
+    await pool_status(client, options.pool)  # names a pool that does not exist, or that nobody serves
+    handle = client.get_workflow_handle(pool_workflow_id(options.pool))
     answer = await handle.execute_update(
-        RELEASE_RUN_UPDATE, ReleaseRun(run_id=args.run_id, force=args.force), result_type=ReleaseAnswer
+        RELEASE_RUN_UPDATE, ReleaseRun(run_id=options.run_id, force=options.force), result_type=ReleaseAnswer
     )
     if answer.refused:
-        raise UsageError(release_refusal(args.pool, args.run_id, answer))
-    if args.json:
+        raise UsageError(release_refusal(options.pool, options.run_id, answer))
+    if options.as_json:
         print(json.dumps(answer.model_dump(mode="json")))
         return 0
-    print(f"released {len(answer.released)} lease(s) of run {args.run_id} in quota pool {args.pool}")
+    print(f"released {len(answer.released)} lease(s) of run {options.run_id} in quota pool {options.pool}")
     if answer.live_jobs:
         print(f"released with --force while its ledger holds in flight: {', '.join(answer.live_jobs)}")
     return 0

@@ -9,39 +9,47 @@ backfill past `--max-runs` is refused with the count.
 
 from __future__ import annotations
 
-import argparse
 from datetime import datetime, timedelta
 
 from google.protobuf.timestamp_pb2 import Timestamp
 from temporalio.api.workflowservice.v1 import ListScheduleMatchingTimesRequest
 from temporalio.client import Client, ScheduleBackfill
 
+from npaflow.cli.options import Overlap
 from npaflow.cli.schedule.handler import handle_of
 from npaflow.cli.schedule.view import OVERLAP
 from npaflow.errors import UsageError
+from npaflow.options.launch import BackfillOptions
 
 #: The most matching times the server lists in one answer.
 SERVER_PAGE = 1000
 
 
-async def backfill(args: argparse.Namespace) -> int:
+async def backfill(options: BackfillOptions) -> int:
     """Run what the schedule would have started between two times, if that is at most --max-runs."""
-    start, end = _time("--start", args.start), _time("--end", args.end)
+    start, end = _time("--start", options.start), _time("--end", options.end)
     if end <= start:
         raise UsageError("--end must be after --start")
-    client, handle, _ = await handle_of(args)
-    runs = await count_runs(client, args.name, start, end, args.max_runs)
-    if runs > args.max_runs:
+    client, handle, _ = await handle_of(options)
+    runs = await count_runs(client, options.name, start, end, options.max_runs)
+    if runs > options.max_runs:
         raise UsageError(
-            f"schedule {args.name}: a backfill from {args.start} to {args.end} would start more than "
-            f"{args.max_runs:,} runs ({runs:,} counted so far, overlap {args.overlap}); narrow "
-            "--start/--end, or raise --max-runs to the number you mean to start"
+            f"schedule {options.name}: a backfill from {options.start} to {options.end} would start "
+            f"more than {options.max_runs:,} runs ({runs:,} counted so far, overlap {options.overlap}); "
+            "narrow --start/--end, or raise --max-runs to the number you mean to start"
         )
     if not runs:
-        print(f"schedule {args.name}: no scheduled time between {args.start} and {args.end}; nothing to run")
+        print(
+            f"schedule {options.name}: no scheduled time between {options.start} and {options.end}; "
+            "nothing to run"
+        )
         return 0
-    await handle.backfill(ScheduleBackfill(start_at=start, end_at=end, overlap=OVERLAP[args.overlap]))
-    print(f"schedule {args.name}: backfill of {runs:,} runs from {args.start} to {args.end} requested")
+    await handle.backfill(
+        ScheduleBackfill(start_at=start, end_at=end, overlap=OVERLAP[Overlap(options.overlap)])
+    )
+    print(
+        f"schedule {options.name}: backfill of {runs:,} runs from {options.start} to {options.end} requested"
+    )
     return 0
 
 

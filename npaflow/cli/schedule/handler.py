@@ -9,7 +9,6 @@ run never piles up behind a slow one.
 
 from __future__ import annotations
 
-import argparse
 import getpass
 import json
 from collections.abc import Sequence
@@ -35,13 +34,14 @@ from temporalio.service import RPCError, RPCStatusCode
 from npaflow.cli.cron import check_cron
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.images import checked_binding
+from npaflow.cli.options import Overlap
 from npaflow.cli.quota.check import check_quota
 from npaflow.cli.schedule.view import OVERLAP, every_text, schedule_summary, stamp, when_text
 from npaflow.cli.spec_loading import load_spec_and_text, require_decision_sources
 from npaflow.cli.submit_handler import INLINE_SPEC_LIMIT, build_request
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
-from npaflow.options import ConnectionOptions
+from npaflow.options.launch import ScheduleCreateOptions, ScheduleOptions
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.locations import shared_prefix
 from npaflow.runtime.request import RUN_ID_PATTERN
@@ -61,71 +61,71 @@ def _check_name(name: str) -> None:
         )
 
 
-def _spec_of(args: argparse.Namespace) -> ScheduleSpec:
-    if bool(args.cron) == bool(args.every):
+def _spec_of(options: ScheduleCreateOptions) -> ScheduleSpec:
+    if bool(options.cron) == bool(options.every):
         raise UsageError("give exactly one of --cron EXPR or --every DURATION (example: --every 24h)")
-    jitter = parse_duration("--jitter", args.jitter) if args.jitter else None
-    if args.cron:
-        check_cron(args.cron)
-        return ScheduleSpec(cron_expressions=[args.cron], jitter=jitter)
-    every = parse_duration("--every", args.every)
+    jitter = parse_duration("--jitter", options.jitter) if options.jitter else None
+    if options.cron:
+        check_cron(options.cron)
+        return ScheduleSpec(cron_expressions=[options.cron], jitter=jitter)
+    every = parse_duration("--every", options.every)
     if jitter is not None and jitter >= every:
         raise UsageError(
-            f"--jitter {args.jitter} is not shorter than --every {args.every}: Temporal would cut it "
+            f"--jitter {options.jitter} is not shorter than --every {options.every}: Temporal would cut it "
             "to the interval, so runs would not spread as asked; give a jitter below the interval"
         )
     return ScheduleSpec(intervals=[ScheduleIntervalSpec(every=every)], jitter=jitter)
 
 
-async def create(args: argparse.Namespace) -> int:
+async def create(options: ScheduleCreateOptions) -> int:
     """Validate the spec (nothing is created on an error), then create the schedule."""
-    _check_name(args.name)
-    spec, catalog, text = load_spec_and_text(args)
-    require_decision_sources(args, spec, catalog)
+    _check_name(options.name)
+    spec, catalog, text = load_spec_and_text(options)
+    require_decision_sources(options, spec, catalog)
     if prefix := shared_prefix(spec, catalog):
         raise UsageError(
-            f"{args.spec}: config.prefix {prefix!r} is the same for every run of the schedule, and a prefix "
-            "holds one run's ledger, so every run after the first would fail; write "
+            f"{options.spec}: config.prefix {prefix!r} is the same for every run of the schedule, and a "
+            "prefix holds one run's ledger, so every run after the first would fail; write "
             f"'prefix: {prefix}/{{{{run.id}}}}' (or leave config.prefix unset)"
         )
-    schedule_spec = _spec_of(args)
-    spec_uri = Path(args.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
-    request = build_request(args, text, RunId(""), spec_uri=spec_uri)
-    images = await checked_binding(args, spec, catalog, backend=request.backend)
+    schedule_spec = _spec_of(options)
+    spec_uri = Path(options.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
+    request = build_request(options, text, RunId(""), spec_uri=spec_uri)
+    images = await checked_binding(options, spec, catalog, backend=request.backend)
     request = request.model_copy(update={"images": images})
-    await check_quota(await connect_to(ConnectionOptions.parsed(args)), request, spec, catalog)
-    catchup = parse_duration("--catchup-window", args.catchup_window) if args.catchup_window else None
+    await check_quota(await connect_to(options), request, spec, catalog)
+    catchup = parse_duration("--catchup-window", options.catchup_window) if options.catchup_window else None
     action = ScheduleActionStartWorkflow(
         WORKFLOW_TYPE,
         request,
-        id=args.name,
-        task_queue=task_queue_from(args.task_queue),
+        id=options.name,
+        task_queue=task_queue_from(options.task_queue),
         memo=RunMemo(
-            spec=str(args.spec), vars=request.vars, submitted_by=f"schedule {args.name}"
+            spec=str(options.spec), vars=request.vars, submitted_by=f"schedule {options.name}"
         ).submitted(),
-        static_summary=static_summary(spec.name, Path(args.spec).name),
+        static_summary=static_summary(spec.name, Path(options.spec).name),
     )
     schedule = Schedule(
         action=action,
         spec=schedule_spec,
-        policy=SchedulePolicy(overlap=OVERLAP[args.overlap], catchup_window=catchup),
-        state=ScheduleState(note=f"created by {getpass.getuser()} from {args.spec}"),
+        policy=SchedulePolicy(overlap=OVERLAP[Overlap(options.overlap)], catchup_window=catchup),
+        state=ScheduleState(note=f"created by {getpass.getuser()} from {options.spec}"),
     )
-    when = f"cron {args.cron}" if args.cron else every_text(schedule_spec.intervals[0])
-    client = await connect_to(ConnectionOptions.parsed(args))
+    when = f"cron {options.cron}" if options.cron else every_text(schedule_spec.intervals[0])
+    client = await connect_to(options)
     try:
         handle = await client.create_schedule(
-            args.name, schedule, memo={"spec": spec.name, "spec_file": str(args.spec), "when": when}
+            options.name, schedule, memo={"spec": spec.name, "spec_file": str(options.spec), "when": when}
         )
     except ScheduleAlreadyRunningError:
         raise UsageError(
-            f"schedule {args.name!r} already exists (see: npaflow schedule describe {args.name}; "
-            f"replace it: npaflow schedule delete {args.name}, then create it again)"
+            f"schedule {options.name!r} already exists (see: npaflow schedule describe {options.name}; "
+            f"replace it: npaflow schedule delete {options.name}, then create it again)"
         ) from None
-    upcoming = await _refuse_if_it_never_runs(handle, args.cron)
-    print(f"schedule {args.name} created: {spec.name}, {when}, overlap {args.overlap}")
+    upcoming = await _refuse_if_it_never_runs(handle, options.cron)
+    print(f"schedule {options.name} created: {spec.name}, {when}, overlap {options.overlap}")
     print("next runs: " + ", ".join(stamp(t) for t in upcoming[:3]))
-    print(f"its runs are {args.name}-<scheduled time> (see them: npaflow list --spec {spec.name})")
+    print(f"its runs are {options.name}-<scheduled time> (see them: npaflow list --spec {spec.name})")
     return 0
 
 
@@ -148,18 +148,20 @@ async def _refuse_if_it_never_runs(handle: ScheduleHandle, cron: str) -> Sequenc
 
 
 async def handle_of(
-    args: argparse.Namespace, *, changing: bool = True
+    options: ScheduleOptions, *, changing: bool = True
 ) -> tuple[Client, ScheduleHandle, ScheduleDescription]:
     """The named schedule; one that starts no npaflow runs is another tool's, and only read."""
-    client = await connect_to(ConnectionOptions.parsed(args))
-    handle = client.get_schedule_handle(args.name)
+    client = await connect_to(options)
+    handle = client.get_schedule_handle(options.name)
     try:
         description = await handle.describe()
     except RPCError as exc:
         if is_namespace_missing(exc):
             raise UsageError(rpc_error_text(exc)) from None
         if exc.status is RPCStatusCode.NOT_FOUND:
-            raise UsageError(f"no schedule named {args.name!r} (list them: npaflow schedule list)") from None
+            raise UsageError(
+                f"no schedule named {options.name!r} (list them: npaflow schedule list)"
+            ) from None
         raise
     action = description.schedule.action
     if changing and not (
@@ -167,17 +169,17 @@ async def handle_of(
     ):
         workflow = getattr(action, "workflow", type(action).__name__)
         raise UsageError(
-            f"schedule {args.name!r} starts {workflow}, not npaflow runs, so npaflow leaves it alone "
-            f"(change it with: temporal schedule ... --schedule-id {args.name})"
+            f"schedule {options.name!r} starts {workflow}, not npaflow runs, so npaflow leaves it alone "
+            f"(change it with: temporal schedule ... --schedule-id {options.name})"
         )
     return client, handle, description
 
 
-async def describe(args: argparse.Namespace) -> int:
+async def describe(options: ScheduleOptions) -> int:
     """What the schedule does, its next and recent runs, and what it skipped."""
-    _, _, description = await handle_of(args, changing=False)
-    summary = await schedule_summary(args.name, description)
-    if args.json:
+    _, _, description = await handle_of(options, changing=False)
+    summary = await schedule_summary(options.name, description)
+    if options.as_json:
         print(json.dumps(summary, indent=2))
         return 0
     for key, value in summary.items():
@@ -186,9 +188,9 @@ async def describe(args: argparse.Namespace) -> int:
     return 0
 
 
-async def list_schedules(args: argparse.Namespace) -> int:
+async def list_schedules(options: ScheduleOptions) -> int:
     """Every schedule of the namespace that starts npaflow runs."""
-    client = await connect_to(ConnectionOptions.parsed(args))
+    client = await connect_to(options)
     rows: list[dict[str, Any]] = []
     async for entry in await client.list_schedules():
         listed = entry.schedule
@@ -206,43 +208,43 @@ async def list_schedules(args: argparse.Namespace) -> int:
                 else "",
             }
         )
-    if args.json:
+    if options.as_json:
         print(json.dumps(rows, indent=2))
     elif not rows:
         print("no npaflow schedules (create one: npaflow schedule create NAME SPEC --every 24h)")
-    for row in [] if args.json else rows:
+    for row in [] if options.as_json else rows:
         state = "paused" if row["paused"] else f"next {row['next_run'] or '-'}"
         print(f"{row['name']}  {'; '.join(row['when'])}  {state}")
     return 0
 
 
-async def pause(args: argparse.Namespace) -> int:
+async def pause(options: ScheduleOptions) -> int:
     """Stop starting runs (runs already started go on)."""
-    _, handle, _ = await handle_of(args)
-    await handle.pause(note=args.note or f"paused by {getpass.getuser()}")
-    print(f"schedule {args.name} paused")
+    _, handle, _ = await handle_of(options)
+    await handle.pause(note=options.note or f"paused by {getpass.getuser()}")
+    print(f"schedule {options.name} paused")
     return 0
 
 
-async def unpause(args: argparse.Namespace) -> int:
+async def unpause(options: ScheduleOptions) -> int:
     """Start runs again at the next scheduled time."""
-    _, handle, _ = await handle_of(args)
-    await handle.unpause(note=args.note or f"unpaused by {getpass.getuser()}")
-    print(f"schedule {args.name} unpaused")
+    _, handle, _ = await handle_of(options)
+    await handle.unpause(note=options.note or f"unpaused by {getpass.getuser()}")
+    print(f"schedule {options.name} unpaused")
     return 0
 
 
-async def trigger(args: argparse.Namespace) -> int:
+async def trigger(options: ScheduleOptions) -> int:
     """Start one run now (the overlap policy still applies)."""
-    _, handle, _ = await handle_of(args)
+    _, handle, _ = await handle_of(options)
     await handle.trigger()
-    print(f"schedule {args.name} triggered")
+    print(f"schedule {options.name} triggered")
     return 0
 
 
-async def delete(args: argparse.Namespace) -> int:
+async def delete(options: ScheduleOptions) -> int:
     """Delete the schedule (its runs, and their ledgers, stay)."""
-    _, handle, _ = await handle_of(args)
+    _, handle, _ = await handle_of(options)
     await handle.delete()
-    print(f"schedule {args.name} deleted (its runs and their ledgers stay)")
+    print(f"schedule {options.name} deleted (its runs and their ledgers stay)")
     return 0

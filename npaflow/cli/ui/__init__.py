@@ -6,14 +6,13 @@ NPAFLOW_UI_TOKEN): a page that shows jobs and logs is not left open by accident.
 
 from __future__ import annotations
 
-import argparse
 import ipaddress
 import os
 import socket
 
 from npaflow.cli.options import check_port
 from npaflow.errors import UsageError
-from npaflow.options import ConnectionOptions
+from npaflow.options.features import UiOptions
 from npaflow.runtime.environment import EnvVar
 
 TOKEN_ENV = "NPAFLOW_UI_TOKEN"
@@ -29,41 +28,43 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def serve(args: argparse.Namespace) -> int:
+def serve(options: UiOptions) -> int:
     """Connect to Temporal, then serve until Ctrl-C."""
     import asyncio
 
-    token = args.token or os.environ.get(TOKEN_ENV, "")
-    if not is_loopback(args.host) and not token:
+    token = options.token or os.environ.get(TOKEN_ENV, "")
+    if not is_loopback(options.host) and not token:
         raise UsageError(
-            f"--host {args.host} serves the page beyond this machine: give it a token "
+            f"--host {options.host} serves the page beyond this machine: give it a token "
             f"(--token or {TOKEN_ENV}); readers then send 'Authorization: Bearer TOKEN'"
         )
-    check_port("--port", args.port)
-    temporal_ui = args.temporal_ui if args.temporal_ui is not None else os.environ.get(EnvVar.UI_URL, "")
+    check_port("--port", options.port)
+    temporal_ui = (
+        options.temporal_ui if options.temporal_ui is not None else os.environ.get(EnvVar.UI_URL, "")
+    )
     if temporal_ui and temporal_ui.partition("://")[0] not in ("http", "https"):
-        where = "--temporal-ui" if args.temporal_ui is not None else EnvVar.UI_URL.value
+        where = "--temporal-ui" if options.temporal_ui is not None else EnvVar.UI_URL.value
         raise UsageError(
             f"{where} {temporal_ui[:200]!r}: give the Temporal UI's http(s) address, e.g. "
             "http://127.0.0.1:8233 (it becomes a link on every page)"
         )
-    args.temporal_ui = temporal_ui
-    return asyncio.run(_serve(args, token))
+    options = options.model_copy(update={"temporal_ui": temporal_ui})
+    return asyncio.run(_serve(options, token))
 
 
-async def _serve(args: argparse.Namespace, token: str) -> int:
+async def _serve(options: UiOptions, token: str) -> int:
     import uvicorn
 
     from npaflow.cli.ui.app import UiSettings, ui_app
     from npaflow.cli.ui.reads import RunReads
     from npaflow.temporal.client import connect_to
 
-    client = await connect_to(ConnectionOptions.parsed(args))
-    settings = UiSettings(namespace=client.namespace, temporal_ui=args.temporal_ui, token=token)
+    client = await connect_to(options)
+    settings = UiSettings(namespace=client.namespace, temporal_ui=options.temporal_ui or "", token=token)
     app = ui_app(RunReads(client), settings)
-    listening = listening_socket(args.host, args.port)
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", access_log=False)
-    print(f"npaflow ui: http://{args.host}:{args.port}/ (Ctrl-C stops it)", flush=True)
+    listening = listening_socket(options.host, options.port)
+    config = uvicorn.Config(app, host=options.host, port=options.port, log_level="warning", access_log=False)
+    print(f"npaflow ui: http://{options.host}:{options.port}/ (Ctrl-C stops it)", flush=True)
     with listening:
         await uvicorn.Server(config).serve(sockets=[listening])
     return 0
