@@ -7,15 +7,11 @@ exists now, through the small `NpaflowArtifacts` workflow.
 
 from __future__ import annotations
 
-from temporalio.client import WorkflowFailureError
-
-from npaflow.errors import UsageError
 from npaflow.options.runs import ArtifactsOptions
 from npaflow.printable import printable
 from npaflow.runtime.contract import ARTIFACTS_WORKFLOW_TYPE
 from npaflow.runtime.reads import ArtifactRow, ListArtifactsInput, RunArtifacts
 from npaflow.temporal.client import connect_to
-from npaflow.temporal.errors import innermost_message
 from npaflow.temporal.helper_runs import ledger_on_worker, run_helper
 
 
@@ -39,18 +35,14 @@ async def artifacts(options: ArtifactsOptions) -> int:
     """Print the run's artifacts (exit 2 when it has no ledger location or no worker serves it)."""
     client = await connect_to(options)
     ledger_uri, task_queue = await ledger_on_worker(client, options.run_id, "artifacts are read")
-    try:
-        result = await run_helper(
-            client,
-            ARTIFACTS_WORKFLOW_TYPE,
-            ListArtifactsInput(ledger_uri=ledger_uri, state=options.state),
-            name=f"artifacts:{options.run_id}",
-            task_queue=task_queue,
-            result_type=RunArtifacts,
-        )
-    except WorkflowFailureError as error:
-        raise UsageError(
-            f"run {options.run_id}: artifacts could not be read: {innermost_message(error)}"
-        ) from None
+    result = await run_helper(
+        client,
+        ARTIFACTS_WORKFLOW_TYPE,
+        ListArtifactsInput(ledger_uri=ledger_uri, state=options.state),
+        name=f"artifacts:{options.run_id}",
+        task_queue=task_queue,
+        result_type=RunArtifacts,
+        failing=f"run {options.run_id}: artifacts could not be read",
+    )
     print(result.model_dump_json(indent=2) if options.as_json else artifacts_text(result))
     return 0

@@ -9,7 +9,6 @@ from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
-    WorkflowFailureError,
     WorkflowHandle,
 )
 
@@ -29,7 +28,6 @@ from npaflow.temporal.client import (
     started_request,
     task_queue_from,
 )
-from npaflow.temporal.errors import innermost_message
 from npaflow.temporal.helper_runs import run_helper
 
 
@@ -107,19 +105,15 @@ async def _from_ledger(
             "(start one with 'npaflow worker')"
         )
     backend = (await started_request(client, handle)).backend
-    try:
-        result = await run_helper(
-            client,
-            LOGS_WORKFLOW_TYPE,
-            JobLogsRequest(ledger_uri=ledger_uri),
-            name=f"logs:{handle.id}",
-            task_queue=task_queue,
-            result_type=JobLogsResult,
-        )
-    except WorkflowFailureError as error:
-        raise UsageError(
-            f"run {handle.id}: its ledger could not be read: {innermost_message(error)}"
-        ) from None
+    result = await run_helper(
+        client,
+        LOGS_WORKFLOW_TYPE,
+        JobLogsRequest(ledger_uri=ledger_uri),
+        name=f"logs:{handle.id}",
+        task_queue=task_queue,
+        result_type=JobLogsResult,
+        failing=f"run {handle.id}: its ledger could not be read",
+    )
     return backend, result.waves
 
 

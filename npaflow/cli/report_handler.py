@@ -10,14 +10,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import Client
 
 from npaflow.errors import UsageError
 from npaflow.options.runs import ReportOptions
 from npaflow.runtime.contract import REPORT_WORKFLOW_TYPE
 from npaflow.runtime.reads import RenderReportInput, RunReport
 from npaflow.temporal.client import connect_to
-from npaflow.temporal.errors import innermost_message
 from npaflow.temporal.helper_runs import ledger_on_worker, run_helper
 
 
@@ -28,17 +27,15 @@ async def fetch_report(client: Client, run_id: str, *, write: bool = False) -> R
         UsageError: the run has no ledger yet, no worker serves its queue, or the page cannot be drawn.
     """
     ledger_uri, task_queue = await ledger_on_worker(client, run_id, "reports are drawn")
-    try:
-        return await run_helper(
-            client,
-            REPORT_WORKFLOW_TYPE,
-            RenderReportInput(ledger_uri=ledger_uri, write=write),
-            name=f"report:{run_id}",
-            task_queue=task_queue,
-            result_type=RunReport,
-        )
-    except WorkflowFailureError as error:
-        raise UsageError(f"run {run_id}: its report could not be drawn: {innermost_message(error)}") from None
+    return await run_helper(
+        client,
+        REPORT_WORKFLOW_TYPE,
+        RenderReportInput(ledger_uri=ledger_uri, write=write),
+        name=f"report:{run_id}",
+        task_queue=task_queue,
+        result_type=RunReport,
+        failing=f"run {run_id}: its report could not be drawn",
+    )
 
 
 async def report(options: ReportOptions) -> int:

@@ -15,7 +15,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowFailureError
 from temporalio.common import (
     AutoUpgradeVersioningOverride,
     SearchAttributeKey,
@@ -27,6 +27,7 @@ from temporalio.service import RPCError
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import HELPER_DIVISION, NAMESPACE_DIVISION_ATTRIBUTE, RunMemo
 from npaflow.temporal.client import describe_or_fail, has_pollers
+from npaflow.temporal.errors import innermost_message
 
 ResultT = TypeVar("ResultT")
 
@@ -51,8 +52,12 @@ async def run_helper(
     name: str,
     task_queue: str,
     result_type: type[ResultT],
+    failing: str = "",
 ) -> ResultT:
     """Run a small helper workflow (read logs, list artifacts) and delete it once it answered.
+
+    With `failing` (what the user is told, e.g. "run r1: artifacts could not be read"), a
+    helper that failed is a UsageError saying that and why.
 
     Helpers read where the run's jobs and storage are (a worker). They run in npaflow's
     namespace division, which Temporal's default list and the UI leave out, so the run
@@ -71,6 +76,10 @@ async def run_helper(
     try:
         result: ResultT = await handle.result()
         return result
+    except WorkflowFailureError as error:
+        if not failing:
+            raise
+        raise UsageError(f"{failing}: {innermost_message(error)}") from None
     finally:
         with contextlib.suppress(RPCError):
             await client.workflow_service.delete_workflow_execution(

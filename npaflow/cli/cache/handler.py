@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import Client
 
 from npaflow.cli.durations import parse_duration
 from npaflow.errors import UsageError
@@ -18,7 +18,6 @@ from npaflow.runtime.cache.admin import (
 from npaflow.runtime.contract import CACHE_ADMIN_WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.usage import gpu_hours_text
 from npaflow.temporal.client import connect_to, describe_or_fail, has_pollers, task_queue_from
-from npaflow.temporal.errors import innermost_message
 from npaflow.temporal.helper_runs import run_helper
 
 
@@ -32,17 +31,15 @@ async def cache(options: CacheOptions) -> int:
             f"no worker polls task queue '{task_queue}': the cache is read by workers (start one with "
             "'npaflow worker')"
         )
-    try:
-        result = await run_helper(
-            client,
-            CACHE_ADMIN_WORKFLOW_TYPE,
-            request,
-            name=f"cache-{action.value}",
-            task_queue=task_queue,
-            result_type=CacheAdminResult,
-        )
-    except WorkflowFailureError as error:
-        raise UsageError(f"cache {action.value}: {innermost_message(error)}") from None
+    result = await run_helper(
+        client,
+        CACHE_ADMIN_WORKFLOW_TYPE,
+        request,
+        name=f"cache-{action.value}",
+        task_queue=task_queue,
+        result_type=CacheAdminResult,
+        failing=f"cache {action.value}",
+    )
     print(result.model_dump_json(indent=2) if options.as_json else cache_text(result))
     return 0
 

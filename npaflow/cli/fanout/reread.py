@@ -9,13 +9,12 @@ group would fail on it.
 
 from __future__ import annotations
 
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import Client
 
 from npaflow.errors import UsageError
 from npaflow.fanout.changes import DiffItemsInput, ItemsChanges
 from npaflow.printable import printable
 from npaflow.runtime.contract import ITEMS_DIFF_WORKFLOW_TYPE
-from npaflow.temporal.errors import innermost_message
 from npaflow.temporal.helper_runs import ledger_on_worker, run_helper
 
 
@@ -27,19 +26,15 @@ async def list_changes(client: Client, run_id: str) -> ItemsChanges:
             source cannot be read now (the message names it and the fix).
     """
     ledger_uri, task_queue = await ledger_on_worker(client, run_id, "forEach lists are read again")
-    try:
-        changes = await run_helper(
-            client,
-            ITEMS_DIFF_WORKFLOW_TYPE,
-            DiffItemsInput(ledger_uri=ledger_uri),
-            name=f"items:{run_id}",
-            task_queue=task_queue,
-            result_type=ItemsChanges,
-        )
-    except WorkflowFailureError as error:
-        raise UsageError(
-            f"run {run_id}: its forEach lists could not be read again: {innermost_message(error)}"
-        ) from None
+    changes = await run_helper(
+        client,
+        ITEMS_DIFF_WORKFLOW_TYPE,
+        DiffItemsInput(ledger_uri=ledger_uri),
+        name=f"items:{run_id}",
+        task_queue=task_queue,
+        result_type=ItemsChanges,
+        failing=f"run {run_id}: its forEach lists could not be read again",
+    )
     return changes
 
 
