@@ -59,7 +59,10 @@ def _members_text(occurrence: Occurrence) -> str:
         return ", ".join(step.task_name + cache_mark(step) for step in occurrence.steps)
     template = occurrence.steps[0]
     if not mark.known:
-        return f"{template.state}{cache_mark(template)} × items from {mark.items_uri} (read at run time)"
+        return (
+            f"{template.state}{cache_mark(template)} × up to {mark.count:,} items from {mark.items_uri} "
+            "(read at run time)"
+        )
     return f"{template.state}{cache_mark(template)} × {mark.count} items from {mark.items_uri}"
 
 

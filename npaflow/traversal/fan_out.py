@@ -150,7 +150,7 @@ class FanOutWalk:
             occurrence=walker.occurrences,
             batch=(1, 1),
             concurrency=group_concurrency(self.group, 1, walker.context.config),
-            fan_out=FanOutMark(items_uri=uri, known=False),
+            fan_out=FanOutMark(items_uri=uri, count=self.fan.max_items, known=False),
         )
         walker.record.waves.append(wave)
         await walker.executor.run_wave(wave)

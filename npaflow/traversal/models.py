@@ -27,7 +27,7 @@ class FanOutMark(BaseModel):
     model_config = FROZEN
 
     items_uri: str
-    count: int = 0
+    count: int = 0  # the items; planned without the list, the most `forEach.max` allows
     known: bool = True  # False: planned without --assume-items, read at run time
 
 

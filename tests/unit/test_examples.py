@@ -59,3 +59,11 @@ def test_nested_loop_example_multiplies_inner_and_outer_iterations(assume: str, 
     plan = plan_of("nested-loop.yaml", assume)
     assert states_of(plan).count("rollout") == rollouts
     assert states_of(plan)[-1] == "finalize"
+
+
+def test_shard_fan_out_example_plans_its_group_as_a_template_over_the_list_a_stage_writes() -> None:
+    plan = plan_of("shard-fan-out.yaml")
+    (wave,) = [w for w in plan.waves if w.group == "tokenize"]
+    assert wave.fan_out is not None and not wave.fan_out.known
+    assert wave.fan_out.items_uri.endswith("/plan-run/shards.json") and wave.fan_out.count == 100
+    assert states_of(plan) == ["generate", "tokenize-shard", "report"]

@@ -115,7 +115,7 @@ def test_item_tokens_in_a_template_are_not_warned_about() -> None:
 def test_a_plan_without_the_list_shows_the_template_and_where_its_items_come_from() -> None:
     plan = build_plan(load_doc(fan_doc()), CATALOG)
     (line,) = [line for line in format_steps(plan) if "[group grp]" in line]
-    assert "× items from s3://bucket/plan-run/items.json (read at run time): echo {{s.id}}" in line
+    assert "× up to 5 items from s3://bucket/plan-run/items.json (read at run time): echo {{s.id}}" in line
 
 
 def test_assume_items_plans_one_member_per_item_keyed_by_content() -> None:

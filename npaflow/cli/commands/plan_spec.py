@@ -103,7 +103,9 @@ def format_steps(plan: ExecutionPlan) -> list[str]:
         )
         if (fan := fans.get(step.group)) is not None:
             where += (
-                f" [item {step.item}]" if step.item else f" × items from {fan.items_uri} (read at run time)"
+                f" [item {step.item}]"
+                if step.item
+                else f" × up to {fan.count:,} items from {fan.items_uri} (read at run time)"
             )
         iteration = f" #{step.iteration}" if step.iteration else ""
         command = " ".join(step.argv) if step.argv else step.shell
