@@ -6,6 +6,8 @@ on workers, `workflow.now()` in workflows).
 
 from __future__ import annotations
 
+import functools
+import re
 from datetime import UTC, datetime
 
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
@@ -24,10 +26,26 @@ def clock_reading(asked: str, floor: datetime) -> str:
     return asked
 
 
+#: TIMESTAMP_FORMAT's shape: parsed only when it fits exactly (`fromisoformat` takes more).
+_SHAPE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+
+
 def epoch_seconds(timestamp: str) -> float | None:
     """Seconds since the epoch of a ledger timestamp, or None when it is not one."""
+    return _epoch_seconds(timestamp) if isinstance(timestamp, str) else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _epoch_seconds(timestamp: str) -> float | None:
+    """Cached: a run's spend is counted again from the same few timestamps on every replay and query.
+
+    `strptime` cost a continued run replaying 2,000 waves a third of a second (deadlock-detector
+    territory on a loaded host); `fromisoformat` on the exact shape is ten times cheaper.
+    """
+    if not _SHAPE.fullmatch(timestamp):
+        return None
     try:
-        parsed = datetime.strptime(timestamp, TIMESTAMP_FORMAT)
-    except (TypeError, ValueError):
+        parsed = datetime.fromisoformat(timestamp[:-1])
+    except ValueError:
         return None
     return parsed.replace(tzinfo=UTC).timestamp()

@@ -88,8 +88,12 @@ class WaveAttempts:
             raise TransitionError(row, f"wave {identity[0]} attempt {identity[1]}", current)
         old = self._records.get(identity)
         start = base if base is not None else self._records[identity]
-        fields = {**dict(start), **changes, "status": row.target.ledger_status()}
-        updated = WaveAttemptRecord.model_validate(fields).with_hours()
+        fields = {**changes, "status": row.target.ledger_status()}
+        if transition is WaveTransition.REPLAYED:  # the run's own ledger record, checked when read
+            record = start.model_copy(update=fields)
+        else:
+            record = WaveAttemptRecord.model_validate({**dict(start), **fields})
+        updated = record.with_hours()
         self._records[identity], self._stages[identity] = updated, row.target
         self._progress.record(identity, old, updated)
         if persist:
