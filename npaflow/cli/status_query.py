@@ -8,7 +8,6 @@ the same clock, so spend counted up to `now` agrees across pages.
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 from typing import Any
 
 from temporalio.client import WorkflowHandle, WorkflowQueryFailedError
@@ -44,9 +43,8 @@ async def _page(handle: WorkflowHandle[Any, Any], args: list[Any], seconds: floa
     attempt = 1
     while True:
         try:
-            bound = timedelta(seconds=seconds)  # the RPC's own deadline: a query the server lost ends too
-            asked = handle.query(STATUS_QUERY, args=args, result_type=RunStatusView, rpc_timeout=bound)
-            return await asyncio.wait_for(asked, seconds + 5)
+            asked = handle.query(STATUS_QUERY, args=args, result_type=RunStatusView)
+            return await asyncio.wait_for(asked, seconds)
         except WorkflowQueryFailedError as error:
             if DEADLOCK_MARK not in str(error) or attempt >= QUERY_ATTEMPTS:
                 raise

@@ -55,9 +55,7 @@ async def raw_page(handle: WorkflowHandle, before: int) -> dict:
     when the worker's replay of the closed run ran into the deadlock detector on a loaded host."""
     for attempt in range(1, QUERY_ATTEMPTS + 1):
         try:
-            bound = timedelta(seconds=60)
-            asked = handle.query(STATUS_QUERY, args=["", before], result_type=dict, rpc_timeout=bound)
-            return await asyncio.wait_for(asked, 65)
+            return await asyncio.wait_for(handle.query(STATUS_QUERY, args=["", before], result_type=dict), 60)
         except WorkflowQueryFailedError as error:
             if DEADLOCK_MARK not in str(error) or attempt == QUERY_ATTEMPTS:
                 raise

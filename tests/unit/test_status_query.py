@@ -25,7 +25,7 @@ class FailingFirst:
     def __init__(self, failures: int, message: str) -> None:
         self.failures, self.message, self.asked = failures, message, 0
 
-    async def query(self, name: str, *, args: list[Any], result_type: type, **_: Any) -> RunStatusView:
+    async def query(self, name: str, *, args: list[Any], result_type: type) -> RunStatusView:
         self.asked += 1
         if self.asked <= self.failures:
             raise WorkflowQueryFailedError(self.message)
