@@ -7,18 +7,16 @@ payload audit (tests/payload_audit.py) checks every payload of every run here.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from temporalio.client import WorkflowHandle, WorkflowQueryFailedError
+from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
-from npaflow.cli.status_query import DEADLOCK_MARK, QUERY_ATTEMPTS
 from npaflow.runtime.contract import STATUS_QUERY
 from npaflow.runtime.payload_limits import TEMPORAL_PAYLOAD_WARNING
 from npaflow.runtime.usage import gpu_hours_text
@@ -45,30 +43,12 @@ async def executions(harness: Harness, handle: WorkflowHandle) -> int:
     return len([run async for run in harness.client.list_workflows(f"WorkflowId = '{handle.id}'")])
 
 
-def read_json(url: str) -> dict:
-    with urllib.request.urlopen(url, timeout=60) as answer:
-        return dict(json.loads(answer.read()))
-
-
-async def raw_page(handle: WorkflowHandle, before: int) -> dict:
-    """One raw status page, asked as `npaflow status` asks it: bounded in time, and asked again
-    when the worker's replay of the closed run ran into the deadlock detector on a loaded host."""
-    for attempt in range(1, QUERY_ATTEMPTS + 1):
-        try:
-            return await asyncio.wait_for(handle.query(STATUS_QUERY, args=["", before], result_type=dict), 60)
-        except WorkflowQueryFailedError as error:
-            if DEADLOCK_MARK not in str(error) or attempt == QUERY_ATTEMPTS:
-                raise
-        await asyncio.sleep(attempt)
-    raise AssertionError("every attempt returned or raised")
-
-
 async def status_pages(harness: Harness, run_id: str) -> list[int]:
     """The size of each page of the run's status query, read the way `npaflow status` reads them."""
     handle = harness.client.get_workflow_handle(run_id)
     sizes, before = [], -1
     while True:
-        raw = await raw_page(handle, before)
+        raw = await handle.query(STATUS_QUERY, args=["", before], result_type=dict)
         sizes.append(len(json.dumps(raw)))
         if not raw.get("waves_start") or not raw.get("waves"):
             return sizes
@@ -94,7 +74,8 @@ async def views_agree(
     assert all(size < TEMPORAL_PAYLOAD_WARNING for size in pages), pages  # each query answer bounded
     live: dict = {}
     if ui:
-        live = await asyncio.to_thread(read_json, f"{ui}/runs/{run_id}/live")  # the worker answers meanwhile
+        with urllib.request.urlopen(f"{ui}/runs/{run_id}/live", timeout=60) as answer:
+            live = json.loads(answer.read())
         assert live["ended"] is True
         assert f'<b id="run-status">{ledger.status.value}</b>' in live["sections"]["meta"]
         assert f"{gpu_hours_text(ledger.usage.gpu_hours)} GPU-hours" in live["sections"]["meta"]
