@@ -1,6 +1,6 @@
 """Fixtures shared by the integration and e2e tiers (servers start only when a test asks).
 
-The longest files run first: the test processes take files in collection order
+The longest files run first: the two test processes take files in collection order
 (`--dist loadfile --no-loadscope-reorder`), so a long file collected late would run
 alone at the end while the other process idles. Longest first, they finish together.
 """
