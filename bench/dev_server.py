@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 from temporalio.testing import WorkflowEnvironment
 
 from npaflow.temporal.data_converter import DATA_CONVERTER
+from npaflow.temporal.dev_server import DEV_SERVER_FLAGS
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
 
@@ -27,7 +28,10 @@ async def start_dev_server(metrics_port: int = 0) -> WorkflowEnvironment:
         dev_server_log_level="error",
         ui=False,
         search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
-        dev_server_extra_args=["--metrics-port", str(metrics_port)] if metrics_port else [],
+        dev_server_extra_args=[
+            *DEV_SERVER_FLAGS,
+            *(["--metrics-port", str(metrics_port)] if metrics_port else []),
+        ],
     )
 
 

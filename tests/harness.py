@@ -33,6 +33,7 @@ from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunSummary
 from npaflow.temporal.client import has_pollers, summary_from_failure
 from npaflow.temporal.data_converter import DATA_CONVERTER
+from npaflow.temporal.dev_server import DEV_SERVER_FLAGS
 from tests.helpers import COLD_WORKER_SECONDS, eventually, require_tool
 from tests.payload_audit import oversized_payloads
 
@@ -60,7 +61,7 @@ async def dev_server(*extra_args: str, **options: Any) -> WorkflowEnvironment:
         search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
         dev_server_log_level="error",
         ui=False,
-        dev_server_extra_args=list(extra_args),
+        dev_server_extra_args=[*DEV_SERVER_FLAGS, *extra_args],
         **options,
     )
 

@@ -24,6 +24,7 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from npaflow.temporal.data_converter import DATA_CONVERTER
+from npaflow.temporal.dev_server import DEV_SERVER_FLAGS
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -48,7 +49,7 @@ async def dev_server(*extra_args: str) -> WorkflowEnvironment:
         dev_server_log_level="error",
         ui=False,
         search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
-        dev_server_extra_args=list(extra_args),
+        dev_server_extra_args=[*DEV_SERVER_FLAGS, *extra_args],
     )
 
 

@@ -22,6 +22,7 @@ from npaflow.temporal.dev_marker import (
     dev_server_is_starting,
     mark_dev_server_starting,
 )
+from npaflow.temporal.dev_server import DEV_SERVER_FLAGS
 from npaflow.temporal.target import temporal_target
 from worker.config import WorkerConfig
 from worker.logging import configure_logging
@@ -184,23 +185,19 @@ def _start_dev_server(port: int, ui_port: int, data: Path) -> subprocess.Popen[b
         temporal_binary(), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
         "--ui-port", str(ui_port), "--db-filename", str(data / "dev.db"),
         "--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
-        "--ui-disable-news-fetch", "--log-level", "error",
+        "--ui-disable-news-fetch", "--log-level", "error", *DEV_SERVER_FLAGS,
     ]  # fmt: skip
     for name, kind in SEARCH_ATTRIBUTE_TYPES.items():
         command += ["--search-attribute", f"{name}={kind}"]
     marker = mark_dev_server_starting(port)
-    server = subprocess.Popen(
-        command,
-        stdout=open(data / "dev.log", "ab"),  # noqa: SIM115
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # Ctrl-C reaches only npaflow: the worker stops first, then the server
-    )
     try:
-        _await_listening(server, port, data / "dev.log")
-    except BaseException:
-        server.terminate()
-        server.wait(timeout=30)
-        raise
+        server = subprocess.Popen(
+            command,
+            stdout=open(data / "dev.log", "ab"),  # noqa: SIM115
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches only npaflow: the worker stops first, then the server
+        )
+        _await_or_stop(server, port, data / "dev.log")
     finally:
         marker.unlink(missing_ok=True)
     print(
@@ -210,3 +207,13 @@ def _start_dev_server(port: int, ui_port: int, data: Path) -> subprocess.Popen[b
         flush=True,
     )
     return server
+
+
+def _await_or_stop(server: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    """Waits for the server to listen; stops it when it does not (or the wait is interrupted)."""
+    try:
+        _await_listening(server, port, log)
+    except BaseException:
+        server.terminate()
+        server.wait(timeout=30)
+        raise

@@ -8,6 +8,7 @@
 - `helper_runs.py`: the attributes and versioning of helper and coordinator workflows.
 - `pools.py`: the quota pools' client (set, status, names, delete).
 - `dev_marker.py`: the marker `npaflow dev` leaves while its server starts.
+- `dev_server.py`: the flags every dev server npaflow starts carries (its one shard's read rates).
 - `tracing.py`: OpenTelemetry interceptors when tracing is configured.
 
 Nothing here parses command lines: a worker or an activity imports this package, never

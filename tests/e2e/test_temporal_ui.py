@@ -24,6 +24,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
 from npaflow.temporal.data_converter import DATA_CONVERTER
+from npaflow.temporal.dev_server import DEV_SERVER_FLAGS
 from tests.browser import chromium
 from tests.harness import TEMPORAL_BIN, WORKER_ID, Harness
 from tests.helpers import NPAFLOW, ROOT, free_port
@@ -46,7 +47,7 @@ async def ui_env() -> AsyncIterator[tuple[WorkflowEnvironment, int]]:
         dev_server_log_level="error",
         ui=True,
         ui_port=ui_port,
-        dev_server_extra_args=["--ui-disable-news-fetch"],
+        dev_server_extra_args=[*DEV_SERVER_FLAGS, "--ui-disable-news-fetch"],
     )
     yield environment, ui_port
     await environment.shutdown()

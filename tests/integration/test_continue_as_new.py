@@ -13,6 +13,7 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.testing import WorkflowEnvironment
 
 from npaflow.temporal.data_converter import DATA_CONVERTER
+from npaflow.temporal.dev_server import DEV_SERVER_FLAGS
 from tests.harness import TEMPORAL_BIN, Harness
 from tests.integration.fake_backend import FakeBackend
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
@@ -28,7 +29,11 @@ async def short_history_env() -> AsyncIterator[WorkflowEnvironment]:
         search_attributes=list(SEARCH_ATTRIBUTE_KEYS),
         ui=False,
         dev_server_log_level="error",
-        dev_server_extra_args=["--dynamic-config-value", "limit.historyCount.suggestContinueAsNew=60"],
+        dev_server_extra_args=[
+            *DEV_SERVER_FLAGS,
+            "--dynamic-config-value",
+            "limit.historyCount.suggestContinueAsNew=60",
+        ],
     )
     yield environment
     await environment.shutdown()
