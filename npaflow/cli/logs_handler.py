@@ -23,12 +23,11 @@ from npaflow.runtime.summary import WaveView
 from npaflow.temporal.client import (
     connect_to,
     describe_or_fail,
-    has_pollers,
     query_wait,
     started_request,
     task_queue_from,
 )
-from npaflow.temporal.helper_runs import run_helper
+from npaflow.temporal.helper_runs import require_worker, run_helper
 
 
 async def read_logs(
@@ -99,11 +98,7 @@ async def _launched(
 async def _from_ledger(
     client: Client, handle: WorkflowHandle[Any, Any], ledger_uri: str, task_queue: str
 ) -> tuple[BackendName, list[WaveView]]:
-    if not await has_pollers(client, task_queue, activities=True):
-        raise UsageError(
-            f"no worker polls task queue '{task_queue}': logs are read by workers "
-            "(start one with 'npaflow worker')"
-        )
+    await require_worker(client, task_queue, "logs are read by workers")
     backend = (await started_request(client, handle)).backend
     result = await run_helper(
         client,

@@ -38,6 +38,20 @@ ResultT = TypeVar("ResultT")
 COORDINATOR_VERSIONING = AutoUpgradeVersioningOverride()
 
 
+async def require_worker(client: Client, task_queue: str, why: str) -> None:
+    """Refuse at once when no worker polls `task_queue` for activities (a helper would just wait).
+
+    `why`: why the command needs one ("logs are read by workers").
+
+    Raises:
+        UsageError: nobody polls the queue.
+    """
+    if not await has_pollers(client, task_queue, activities=True):
+        raise UsageError(
+            f"no worker polls task queue '{task_queue}': {why} (start one with 'npaflow worker')"
+        )
+
+
 def helper_attributes() -> TypedSearchAttributes:
     """A helper workflow's search attributes: in npaflow's namespace division, out of the run list."""
     division = SearchAttributeKey.for_keyword(NAMESPACE_DIVISION_ATTRIBUTE)

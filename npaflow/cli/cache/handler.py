@@ -17,8 +17,8 @@ from npaflow.runtime.cache.admin import (
 )
 from npaflow.runtime.contract import CACHE_ADMIN_WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.usage import gpu_hours_text
-from npaflow.temporal.client import connect_to, describe_or_fail, has_pollers, task_queue_from
-from npaflow.temporal.helper_runs import run_helper
+from npaflow.temporal.client import connect_to, describe_or_fail, task_queue_from
+from npaflow.temporal.helper_runs import require_worker, run_helper
 
 
 async def cache(options: CacheOptions) -> int:
@@ -26,11 +26,7 @@ async def cache(options: CacheOptions) -> int:
     action = CacheAction(options.action)
     client = await connect_to(options)
     request, task_queue = await _request(client, action, options)
-    if not await has_pollers(client, task_queue, activities=True):
-        raise UsageError(
-            f"no worker polls task queue '{task_queue}': the cache is read by workers (start one with "
-            "'npaflow worker')"
-        )
+    await require_worker(client, task_queue, "the cache is read by workers")
     result = await run_helper(
         client,
         CACHE_ADMIN_WORKFLOW_TYPE,
