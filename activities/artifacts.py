@@ -46,6 +46,7 @@ from npaflow.runtime.messages import (
     WaitTriggerInput,
 )
 from npaflow.runtime.reads import ArtifactRow, ListArtifactsInput, RunArtifacts, RunWaves, RunWavesInput
+from npaflow.runtime.status_pages import wave_page
 from npaflow.runtime.summary import WaveView
 from npaflow.runtime.vocabulary import DecisionSource, HeartbeatPhase
 
@@ -222,12 +223,15 @@ class RunArtifactActivities:
     @activity.defn(name=READ_RUN_WAVES.name)
     @mapped_errors
     async def read_run_waves(self, request: RunWavesInput) -> RunWaves:
-        """Every attempt that launched a job, in the ledger's order.
+        """Every attempt that launched a job, in the ledger's order; or one page of every attempt.
 
         Raises:
             ConfigurationError: the run has no ledger there.
         """
         ledger = await self._ledger(request.ledger_uri)
+        if request.before is not None:
+            waves, start = wave_page(ledger.waves, request.before)
+            return RunWaves(waves=waves, start=start)
         return RunWaves(waves=[WaveView.of(record) for record in ledger.waves if record.job_id])
 
     @activity.defn(name=LIST_ARTIFACTS.name)

@@ -17,6 +17,7 @@ from workflows_def.helpers.ledger_repair import NpaflowLedgerRepair
 from workflows_def.helpers.logs import NpaflowJobLogs
 from workflows_def.helpers.reconcile import NpaflowReconcileRun
 from workflows_def.helpers.report import NpaflowRunReport
+from workflows_def.helpers.run_waves import NpaflowRunWaves
 from workflows_def.quota.pool_workflow import NpaflowQuotaPool
 from workflows_def.run.recorder import (
     PHASE_ATTRIBUTE,
@@ -38,6 +39,7 @@ WORKFLOWS = [
     NpaflowQuotaPool,
     NpaflowRunReport,
     NpaflowItemsDiff,
+    NpaflowRunWaves,
 ]
 
 __all__ = [
@@ -56,4 +58,5 @@ __all__ = [
     "NpaflowQuotaPool",
     "NpaflowReconcileRun",
     "NpaflowRunReport",
+    "NpaflowRunWaves",
 ]

@@ -12,6 +12,7 @@ from temporalio.client import (
     WorkflowHandle,
 )
 
+from npaflow.cli.ledger_waves import ledger_waves
 from npaflow.cli.status_query import queried_status
 from npaflow.errors import UsageError
 from npaflow.options.runs import LogsOptions
@@ -100,16 +101,9 @@ async def _from_ledger(
 ) -> tuple[BackendName, list[WaveView]]:
     await require_worker(client, task_queue, "logs are read by workers")
     backend = (await started_request(client, handle)).backend
-    result = await run_helper(
-        client,
-        LOGS_WORKFLOW_TYPE,
-        JobLogsRequest(ledger_uri=ledger_uri),
-        name=f"logs:{handle.id}",
-        task_queue=task_queue,
-        result_type=JobLogsResult,
-        failing=f"run {handle.id}: its ledger could not be read",
-    )
-    return backend, result.waves
+    failing = f"run {handle.id}: its ledger could not be read"
+    waves, _ = await ledger_waves(client, handle.id, ledger_uri, task_queue, failing=failing)
+    return backend, [wave for wave in waves if wave.job_id]
 
 
 def logs_text(run_id: str, state: str, logs: list[tuple[WaveView, str]]) -> str:

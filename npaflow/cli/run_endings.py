@@ -21,6 +21,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
+from npaflow.cli.ledger_waves import with_ledger_waves
 from npaflow.cli.status_query import queried_status
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import INTERNAL_ERROR_PREFIX, RECONCILED_QUERY
@@ -111,16 +112,21 @@ async def read_ending(client: Client, handle: WorkflowHandle[Any, Any]) -> Endin
 async def _every_wave(client: Client, handle: WorkflowHandle[Any, Any], view: RunStatusView) -> RunStatusView:
     """The summary's view with every wave attempt, when its bounded result left some to the ledger.
 
-    A worker answers the closed run's status query in pages; without one the view keeps the
-    newest attempts and says where they start (`waves_start`: the rest are in the ledger).
+    A worker reads them from the run's ledger in pages (when its last export failed, the
+    closed run's status query answers instead, replaying it); without a worker, or when
+    neither answers, the view keeps the newest attempts and says where they start
+    (`waves_start`: the rest are in the ledger).
     """
     if view.waves_start == 0:
         return view
     try:
-        if not await has_pollers(client, (await handle.describe()).task_queue or ""):
+        task_queue = (await handle.describe()).task_queue or ""
+        if not await has_pollers(client, task_queue, activities=True):
             return view
+        if view.ledger_uri and not view.ledger_behind:
+            return await with_ledger_waves(client, view, task_queue)
         queried = await queried_status(handle, ENDED_QUERY_SECONDS)
-    except (RPCError, WorkflowQueryFailedError, TimeoutError):
+    except (RPCError, WorkflowQueryFailedError, WorkflowFailureError, TimeoutError):
         return view
     return view.model_copy(update={"waves": queried.waves, "waves_start": queried.waves_start})
 

@@ -89,6 +89,8 @@ LEDGER_REPAIR_WORKFLOW_TYPE = "NpaflowLedgerRepair"
 ARTIFACTS_WORKFLOW_TYPE = "NpaflowArtifacts"
 #: Reads a run's forEach lists again where its storage is (`resume --reread-items` shows the diff).
 ITEMS_DIFF_WORKFLOW_TYPE = "NpaflowItemsDiff"
+#: Reads a page of an ended run's wave attempts from its ledger (`npaflow status` of a long run).
+RUN_WAVES_WORKFLOW_TYPE = "NpaflowRunWaves"
 #: Renders a run's report.html where its storage is (`npaflow report`, `status --write-report`).
 REPORT_WORKFLOW_TYPE = "NpaflowRunReport"
 #: `npaflow cache list | explain | purge` (workflows_def/cache/admin_workflow.py).

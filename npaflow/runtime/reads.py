@@ -74,19 +74,26 @@ def job_log_reads(
 
 
 class RunWavesInput(BaseModel):
-    """Input of `read_run_waves`: the run's ledger."""
+    """Input of `read_run_waves`: the run's ledger, and which of its attempts.
+
+    `before` None: every attempt that launched a job (the logs of an ended run). An
+    index: one page of every attempt before it, as the `status` query pages them (-1:
+    the newest), for the status of an ended run whose summary kept only its newest.
+    """
 
     model_config = FROZEN
 
     ledger_uri: str
+    before: int | None = None
 
 
 class RunWaves(BaseModel):
-    """Every attempt of a run that launched a job, as its ledger recorded it."""
+    """The attempts asked for, as the run's ledger recorded them; a page says where it starts."""
 
     model_config = FROZEN
 
     waves: list[WaveView] = Field(default_factory=list)
+    start: int = 0
 
 
 class ListArtifactsInput(BaseModel):

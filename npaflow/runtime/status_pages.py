@@ -24,6 +24,7 @@ from npaflow.runtime.summary import RunStatusView, WaveView
 from npaflow.runtime.usage import RunUsage
 
 if TYPE_CHECKING:
+    from npaflow.runtime.ledger import WaveAttemptRecord
     from npaflow.runtime.run_state import RunState
 
 #: What one answer spends on each part; with the fixed fields well under the warning.
@@ -51,15 +52,23 @@ def rows_within(views: list[WaveView], budget: int = STATUS_TASK_ROW_BYTES) -> l
     return kept
 
 
+def wave_page(records: list[WaveAttemptRecord], before: int = -1) -> tuple[list[WaveView], int]:
+    """The newest attempts before index `before` (-1: the last) within a page, and where they start.
+
+    The run's status query and a read of its ledger page alike, so their pages agree.
+    """
+    end = before if 0 <= before <= len(records) else len(records)
+    views = [WaveView.of(record) for record in records[:end]]
+    return newest_within(rows_within(views), STATUS_WAVE_BYTES)
+
+
 def status_view(state: RunState, now: str = "", before: int = -1) -> RunStatusView:
     """One page of the live status: the wave attempts before index `before` (-1: the newest).
 
     Running attempts' spend is counted up to `now`.
     """
     records = state.waves.records()
-    end = before if 0 <= before <= len(records) else len(records)
-    views = [WaveView.of(record) for record in records[:end]]
-    waves, start = newest_within(rows_within(views), STATUS_WAVE_BYTES)
+    waves, start = wave_page(records, before)
     decisions, decisions_omitted = newest_within(state.decisions, STATUS_DECISION_BYTES)
     waits, waits_omitted = newest_within(state.quota.records(), STATUS_QUOTA_WAIT_BYTES)
     current = names_within(state.current_states, STATUS_CURRENT_STATE_BYTES)

@@ -29,6 +29,7 @@ from npaflow.runtime.contract import (
     LOGS_WORKFLOW_TYPE,
     RECONCILE_WORKFLOW_TYPE,
     REPORT_WORKFLOW_TYPE,
+    RUN_WAVES_WORKFLOW_TYPE,
     WORKFLOW_TYPE,
 )
 from tests.e2e.test_cli_runs import npaflow
@@ -127,6 +128,7 @@ async def test_a_raw_start_with_a_misspelled_field_fails_with_one_line_naming_it
         LEDGER_REPAIR_WORKFLOW_TYPE,
         RECONCILE_WORKFLOW_TYPE,
         ITEMS_DIFF_WORKFLOW_TYPE,
+        RUN_WAVES_WORKFLOW_TYPE,
     ],
 )
 async def test_a_raw_start_of_a_helper_workflow_with_a_malformed_input_fails_at_once_instead_of_sticking(
