@@ -16,6 +16,7 @@ from temporalio import activity
 from activities.errors import mapped_errors
 from activities.ledger import read_ledger
 from activities.storage import ArtifactMissingError, StorageRouter
+from activities.storage.base import MAX_SPEC_READ_BYTES
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import ConfigurationError, SpecError
 from npaflow.picture.report import ReportLinks, report_html
@@ -42,7 +43,7 @@ async def render_report(
     if not spec_text:
         uri = spec_file_uri(ledger_uri)
         try:
-            spec_text = await storage.for_ledger(uri).read_text(uri)
+            spec_text = await storage.for_ledger(uri).read_text(uri, max_bytes=MAX_SPEC_READ_BYTES)
         except ArtifactMissingError:
             log.warning("report.no_spec", run_id=ledger.run_id, uri=uri)
             return ""

@@ -7,6 +7,7 @@ payload audit (tests/payload_audit.py) checks every payload of every run here.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.request
 from datetime import UTC, datetime, timedelta
@@ -17,7 +18,7 @@ from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
-from npaflow.runtime.contract import STATUS_QUERY
+from npaflow.runtime.contract import REPORT_FILE, STATUS_QUERY, ledger_file_uri
 from npaflow.runtime.payload_limits import TEMPORAL_PAYLOAD_WARNING
 from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import WaveStatus
@@ -55,6 +56,11 @@ async def status_pages(harness: Harness, run_id: str) -> list[int]:
         before = raw["waves_start"]
 
 
+def read_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=120) as answer:
+        return dict(json.loads(answer.read()))
+
+
 async def views_agree(
     env: WorkflowEnvironment, harness: Harness, outcome: RunOutcome, ui: str = ""
 ) -> tuple[dict, dict]:
@@ -69,13 +75,15 @@ async def views_agree(
     ledger = outcome.ledger
     assert report["phase"] == row["phase"] == ledger.status.value == "succeeded"
     assert len(report["waves"]) == len(ledger.waves)
+    assert outcome.summary is not None  # and its report was drawn beside the ledger, however wide
+    report_page = Path(ledger_file_uri(outcome.summary.run_prefix_uri, REPORT_FILE).removeprefix("file://"))
+    assert report_page.stat().st_size > 0
     assert report["usage"]["gpu_hours"] == row["gpu_hours"] == ledger.usage.gpu_hours
     pages = await status_pages(harness, run_id)
     assert all(size < TEMPORAL_PAYLOAD_WARNING for size in pages), pages  # each query answer bounded
     live: dict = {}
-    if ui:
-        with urllib.request.urlopen(f"{ui}/runs/{run_id}/live", timeout=60) as answer:
-            live = json.loads(answer.read())
+    if ui:  # off the event loop: the in-process worker reads the ended run's ledger for the page
+        live = await asyncio.to_thread(read_json, f"{ui}/runs/{run_id}/live")
         assert live["ended"] is True
         assert f'<b id="run-status">{ledger.status.value}</b>' in live["sections"]["meta"]
         assert f"{gpu_hours_text(ledger.usage.gpu_hours)} GPU-hours" in live["sections"]["meta"]
