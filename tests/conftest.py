@@ -39,14 +39,17 @@ __all__ = [
 
 #: Files that take minutes, longest first (as `pytest --durations=30` measured them).
 LONGEST_FIRST = (
-    "tests/e2e/test_long_loops.py",
     "tests/integration/test_skypilot_live_server.py",
+    "tests/e2e/test_long_loops.py",
     "tests/integration/test_local_faults.py",
     "tests/integration/test_gpu_quotas.py",
     "tests/e2e/test_wide_runs.py",
+    "tests/e2e/test_wheel_install.py",
     "tests/integration/test_stage_cache.py",
     "tests/integration/test_crash_and_replay.py",
     "tests/integration/test_scale_out.py",
+    "tests/e2e/test_cli_quota.py",
+    "tests/e2e/test_bounded_inputs.py",
 )
 
 

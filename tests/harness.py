@@ -121,7 +121,17 @@ class Harness:
 
     @asynccontextmanager
     async def worker(self) -> AsyncIterator[None]:
+        """A worker on the queue, polling it before the test goes on.
+
+        On a loaded host a fresh worker's first poll can come seconds after it started, and a
+        command that asks "does a worker poll?" (quota set, logs) would say no meanwhile.
+        """
         async with running_workers(self.client, self.context(), reconcile_seconds=self.reconcile_seconds):
+            await eventually(
+                lambda: has_pollers(self.client, self.task_queue, strict=True),
+                timeout=COLD_WORKER_SECONDS,
+                what=f"a worker polls {self.task_queue}",
+            )
             yield
 
     def request(self, spec: str, **options: object) -> RunRequest:
