@@ -16,7 +16,7 @@ SHARD_QUEUE_READS_PER_SECOND = 1000
 
 DEV_SERVER_FLAGS: tuple[str, ...] = tuple(
     flag
-    for queue in ("transfer",)
+    for queue in ("transfer", "timer", "visibility")
     for flag in (
         "--dynamic-config-value",
         f"history.{queue}ProcessorMaxPollRPS={SHARD_QUEUE_READS_PER_SECOND}",
