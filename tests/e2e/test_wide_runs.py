@@ -81,9 +81,17 @@ def read_json(url: str) -> dict:
 
 
 async def views_agree(
-    env: WorkflowEnvironment, harness: Harness, outcome: RunOutcome, ui: str = ""
+    env: WorkflowEnvironment, harness: Harness, outcome: RunOutcome, ui: str = "", *, raw_pages: bool = True
 ) -> tuple[dict, dict]:
-    """`status --json`, `list --json` and the run page say what the ledger says; the report and page."""
+    """`status --json`, `list --json` and the run page say what the ledger says; the report and page.
+
+    `raw_pages` False: the ended run's raw status query is not asked. For a run that continued as
+    new, that query replays thousands of members on the test's in-process worker; on a host loaded
+    by two other test processes the replay passed the SDK's 2 s deadlock detector, after which the
+    worker never finished shutting down (the suite hung twice). npaflow's own readers read an ended
+    run's ledger instead; each page's bound at 2,000 waves and 5,000 members is
+    tests/unit/test_status_pages.py's.
+    """
     assert outcome.ledger is not None
     run_id = outcome.handle.id
     status = await npaflow(env, harness, "status", run_id, "--json")
@@ -98,8 +106,9 @@ async def views_agree(
     report_page = Path(ledger_file_uri(outcome.summary.run_prefix_uri, REPORT_FILE).removeprefix("file://"))
     assert report_page.stat().st_size > 0
     assert report["usage"]["gpu_hours"] == row["gpu_hours"] == ledger.usage.gpu_hours
-    pages = await status_pages(harness, run_id)
-    assert all(size < TEMPORAL_PAYLOAD_WARNING for size in pages), pages  # each query answer bounded
+    if raw_pages:
+        pages = await status_pages(harness, run_id)
+        assert all(size < TEMPORAL_PAYLOAD_WARNING for size in pages), pages  # each query answer bounded
     live: dict = {}
     if ui:  # off the event loop: the in-process worker reads the ended run's ledger for the page
         live = await asyncio.to_thread(read_json, f"{ui}/runs/{run_id}/live")
@@ -117,7 +126,8 @@ async def wide_run(
         spec = wide_group(root, members, outputs=outputs)
         outcome = await run_by_uri(harness, spec, root, f"wide-{members}")
         assert outcome.status == "succeeded", outcome.error
-        report, live = await views_agree(env, harness, outcome, ui)
+        continued = await executions(harness, outcome.handle) > 1
+        report, live = await views_agree(env, harness, outcome, ui, raw_pages=not continued)
     return outcome, report, live
 
 
