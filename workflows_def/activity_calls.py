@@ -54,8 +54,9 @@ LAUNCH_HEARTBEAT_TIMEOUT = timedelta(seconds=20)
 LAUNCH_TIMEOUT = timedelta(minutes=30)
 #: Pollers heartbeat from a background task every few seconds whatever a queue call costs
 #: (measured: SkyPilot's queue 2-3 s through the SDK, up to 22 s through the CLI at 20k
-#: jobs), so this only bounds how long a dead worker goes unnoticed.
-POLL_HEARTBEAT_TIMEOUT = timedelta(seconds=60)
+#: jobs), so this only bounds how long a dead worker goes unnoticed. The SDK sends the
+#: newest beat every 0.8x of it (16 s), so only an event loop blocked that long misses one.
+POLL_HEARTBEAT_TIMEOUT = timedelta(seconds=20)
 #: A poller that cannot wait forever still needs a bound; unbounded waits get this.
 UNBOUNDED_WAIT = timedelta(days=30)
 #: Ledger exports wait out a storage outage rather than fail a healthy run.
