@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from npaflow.document.problems import message_of
 from npaflow.errors import UsageError
 
 if TYPE_CHECKING:
@@ -37,5 +38,6 @@ def overrides_from(options: ImageFlags) -> ImageBinding:
     try:
         return ImageBinding(image=image or overrides.pop(EVERY_TOOL, ""), overrides=overrides)
     except ValidationError as exc:
-        message = str(exc.errors(include_url=False)[0]["msg"]).removeprefix("Value error, ")
-        raise UsageError(f"--image/--image-override: {message}") from None
+        raise UsageError(
+            f"--image/--image-override: {message_of(exc.errors(include_url=False)[0])}"
+        ) from None

@@ -34,6 +34,7 @@ from npaflow.cli.images import checked_binding
 from npaflow.cli.quota.check import check_quota
 from npaflow.cli.run_endings import next_steps
 from npaflow.cli.spec_loading import catalog_paths, load_spec_and_text, parse_vars, require_decision_sources
+from npaflow.document.problems import message_of
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
 from npaflow.options.launch import LaunchOptions, SubmitOptions
@@ -176,7 +177,7 @@ def flag_problem(exc: ValidationError) -> str:
     field = str(loc[0]) if loc else ""
     if field == "quota" and len(loc) > 1:  # --quota-pool, --team, --priority
         field = {"pool": "quota_pool"}.get(str(loc[1]), str(loc[1]))
-    message = str(error["msg"]).removeprefix("Value error, ")
+    message = message_of(error)
     if not field:
         return message
     return f"--{field.replace('_', '-')}: {message} (got {error.get('input')!r})"

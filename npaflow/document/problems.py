@@ -41,7 +41,12 @@ def _problem(error: ErrorDetails) -> str:
     where = ".".join(map(str, error["loc"])) or "the document"
     if error["type"] == "extra_forbidden":
         return f"{where}: not a field it takes (check the spelling)"
-    text = error["msg"]
+    text = message_of(error)
     if error["type"].endswith("_type") or error["type"] == "model_type":
         text = f"{text}, got {type(error['input']).__name__}"
     return f"{where}: {text}"
+
+
+def message_of(error: ErrorDetails) -> str:
+    """What is wrong, without pydantic's "Value error, " prefix (it says nothing a reader needs)."""
+    return str(error["msg"]).removeprefix("Value error, ")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from npaflow.decisions import assumption_problem
 from npaflow.ids import RunId
@@ -30,6 +30,8 @@ MIN_POLL_SECONDS = 0.05
 #: Most attempts, recoveries and group width a request may ask for.
 MAX_RETRIES = 1000
 MAX_CONCURRENCY = 100_000
+#: Where a worker can read a spec from: an S3 object, or a file it may read.
+SPEC_URI_PATTERN = re.compile(r"^(?:s3://[^/\s]+/\S+|file:///\S*|/\S*)\Z")
 
 
 class BackendName(StrEnum):
@@ -94,6 +96,16 @@ class RunRequest(BaseModel):
     reread_items: bool = False  # `resume --reread-items`: fan-outs read their lists' sources again
     continued: bool = False  # set by continue-as-new: the ledger's completed waves are trusted
     accepted_change: AcceptedPlanChange | None = None  # a restart onto an edited spec
+
+    @field_validator("spec_uri")
+    @classmethod
+    def _readable_spec_uri(cls, value: str) -> str:
+        if value and not SPEC_URI_PATTERN.fullmatch(value):
+            raise ValueError(
+                f"{value[:200]!r} is not where a worker reads a spec: give s3://BUCKET/KEY, "
+                "file:///ABSOLUTE/PATH or an absolute path (or the YAML itself as 'spec')"
+            )
+        return value
 
     @model_validator(mode="after")
     def _one_spec_source(self) -> RunRequest:

@@ -305,6 +305,16 @@ async def test_a_raw_start_with_an_unknown_assumption_fails_before_launch(
     assert launched_jobs(local_harness) == []
 
 
+async def test_a_raw_start_with_a_spec_uri_no_worker_reads_fails_naming_the_field_before_launch(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        temporal_start(env, local_harness, "rt-http", {"spec_uri": "http://127.0.0.1:1/x.yaml"}, tmp_path)
+        error = await failure_of(env, local_harness, "rt-http")
+    assert "invalid RunRequest: spec_uri: 'http://127.0.0.1:1/x.yaml' is not where a worker" in error
+    assert launched_jobs(local_harness) == []
+
+
 async def test_a_raw_start_with_a_pin_that_is_not_a_digest_fails_before_launch(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from npaflow.document.problems import refusal_text
 from npaflow.runtime.ledger import LedgerDelta, RuntimeLedger, WaveAttemptRecord
 from npaflow.runtime.ledger.document import LedgerDocument
 from npaflow.runtime.ledger.projection import normalize_stage_state
@@ -75,6 +76,22 @@ def test_run_request_needs_exactly_one_spec_source() -> None:
         RunRequest()
     with pytest.raises(ValidationError, match="exactly one"):
         RunRequest(spec="x", spec_uri="file:///x")
+
+
+@pytest.mark.parametrize(
+    "uri", ["http://127.0.0.1/spec.yaml", "specs/x.yaml", "s3://bucket", "file://host/x"]
+)
+def test_a_spec_uri_no_worker_can_read_is_refused_naming_the_field_and_the_forms_it_takes(uri: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        RunRequest(spec_uri=uri)
+    text = refusal_text(caught.value)
+    assert text.startswith(f"invalid RunRequest: spec_uri: {uri!r} is not where a worker reads a spec")
+    assert "s3://BUCKET/KEY, file:///ABSOLUTE/PATH or an absolute path" in text
+
+
+@pytest.mark.parametrize("uri", ["s3://bucket/specs/x.yaml", "file:///srv/specs/x.yaml", "/srv/specs/x.yaml"])
+def test_a_spec_uri_a_worker_reads_is_taken(uri: str) -> None:
+    assert RunRequest(spec_uri=uri).spec_uri == uri
 
 
 def test_run_request_rejects_unknown_fields_and_bad_secret_names() -> None:

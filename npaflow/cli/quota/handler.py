@@ -8,6 +8,7 @@ import sys
 from pydantic import ValidationError
 
 from npaflow.cli.quota.text import pool_lines
+from npaflow.document.problems import message_of
 from npaflow.errors import UsageError
 from npaflow.options.features import QuotaOptions
 from npaflow.quota import PoolConfig, PoolStatus, accelerator_problem, name_problem
@@ -83,4 +84,4 @@ def _config(options: QuotaOptions) -> PoolConfig:
         error = exc.errors(include_url=False)[0]
         field = str(error["loc"][0]) if error["loc"] else "team"
         flag = {"gpus": "--gpus", "accelerator": "--accelerator"}.get(field, "--team")
-        raise UsageError(f"{flag}: {str(error['msg']).removeprefix('Value error, ')}") from None
+        raise UsageError(f"{flag}: {message_of(error)}") from None
