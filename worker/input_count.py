@@ -6,6 +6,8 @@ sat stuck under its id, and a `temporal workflow signal` of `quota_answer` with 
 input made every later task of its run fail, so the run could not even be
 cancelled. Now a start is failed at once, a signal is dropped with one warning
 (as the SDK drops one whose input does not decode), and an update fails alone.
+An input given to a handler that takes none never reaches this check: the SDK
+decodes none of it (its type hints are an empty list), so such a signal is obeyed.
 Installed on the main worker and the replayer.
 """
 

@@ -82,6 +82,24 @@ async def test_a_signal_with_too_few_or_too_many_inputs_is_dropped_and_the_run_s
     assert outcome.ledger.cancel_reason == "operator said stop"
 
 
+async def test_an_input_sent_with_a_signal_that_takes_none_is_discarded_and_the_signal_obeyed(
+    harness: Harness, fake: FakeBackend
+) -> None:
+    """The SDK hands a handler that takes no input none of what came (the UI's dialog sends `{}`)."""
+    fake.default = ["RUNNING"]
+    async with harness.worker():
+        handle = await harness.start("runtime/fanout.yaml")
+        await eventually(lambda: len(fake.launches) == 1)
+        await handle.signal("pause", {"reason": "from the UI's signal dialog"})
+
+        async def pause_requested() -> bool:
+            return (await handle.query("status", result_type=RunStatusView)).pause_requested
+
+        await eventually(pause_requested)
+        await handle.cancel()
+        await harness.finish(handle)
+
+
 async def test_suspend_then_resume_retries_the_failed_wave_as_attempt_two(
     harness: Harness, fake: FakeBackend
 ) -> None:
