@@ -66,13 +66,19 @@ async def test_cancel_cancels_in_flight_jobs_by_exact_id_and_ends_cancelled(
         assert outcome.ledger.cancel_reason == "operator said stop"
 
 
+async def _first_wave_running(harness: Harness, fake: FakeBackend) -> WorkflowHandle:
+    """A run whose first wave is launched and stays running."""
+    fake.default = ["RUNNING"]
+    handle = await harness.start("runtime/fanout.yaml")
+    await eventually(lambda: len(fake.launches) == 1)
+    return handle
+
+
 async def test_a_signal_with_too_few_or_too_many_inputs_is_dropped_and_the_run_still_obeys_the_next(
     harness: Harness, fake: FakeBackend
 ) -> None:
-    fake.default = ["RUNNING"]
     async with harness.worker():
-        handle = await harness.start("runtime/fanout.yaml")
-        await eventually(lambda: len(fake.launches) == 1)
+        handle = await _first_wave_running(harness, fake)
         await handle.signal("quota_answer")  # it takes one input: a task failing on it failed forever
         await handle.signal("cancel", args=["one reason", "another"])
         await handle.signal("cancel", "operator said stop")
@@ -86,10 +92,8 @@ async def test_an_input_sent_with_a_signal_that_takes_none_is_discarded_and_the_
     harness: Harness, fake: FakeBackend
 ) -> None:
     """The SDK hands a handler that takes no input none of what came (the UI's dialog sends `{}`)."""
-    fake.default = ["RUNNING"]
     async with harness.worker():
-        handle = await harness.start("runtime/fanout.yaml")
-        await eventually(lambda: len(fake.launches) == 1)
+        handle = await _first_wave_running(harness, fake)
         await handle.signal("pause", {"reason": "from the UI's signal dialog"})
 
         async def pause_requested() -> bool:
