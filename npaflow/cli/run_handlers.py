@@ -28,7 +28,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from npaflow.cli.exits import (
     StoppedFollowing,
 )
-from npaflow.cli.follow_run import follow_run, no_worker_text
+from npaflow.cli.follow_run import follow_run
 from npaflow.cli.live_view import live_view
 from npaflow.cli.report_handler import fetch_report
 from npaflow.cli.run_endings import Ending, add_ending, read_ending
@@ -47,9 +47,10 @@ from npaflow.runtime.contract import (
 from npaflow.runtime.messages import ExportLedgerInput, ExportResult
 from npaflow.runtime.run_state import MAX_REASON_CHARS
 from npaflow.runtime.summary import RunStatusView, StatusReport
-from npaflow.temporal.client import connect_to, describe_or_fail, has_pollers
+from npaflow.temporal.client import connect_to, describe_or_fail
 from npaflow.temporal.errors import innermost_message
 from npaflow.temporal.helper_runs import helper_attributes
+from npaflow.temporal.serving import pinned_build, unserved_reason
 
 
 async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = None) -> StatusReport:
@@ -60,14 +61,14 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
     """
     description = await describe_or_fail(handle)
     closed = description.status != WorkflowExecutionStatus.RUNNING
-    unserved = (
-        repair_with is not None and not closed and not await has_pollers(repair_with, description.task_queue)
-    )
+    unserved = ""
+    if repair_with is not None and not closed:
+        unserved = await unserved_reason(repair_with, description.task_queue, pinned_build(description))
     execution = description.status.name if description.status else "UNKNOWN"
     ending = Ending()
     try:
         if unserved:
-            raise LookupError("no worker polls the run's task queue")
+            raise LookupError(unserved)
         if closed and repair_with is not None:
             ending = await read_ending(repair_with, handle)
         if ending.view is None and description.status == WorkflowExecutionStatus.FAILED:
@@ -91,7 +92,7 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
         report = await add_ending(repair_with, description.status, report)
     extra: dict[str, str] = {"worker_version": _worker_version(description)}
     if unserved:
-        extra["no_worker"] = no_worker_text(description.task_queue)
+        extra["no_worker"] = unserved
     if repair_with is not None and closed and report.ledger_behind:
         extra["ledger_repair"] = await _repair_ledger(repair_with, handle, description)
         if extra["ledger_repair"].startswith("written"):
@@ -199,10 +200,11 @@ async def _signal(options: RunOptions, name: Signal, *params: object) -> int:
     print(f"{name.value} sent to {options.run_id}")
     if name is Signal.PAUSE:
         print(f"waves in flight finish, nothing new launches; `npaflow resume {options.run_id}` continues")
-    if name is Signal.CANCEL and not await has_pollers(client, description.task_queue):
+    unserved = await unserved_reason(client, description.task_queue, pinned_build(description))
+    if name is Signal.CANCEL and unserved:
         print(
-            f"no worker polls task queue {description.task_queue} now: nothing will launch; the run "
-            "records its cancellation and ends CANCELED as soon as a worker picks it up"
+            f"{unserved}; nothing will launch meanwhile, and the run records its cancellation "
+            "and ends CANCELED as soon as such a worker picks it up"
         )
     return 0
 

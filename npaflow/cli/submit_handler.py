@@ -29,7 +29,7 @@ from npaflow.cli.exits import (
     EXIT_FAILED,
     StoppedFollowing,
 )
-from npaflow.cli.follow_run import follow_run, no_worker_text
+from npaflow.cli.follow_run import follow_run
 from npaflow.cli.images import checked_binding
 from npaflow.cli.quota.check import check_quota
 from npaflow.cli.run_endings import next_steps
@@ -56,6 +56,7 @@ from npaflow.temporal.client import (
     summary_from_failure,
     task_queue_from,
 )
+from npaflow.temporal.serving import no_worker_text
 
 #: Specs larger than this travel by reference (Temporal payloads are limited to 2 MB).
 INLINE_SPEC_LIMIT = 256 * 1024

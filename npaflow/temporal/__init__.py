@@ -3,6 +3,8 @@
 - `target.py`: which server and namespace (flags, environment, the CLI's profiles).
 - `client.py`: connect (with patience for a dev server still starting), ask whether a
   worker polls a queue, read a run's start request and its summary.
+- `serving.py`: whether a worker that can move a run polls its queue (none at all, or
+  none of the build the run is pinned to), and the line that says so.
 - `errors.py`: Temporal's RPC errors in one line a user can act on.
 - `data_converter.py`: the payload converter every client and worker uses.
 - `helper_runs.py`: the attributes and versioning of helper and coordinator workflows.

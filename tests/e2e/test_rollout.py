@@ -22,8 +22,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from npaflow.quota.messages import POOL_WORKFLOW_TYPE, pool_workflow_id
 from npaflow.runtime.contract import WORKFLOW_TYPE
+from npaflow.runtime.request import RunRequest
 from npaflow.temporal.helper_runs import helper_attributes
-from tests.harness import Harness, start_worker_process
+from tests.harness import Harness, dev_server, start_worker_process
 from tests.helpers import ROOT, eventually
 from worker.deployment import current_build, describe
 
@@ -185,6 +186,58 @@ async def test_an_ended_run_s_logs_and_status_read_after_its_version_is_retired(
     finally:
         b2.terminate()
         b2.wait(timeout=30)
+
+
+SLOW = """\
+apiVersion: npa.workflow/v0.0.1
+kind: Workflow
+metadata: {name: slow}
+initial: wait
+states:
+  wait: {run: {shell: "sleep 4"}, terminal: true}
+"""
+
+
+#: A server that forgets a killed worker's polls within seconds (by default it lists them 5 minutes).
+QUICK_POLLER_HISTORY = (
+    "--dynamic-config-value",
+    'matching.PollerHistoryTTL="10s"',
+    "--dynamic-config-value",
+    'matching.longPollExpirationInterval="3s"',
+)
+
+
+async def test_status_names_the_missing_build_while_only_other_builds_poll_a_pinned_run_s_queue(
+    tmp_path: Path,
+) -> None:
+    """The run is pinned to b1; with b1's worker gone and b2's polling, it waits with no error
+    anywhere, so status says which build it waits for; it finishes once b1 is back."""
+    deployment, queue = f"dep-{uuid.uuid4().hex[:6]}", f"tq-{uuid.uuid4().hex[:8]}"
+    same_host = {"NPAFLOW_DEPLOYMENT": deployment, "NPAFLOW_WORKER_ID": "host-1"}
+    env = await dev_server(*QUICK_POLLER_HISTORY)
+    b1 = b2 = start_worker_process(env, tmp_path, queue, **same_host, NPAFLOW_BUILD_ID="b1")
+    try:
+        request = RunRequest(spec=SLOW, poll_seconds=0.3)
+        handle = await env.client.start_workflow(WORKFLOW_TYPE, request, id="pinned-b1", task_queue=queue)
+        await eventually(lambda: _launched(tmp_path, 1), timeout=60, what="the job launched on b1")
+        b1.kill()
+        b1.wait(timeout=30)
+        b2 = start_worker_process(env, tmp_path / "b2", queue, **same_host, NPAFLOW_BUILD_ID="b2")
+        waiting = f"waiting: no worker of build {deployment}:b1 polls task queue '{queue}'"
+
+        def status_says_so() -> bool:
+            status = cli(env, "npaflow", deployment, "b2", "status", handle.id)
+            return waiting in status.stdout
+
+        await eventually(status_says_so, timeout=60, interval=2, what="status naming b1")
+        b1 = start_worker_process(env, tmp_path, queue, **same_host, NPAFLOW_BUILD_ID="b1")
+        assert (await asyncio.wait_for(handle.result(), 60))["status"] == "succeeded"
+    finally:
+        for worker in (b1, b2):
+            worker.terminate()
+            worker.wait(timeout=30)
+        await env.shutdown()
+    assert len(jobs_in(tmp_path)) == 1
 
 
 async def test_a_worker_of_another_deployment_refuses_the_queue_and_runs_keep_flowing_to_its_owner(

@@ -149,7 +149,7 @@ async def test_the_page_says_plainly_when_no_worker_serves_the_run(
     await local_harness.start(FAILING, run_id="page-no-worker")  # no worker is running
     with urlopen(f"{ui}/runs/page-no-worker/live", timeout=30) as answer:
         live = json.loads(answer.read())
-    assert "no worker serves task queue" in live["banner"] and live["ended"] is False
+    assert "no worker polls task queue" in live["banner"] and live["ended"] is False
     assert 'data-state="second"' in live["sections"]["graph"]  # the spec is still drawn
 
 

@@ -27,7 +27,8 @@ from npaflow.errors import SpecError
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunStatusView
 from npaflow.spec.load import parse_spec
-from npaflow.temporal.client import describe_or_fail, has_pollers
+from npaflow.temporal.client import describe_or_fail
+from npaflow.temporal.serving import pinned_build, unserved_reason
 
 #: How long the page waits for a run's worker to answer its query.
 QUERY_SECONDS = 5.0
@@ -76,11 +77,8 @@ class RunReads:
         shot.spec = await self._spec(run_id, shot.execution_id)
         if not shot.open and await self._ended(handle, shot):
             return shot
-        if not await has_pollers(self.client, shot.task_queue):
-            shot.problem = (
-                f"no worker serves task queue '{shot.task_queue}': this page shows the spec only "
-                "(start one with 'npaflow worker'; a worker is also what moves the run)"
-            )
+        if unserved := await unserved_reason(self.client, shot.task_queue, pinned_build(description)):
+            shot.problem = f"{unserved}; this page shows the spec only until then"
             return shot
         try:
             shot.view = await live_view(self.client, handle, QUERY_SECONDS)

@@ -1,0 +1,93 @@
+"""Whether a worker that can move a run polls its task queue, and what to say when none does.
+
+A pinned run's tasks go only to workers of the build that started it. When the
+queue is polled by other builds alone (that build's workers were stopped before
+its runs drained, or `npaflow dev` restarted on edited code), the run waits and
+nothing anywhere fails: `status`, `--watch`, `cancel` and the run page say so,
+naming the build, instead of showing a quiet "running".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from temporalio.api.enums.v1 import TaskQueueType, VersioningBehavior
+from temporalio.api.taskqueue.v1 import PollerInfo, TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client, WorkflowExecutionDescription
+from temporalio.service import RPCError
+
+
+@dataclass(frozen=True)
+class Build:
+    """A Worker Deployment version: the deployment's name and the build id."""
+
+    deployment: str
+    build_id: str
+
+    def __str__(self) -> str:
+        return f"{self.deployment}:{self.build_id}"
+
+
+def pinned_build(description: WorkflowExecutionDescription) -> Build | None:
+    """The build whose workers alone take the run's tasks (None: any worker of the queue may)."""
+    info = description.raw_description.workflow_execution_info.versioning_info
+    override = info.versioning_override
+    if override.HasField("auto_upgrade"):
+        return None
+    if override.HasField("pinned") and override.pinned.version.build_id:
+        version = override.pinned.version
+        return Build(version.deployment_name, version.build_id)
+    version = info.deployment_version
+    if info.behavior != VersioningBehavior.VERSIONING_BEHAVIOR_PINNED or not version.build_id:
+        return None
+    return Build(version.deployment_name, version.build_id)
+
+
+def no_worker_text(queue: str) -> str:
+    """What to say while no worker polls the run's task queue."""
+    return (
+        f"no worker polls task queue '{queue}': the run waits until one starts "
+        f"(NPAFLOW_TASK_QUEUE={queue} npaflow worker, or npaflow dev for the default queue)"
+    )
+
+
+def no_build_worker_text(queue: str, build: Build) -> str:
+    """What to say while workers poll the queue but none of the build the run is pinned to."""
+    return (
+        f"no worker of build {build} polls task queue '{queue}', and the run is pinned to that build: "
+        "it waits until one starts (a worker of the code the run started on; `npaflow deployment "
+        "status` lists the builds and their pollers)"
+    )
+
+
+async def unserved_reason(client: Client, queue: str, build: Build | None) -> str:
+    """Why no worker can move the run now ("" when one can, or the server cannot say)."""
+    pollers = await _workflow_pollers(client, queue)
+    if pollers is None:
+        return ""
+    if not pollers:
+        return no_worker_text(queue)
+    if build is not None and not any(_of_build(poller, build) for poller in pollers):
+        return no_build_worker_text(queue, build)
+    return ""
+
+
+def _of_build(poller: PollerInfo, build: Build) -> bool:
+    options = poller.deployment_options
+    return options.build_id == build.build_id and options.deployment_name == build.deployment
+
+
+async def _workflow_pollers(client: Client, queue: str) -> list[PollerInfo] | None:
+    """The queue's workflow-task pollers; None when the server cannot say (never read as "none")."""
+    try:
+        response = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace,
+                task_queue=TaskQueue(name=queue),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            )
+        )
+    except RPCError:
+        return None
+    return list(response.pollers)
