@@ -33,6 +33,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import WorkerDeploymentConfig
 
 from npaflow.temporal.errors import is_namespace_missing
+from npaflow.temporal.serving import LIVE_POLLER_SECONDS
 
 log = structlog.get_logger()
 
@@ -178,10 +179,6 @@ async def set_ramping(client: Client, name: str, build_id: str, percent: float) 
             ignore_missing_task_queues=True,
         )
     )
-
-
-#: A poller seen this recently is a live worker (workers long-poll for at most a minute).
-LIVE_POLLER_SECONDS = 90
 
 
 async def build_is_polled(client: Client, name: str, build_id: str) -> bool:

@@ -10,12 +10,17 @@ naming the build, instead of showing a quiet "running".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from temporalio.api.enums.v1 import TaskQueueType, VersioningBehavior
 from temporalio.api.taskqueue.v1 import PollerInfo, TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowExecutionDescription
 from temporalio.service import RPCError
+
+#: A poller seen this recently is a live worker: workers long-poll for at most a minute, and
+#: the server lists a killed one for 5 minutes more.
+LIVE_POLLER_SECONDS = 90
 
 
 @dataclass(frozen=True)
@@ -79,7 +84,7 @@ def _of_build(poller: PollerInfo, build: Build) -> bool:
 
 
 async def _workflow_pollers(client: Client, queue: str) -> list[PollerInfo] | None:
-    """The queue's workflow-task pollers; None when the server cannot say (never read as "none")."""
+    """The queue's live workflow-task pollers; None when the server cannot say (never read as "none")."""
     try:
         response = await client.workflow_service.describe_task_queue(
             DescribeTaskQueueRequest(
@@ -90,4 +95,5 @@ async def _workflow_pollers(client: Client, queue: str) -> list[PollerInfo] | No
         )
     except RPCError:
         return None
-    return list(response.pollers)
+    recent = datetime.now(UTC) - timedelta(seconds=LIVE_POLLER_SECONDS)
+    return [poller for poller in response.pollers if poller.last_access_time.ToDatetime(tzinfo=UTC) > recent]

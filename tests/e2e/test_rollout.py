@@ -20,6 +20,7 @@ from temporalio.api.enums.v1 import VersioningBehavior
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
+from activities.backends.local.jobs import SUPERVISOR_FILE
 from npaflow.quota.messages import POOL_WORKFLOW_TYPE, pool_workflow_id
 from npaflow.runtime.contract import WORKFLOW_TYPE
 from npaflow.runtime.request import RunRequest
@@ -219,7 +220,8 @@ async def test_status_names_the_missing_build_while_only_other_builds_poll_a_pin
     try:
         request = RunRequest(spec=SLOW, poll_seconds=0.3)
         handle = await env.client.start_workflow(WORKFLOW_TYPE, request, id="pinned-b1", task_queue=queue)
-        await eventually(lambda: _launched(tmp_path, 1), timeout=60, what="the job launched on b1")
+        supervised = tmp_path / "local" / "jobs" / "host-1-1" / SUPERVISOR_FILE
+        await eventually(supervised.exists, timeout=60, what="the job running on b1")
         b1.kill()
         b1.wait(timeout=30)
         b2 = start_worker_process(env, tmp_path / "b2", queue, **same_host, NPAFLOW_BUILD_ID="b2")
