@@ -8,9 +8,6 @@ import sys
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
@@ -34,6 +31,7 @@ from npaflow.runtime.summary import RunSummary
 from npaflow.temporal.data_converter import DATA_CONVERTER
 from npaflow.temporal.dev_marker import DEV_START_PATIENCE_SECONDS, dev_server_is_starting
 from npaflow.temporal.errors import is_namespace_missing, rpc_error_text
+from npaflow.temporal.serving import live_pollers
 from npaflow.temporal.target import TemporalTarget, temporal_target
 from npaflow.temporal.tracing import tracing_interceptors
 
@@ -125,16 +123,8 @@ async def has_pollers(
 
     When the server cannot say, True (submit only warns) unless `strict` (a health check).
     """
-    kind = TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY if activities else TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
-    try:
-        response = await client.workflow_service.describe_task_queue(
-            DescribeTaskQueueRequest(
-                namespace=client.namespace, task_queue=TaskQueue(name=task_queue), task_queue_type=kind
-            )
-        )
-    except RPCError:
-        return not strict
-    return bool(response.pollers)
+    pollers = await live_pollers(client, task_queue, activities=activities)
+    return (not strict) if pollers is None else bool(pollers)
 
 
 #: How long a query waits when no worker polls its queue (one may be starting): not a hang.

@@ -68,7 +68,7 @@ def no_build_worker_text(queue: str, build: Build) -> str:
 
 async def unserved_reason(client: Client, queue: str, build: Build | None) -> str:
     """Why no worker can move the run now ("" when one can, or the server cannot say)."""
-    pollers = await _workflow_pollers(client, queue)
+    pollers = await live_pollers(client, queue)
     if pollers is None:
         return ""
     if not pollers:
@@ -83,14 +83,13 @@ def _of_build(poller: PollerInfo, build: Build) -> bool:
     return options.build_id == build.build_id and options.deployment_name == build.deployment
 
 
-async def _workflow_pollers(client: Client, queue: str) -> list[PollerInfo] | None:
-    """The queue's live workflow-task pollers; None when the server cannot say (never read as "none")."""
+async def live_pollers(client: Client, queue: str, *, activities: bool = False) -> list[PollerInfo] | None:
+    """The queue's live workflow (or activity) pollers; None when the server cannot say (never "none")."""
+    kind = TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY if activities else TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
     try:
         response = await client.workflow_service.describe_task_queue(
             DescribeTaskQueueRequest(
-                namespace=client.namespace,
-                task_queue=TaskQueue(name=queue),
-                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+                namespace=client.namespace, task_queue=TaskQueue(name=queue), task_queue_type=kind
             )
         )
     except RPCError:
