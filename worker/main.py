@@ -43,6 +43,7 @@ from worker.queue_owner import check_queue_owner
 from worker.reconciler import RECONCILE_SECONDS, sweeping
 from worker.registry import WORKFLOWS, activities_for
 from worker.skypilot_check import announce_skypilot
+from worker.stranded_runs import warn_of_stranded_runs
 from workflows_def import SEARCH_ATTRIBUTE_KEYS
 
 log = structlog.get_logger(__name__)
@@ -266,6 +267,8 @@ async def serve(config: WorkerConfig, stop: asyncio.Event | None = None, *, take
         adopted(client, deployment, config.task_queue, take_over=take_over),
     ):
         _log_started(target, config, context, deployment)
+        if take_over:  # in dev every edit is a new build: say which open runs the last one left
+            await warn_of_stranded_runs(client, deployment, config.task_queue)
         await stop.wait()
     for watcher in watchers:
         watcher.cancel()

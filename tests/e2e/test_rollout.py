@@ -25,9 +25,11 @@ from npaflow.quota.messages import POOL_WORKFLOW_TYPE, pool_workflow_id
 from npaflow.runtime.contract import WORKFLOW_TYPE
 from npaflow.runtime.request import RunRequest
 from npaflow.temporal.helper_runs import helper_attributes
+from npaflow.temporal.serving import Build
 from tests.harness import Harness, dev_server, start_worker_process
 from tests.helpers import ROOT, eventually
-from worker.deployment import current_build, describe
+from worker.deployment import Deployment, current_build, describe
+from worker.stranded_runs import stranded_runs
 
 pytestmark = pytest.mark.e2e
 
@@ -208,11 +210,12 @@ QUICK_POLLER_HISTORY = (
 )
 
 
-async def test_status_names_the_missing_build_while_only_other_builds_poll_a_pinned_run_s_queue(
+async def test_status_and_a_starting_dev_worker_name_the_missing_build_a_pinned_run_waits_for(
     tmp_path: Path,
 ) -> None:
     """The run is pinned to b1; with b1's worker gone and b2's polling, it waits with no error
-    anywhere, so status says which build it waits for; it finishes once b1 is back."""
+    anywhere, so status and a dev worker's start say which build it waits for; it finishes once
+    b1 is back."""
     deployment, queue = f"dep-{uuid.uuid4().hex[:6]}", f"tq-{uuid.uuid4().hex[:8]}"
     same_host = {"NPAFLOW_DEPLOYMENT": deployment, "NPAFLOW_WORKER_ID": "host-1"}
     env = await dev_server(*QUICK_POLLER_HISTORY)
@@ -232,6 +235,8 @@ async def test_status_names_the_missing_build_while_only_other_builds_poll_a_pin
             return waiting in status.stdout
 
         await eventually(status_says_so, timeout=60, interval=2, what="status naming b1")
+        stranded = await stranded_runs(env.client, Deployment(deployment, "b2"), queue)
+        assert stranded == {Build(deployment, "b1"): [handle.id]}
         b1 = start_worker_process(env, tmp_path, queue, **same_host, NPAFLOW_BUILD_ID="b1")
         assert (await asyncio.wait_for(handle.result(), 60))["status"] == "succeeded"
     finally:
