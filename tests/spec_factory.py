@@ -157,10 +157,17 @@ def long_loop(waves: int) -> str:
 
 
 def gpu_spec(
-    tmp_path: Path | None, name: str, *, seconds: float = 1.0, gpus: int = 8, states: int = 1
+    tmp_path: Path | None,
+    name: str,
+    *,
+    seconds: float = 1.0,
+    gpus: int = 8,
+    states: int = 1,
+    until: Path | None = None,
 ) -> str:
-    """A chain of `states` states, each one 8-GPU task that sleeps."""
+    """A chain of `states` states, each one 8-GPU task that sleeps (or waits for the file `until`)."""
     names = [f"s{i}" for i in range(states)]
+    shell = f"while [ ! -e {until} ]; do sleep 0.1; done" if until else f"sleep {seconds}"
     doc = {
         "apiVersion": "npa.workflow/v0.0.1",
         "kind": "Workflow",
@@ -169,7 +176,7 @@ def gpu_spec(
         "initial": names[0],
         "states": {
             state: {
-                "run": {"shell": f"sleep {seconds}"},
+                "run": {"shell": shell},
                 "resources": "gpu",
                 **({"next": names[i + 1]} if i + 1 < len(names) else {"terminal": True}),
             }

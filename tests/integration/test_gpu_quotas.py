@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import itertools
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -190,9 +191,12 @@ async def holder_and_waiter(
     holding: float,
     waiting: float,
     states: int = 1,
+    until: Path | None = None,
 ) -> tuple[WorkflowHandle[Any, RunSummary], WorkflowHandle[Any, RunSummary]]:
-    """A run that holds the whole 8-GPU pool for `holding` s, and one waiting in line behind it."""
-    holder = await harness.start(gpu_spec(tmp_path, "h", seconds=holding), quota=QuotaClaim(pool=pool))
+    """A run that holds the whole 8-GPU pool for `holding` s (or until the file `until` exists),
+    and one waiting in line behind it."""
+    holding_spec = gpu_spec(tmp_path, "h", seconds=holding, until=until)
+    holder = await harness.start(holding_spec, quota=QuotaClaim(pool=pool))
     await wait_for(client, pool, lambda s: s.in_use == 8)
     waiter = await harness.start(
         gpu_spec(tmp_path, "w", seconds=waiting, states=states), quota=QuotaClaim(pool=pool)
@@ -508,9 +512,15 @@ async def test_a_run_that_waited_for_its_pool_shows_the_wait_while_it_waits_and_
 ) -> None:
     async with local_harness.worker():
         pool = await new_pool(env.client, local_harness, 8)
-        holder, waiter = await holder_and_waiter(env.client, local_harness, pool, tmp_path, 5, 0.5)
+        release = tmp_path / "release-the-pool"
+        holder, waiter = await holder_and_waiter(
+            env.client, local_harness, pool, tmp_path, 0, 0.5, until=release
+        )
+        waiting_since = time.monotonic()
         listed_waiting = json.loads(await npaflow_cli(env, "list", "--json"))
         status_waiting = await npaflow_cli(env, "status", waiter.id)
+        await asyncio.sleep(max(0.0, 2.5 - (time.monotonic() - waiting_since)))  # a wait of seconds
+        release.touch()  # the holder ends only once both commands saw the waiter waiting
         await local_harness.finish(holder)
         outcome = await local_harness.finish(waiter)
         status_after = await npaflow_cli(env, "status", waiter.id)
