@@ -220,7 +220,8 @@ async def test_a_waiting_runs_page_says_in_text_what_it_waits_for_and_draws_the_
     async with local_harness.worker():
         pool = await new_pool(env.client, local_harness, 3)
         claim = QuotaClaim(pool=pool)
-        holder = await local_harness.start(gpu_spec(tmp_path, "h", seconds=8, gpus=2), quota=claim)
+        release = tmp_path / "release-the-pool"  # the holder holds until the page was read
+        holder = await local_harness.start(gpu_spec(tmp_path, "h", gpus=2, until=release), quota=claim)
         await wait_for(env.client, pool, lambda s: s.in_use == 2)
         waiter = await local_harness.start(gpu_spec(tmp_path, "w", seconds=0.5, gpus=2), quota=claim)
         await wait_for(env.client, pool, lambda s: len(s.waiting) == 1)
@@ -231,6 +232,7 @@ async def test_a_waiting_runs_page_says_in_text_what_it_waits_for_and_draws_the_
         await page.screenshot(shots(tmp_path) / "run-page-waiting.png")
         await page.goto(f"{ui}/")
         listed = await page.value("document.getElementById('runs').textContent")
+        release.touch()
         await local_harness.finish(holder)
         await local_harness.finish(waiter)
     assert f"waiting for quota {pool}: needs 2 GPUs, 2 of 3 GPUs in use, position 1" in header

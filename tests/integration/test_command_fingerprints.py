@@ -111,11 +111,16 @@ async def test_a_run_that_waits_on_its_quota_pool_issues_the_pinned_commands(
     async with local_harness.worker():
         pool = f"fp-pool-{uuid.uuid4().hex[:6]}"
         await set_pool(env.client, pool, PoolConfig(gpus=8), local_harness.task_queue)
-        holder = await local_harness.start(gpu_spec(tmp_path, "h", seconds=2), quota=QuotaClaim(pool=pool))
+        release = tmp_path / "release-the-pool"  # the holder holds until the waiter waits
+        holder = await local_harness.start(
+            gpu_spec(tmp_path, "h", until=release), quota=QuotaClaim(pool=pool)
+        )
         await eventually(
             lambda: held_all(env, pool), timeout=30, interval=0.2, what="the holder holds the pool"
         )
         waiter = await local_harness.start(gpu_spec(tmp_path, "w", seconds=0.2), quota=QuotaClaim(pool=pool))
+        await eventually(lambda: waits(env, pool), timeout=30, interval=0.2, what="the waiter waits")
+        release.touch()
         await waiter.result()
         await holder.result()
         commands = fingerprint(await waiter.fetch_history())
@@ -126,3 +131,7 @@ async def test_a_run_that_waits_on_its_quota_pool_issues_the_pinned_commands(
 
 async def held_all(env: WorkflowEnvironment, pool: str) -> bool:
     return (await pool_status(env.client, pool)).in_use == 8
+
+
+async def waits(env: WorkflowEnvironment, pool: str) -> bool:
+    return len((await pool_status(env.client, pool)).waiting) == 1
