@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import itertools
 import json
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -430,6 +431,10 @@ async def test_a_suspended_run_gives_its_gpus_back_while_it_waits_and_asks_again
     assert final.in_use == 0 and not final.waiting
 
 
+def _names_a_job(ledger: Path) -> bool:
+    return ledger.exists() and re.search(r'"job_id": "[^"]+"', ledger.read_text()) is not None
+
+
 async def terminate_behind_npaflow(env: WorkflowEnvironment, run_id: str) -> None:
     terminate = await asyncio.create_subprocess_exec(
         *(str(TEMPORAL_BIN), "workflow", "terminate", "--workflow-id", run_id, "--reason", "test"),
@@ -454,8 +459,12 @@ async def test_a_terminated_holders_live_job_and_its_waiter_never_hold_the_pools
                 local_harness.home / "local" / "jobs", {holder.id: "h", waiter.id: "w"}, seen, stop
             )
         )
+        # Terminated before its ledger names the job, the holder's GPUs would stay held until
+        # `quota release --force` (the pool fails closed); that case is not this test's.
+        runtime = local_harness.home / "runs" / holder.id / "npa-workflow" / "runtime.json"
+        await eventually(lambda: _names_a_job(runtime), timeout=60, what="the ledger names the job")
         await terminate_behind_npaflow(env, holder.id)
-        outcome = await local_harness.finish(waiter)
+        outcome = await asyncio.wait_for(local_harness.finish(waiter), 180)
         stop.set()
         await sampler
     assert outcome.status == "succeeded", outcome.error
