@@ -200,8 +200,9 @@ async def _signal(options: RunOptions, name: Signal, *params: object) -> int:
     print(f"{name.value} sent to {options.run_id}")
     if name is Signal.PAUSE:
         print(f"waves in flight finish, nothing new launches; `npaflow resume {options.run_id}` continues")
-    unserved = await unserved_reason(client, description.task_queue, pinned_build(description))
-    if name is Signal.CANCEL and unserved:
+    if name is not Signal.CANCEL:
+        return 0
+    if unserved := await unserved_reason(client, description.task_queue, pinned_build(description)):
         print(
             f"{unserved}; nothing will launch meanwhile, and the run records its cancellation "
             "and ends CANCELED as soon as such a worker picks it up"
