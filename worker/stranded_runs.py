@@ -9,15 +9,12 @@ fails. The dev worker says so once at start, naming each build and its runs;
 
 from __future__ import annotations
 
-import json
-
 import structlog
-from temporalio.api.common.v1 import Payload
 from temporalio.client import Client
 from temporalio.service import RPCError
 
 from npaflow.runtime.contract import WORKFLOW_TYPE
-from npaflow.temporal.serving import Build, unserved_reason
+from npaflow.temporal.serving import Build, pinned_version, unserved_reason
 from worker.deployment import Deployment
 
 log = structlog.get_logger(__name__)
@@ -37,26 +34,13 @@ async def stranded_runs(client: Client, deployment: Deployment, task_queue: str)
     )
     by_build: dict[Build, list[str]] = {}
     async for execution in client.list_workflows(query, limit=RUNS_LOOKED_AT):
-        build = _pinned(execution.raw_info.search_attributes.indexed_fields.get("BuildIds"), deployment.name)
-        if build is not None:
-            by_build.setdefault(build, []).append(execution.id)
+        version = pinned_version(execution)
+        build_id = version.removeprefix(f"{deployment.name}:")
+        if build_id and build_id != version:
+            by_build.setdefault(Build(deployment.name, build_id), []).append(execution.id)
     return {
         build: runs for build, runs in by_build.items() if await unserved_reason(client, task_queue, build)
     }
-
-
-def _pinned(payload: Payload | None, deployment: str) -> Build | None:
-    """The `pinned:<deployment>:<build>` entry of a run's BuildIds attribute (a JSON list)."""
-    try:
-        entries = json.loads(payload.data) if payload is not None else []
-    except ValueError:
-        return None
-    for entry in entries if isinstance(entries, list) else []:
-        kind, _, version = str(entry).partition(":")
-        build_id = version.removeprefix(f"{deployment}:")
-        if kind == "pinned" and build_id != version and build_id:
-            return Build(deployment, build_id)
-    return None
 
 
 async def warn_of_stranded_runs(client: Client, deployment: Deployment | None, task_queue: str) -> None:

@@ -25,6 +25,7 @@ from npaflow.runtime.summary import RunStatusView
 from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import RunPhase
 from npaflow.temporal.client import connect_to
+from npaflow.temporal.serving import pinned_version, unserved_runs
 
 #: Seconds an open run's status query may take for its spend so far (else the row shows "-").
 SPEND_QUERY_SECONDS = 3.0
@@ -96,14 +97,22 @@ async def _row(run: WorkflowExecution, now: datetime) -> RunRow:
 
 
 async def run_rows(client: Client, query: str, limit: int, now: datetime) -> list[RunRow]:
-    """One row per run id (its newest execution; GPU-hours are the run's total) with its executions."""
+    """One row per run id (its newest execution; GPU-hours are the run's total) with its executions.
+
+    An open run no worker can move says why, and is not asked its status (nothing would answer).
+    """
     rows: dict[str, RunRow] = {}
+    served_by: dict[str, tuple[str, str]] = {}  # open run -> its task queue and pinned build
     async for run in client.list_workflows(query, limit=limit * MAX_EXECUTIONS_READ):
         if run.id in rows:
             rows[run.id] = rows[run.id].model_copy(update={"executions": rows[run.id].executions + 1})
         elif len(rows) < limit:
             rows[run.id] = await _row(run, now)
-    open_rows = [row for row in rows.values() if row.is_open()]
+            if rows[run.id].is_open():
+                served_by[run.id] = (run.task_queue, pinned_version(run))
+    for run_id, reason in (await unserved_runs(client, served_by)).items():
+        rows[run_id] = rows[run_id].model_copy(update={"no_worker": reason})
+    open_rows = [row for row in rows.values() if row.is_open() and not row.no_worker]
     views = await asyncio.gather(*(_live(client, row.run_id) for row in open_rows))
     for row, view in zip(open_rows, views, strict=True):
         if view is not None:

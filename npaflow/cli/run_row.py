@@ -23,16 +23,19 @@ class RunRow(BaseModel):
     waited_seconds: float | None = None  # None: an older run whose memo never said
     executions: int = 1
     waiting_for: str = ""  # `quota POOL (N GPUs, position P)` while an open run waits
+    no_worker: str = ""  # why nothing moves an open run now (no worker, or none of its build)
 
     def shown_phase(self) -> str:
-        """The phase as the list says it, with what the run waits for."""
+        """The phase as the list says it, with what the run waits for (a GPU quota, or a worker)."""
         phase = self.phase or self.execution_status.lower()
-        return phase + (f" for {self.waiting_for}" if self.waiting_for else "")
+        phase += f" for {self.waiting_for}" if self.waiting_for else ""
+        return phase + (f" ({self.no_worker})" if self.no_worker else "")
 
     def is_open(self) -> bool:
         """True while the run's newest execution runs."""
         return self.execution_status == "RUNNING"
 
     def document(self) -> dict[str, Any]:
-        """`list --json`'s row: `waiting_for` only while the run waits."""
-        return self.model_dump(exclude=set() if self.waiting_for else {"waiting_for"})
+        """`list --json`'s row: `waiting_for` and `no_worker` only while they hold."""
+        unset = {name for name in ("waiting_for", "no_worker") if not getattr(self, name)}
+        return self.model_dump(exclude=unset)

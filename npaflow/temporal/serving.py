@@ -9,13 +9,15 @@ naming the build, instead of showing a quiet "running".
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from temporalio.api.enums.v1 import TaskQueueType, VersioningBehavior
 from temporalio.api.taskqueue.v1 import PollerInfo, TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
-from temporalio.client import Client, WorkflowExecutionDescription
+from temporalio.client import Client, WorkflowExecution, WorkflowExecutionDescription
 from temporalio.service import RPCError
 
 #: A poller seen this recently is a live worker: workers long-poll for at most a minute, and
@@ -47,6 +49,46 @@ def pinned_build(description: WorkflowExecutionDescription) -> Build | None:
     if info.behavior != VersioningBehavior.VERSIONING_BEHAVIOR_PINNED or not version.build_id:
         return None
     return Build(version.deployment_name, version.build_id)
+
+
+def pinned_version(execution: WorkflowExecution) -> str:
+    """A listed run's pinned `deployment:build` from its BuildIds attribute ("" when not pinned).
+
+    What `pinned_build` reads from a describe, read from the list's own row: `npaflow list`
+    learns it for every row without a call per run.
+    """
+    payload = execution.raw_info.search_attributes.indexed_fields.get("BuildIds")
+    try:
+        entries = json.loads(payload.data) if payload is not None else []
+    except ValueError:
+        return ""
+    for entry in entries if isinstance(entries, list) else []:
+        kind, _, version = str(entry).partition(":")
+        if kind == "pinned" and version:
+            return version
+    return ""
+
+
+async def unserved_runs(client: Client, runs: Mapping[str, tuple[str, str]]) -> dict[str, str]:
+    """Why nothing moves each open run now, for the runs nothing moves (one describe per queue).
+
+    `runs` maps a run id to its task queue and pinned version ("" when not pinned).
+    """
+    pollers = {queue: await live_pollers(client, queue) for queue in {queue for queue, _ in runs.values()}}
+    reasons: dict[str, str] = {}
+    for run_id, (queue, version) in runs.items():
+        live = pollers[queue]
+        if live is None:  # the server cannot say: nothing is claimed
+            continue
+        if not live:
+            reasons[run_id] = f"no worker polls task queue '{queue}'"
+        elif version and not any(_version_of(poller) == version for poller in live):
+            reasons[run_id] = f"no worker of build {version} polls task queue '{queue}'"
+    return reasons
+
+
+def _version_of(poller: PollerInfo) -> str:
+    return str(Build(poller.deployment_options.deployment_name, poller.deployment_options.build_id))
 
 
 def no_worker_text(queue: str) -> str:

@@ -210,7 +210,7 @@ QUICK_POLLER_HISTORY = (
 )
 
 
-async def test_status_and_a_starting_dev_worker_name_the_missing_build_a_pinned_run_waits_for(
+async def test_status_list_and_a_starting_dev_worker_name_the_missing_build_a_pinned_run_waits_for(
     tmp_path: Path,
 ) -> None:
     """The run is pinned to b1; with b1's worker gone and b2's polling, it waits with no error
@@ -235,6 +235,8 @@ async def test_status_and_a_starting_dev_worker_name_the_missing_build_a_pinned_
             return waiting in status.stdout
 
         await eventually(status_says_so, timeout=60, interval=2, what="status naming b1")
+        listed = json.loads(cli(env, "npaflow", deployment, "b2", "list", "--json").stdout)
+        assert [row.get("no_worker") for row in listed if row["run_id"] == handle.id] == [waiting[9:]]
         stranded = await stranded_runs(env.client, Deployment(deployment, "b2"), queue)
         assert stranded == {Build(deployment, "b1"): [handle.id]}
         b1 = start_worker_process(env, tmp_path, queue, **same_host, NPAFLOW_BUILD_ID="b1")

@@ -30,3 +30,16 @@ def test_an_older_run_without_a_memo_shows_its_execution_status_and_no_hours() -
         None,
     )
     assert 'data-phase="completed"' in runs_page([row], "", "", 0)
+
+
+def test_a_run_no_worker_can_move_says_so_in_the_list_and_on_the_runs_page() -> None:
+    stranded = RunRow(
+        run_id="r3",
+        phase="running",
+        execution_status="RUNNING",
+        no_worker="no worker of build npaflow:b1 polls task queue 'npaflow'",
+    )
+    assert stranded.shown_phase() == "running (no worker of build npaflow:b1 polls task queue 'npaflow')"
+    assert stranded.document()["no_worker"].startswith("no worker of build npaflow:b1")
+    assert "no_worker" not in RunRow(run_id="r4", phase="running", execution_status="RUNNING").document()
+    assert "no worker of build npaflow:b1 polls task queue &#x27;npaflow&#x27;" in runs_page([stranded], "", "", 0)

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
-from typing import cast
+from typing import Any, cast
+
+from temporalio.api.common.v1 import Payload
+from temporalio.api.taskqueue.v1 import PollerInfo
+from temporalio.api.workflow.v1 import WorkflowExecutionInfo
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueResponse
 
 from temporalio.api.deployment.v1 import WorkerDeploymentVersion
 from temporalio.api.enums.v1 import VersioningBehavior
 from temporalio.api.workflow.v1 import VersioningOverride, WorkflowExecutionVersioningInfo
 from temporalio.api.workflowservice.v1 import DescribeWorkflowExecutionResponse
-from temporalio.client import WorkflowExecutionDescription
+from temporalio.client import Client, WorkflowExecution, WorkflowExecutionDescription
 
-from npaflow.temporal.serving import Build, no_build_worker_text, pinned_build
+from npaflow.temporal.serving import Build, no_build_worker_text, pinned_build, pinned_version, unserved_runs
 
 B1 = WorkerDeploymentVersion(deployment_name="npaflow", build_id="b1")
 B2 = WorkerDeploymentVersion(deployment_name="npaflow", build_id="b2")
@@ -55,3 +62,51 @@ def test_the_waiting_line_names_the_build_the_queue_and_where_to_look() -> None:
     text = no_build_worker_text("npaflow", Build("npaflow", "b1"))
     assert text.startswith("no worker of build npaflow:b1 polls task queue 'npaflow'")
     assert "npaflow deployment status" in text
+
+
+def listed(*build_ids: str) -> WorkflowExecution:
+    info = WorkflowExecutionInfo()
+    info.search_attributes.indexed_fields["BuildIds"].CopyFrom(
+        Payload(metadata={"encoding": b"json/plain"}, data=json.dumps(list(build_ids)).encode())
+    )
+    return cast(WorkflowExecution, SimpleNamespace(raw_info=info))
+
+
+def test_a_listed_run_names_the_build_it_is_pinned_to_from_its_row_alone() -> None:
+    assert pinned_version(listed("pinned:npaflow:b1")) == "npaflow:b1"
+    assert pinned_version(listed("assigned:npaflow:b1")) == ""
+    assert pinned_version(listed()) == ""
+    assert pinned_version(cast(WorkflowExecution, SimpleNamespace(raw_info=WorkflowExecutionInfo()))) == ""
+
+
+def poller(build: str, seconds_ago: float) -> PollerInfo:
+    info = PollerInfo()
+    info.deployment_options.deployment_name, _, info.deployment_options.build_id = build.partition(":")
+    info.last_access_time.FromDatetime(datetime.now(UTC) - timedelta(seconds=seconds_ago))
+    return info
+
+
+def client_with(pollers: dict[str, list[PollerInfo]]) -> tuple[Client, list[str]]:
+    asked: list[str] = []
+
+    async def describe_task_queue(request: Any) -> DescribeTaskQueueResponse:
+        asked.append(request.task_queue.name)
+        return DescribeTaskQueueResponse(pollers=pollers[request.task_queue.name])
+
+    service = SimpleNamespace(describe_task_queue=describe_task_queue)
+    return cast(Client, SimpleNamespace(namespace="default", workflow_service=service)), asked
+
+
+async def test_listed_runs_nothing_moves_say_why_with_one_describe_per_queue() -> None:
+    client, asked = client_with({"q": [poller("npaflow:b2", 5), poller("npaflow:b1", 600)], "idle": []})
+    runs = {
+        "served": ("q", "npaflow:b2"),
+        "stranded": ("q", "npaflow:b1"),
+        "unpinned": ("q", ""),
+        "alone": ("idle", ""),
+    }
+    assert await unserved_runs(client, runs) == {
+        "stranded": "no worker of build npaflow:b1 polls task queue 'q'",
+        "alone": "no worker polls task queue 'idle'",
+    }
+    assert sorted(asked) == ["idle", "q"]
