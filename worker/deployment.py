@@ -12,15 +12,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from importlib import metadata
 from pathlib import Path
 
 import structlog
 from temporalio.api.deployment.v1 import WorkerDeploymentVersion as ApiDeploymentVersion
-from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import (
-    DescribeTaskQueueRequest,
     DescribeWorkerDeploymentRequest,
     DescribeWorkerDeploymentResponse,
     DescribeWorkerDeploymentVersionRequest,
@@ -33,7 +30,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import WorkerDeploymentConfig
 
 from npaflow.temporal.errors import is_namespace_missing
-from npaflow.temporal.serving import LIVE_POLLER_SECONDS
+from npaflow.temporal.serving import Build, queue_pollers, serves
 
 log = structlog.get_logger()
 
@@ -182,23 +179,18 @@ async def set_ramping(client: Client, name: str, build_id: str, percent: float) 
 
 
 async def build_is_polled(client: Client, name: str, build_id: str) -> bool:
-    """True when a live worker of this build polls one of its task queues now."""
+    """True when a live worker of this build polls one of its task queues now.
+
+    Raises:
+        RPCError: the server could not say.
+    """
     version = await client.workflow_service.describe_worker_deployment_version(
         DescribeWorkerDeploymentVersionRequest(
             namespace=client.namespace,
             deployment_version=ApiDeploymentVersion(deployment_name=name, build_id=build_id),
         )
     )
-    recent = datetime.now(UTC) - timedelta(seconds=LIVE_POLLER_SECONDS)
     for queue in version.worker_deployment_version_info.task_queue_infos:
-        described = await client.workflow_service.describe_task_queue(
-            DescribeTaskQueueRequest(
-                namespace=client.namespace, task_queue=TaskQueue(name=queue.name), report_pollers=True
-            )
-        )
-        if any(
-            p.deployment_options.build_id == build_id and p.last_access_time.ToDatetime(tzinfo=UTC) > recent
-            for p in described.pollers
-        ):
+        if any(serves(poller, Build(name, build_id)) for poller in await queue_pollers(client, queue.name)):
             return True
     return False

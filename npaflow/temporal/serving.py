@@ -115,26 +115,36 @@ async def unserved_reason(client: Client, queue: str, build: Build | None) -> st
         return ""
     if not pollers:
         return no_worker_text(queue)
-    if build is not None and not any(_of_build(poller, build) for poller in pollers):
+    if build is not None and not any(serves(poller, build) for poller in pollers):
         return no_build_worker_text(queue, build)
     return ""
 
 
-def _of_build(poller: PollerInfo, build: Build) -> bool:
+def serves(poller: PollerInfo, build: Build) -> bool:
+    """True when the poller is a worker of `build`."""
     options = poller.deployment_options
     return options.build_id == build.build_id and options.deployment_name == build.deployment
 
 
 async def live_pollers(client: Client, queue: str, *, activities: bool = False) -> list[PollerInfo] | None:
     """The queue's live workflow (or activity) pollers; None when the server cannot say (never "none")."""
-    kind = TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY if activities else TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
     try:
-        response = await client.workflow_service.describe_task_queue(
-            DescribeTaskQueueRequest(
-                namespace=client.namespace, task_queue=TaskQueue(name=queue), task_queue_type=kind
-            )
-        )
+        return await queue_pollers(client, queue, activities=activities)
     except RPCError:
         return None
+
+
+async def queue_pollers(client: Client, queue: str, *, activities: bool = False) -> list[PollerInfo]:
+    """The queue's live workflow (or activity) pollers.
+
+    Raises:
+        RPCError: the server could not say.
+    """
+    kind = TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY if activities else TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
+    response = await client.workflow_service.describe_task_queue(
+        DescribeTaskQueueRequest(
+            namespace=client.namespace, task_queue=TaskQueue(name=queue), task_queue_type=kind
+        )
+    )
     recent = datetime.now(UTC) - timedelta(seconds=LIVE_POLLER_SECONDS)
     return [poller for poller in response.pollers if poller.last_access_time.ToDatetime(tzinfo=UTC) > recent]
