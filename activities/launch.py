@@ -104,7 +104,7 @@ class LaunchTransaction:
         self.notes: list[str] = []
         self.credentials: dict[str, str] = {}
         self.adopted = False  # the job was found, not launched by this attempt
-        self.receipts = LaunchReceipts(context, request.ledger_uri, rendered, self.notes)
+        self.receipts = LaunchReceipts(context, request, rendered, self.notes)
 
     async def run(self) -> LaunchResult:
         """Recover an earlier launch of this attempt, else launch it."""
@@ -218,9 +218,9 @@ class LaunchTransaction:
             return submission.job_id, submission.request_id
 
         job_id, request_id = await self._recovering("launch", attempt)
+        await self.receipts.write(request_id)  # also for a job known at once: a closed run's evidence
         if job_id:
             return job_id, request_id
-        await self.receipts.write(request_id)
         try:
             job_id = await self._recovering(
                 "resolve the launch request", lambda: self.backend.resolve(request_id)

@@ -6,7 +6,10 @@ writes its own end. When its job outlives it, the orphan sweep
 ends on its own first, no live job is left to find, so this sweep asks
 Temporal's visibility for closed runs whose phase never reached an end, reads
 each one's ledger, and when it is still open hands the run to its reconcile
-workflow with what each in-flight attempt's job says of itself.
+workflow with what each in-flight attempt's job says of itself. A run closed
+before its first export has no ledger: its launch receipts name the jobs it
+launched, and the ledger is written from them (a GPU quota pool frees the run's
+GPUs once its ledger shows every job ended).
 
 Fail closed: a run Temporal cannot describe, a ledger that cannot be read, a
 job whose record cannot be read, or a job that is still live, leaves the
@@ -19,17 +22,19 @@ from datetime import UTC, datetime, timedelta
 
 import structlog
 from temporalio.client import Client, WorkflowExecution
+from temporalio.common import SearchAttributeKey
 from temporalio.service import RPCError
 
+from activities.backends.base import Backend
 from activities.context import ActivityContext
+from activities.launch_receipts import run_receipts
 from activities.ledger import read_ledger
 from activities.reconcile import standing_of
 from npaflow.errors import NpaflowError
 from npaflow.ids import RunId
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo, SearchAttribute
-from npaflow.runtime.ledger import WaveAttemptRecord
+from npaflow.runtime.ledger import LaunchReceipt, WaveAttemptRecord
 from npaflow.runtime.reconcile import EndedJob, LedgerClosure, OrphanBatch, in_flight, left_open
-from npaflow.runtime.request import BackendName
 from npaflow.runtime.status import JobStatus, aggregate_job_status
 from npaflow.runtime.vocabulary import RunEnding, RunPhase
 from npaflow.temporal.client import started_request
@@ -45,6 +50,7 @@ OVERLAP = timedelta(minutes=5)
 _CLOSED_WITHOUT_CODE = ("Terminated", "TimedOut", "Failed")
 #: Phases a run's own ending never leaves behind.
 _UNENDED_PHASES = tuple(phase.value for phase in RunPhase if not phase.is_final())
+_SPEC = SearchAttributeKey.for_keyword(SearchAttribute.WORKFLOW.value)
 
 
 class Unsettled(Exception):
@@ -101,19 +107,39 @@ class LedgerSweep:
         if standing.ending is RunEnding.OPEN:
             return 0
         ledger_uri = RunMemo.read(await execution.memo()).ledger_uri
-        ledger = await read_ledger(self.context.storage, ledger_uri) if ledger_uri else None
-        if ledger is None or not left_open(ledger):
+        if not ledger_uri:
             return 0
-        handle = self.client.get_workflow_handle(run_id, run_id=execution.run_id)
-        backend = (await started_request(self.client, handle)).backend
-        ended = [await self._ended(backend, wave) for wave in in_flight(ledger) if wave.job_id]
-        closure = LedgerClosure(ledger_uri=ledger_uri, workflow=ledger.workflow, ended=ended)
+        closure = await self._closure(execution, ledger_uri)
+        if closure is None:
+            return 0
         batch = OrphanBatch(run_id=run_id, ending=standing.ending, closure=closure)
         await hand_to_reconciler(self.client, self.context, batch)
-        log.warning("reconcile.ledger_closing", run_id=run_id, ending=standing.ending.value, jobs=len(ended))
+        jobs = len(closure.ended)
+        log.warning("reconcile.ledger_closing", run_id=run_id, ending=standing.ending.value, jobs=jobs)
         return 1
 
-    async def _ended(self, backend_name: BackendName, wave: WaveAttemptRecord) -> EndedJob:
+    async def _closure(self, execution: WorkflowExecution, ledger_uri: str) -> LedgerClosure | None:
+        """What closes the run's open ledger (None: nothing to close).
+
+        Its in-flight jobs' own records; for a run closed before its first export, the
+        jobs its launch receipts name.
+        """
+        ledger = await read_ledger(self.context.storage, ledger_uri)
+        if ledger is not None and not left_open(ledger):
+            return None
+        receipts = await self._receipts(ledger_uri) if ledger is None else []
+        if ledger is None and not receipts:
+            return None
+        handle = self.client.get_workflow_handle(execution.id, run_id=execution.run_id)
+        backend = self.context.backend((await started_request(self.client, handle)).backend)
+        if ledger is None:
+            ended = [await self._receipt_job(backend, receipt) for receipt in receipts]
+            workflow = execution.typed_search_attributes.get(_SPEC) or ""
+            return LedgerClosure(ledger_uri=ledger_uri, workflow=workflow, ended=ended)
+        ended = [await self._ended(backend, wave) for wave in in_flight(ledger) if wave.job_id]
+        return LedgerClosure(ledger_uri=ledger_uri, workflow=ledger.workflow, ended=ended)
+
+    async def _ended(self, backend: Backend, wave: WaveAttemptRecord) -> EndedJob:
         """What an in-flight attempt's job says of itself, once it has ended.
 
         Raises:
@@ -121,11 +147,42 @@ class LedgerSweep:
         """
         if wave.worker_task_queue and wave.worker_id != self.context.worker_id:
             raise Unsettled(f"job {wave.job_id} lives on worker {wave.worker_id}'s host")
-        backend = self.context.backend(backend_name)
-        rows = (await backend.queue([wave.job_id])).get(wave.job_id, [])
-        if not rows:  # absence is evidence only when a second answer agrees
-            rows = (await backend.queue([wave.job_id])).get(wave.job_id, [])
-        status = aggregate_job_status([row.status for row in rows])
-        if not status.is_terminal() and status is not JobStatus.ABSENT:
-            raise Unsettled(f"job {wave.job_id} is {status.value}: the orphan sweep cancels it")
-        return EndedJob(job_id=wave.job_id, status=status, tasks=rows)
+        return await _job_ended(backend, wave.job_id)
+
+    async def _receipts(self, ledger_uri: str) -> list[LaunchReceipt]:
+        """The run's launch receipts (Unsettled when one cannot be read: never "none")."""
+        try:
+            return await run_receipts(self.context.storage, ledger_uri)
+        except (ValueError, OSError) as exc:
+            raise Unsettled(f"a launch receipt of {ledger_uri} could not be read: {exc}") from None
+
+    async def _receipt_job(self, backend: Backend, receipt: LaunchReceipt) -> EndedJob:
+        """The ended job a launch receipt names, with the attempt it ran (the ledger never named it).
+
+        Raises:
+            Unsettled: the job lives on another worker's host, still runs, or is not found (yet).
+        """
+        if backend.host_bound and receipt.worker_id != self.context.worker_id:
+            raise Unsettled(f"job {receipt.job_name} lives on worker {receipt.worker_id}'s host")
+        matches = await backend.find_jobs(receipt.job_name)
+        found = [match for match in matches if match.launch_token == receipt.launch_token]
+        if len(found) != 1:
+            raise Unsettled(f"launch request {receipt.request_id} names {len(found)} jobs, not one")
+        ended = await _job_ended(backend, found[0].job_id)
+        update = {"wave_key": receipt.wave_key, "attempt": receipt.attempt, "job_name": receipt.job_name}
+        return ended.model_copy(update=update)
+
+
+async def _job_ended(backend: Backend, job_id: str) -> EndedJob:
+    """What a job says of itself, once it has ended.
+
+    Raises:
+        Unsettled: the job still runs (the orphan sweep cancels it).
+    """
+    rows = (await backend.queue([job_id])).get(job_id, [])
+    if not rows:  # absence is evidence only when a second answer agrees
+        rows = (await backend.queue([job_id])).get(job_id, [])
+    status = aggregate_job_status([row.status for row in rows])
+    if not status.is_terminal() and status is not JobStatus.ABSENT:
+        raise Unsettled(f"job {job_id} is {status.value}: the orphan sweep cancels it")
+    return EndedJob(job_id=job_id, status=status, tasks=rows)

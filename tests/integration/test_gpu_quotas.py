@@ -459,8 +459,8 @@ async def test_a_terminated_holders_live_job_and_its_waiter_never_hold_the_pools
                 local_harness.home / "local" / "jobs", {holder.id: "h", waiter.id: "w"}, seen, stop
             )
         )
-        # Terminated before its ledger names the job, the holder's GPUs would stay held until
-        # `quota release --force` (the pool fails closed); that case is not this test's.
+        # Terminated before its ledger names the job is the next test's case (the ledger sweep
+        # settles it from the launch receipt); this one's holder job outlives the pool's check.
         runtime = local_harness.home / "runs" / holder.id / "npa-workflow" / "runtime.json"
         await eventually(lambda: _names_a_job(runtime), timeout=60, what="the ledger names the job")
         await terminate_behind_npaflow(env, holder.id)
@@ -470,6 +470,35 @@ async def test_a_terminated_holders_live_job_and_its_waiter_never_hold_the_pools
     assert outcome.status == "succeeded", outcome.error
     assert any(s.by_team.get("h") for s in seen) and any(s.by_team.get("w") for s in seen)
     assert max(sum(s.by_team.values()) for s in seen) <= 8, [s.by_team for s in seen if len(s.by_team) > 1]
+
+
+async def test_a_holder_closed_before_its_ledger_named_its_job_is_settled_from_its_launch_receipt(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    """Terminated between its launch and its first export, the holder left only its launch receipt;
+    its job then ends on its own. The ledger sweep writes the ledger from the receipt (the job, its
+    attempt, how it ended) and the pool, reading it, gives the GPUs to the waiter."""
+    local_harness.reconcile_seconds = 3.0
+    release = tmp_path / "release"
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 8)
+        holder, waiter = await holder_and_waiter(
+            env.client, local_harness, pool, tmp_path, 0, 1.0, until=release
+        )
+        prefix = local_harness.home / "runs" / holder.id / "npa-workflow"
+        await eventually(lambda: _names_a_job(prefix / "runtime.json"), timeout=60, what="the job launched")
+        await holder.terminate("test: closed before its first export")
+        for written in ("runtime.json", "manifest.json", "status.json"):  # as if it never exported
+            (prefix / written).unlink(missing_ok=True)
+        release.touch()
+        outcome = await asyncio.wait_for(local_harness.finish(waiter), 180)
+        ledger = json.loads((prefix / "runtime.json").read_text())
+    assert list((prefix / "launches").glob("*.json"))
+    assert outcome.status == "succeeded", outcome.error
+    assert ledger["status"] == "terminated"
+    assert [(w["attempt"], w["status"], bool(w["job_id"])) for w in ledger["waves"]] == [
+        (1, "succeeded", True)
+    ]
 
 
 async def test_quota_release_names_the_jobs_still_running_and_frees_the_gpus_only_with_force(

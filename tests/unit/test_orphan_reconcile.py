@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from npaflow.runtime.ledger import Cancellation, ReconciledJob, RuntimeLedger, WaveAttemptRecord
 from npaflow.runtime.messages import JobRef
-from npaflow.runtime.reconcile import JobOwner, LiveJob, RecordReconciledInput, orphan_candidates
+from npaflow.runtime.reconcile import EndedJob, JobOwner, LiveJob, RecordReconciledInput, orphan_candidates
 from npaflow.runtime.reconcile.ledger_change import kept_on_purpose, reconciled_delta
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.status import JobStatus
@@ -85,3 +85,18 @@ def test_a_job_its_run_never_recorded_is_written_into_the_ledger_as_a_cancelled_
     (wave,) = reconciled_delta(stored, request, now="2026-12-02T00:00:00Z").waves
     assert (wave.key.states, wave.job_id, wave.attempt) == (["slow"], "w1-1", 1)
     assert wave.status is WaveStatus.CANCELLED and wave.cancellation == verified
+
+
+def test_a_job_only_its_launch_receipt_named_is_written_into_the_closed_ledger_as_it_ended() -> None:
+    stored = RuntimeLedger(workflow="w", run_id="r1", api_version="v")  # ended before its first export
+    ended = EndedJob(
+        job_id="w1-1", status=JobStatus.SUCCEEDED, wave_key="001|serial|:s0:-", attempt=2, job_name="r1-02-s0"
+    )
+    request = RecordReconciledInput(
+        run_id="r1", ledger_uri="file:///l", ending=RunEnding.TERMINATED, ended=[ended], close=True
+    )
+    delta = reconciled_delta(stored, request, now="2026-12-02T00:00:00Z")
+    (wave,) = delta.waves
+    assert (wave.key.states, wave.job_id, wave.job_name, wave.attempt) == (["s0"], "w1-1", "r1-02-s0", 2)
+    assert wave.status is WaveStatus.SUCCEEDED and "ended SUCCEEDED on its own" in wave.reconciliation[0]
+    assert delta.status is LedgerStatus.TERMINATED

@@ -42,4 +42,6 @@ def test_a_run_no_worker_can_move_says_so_in_the_list_and_on_the_runs_page() -> 
     assert stranded.shown_phase() == "running (no worker of build npaflow:b1 polls task queue 'npaflow')"
     assert stranded.document()["no_worker"].startswith("no worker of build npaflow:b1")
     assert "no_worker" not in RunRow(run_id="r4", phase="running", execution_status="RUNNING").document()
-    assert "no worker of build npaflow:b1 polls task queue &#x27;npaflow&#x27;" in runs_page([stranded], "", "", 0)
+    assert "no worker of build npaflow:b1 polls task queue &#x27;npaflow&#x27;" in runs_page(
+        [stranded], "", "", 0
+    )

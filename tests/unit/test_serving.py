@@ -8,14 +8,15 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from temporalio.api.common.v1 import Payload
-from temporalio.api.taskqueue.v1 import PollerInfo
-from temporalio.api.workflow.v1 import WorkflowExecutionInfo
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueResponse
-
 from temporalio.api.deployment.v1 import WorkerDeploymentVersion
 from temporalio.api.enums.v1 import VersioningBehavior
-from temporalio.api.workflow.v1 import VersioningOverride, WorkflowExecutionVersioningInfo
-from temporalio.api.workflowservice.v1 import DescribeWorkflowExecutionResponse
+from temporalio.api.taskqueue.v1 import PollerInfo
+from temporalio.api.workflow.v1 import (
+    VersioningOverride,
+    WorkflowExecutionInfo,
+    WorkflowExecutionVersioningInfo,
+)
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueResponse, DescribeWorkflowExecutionResponse
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionDescription
 
 from npaflow.temporal.serving import Build, no_build_worker_text, pinned_build, pinned_version, unserved_runs

@@ -68,6 +68,9 @@ class LaunchReceipt(BaseModel):
     request_id: str
     worker_id: str = ""
     submitted_at: str = ""
+    #: The attempt it launched: a run closed before its ledger named the job is rebuilt from these.
+    wave_key: str = ""
+    attempt: int = 1
 
 
 class PlanChangeRecord(BaseModel):

@@ -58,7 +58,9 @@ def reconciled_delta(stored: RuntimeLedger, request: RecordReconciledInput, *, n
     """
     waves: list[WaveAttemptRecord] = []
     for job in (j for j in request.jobs if not j.skipped):
-        attempts = [w for w in stored.waves if w.job_id == job.job_id] or _unrecorded(job)
+        attempts = [w for w in stored.waves if w.job_id == job.job_id] or _unrecorded(
+            job.wave_key, job.attempt, job.job_id, job.job_name
+        )
         if not attempts or attempts[-1].status.is_final():
             continue
         waves.append(_cancelled(attempts[-1], job, request.ending, now))
@@ -74,19 +76,17 @@ def reconciled_delta(stored: RuntimeLedger, request: RecordReconciledInput, *, n
     )
 
 
-def _unrecorded(job: ReconciledJob) -> list[WaveAttemptRecord]:
-    """The attempt of a job its run launched but never exported, from the job's owner record.
+def _unrecorded(wave_key: str, attempt: int, job_id: str, job_name: str) -> list[WaveAttemptRecord]:
+    """The attempt of a job its run launched but never exported (from the job's owner record or receipt).
 
     A run ended right after a launch has no ledger record of it yet: rebuilt from the
-    wave and attempt the job carries, so the ledger never loses a job it cancelled.
+    wave and attempt the job carries, so the ledger never loses a job it cancelled or saw end.
     """
     try:
-        key = WaveKey.parse(job.wave_key)
+        key = WaveKey.parse(wave_key)
     except ValueError:
         return []
-    record = WaveAttemptRecord(
-        key=key, states=key.states, attempt=job.attempt, job_id=job.job_id, job_name=job.job_name
-    )
+    record = WaveAttemptRecord(key=key, states=key.states, attempt=attempt, job_id=job_id, job_name=job_name)
     return [record.model_copy(update={"status": WaveStatus.RUNNING})]
 
 
@@ -110,7 +110,13 @@ def _closed(
 ) -> list[WaveAttemptRecord]:
     """The attempts a closed run left in flight, each as its job's own record says it ended."""
     ended = {job.job_id: job for job in request.ended}
+    named = {record.job_id for record in stored.waves}
     closed: list[WaveAttemptRecord] = []
+    for job in (job for job in request.ended if job.job_id not in named | done):  # from receipts
+        closed += [
+            _ended_alone(record, job, request.ending, now)
+            for record in _unrecorded(job.wave_key, job.attempt, job.job_id, job.job_name)
+        ]
     for record in in_flight(stored):
         if record.job_id and record.job_id in done:
             continue

@@ -58,6 +58,10 @@ class EndedJob(BaseModel):
     job_id: str
     status: JobStatus  # terminal, or ABSENT when the backend no longer lists it
     tasks: list[TaskRow] = Field(default_factory=list)
+    #: For a job the ledger never named (its run closed first): the attempt, from its launch receipt.
+    wave_key: str = ""
+    attempt: int = 1
+    job_name: str = ""
 
 
 class LedgerClosure(BaseModel):
