@@ -8,8 +8,9 @@ Temporal's visibility for closed runs whose phase never reached an end, reads
 each one's ledger, and when it is still open hands the run to its reconcile
 workflow with what each in-flight attempt's job says of itself. A run closed
 before its first export has no ledger: its launch receipts name the jobs it
-launched, and the ledger is written from them (a GPU quota pool frees the run's
-GPUs once its ledger shows every job ended).
+launched, and the ledger is written from them; with no receipt and a history
+that never scheduled a launch, it is written as a run that launched nothing (a
+GPU quota pool frees the run's GPUs once its ledger shows every job ended).
 
 Fail closed: a run Temporal cannot describe, a ledger that cannot be read, a
 job whose record cannot be read, or a job that is still live, leaves the
@@ -19,9 +20,10 @@ ledger alone until a later sweep (the orphan sweep cancels live jobs).
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import structlog
-from temporalio.client import Client, WorkflowExecution
+from temporalio.client import Client, WorkflowExecution, WorkflowHandle
 from temporalio.common import SearchAttributeKey
 from temporalio.service import RPCError
 
@@ -32,13 +34,14 @@ from activities.ledger import read_ledger
 from activities.reconcile import standing_of
 from npaflow.errors import NpaflowError
 from npaflow.ids import RunId
-from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo, SearchAttribute
+from npaflow.runtime.contract import LAUNCH_WAVE, WORKFLOW_TYPE, RunMemo, SearchAttribute
 from npaflow.runtime.ledger import LaunchReceipt, WaveAttemptRecord
 from npaflow.runtime.reconcile import EndedJob, LedgerClosure, OrphanBatch, in_flight, left_open
 from npaflow.runtime.status import JobStatus, aggregate_job_status
 from npaflow.runtime.vocabulary import RunEnding, RunPhase
 from npaflow.temporal.client import started_request
 from worker.reconcile_handoff import hand_to_reconciler
+from workflows_def.activity_calls import LAUNCH_TIMEOUT
 
 log = structlog.get_logger(__name__)
 
@@ -128,9 +131,9 @@ class LedgerSweep:
         if ledger is not None and not left_open(ledger):
             return None
         receipts = await self._receipts(ledger_uri) if ledger is None else []
-        if ledger is None and not receipts:
-            return None
         handle = self.client.get_workflow_handle(execution.id, run_id=execution.run_id)
+        if ledger is None and not receipts:
+            return await self._unlaunched(execution, handle, ledger_uri)
         backend = self.context.backend((await started_request(self.client, handle)).backend)
         if ledger is None:
             ended = [await self._receipt_job(backend, receipt) for receipt in receipts]
@@ -148,6 +151,29 @@ class LedgerSweep:
         if wave.worker_task_queue and wave.worker_id != self.context.worker_id:
             raise Unsettled(f"job {wave.job_id} lives on worker {wave.worker_id}'s host")
         return await _job_ended(backend, wave.job_id)
+
+    async def _unlaunched(
+        self, execution: WorkflowExecution, handle: WorkflowHandle[Any, Any], ledger_uri: str
+    ) -> LedgerClosure | None:
+        """The closure of a run closed before its first export whose history never scheduled a launch.
+
+        None when one was scheduled and, past the launch's own timeout, still no receipt
+        names a job: nothing here can say what it did (fail closed: its pool GPUs stay held).
+
+        Raises:
+            Unsettled: a launch was scheduled and may still leave its receipt.
+        """
+        async for event in handle.fetch_history_events():
+            scheduled = event.activity_task_scheduled_event_attributes
+            if event.HasField("activity_task_scheduled_event_attributes") and (
+                scheduled.activity_type.name == LAUNCH_WAVE.name
+            ):
+                closed = execution.close_time or datetime.now(UTC)
+                if datetime.now(UTC) - closed < LAUNCH_TIMEOUT + OVERLAP:
+                    raise Unsettled("a launch was scheduled and its receipt may still come")
+                return None
+        workflow = execution.typed_search_attributes.get(_SPEC) or ""
+        return LedgerClosure(ledger_uri=ledger_uri, workflow=workflow)
 
     async def _receipts(self, ledger_uri: str) -> list[LaunchReceipt]:
         """The run's launch receipts (Unsettled when one cannot be read: never "none")."""

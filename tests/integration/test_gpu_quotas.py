@@ -501,6 +501,30 @@ async def test_a_holder_closed_before_its_ledger_named_its_job_is_settled_from_i
     ]
 
 
+async def test_a_run_terminated_while_it_waited_for_gpus_gets_a_ledger_saying_it_launched_nothing(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    """The waiter never exported (a wait is published, not written): its history, which never
+    scheduled a launch, is the evidence the ledger sweep writes its ledger from."""
+    local_harness.reconcile_seconds = 3.0
+    release = tmp_path / "release"
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 8)
+        holder, waiter = await holder_and_waiter(
+            env.client, local_harness, pool, tmp_path, 0, 1.0, until=release
+        )
+        runtime = local_harness.home / "runs" / waiter.id / "npa-workflow" / "runtime.json"
+        assert not runtime.exists()
+        await waiter.terminate("test: tired of waiting")
+        await eventually(runtime.exists, timeout=60, what="the waiter's ledger")
+        release.touch()
+        held = await asyncio.wait_for(local_harness.finish(holder), 180)
+    ledger = json.loads(runtime.read_text())
+    assert (ledger["status"], ledger["waves"]) == ("terminated", [])
+    assert "terminated outside npaflow" in ledger["error"] and "before it launched any job" in ledger["error"]
+    assert held.status == "succeeded"
+
+
 async def test_quota_release_names_the_jobs_still_running_and_frees_the_gpus_only_with_force(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:

@@ -68,9 +68,12 @@ def reconciled_delta(stored: RuntimeLedger, request: RecordReconciledInput, *, n
         waves.extend(_closed(stored, request, now, done={w.job_id for w in waves}))
     running = stored.status in _OPEN_STATUSES
     ending = request.ending
+    error = None
+    if running and not stored.error:
+        error = _ending_error(ending, cancelled=bool(request.jobs), launched=bool(stored.waves or waves))
     return LedgerDelta(
         status=ending.ledger_status() if running else None,
-        error=_ending_error(ending, cancelled=bool(request.jobs)) if running and not stored.error else None,
+        error=error,
         waves=waves,
         reconciled=[job.model_copy(update={"at": job.at or now}) for job in request.jobs],
     )
@@ -160,7 +163,7 @@ _WAVE_STATUS_OF_JOB = {
 }
 
 
-def _ending_error(ending: RunEnding, *, cancelled: bool) -> str:
+def _ending_error(ending: RunEnding, *, cancelled: bool, launched: bool) -> str:
     """Why a run's ledger ended without its code, and what the reconciler did about its jobs."""
     how = {
         RunEnding.TERMINATED: "the run was terminated outside npaflow (e.g. temporal workflow terminate)",
@@ -169,4 +172,6 @@ def _ending_error(ending: RunEnding, *, cancelled: bool) -> str:
     }.get(ending, f"the run ended {ending.value} without its cleanup")
     if cancelled:
         return f"{how}; its in-flight jobs were cancelled by the reconciler"
+    if not launched:
+        return f"{how} before it launched any job; the reconciler wrote its ledger from its history"
     return f"{how}; the reconciler closed its ledger from its jobs' own records"
