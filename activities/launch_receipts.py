@@ -42,8 +42,8 @@ class LaunchReceipts:
             receipt = LaunchReceipt.model_validate_json(text)
         except (ArtifactMissingError, ValueError):
             return ""
-        if receipt.launch_token != self.rendered.launch_token:
-            return ""
+        if receipt.launch_token != self.rendered.launch_token or not receipt.request_id:
+            return ""  # another launch's, or a job known at once (found by its name instead)
         self.notes.append(f"found launch receipt {uri}")
         return receipt.request_id
 
