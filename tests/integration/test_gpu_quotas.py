@@ -472,19 +472,27 @@ async def test_a_terminated_holders_live_job_and_its_waiter_never_hold_the_pools
     assert max(sum(s.by_team.values()) for s in seen) <= 8, [s.by_team for s in seen if len(s.by_team) > 1]
 
 
+@contextlib.asynccontextmanager
+async def swept_holder_and_waiter(
+    env: WorkflowEnvironment, harness: Harness, tmp_path: Path
+) -> AsyncIterator[tuple[WorkflowHandle[Any, RunSummary], WorkflowHandle[Any, RunSummary], Path]]:
+    """A worker sweeping every 3 s, a run holding a whole 8-GPU pool until the yielded file
+    exists, and one waiting behind it."""
+    harness.reconcile_seconds = 3.0
+    release = tmp_path / "release"
+    async with harness.worker():
+        pool = await new_pool(env.client, harness, 8)
+        holder, waiter = await holder_and_waiter(env.client, harness, pool, tmp_path, 0, 1.0, until=release)
+        yield holder, waiter, release
+
+
 async def test_a_holder_closed_before_its_ledger_named_its_job_is_settled_from_its_launch_receipt(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
     """Terminated between its launch and its first export, the holder left only its launch receipt;
     its job then ends on its own. The ledger sweep writes the ledger from the receipt (the job, its
     attempt, how it ended) and the pool, reading it, gives the GPUs to the waiter."""
-    local_harness.reconcile_seconds = 3.0
-    release = tmp_path / "release"
-    async with local_harness.worker():
-        pool = await new_pool(env.client, local_harness, 8)
-        holder, waiter = await holder_and_waiter(
-            env.client, local_harness, pool, tmp_path, 0, 1.0, until=release
-        )
+    async with swept_holder_and_waiter(env, local_harness, tmp_path) as (holder, waiter, release):
         prefix = local_harness.home / "runs" / holder.id / "npa-workflow"
         await eventually(lambda: _names_a_job(prefix / "runtime.json"), timeout=60, what="the job launched")
         await holder.terminate("test: closed before its first export")
@@ -506,13 +514,7 @@ async def test_a_run_terminated_while_it_waited_for_gpus_gets_a_ledger_saying_it
 ) -> None:
     """The waiter never exported (a wait is published, not written): its history, which never
     scheduled a launch, is the evidence the ledger sweep writes its ledger from."""
-    local_harness.reconcile_seconds = 3.0
-    release = tmp_path / "release"
-    async with local_harness.worker():
-        pool = await new_pool(env.client, local_harness, 8)
-        holder, waiter = await holder_and_waiter(
-            env.client, local_harness, pool, tmp_path, 0, 1.0, until=release
-        )
+    async with swept_holder_and_waiter(env, local_harness, tmp_path) as (holder, waiter, release):
         runtime = local_harness.home / "runs" / waiter.id / "npa-workflow" / "runtime.json"
         assert not runtime.exists()
         await waiter.terminate("test: tired of waiting")
