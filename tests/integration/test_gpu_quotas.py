@@ -548,12 +548,15 @@ async def test_quota_release_names_the_jobs_still_running_and_frees_the_gpus_onl
 
         refused = await release()
         still = await pool_status(env.client, pool)
+        shown = await npaflow_cli(env, "quota", "status", pool)
         forced = await release("--force")
         outcome = await local_harness.finish(waiter)
         again = await release()
     assert refused[0] == 2 and "its jobs may still run" in refused[1] and "--force" in refused[1]
     assert "Traceback" not in refused[1]
     assert still.holders and still.holders[0].request.run_id == holder.id
+    assert "the run terminated: its GPUs come back once its ledger shows every job ended" in shown
+    assert f"npaflow quota release {pool} {holder.id}" in shown
     assert forced[0] == 0 and f"released 1 lease(s) of run {holder.id}" in forced[1]
     assert "released with --force while its ledger holds in flight" in forced[1]
     assert outcome.status == "succeeded"

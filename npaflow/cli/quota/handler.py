@@ -7,6 +7,7 @@ import sys
 
 from pydantic import ValidationError
 
+from npaflow.cli.quota.closed_holders import closed_holders
 from npaflow.cli.quota.text import pool_lines
 from npaflow.document.problems import message_of
 from npaflow.errors import UsageError
@@ -42,16 +43,26 @@ async def quota(options: QuotaOptions) -> int:
         for problem in unanswered.values():
             print(f"npaflow: warning: {problem}", file=sys.stderr)
         statuses = list(found.values())
+    closed = await closed_holders(client, statuses) if options.action == "status" else {}
     if options.as_json:
-        print(json.dumps([s.model_dump(mode="json") for s in statuses], indent=2))
+        print(json.dumps([_document(s, closed) for s in statuses], indent=2))
     elif options.action == "list":
         print(
             "\n".join(_summary(s) for s in statuses)
             or "no quota pools (create one: npaflow quota set POOL --gpus N)"
         )
     else:
-        print("\n\n".join("\n".join(pool_lines(s)) for s in statuses) or "no quota pools")
+        print("\n\n".join("\n".join(pool_lines(s, closed=closed)) for s in statuses) or "no quota pools")
     return 0
+
+
+def _document(status: PoolStatus, closed: dict[str, str]) -> dict[str, object]:
+    """A pool's JSON: its status, and (with `status`) each holding run that already ended."""
+    ended = {lease.request.run_id for lease in status.holders} & closed.keys()
+    document: dict[str, object] = status.model_dump(mode="json")
+    if ended:
+        document["closed_holders"] = {run_id: closed[run_id] for run_id in sorted(ended)}
+    return document
 
 
 def _summary(status: PoolStatus) -> str:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 
+from npaflow.cli.quota.closed_holders import closed_note
 from npaflow.quota import PoolStatus
 from npaflow.runtime.usage import gpu_hours_text
 
 
-def pool_lines(status: PoolStatus, now: float | None = None) -> list[str]:
-    """One block per pool."""
+def pool_lines(status: PoolStatus, now: float | None = None, closed: Mapping[str, str] = {}) -> list[str]:
+    """One block per pool; `closed` maps a holding run that has ended to how it ended."""
     now = time.time() if now is None else now
     config = status.config
     kind = f" {config.accelerator}" if config.accelerator else ""
@@ -22,9 +24,10 @@ def pool_lines(status: PoolStatus, now: float | None = None) -> list[str]:
         )
     for lease in status.holders:
         held = _elapsed(max(0.0, now - lease.since))
-        lines.append(
-            f"  holds: {lease.request.run_id} wave {lease.request.wave}: {lease.gpus} GPUs for {held}"
-        )
+        run_id = lease.request.run_id
+        lines.append(f"  holds: {run_id} wave {lease.request.wave}: {lease.gpus} GPUs for {held}")
+        if run_id in closed:
+            lines.append(f"    {closed_note(status.pool, run_id, closed[run_id])}")
     for position, lease in enumerate(status.waiting, start=1):
         asked = _elapsed(max(0.0, now - lease.asked_at))
         lines.append(
