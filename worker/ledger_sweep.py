@@ -8,9 +8,9 @@ Temporal's visibility for closed runs whose phase never reached an end, reads
 each one's ledger, and when it is still open hands the run to its reconcile
 workflow with what each in-flight attempt's job says of itself. A run closed
 before its first export has no ledger: its launch receipts name the jobs it
-launched, and the ledger is written from them; with no receipt and a history
-that never scheduled a launch, it is written as a run that launched nothing (a
-GPU quota pool frees the run's GPUs once its ledger shows every job ended).
+launched, and once every launch its history scheduled left one, the ledger is
+written from them (none scheduled: a run that launched nothing). A GPU quota
+pool frees the run's GPUs once its ledger shows every job ended.
 
 Fail closed: a run Temporal cannot describe, a ledger that cannot be read, a
 job whose record cannot be read, or a job that is still live, leaves the
@@ -122,23 +122,25 @@ class LedgerSweep:
         return 1
 
     async def _closure(self, execution: WorkflowExecution, ledger_uri: str) -> LedgerClosure | None:
-        """What closes the run's open ledger (None: nothing to close).
+        """What closes the run's open ledger (None: nothing to close, or nothing can say how).
 
         Its in-flight jobs' own records; for a run closed before its first export, the
-        jobs its launch receipts name.
+        jobs its launch receipts name, once every launch its history scheduled left one
+        (none scheduled: it launched nothing).
         """
         ledger = await read_ledger(self.context.storage, ledger_uri)
         if ledger is not None and not left_open(ledger):
             return None
-        receipts = await self._receipts(ledger_uri) if ledger is None else []
         handle = self.client.get_workflow_handle(execution.id, run_id=execution.run_id)
-        if ledger is None and not receipts:
-            return await self._unlaunched(execution, handle, ledger_uri)
-        backend = self.context.backend((await started_request(self.client, handle)).backend)
         if ledger is None:
-            ended = [await self._receipt_job(backend, receipt) for receipt in receipts]
+            receipts = await self._receipts(ledger_uri)
+            if not await self._every_launch_receipted(execution, handle, len(receipts)):
+                return None
             workflow = execution.typed_search_attributes.get(_SPEC) or ""
+            backend = self.context.backend((await started_request(self.client, handle)).backend)
+            ended = [await self._receipt_job(backend, receipt) for receipt in receipts]
             return LedgerClosure(ledger_uri=ledger_uri, workflow=workflow, ended=ended)
+        backend = self.context.backend((await started_request(self.client, handle)).backend)
         ended = [await self._ended(backend, wave) for wave in in_flight(ledger) if wave.job_id]
         return LedgerClosure(ledger_uri=ledger_uri, workflow=ledger.workflow, ended=ended)
 
@@ -152,28 +154,30 @@ class LedgerSweep:
             raise Unsettled(f"job {wave.job_id} lives on worker {wave.worker_id}'s host")
         return await _job_ended(backend, wave.job_id)
 
-    async def _unlaunched(
-        self, execution: WorkflowExecution, handle: WorkflowHandle[Any, Any], ledger_uri: str
-    ) -> LedgerClosure | None:
-        """The closure of a run closed before its first export whose history never scheduled a launch.
+    async def _every_launch_receipted(
+        self, execution: WorkflowExecution, handle: WorkflowHandle[Any, Any], receipts: int
+    ) -> bool:
+        """True when each launch the run's history scheduled left its receipt (or none was).
 
-        None when one was scheduled and, past the launch's own timeout, still no receipt
-        names a job: nothing here can say what it did (fail closed: its pool GPUs stay held).
+        False past the launch's own timeout with one still missing: nothing here can say
+        what that launch did (fail closed: a pool keeps the run's GPUs for an operator).
 
         Raises:
-            Unsettled: a launch was scheduled and may still leave its receipt.
+            Unsettled: a launch's receipt may still come.
         """
+        scheduled = 0
         async for event in handle.fetch_history_events():
-            scheduled = event.activity_task_scheduled_event_attributes
+            attributes = event.activity_task_scheduled_event_attributes
             if event.HasField("activity_task_scheduled_event_attributes") and (
-                scheduled.activity_type.name == LAUNCH_WAVE.name
+                attributes.activity_type.name == LAUNCH_WAVE.name
             ):
-                closed = execution.close_time or datetime.now(UTC)
-                if datetime.now(UTC) - closed < LAUNCH_TIMEOUT + OVERLAP:
-                    raise Unsettled("a launch was scheduled and its receipt may still come")
-                return None
-        workflow = execution.typed_search_attributes.get(_SPEC) or ""
-        return LedgerClosure(ledger_uri=ledger_uri, workflow=workflow)
+                scheduled += 1
+        if scheduled <= receipts:
+            return True
+        closed = execution.close_time or datetime.now(UTC)
+        if datetime.now(UTC) - closed < LAUNCH_TIMEOUT + OVERLAP:
+            raise Unsettled(f"{scheduled - receipts} launch(es) scheduled without a receipt yet")
+        return False
 
     async def _receipts(self, ledger_uri: str) -> list[LaunchReceipt]:
         """The run's launch receipts (Unsettled when one cannot be read: never "none")."""
