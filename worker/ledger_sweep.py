@@ -134,7 +134,7 @@ class LedgerSweep:
         handle = self.client.get_workflow_handle(execution.id, run_id=execution.run_id)
         if ledger is None:
             receipts = await self._receipts(ledger_uri)
-            if not await self._every_launch_receipted(execution, handle, len(receipts)):
+            if not await every_launch_receipted(execution, handle, len(receipts)):
                 return None
             workflow = execution.typed_search_attributes.get(_SPEC) or ""
             backend = self.context.backend((await started_request(self.client, handle)).backend)
@@ -153,31 +153,6 @@ class LedgerSweep:
         if wave.worker_task_queue and wave.worker_id != self.context.worker_id:
             raise Unsettled(f"job {wave.job_id} lives on worker {wave.worker_id}'s host")
         return await _job_ended(backend, wave.job_id)
-
-    async def _every_launch_receipted(
-        self, execution: WorkflowExecution, handle: WorkflowHandle[Any, Any], receipts: int
-    ) -> bool:
-        """True when each launch the run's history scheduled left its receipt (or none was).
-
-        False past the launch's own timeout with one still missing: nothing here can say
-        what that launch did (fail closed: a pool keeps the run's GPUs for an operator).
-
-        Raises:
-            Unsettled: a launch's receipt may still come.
-        """
-        scheduled = 0
-        async for event in handle.fetch_history_events():
-            attributes = event.activity_task_scheduled_event_attributes
-            if event.HasField("activity_task_scheduled_event_attributes") and (
-                attributes.activity_type.name == LAUNCH_WAVE.name
-            ):
-                scheduled += 1
-        if scheduled <= receipts:
-            return True
-        closed = execution.close_time or datetime.now(UTC)
-        if datetime.now(UTC) - closed < LAUNCH_TIMEOUT + OVERLAP:
-            raise Unsettled(f"{scheduled - receipts} launch(es) scheduled without a receipt yet")
-        return False
 
     async def _receipts(self, ledger_uri: str) -> list[LaunchReceipt]:
         """The run's launch receipts (Unsettled when one cannot be read: never "none")."""
@@ -216,3 +191,29 @@ async def _job_ended(backend: Backend, job_id: str) -> EndedJob:
     if not status.is_terminal() and status is not JobStatus.ABSENT:
         raise Unsettled(f"job {job_id} is {status.value}: the orphan sweep cancels it")
     return EndedJob(job_id=job_id, status=status, tasks=rows)
+
+
+async def every_launch_receipted(
+    execution: WorkflowExecution, handle: WorkflowHandle[Any, Any], receipts: int
+) -> bool:
+    """True when each launch the run's history scheduled left its receipt (or none was).
+
+    False past the launch's own timeout with one still missing: nothing here can say
+    what that launch did (fail closed: a pool keeps the run's GPUs for an operator).
+
+    Raises:
+        Unsettled: a launch's receipt may still come.
+    """
+    scheduled = 0
+    async for event in handle.fetch_history_events():
+        attributes = event.activity_task_scheduled_event_attributes
+        if event.HasField("activity_task_scheduled_event_attributes") and (
+            attributes.activity_type.name == LAUNCH_WAVE.name
+        ):
+            scheduled += 1
+    if scheduled <= receipts:
+        return True
+    closed = execution.close_time or datetime.now(UTC)
+    if datetime.now(UTC) - closed < LAUNCH_TIMEOUT + OVERLAP:
+        raise Unsettled(f"{scheduled - receipts} launch(es) scheduled without a receipt yet")
+    return False
