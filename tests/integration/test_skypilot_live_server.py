@@ -123,6 +123,35 @@ async def test_a_run_cancelled_right_after_launch_ends_cancelled_with_its_job_ve
     assert await jobs_named(sky_server, wave.job_name) == [int(wave.job_id)]
 
 
+async def test_a_run_terminated_before_its_ledger_named_its_job_gets_a_ledger_from_its_launch_receipt(
+    sky_harness: Harness, sky_server: SkyApiServer
+) -> None:
+    """Terminated while its launch was resolved: no ledger, only the receipt. Its job ends by
+    itself (FAILED_PRECHECKS); the ledger sweep finds it by name and token on the real server."""
+    from worker.ledger_sweep import LedgerSweep
+
+    sky_harness.reconcile_seconds = 0  # no sweep of the worker's own: this test sweeps
+    run_id = f"sky-receipt-{uuid.uuid4().hex[:6]}"  # its reconciler is per run id, on this test's queue
+    async with sky_harness.worker():
+        handle = await sky_harness.start("runtime/sky-one.yaml", run_id=run_id, **SKY)
+        receipt = json.loads((await launch_receipt(sky_harness.home, run_id)).read_text())
+        await handle.terminate("test: closed before its first export")
+        runtime = sky_harness.home / "runs" / run_id / "npa-workflow" / "runtime.json"
+        assert not runtime.exists()
+        sweep = LedgerSweep(sky_harness.client, sky_harness.context())
+        await eventually(sweep.sweep, timeout=240, interval=2, what="the sweep closing the run")
+        await eventually(runtime.exists, timeout=60, what="the ledger written")
+    ledger = json.loads(runtime.read_text())
+    (wave,) = ledger["waves"]
+    assert ledger["status"] == "terminated"
+    assert (wave["job_name"], wave["attempt"], wave["sky_status"]) == (
+        receipt["job_name"],
+        1,
+        "FAILED_PRECHECKS",
+    )
+    assert await jobs_named(sky_server, wave["job_name"]) == [int(wave["job_id"])]
+
+
 async def test_a_worker_killed_between_launch_request_and_job_id_is_followed_by_an_adoption(
     env: WorkflowEnvironment, sky_harness: Harness, sky_server: SkyApiServer
 ) -> None:
