@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import structlog
 from temporalio import activity
-from temporalio.client import Client, WorkflowExecutionStatus
-from temporalio.service import RPCError, RPCStatusCode
 
 from activities.clock import utc_now
 from activities.errors import mapped_errors
 from activities.ledger import LedgerActivities, read_ledger
 from npaflow.document.models import SUPPORTED_API_VERSIONS
-from npaflow.ids import RunId
 from npaflow.runtime.contract import CHECK_RUN, RECORD_RECONCILED, RunMemo
 from npaflow.runtime.ledger import LedgerDelta
 from npaflow.runtime.messages import ExportLedgerInput, ExportResult
@@ -25,37 +22,9 @@ from npaflow.runtime.metrics import Metric, record
 from npaflow.runtime.reconcile.ledger_change import kept_on_purpose, reconciled_delta, unended_jobs
 from npaflow.runtime.reconcile.models import CheckRunInput, RecordReconciledInput, RunStanding
 from npaflow.runtime.vocabulary import CancellationState, RunEnding
+from npaflow.temporal.run_standing import run_standing
 
 log = structlog.get_logger(__name__)
-
-_ENDINGS = {
-    WorkflowExecutionStatus.RUNNING: RunEnding.OPEN,
-    WorkflowExecutionStatus.CONTINUED_AS_NEW: RunEnding.OPEN,  # its successor is the newest
-    WorkflowExecutionStatus.COMPLETED: RunEnding.SUCCEEDED,
-    WorkflowExecutionStatus.FAILED: RunEnding.FAILED,
-    WorkflowExecutionStatus.CANCELED: RunEnding.CANCELLED,
-    WorkflowExecutionStatus.TERMINATED: RunEnding.TERMINATED,
-    WorkflowExecutionStatus.TIMED_OUT: RunEnding.TIMED_OUT,
-}
-
-
-async def run_standing(client: Client, run_id: RunId) -> RunStanding:
-    """How the newest execution of a run stands; unknown (never "closed") when Temporal cannot say."""
-    try:
-        description = await client.get_workflow_handle(run_id).describe()
-    except RPCError as exc:
-        if exc.status is RPCStatusCode.NOT_FOUND:
-            return RunStanding(ending=RunEnding.GONE, detail="Temporal has no such run")
-        return RunStanding(ending=RunEnding.OPEN, known=False, detail=f"describe failed: {exc}"[:300])
-    return standing_of(description.status)
-
-
-def standing_of(status: WorkflowExecutionStatus | None) -> RunStanding:
-    """A run's standing from its newest execution's status (unknown statuses count as open)."""
-    ending = _ENDINGS.get(status) if status else None
-    if ending is None:
-        return RunStanding(ending=RunEnding.OPEN, known=False, detail=f"status {status}")
-    return RunStanding(ending=ending)
 
 
 class ReconcileActivities:

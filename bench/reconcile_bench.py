@@ -27,9 +27,9 @@ from activities.backends.local import LocalBackend  # noqa: E402
 from activities.backends.local.jobs import JOB_FILE, LocalJobRecord, LocalTask, write_model  # noqa: E402
 from activities.backends.local.task_status import TaskStatus, end_tasks, init_task  # noqa: E402
 from activities.context import ActivityContext  # noqa: E402
-from activities.reconcile import run_standing  # noqa: E402
 from bench.dev_server import start_dev_server  # noqa: E402
 from npaflow.runtime.request import BackendName, RunRequest  # noqa: E402
+from npaflow.temporal.run_standing import run_standing  # noqa: E402
 from worker.main import running_workers  # noqa: E402
 from workflows_def import NpaWorkflowRun  # noqa: E402
 

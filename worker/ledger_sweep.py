@@ -31,7 +31,6 @@ from activities.backends.base import Backend
 from activities.context import ActivityContext
 from activities.launch_receipts import run_receipts
 from activities.ledger import read_ledger
-from activities.reconcile import standing_of
 from npaflow.errors import NpaflowError
 from npaflow.ids import RunId
 from npaflow.runtime.contract import LAUNCH_WAVE, WORKFLOW_TYPE, RunMemo, SearchAttribute
@@ -40,6 +39,7 @@ from npaflow.runtime.reconcile import EndedJob, LedgerClosure, OrphanBatch, in_f
 from npaflow.runtime.status import JobStatus, aggregate_job_status
 from npaflow.runtime.vocabulary import RunEnding, RunPhase
 from npaflow.temporal.client import started_request
+from npaflow.temporal.run_standing import standing_of
 from worker.reconcile_handoff import hand_to_reconciler
 from workflows_def.activity_calls import LAUNCH_TIMEOUT
 

@@ -21,10 +21,10 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from activities.context import ActivityContext
-from activities.reconcile import run_standing
 from npaflow.errors import NpaflowError
 from npaflow.runtime.reconcile import LiveJob, OrphanBatch, orphan_candidates
 from npaflow.runtime.vocabulary import RunEnding
+from npaflow.temporal.run_standing import run_standing
 from worker.ledger_sweep import LedgerSweep
 from worker.reconcile_handoff import hand_to_reconciler
 

@@ -5,6 +5,7 @@
   worker polls a queue, read a run's start request and its summary.
 - `serving.py`: whether a worker that can move a run polls its queue (none at all, or
   none of the build the run is pinned to), and the line that says so.
+- `run_standing.py`: how a run's newest execution stands (open, or how it ended).
 - `errors.py`: Temporal's RPC errors in one line a user can act on.
 - `data_converter.py`: the payload converter every client and worker uses.
 - `helper_runs.py`: the attributes and versioning of helper and coordinator workflows.

@@ -10,21 +10,15 @@ from __future__ import annotations
 
 import asyncio
 
-from temporalio.client import Client, WorkflowExecutionStatus
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.client import Client
 
+from npaflow.ids import RunId
 from npaflow.quota import PoolStatus
+from npaflow.runtime.vocabulary import RunEnding
+from npaflow.temporal.run_standing import run_standing
 
 #: Seconds each describe may take; a run not described in time is shown as it is (never "closed").
 DESCRIBE_SECONDS = 3.0
-
-_ENDED = {
-    WorkflowExecutionStatus.COMPLETED: "completed",
-    WorkflowExecutionStatus.FAILED: "failed",
-    WorkflowExecutionStatus.CANCELED: "cancelled",
-    WorkflowExecutionStatus.TERMINATED: "terminated",
-    WorkflowExecutionStatus.TIMED_OUT: "timed out",
-}
 
 
 async def closed_holders(client: Client, statuses: list[PoolStatus]) -> dict[str, str]:
@@ -37,12 +31,10 @@ async def closed_holders(client: Client, statuses: list[PoolStatus]) -> dict[str
 async def _ending(client: Client, run_id: str) -> str:
     """How the run's newest execution ended ("" while it runs, or when Temporal cannot say)."""
     try:
-        description = await asyncio.wait_for(client.get_workflow_handle(run_id).describe(), DESCRIBE_SECONDS)
-    except RPCError as exc:
-        return "gone" if exc.status is RPCStatusCode.NOT_FOUND else ""
+        standing = await asyncio.wait_for(run_standing(client, RunId(run_id)), DESCRIBE_SECONDS)
     except TimeoutError:
         return ""
-    return _ENDED.get(description.status, "") if description.status else ""
+    return "" if standing.ending is RunEnding.OPEN else standing.ending.value.replace("_", " ")
 
 
 def closed_note(pool: str, run_id: str, ending: str) -> str:
