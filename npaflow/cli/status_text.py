@@ -46,7 +46,7 @@ def status_text(report: StatusReport) -> str:
     cache = CacheTally.of([step for wave in report.waves for step in wave.cache])
     if cache.text():
         lines.append(f"cache: {cache.text()}")
-    lines.extend(fan_out.text() for fan_out in report.fan_outs)
+    lines.extend(fan_out.text(run_open=is_open) for fan_out in report.fan_outs)
     lines.extend(ending_lines(report))
     if report.error:
         lines.append(f"error: {report.error}")

@@ -8,6 +8,8 @@ Inside:
 - `items.py`: what the list may hold (scalars, flat objects; bounded), member
   keys from content, the list's digest.
 - `members.py`: a member from the template and its item (`{{NAME.field}}`).
+- `shell_words.py`: where a token stands in a `shell:` command, and an item
+  value quoted for it, so bash reads data as data.
 - `models.py`: what the walk asks and records (`ItemsRequest`, `ItemsRead`,
   `FanOutRecord`) and `members.json` (`MembersDocument`).
 - `verdict.py`: how the group ends under `minSuccess`.

@@ -3,6 +3,8 @@
 Item tokens are resolved before the reference's tokens, in the member's `run`,
 `params`, `inputs` and `outputs` only; an item value can hold no token itself
 (npaflow/fanout/items.py refuses `{{`), so nothing an item says is read twice.
+In `run.shell` a value is quoted for where it stands (npaflow/fanout/shell_words.py),
+and so is one a param carries there as `{{config.KEY}}`: bash reads it as data.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pydantic import JsonValue
 
 from npaflow.document.models import Artifact, ParamValue, RunBlock, State
 from npaflow.fanout.items import ItemsError, canonical
+from npaflow.fanout.shell_words import MARK, Quoting, is_inert, mark_quotings, placed
 
 
 @cache
@@ -40,7 +43,8 @@ def member_state(template: State, name: str, item: JsonValue, index: int) -> Sta
 
     run = template.run
     if run is not None:
-        run = RunBlock(shell=text(run.shell), argv=tuple(text(arg) for arg in run.argv))
+        shell = _member_shell(run.shell, template, name, item, index)
+        run = RunBlock(shell=shell, argv=tuple(text(arg) for arg in run.argv))
     return template.model_copy(
         update={
             "run": run,
@@ -59,23 +63,88 @@ def _artifact(artifact: Artifact, text: Callable[[str], str]) -> Artifact:
     return artifact.model_copy(update={"uri": text(artifact.uri)})
 
 
-def _substituted(value: str, name: str, item: JsonValue, index: int) -> str:
+def _substituted(value: str, name: str, item: JsonValue, index: int, place: Placer | None = None) -> str:
     if "{{" not in value:
         return value
 
     def replace(match: re.Match[str]) -> str:
-        field = match.group(1)
-        if field is None:
-            return canonical(item) if isinstance(item, dict) else _scalar(item)
-        if not isinstance(item, dict) or field not in item:
-            have = ", ".join(sorted(item)) if isinstance(item, dict) else "none: the item is a scalar"
-            raise ItemsError(
-                f"item {index} has no field '{field}' (the member uses {{{{{name}.{field}}}}}; its "
-                f"fields: {have}); write the field in every item or use another"
-            )
-        return _scalar(item[field])
+        text = _item_value(match.group(1), name, item, index)
+        return text if place is None else place(text, match.group(0))
 
     return item_token(name).sub(replace, value)
+
+
+def _item_value(field: str | None, name: str, item: JsonValue, index: int) -> str:
+    if field is None:
+        return canonical(item) if isinstance(item, dict) else _scalar(item)
+    if not isinstance(item, dict) or field not in item:
+        have = ", ".join(sorted(item)) if isinstance(item, dict) else "none: the item is a scalar"
+        raise ItemsError(
+            f"item {index} has no field '{field}' (the member uses {{{{{name}.{field}}}}}; its "
+            f"fields: {have}); write the field in every item or use another"
+        )
+    return _scalar(item[field])
+
+
+#: Writes one item value for where its token (the second argument) stands.
+Placer = Callable[[str, str], str]
+
+
+def _member_shell(shell: str, template: State, name: str, item: JsonValue, index: int) -> str:
+    """The member's shell command, each item value in it (or in a param it names) placed as data."""
+    if "{{" not in shell:
+        return shell
+    shell = _inline_params(shell, template, name, item, index)
+    if MARK in shell:
+        quotings = iter([Quoting.OPAQUE] * len(item_token(name).findall(shell)))
+    else:
+        quotings = iter(mark_quotings(item_token(name).sub(MARK, shell)))
+
+    def place(value: str, token: str) -> str:
+        written = placed(value, next(quotings))
+        if written is None:
+            raise _opaque_error(value, token, index)
+        return written
+
+    return _substituted(shell, name, item, index, place)
+
+
+def _inline_params(shell: str, template: State, name: str, item: JsonValue, index: int) -> str:
+    """`{{config.KEY}}` of a param carrying a non-inert item value, replaced by the param's text.
+
+    Only then: a command whose values are all inert renders exactly as before. A param
+    whose text names another param cannot move (params resolve against the base
+    config), so its item values must be inert.
+    """
+    for key, value in template.params.items():
+        token = re.compile(r"\{\{\s*config\." + re.escape(key) + r"\s*\}\}")
+        if not isinstance(value, str) or not has_item_token(value, name) or not token.search(shell):
+            continue
+        found = [_item_value(match.group(1), name, item, index) for match in item_token(name).finditer(value)]
+        if all(is_inert(text) for text in found):
+            continue  # `{{config.KEY}}` stays
+        if any(f"config.{other}" in value for other in template.params):
+            _substituted(value, name, item, index, _inert_only(index, f"params.{key}"))  # raises
+        shell = token.sub(value.replace("\\", "\\\\"), shell)
+    return shell
+
+
+def _inert_only(index: int, where: str = "") -> Placer:
+    def place(value: str, token: str) -> str:
+        if placed(value, Quoting.OPAQUE) is None:
+            raise _opaque_error(value, token, index, where)
+        return value
+
+    return place
+
+
+def _opaque_error(value: str, token: str, index: int, where: str = "") -> ItemsError:
+    spot = f"{where}, which the member's run.shell names," if where else "the member's run.shell"
+    return ItemsError(
+        f"item {index}: {token} holds {value!r}, which bash would read as code where it stands in "
+        f"{spot} (inside `...`, ${{...}}, $((...)), a comment or a here-document, or after $ or \\); "
+        'put the token in "..." or a plain word, or pass it with run.argv'
+    )
 
 
 def _scalar(value: object) -> str:

@@ -145,10 +145,11 @@ class FanOutRecord(BaseModel):
         failed = self.count - self.succeeded - self.not_run
         return members_badge(self.succeeded, self.count, failed, self.not_run)
 
-    def text(self) -> str:
+    def text(self, *, run_open: bool = True) -> str:
         """`fan-out work: 6 of 7 members succeeded (minSuccess 0.8); failed: k1; members: URI`."""
         if not self.ended:
-            return f"fan-out {self.group}: {self.count} items from {self.items_uri} (running)"
+            how = "running" if run_open else "the run ended before its members did"
+            return f"fan-out {self.group}: {self.count} items from {self.items_uri} ({how})"
         failed = self.count - self.succeeded - self.not_run
         text = f"fan-out {self.group}: {self.succeeded} of {self.count} members succeeded"
         text += f" (minSuccess {self.min_success:g})" if self.min_success < 1 else ""

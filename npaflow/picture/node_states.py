@@ -138,6 +138,6 @@ def node_views(
                 views[block.name] = _container_view(block, views)
     for record in ledger.fan_outs.values():  # the newest occurrence of each group says last
         if record.group in views:
-            views[record.group].detail = record.text()
+            views[record.group].detail = record.text(run_open=not ended)
             views[record.group].badge = record.badge()
     return views

@@ -192,7 +192,7 @@ class RunSummary(BaseModel):
             )
         if self.cache.text():
             lines.append(f"cache: {self.cache.text()}")
-        lines.extend(fan_out.text() for fan_out in self.fan_outs)
+        lines.extend(fan_out.text(run_open=False) for fan_out in self.fan_outs)
         lines.extend(d.line() for d in self.decisions)
         lines.extend(usage_lines(self.usage))
         lines.append(f"run_prefix_uri: {self.run_prefix_uri}")

@@ -13,6 +13,7 @@ from typing import Protocol
 from npaflow.context import RunContext
 from npaflow.document.models import State, WorkflowSpec
 from npaflow.fanout import (
+    ItemsError,
     ItemsRead,
     ItemsRequest,
     MemberRow,
@@ -80,7 +81,7 @@ class FanOutWalk:
         if not read.known:
             await self._template_only(uri)
             return ""
-        steps = self._members(read)
+        steps = self._members(read, uri)
         await self._batches(steps, FanOutMark(items_uri=uri, count=len(read.items)), len(read.items))
         rows = self._rows(read)
         by_status = {status: [row.key for row in rows if row.status is status] for status in MemberStatus}
@@ -98,7 +99,7 @@ class FanOutWalk:
         await walker.executor.record_members(outcome, read, ended=True)
         return group_error(self.group.name, rows, self.fan.min_success, self.template.name)
 
-    def _members(self, read: ItemsRead) -> list[PlanStep]:
+    def _members(self, read: ItemsRead, uri: str) -> list[PlanStep]:
         """Every member still to run (those an earlier execution finished stay out), built now."""
         done = set(read.done)
         steps = []
@@ -107,7 +108,10 @@ class FanOutWalk:
             if key in done:
                 self.status[key] = MemberStatus.EARLIER
                 continue
-            state = member_state(self.template, self.fan.name, item, index)
+            try:
+                state = member_state(self.template, self.fan.name, item, index)
+            except ItemsError as exc:
+                raise ItemsError(f"group {self.group.name}: forEach items {uri}: {exc}") from None
             placement = self.placement.model_copy(update={"item": key})
             steps.append(self.walker.materialize(state, placement))
         return steps

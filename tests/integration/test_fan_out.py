@@ -334,6 +334,36 @@ async def test_a_bad_list_fails_the_group_naming_the_item_and_launches_no_member
     assert launches(root) == []
 
 
+HOSTILE = [
+    {"id": "s0", "v": "a; touch pwned"},
+    {"id": "s1", "v": '$(touch pwned) `touch pwned` it\'s "quoted"'},
+]
+
+
+async def test_an_item_value_reaches_the_members_shell_as_data_never_as_code(
+    local_harness: Harness, file_root: Root
+) -> None:
+    write_list(file_root, HOSTILE)
+    local, tool, base = file_root.local, file_root.tool, file_root.base
+    out = base + "/{{run.id}}/out-{{s.id}}.txt"
+    member = (
+        "cd "
+        + str(local)
+        + " && printf '[%s]\\n' {{s.v}} \"{{s.v}}\" '{{s.v}}' >> seen.log && "
+        + tool
+        + " put "
+        + out
+        + " ok"
+    )
+    spec = yaml.safe_load(fan_spec(file_root))
+    spec["states"]["shard"] = {"run": {"shell": member}, "outputs": [{"uri": out}]}
+    outcome = await local_harness.run(yaml.safe_dump(spec), run_id="fan-hostile")
+    assert outcome.status == "succeeded", outcome.error
+    assert not (local / "pwned").exists()
+    seen = (local / "seen.log").read_text().splitlines()
+    assert sorted(seen) == sorted(f"[{item['v']}]" for item in HOSTILE for _ in range(3))
+
+
 async def test_the_skypilot_fake_receives_one_job_group_per_batch_with_the_members_commands(
     fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi, file_root: Root
 ) -> None:

@@ -1,0 +1,101 @@
+"""An item value in a member's `shell:` command reaches bash as data, never as code."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from pydantic import JsonValue
+
+from npaflow.document.models import RunBlock, State
+from npaflow.fanout import ItemsError, member_state
+from npaflow.fanout.shell_words import MARK, Quoting, mark_quotings
+
+pytestmark = pytest.mark.unit
+
+HOSTILE = [
+    "a; touch pwned",
+    "$(touch pwned)",
+    "`touch pwned`",
+    'it\'s "quoted" & $HOME \\ back',
+    "two\nlines | touch pwned",
+    "*",
+    "",
+    "-n",
+]
+#: Commands that print the item's value between brackets, one per place a token can stand.
+PRINTERS = [
+    "printf '[%s]' {{it.v}}",
+    "printf '[%s]' \"{{it.v}}\"",
+    "printf '[%s]' '{{it.v}}'",
+    "printf '[%s]' prefix-{{it.v}}-suffix",
+    'printf \'[%s]\' "$(printf %s "{{it.v}}")"',
+    "x={{it.v}}; printf '[%s]' \"$x\"",
+]
+
+
+def shell_of(command: str, item: JsonValue, params: dict[str, str] | None = None) -> str:
+    template = State(name="m", run=RunBlock(shell=command), params=params or {})
+    member = member_state(template, "it", item, 3)
+    assert member.run is not None
+    return member.run.shell
+
+
+def bash(command: str, cwd: str) -> str:
+    return subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.parametrize("printer", PRINTERS)
+@pytest.mark.parametrize("value", HOSTILE)
+def test_an_item_value_reaches_bash_exactly_wherever_its_token_stands(
+    printer: str, value: str, tmp_path: Path
+) -> None:
+    out = bash(shell_of(printer, {"v": value}), str(tmp_path))
+    expected = value if "prefix" not in printer else f"prefix-{value}-suffix"
+    assert out == f"[{expected}]"
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_a_param_carrying_an_item_value_into_the_shell_is_quoted_where_it_stands(tmp_path: Path) -> None:
+    command = shell_of("printf '[%s]' {{config.name}}", {"v": "a; touch pwned"}, {"name": "{{it.v}}.txt"})
+    assert bash(command, str(tmp_path)) == "[a; touch pwned.txt]"
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_ids_paths_and_numbers_render_exactly_as_written() -> None:
+    command = "python3 t.py {{it.id}} --rows {{config.rows}} `date` ${HOME}/{{it.id}}"
+    item: JsonValue = {"id": "shard-007/part_1.json", "rows": 1000}
+    assert shell_of(command, item, {"rows": "{{it.rows}}"}) == (
+        "python3 t.py shard-007/part_1.json --rows {{config.rows}} `date` ${HOME}/shard-007/part_1.json"
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo `cat {{it.v}}`",
+        "echo ${X:-{{it.v}}}",
+        "echo $(( {{it.v}} + 1 ))",
+        "cat <<EOF\n{{it.v}}\nEOF",
+        "echo ${{it.v}}",
+    ],
+)
+def test_a_value_bash_would_run_as_code_whatever_its_quoting_fails_before_launch(command: str) -> None:
+    with pytest.raises(ItemsError, match=r"item 3: \{\{it\.v\}\} holds 'a b'.*run\.argv"):
+        shell_of(command, {"v": "a b"})
+
+
+def test_a_param_that_names_another_param_takes_only_inert_item_values() -> None:
+    params = {"base": "/data", "path": "{{config.base}}/{{it.v}}"}
+    assert shell_of("ls {{config.path}}", {"v": "ok-1"}, params) == "ls {{config.path}}"
+    with pytest.raises(ItemsError, match=r"params\.path, which the member's run\.shell names"):
+        shell_of("ls {{config.path}}", {"v": "a b"}, params)
+
+
+def test_quotes_that_never_close_leave_every_token_opaque() -> None:
+    assert mark_quotings(f'echo "{MARK} {MARK}') == [Quoting.OPAQUE, Quoting.OPAQUE]
+
+
+def test_a_comment_hides_a_token_only_to_its_line_end() -> None:
+    assert mark_quotings(f"echo a # {MARK}\necho {MARK}") == [Quoting.OPAQUE, Quoting.BARE]
