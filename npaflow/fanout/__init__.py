@@ -8,6 +8,7 @@ Inside:
 - `items.py`: what the list may hold (scalars, flat objects; bounded), member
   keys from content, the list's digest.
 - `members.py`: a member from the template and its item (`{{NAME.field}}`).
+- `claims.py`: each member's outputs its own (no two items write one URI).
 - `shell_words.py`: where a token stands in a `shell:` command, and an item
   value quoted for it, so bash reads data as data.
 - `models.py`: what the walk asks and records (`ItemsRequest`, `ItemsRead`,
@@ -15,6 +16,7 @@ Inside:
 - `verdict.py`: how the group ends under `minSuccess`.
 """
 
+from npaflow.fanout.claims import check_claims
 from npaflow.fanout.items import Item, ItemsError, list_digest, member_key, parsed_items
 from npaflow.fanout.members import has_item_token, member_state
 from npaflow.fanout.models import (
@@ -41,6 +43,7 @@ __all__ = [
     "MembersDocument",
     "MembersOutcome",
     "allowed_failures",
+    "check_claims",
     "group_error",
     "has_item_token",
     "list_digest",

@@ -20,6 +20,7 @@ from npaflow.fanout import (
     MembersOutcome,
     MemberStatus,
     allowed_failures,
+    check_claims,
     group_error,
     member_key,
     member_state,
@@ -102,18 +103,21 @@ class FanOutWalk:
     def _members(self, read: ItemsRead, uri: str) -> list[PlanStep]:
         """Every member still to run (those an earlier execution finished stay out), built now."""
         done = set(read.done)
-        steps = []
-        for index, item in enumerate(read.items):
-            key = member_key(item)
-            if key in done:
-                self.status[key] = MemberStatus.EARLIER
-                continue
-            try:
+        steps: list[PlanStep] = []
+        claims: list[tuple[int, list[str]]] = []
+        try:
+            for index, item in enumerate(read.items):
+                key = member_key(item)
+                if key in done:
+                    self.status[key] = MemberStatus.EARLIER
+                    continue
                 state = member_state(self.template, self.fan.name, item, index)
-            except ItemsError as exc:
-                raise ItemsError(f"group {self.group.name}: forEach items {uri}: {exc}") from None
-            placement = self.placement.model_copy(update={"item": key})
-            steps.append(self.walker.materialize(state, placement))
+                placement = self.placement.model_copy(update={"item": key})
+                steps.append(self.walker.materialize(state, placement))
+                claims.append((index, [artifact.uri for artifact in steps[-1].outputs]))
+            check_claims(claims, [artifact.uri for artifact in self.template.outputs])
+        except ItemsError as exc:
+            raise ItemsError(f"group {self.group.name}: forEach items {uri}: {exc}") from None
         return steps
 
     async def _batches(self, steps: list[PlanStep], mark: FanOutMark, total: int) -> None:

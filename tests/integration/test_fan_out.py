@@ -321,8 +321,10 @@ async def test_an_empty_list_is_a_success_with_zero_members(fan_harness: Harness
         ([{"id": "s0"}, {"id": "s1", "meta": {"a": 1}}], "item 1 field 'meta' is a nested object"),
         ([{"id": "s0", "rows": 1}, {"rows": 1}], "item 1 has no field 'id'"),
         ([{"id": "s0"}, {"id": "s0"}], "item 1 repeats item 0"),
+        ([{"id": "s0", "rows": 1}, {"id": "s0", "rows": 2}], "items 0 and 1 would both write"),
+        ([{"id": "s0/../../s1", "rows": 1}], "item 0 puts a '..' or '.' segment in output"),
     ],
-    ids=["past-max", "malformed", "nested", "missing-field", "repeated"],
+    ids=["past-max", "malformed", "nested", "missing-field", "repeated", "shared-output", "climbing"],
 )
 async def test_a_bad_list_fails_the_group_naming_the_item_and_launches_no_member(
     fan_harness: Harness, root: Root, items: list[object] | str, says: str
