@@ -79,16 +79,17 @@ def token_warnings(source: YamlSource) -> list[SpecIssue]:
         elif isinstance(value, list):
             stack.extend(((*path, i), v) for i, v in enumerate(value))
         elif isinstance(value, str):
+            member = str(path[1]) if len(path) > 1 and path[0] == "states" else ""
+            scopes = (*TOKEN_SCOPES, items[member]) if member in items else TOKEN_SCOPES
             for scope, key in _SCOPED_TEXT.findall(value):
-                member = str(path[1]) if len(path) > 1 and path[0] == "states" else ""
-                if scope not in TOKEN_SCOPES and items.get(member) != scope:
+                if scope not in scopes:
                     collector.add(
                         path,
                         f"'{{{{{scope}.{key}}}}}' is left as written: npaflow resolves only "
-                        f"{', '.join(TOKEN_SCOPES)} tokens",
+                        f"{', '.join(scopes)} tokens",
                         f"a state's params overlay its config: write '{{{{config.{key}}}}}'"
                         if scope == "params"
-                        else did_you_mean(scope, TOKEN_SCOPES, "scopes"),
+                        else did_you_mean(scope, scopes, "scopes"),
                     )
     return sorted(collector.issues, key=lambda issue: (issue.line or 0, issue.column or 0))
 

@@ -100,15 +100,18 @@ def test_a_for_each_group_takes_one_member_template() -> None:
     assert "a forEach group has one member template, got 2 members" in messages_of(doc)
 
 
-def test_item_tokens_in_a_template_are_not_warned_about() -> None:
+def test_item_tokens_in_a_template_are_not_warned_about_and_a_misspelt_one_is_told_the_items_name() -> None:
     import yaml
 
     from npaflow.document.yaml_source import parse_yaml
     from npaflow.spec.typos import token_warnings
 
-    source = parse_yaml(yaml.safe_dump(fan_doc(m={"run": {"shell": "echo {{s.id}} {{t.id}}"}})), "t.yaml")
-    assert [w.message for w in token_warnings(source)] == [
-        "'{{t.id}}' is left as written: npaflow resolves only config, run, state, loop tokens"
+    source = parse_yaml(yaml.safe_dump(fan_doc(m={"run": {"shell": "echo {{s.id}} {{ss.id}}"}})), "t.yaml")
+    assert [(w.message, w.hint) for w in token_warnings(source)] == [
+        (
+            "'{{ss.id}}' is left as written: npaflow resolves only config, run, state, loop, s tokens",
+            "did you mean 's'?",
+        )
     ]
 
 
