@@ -95,6 +95,8 @@ def _member_shell(shell: str, template: State, name: str, item: JsonValue, index
     if "{{" not in shell:
         return shell
     shell = _inline_params(shell, template, name, item, index)
+    if _all_inert(shell, name, item, index):
+        return _substituted(shell, name, item, index)  # written as is: nothing to scan
     if MARK in shell:
         quotings = iter([Quoting.OPAQUE] * len(item_token(name).findall(shell)))
     else:
@@ -120,13 +122,17 @@ def _inline_params(shell: str, template: State, name: str, item: JsonValue, inde
         token = re.compile(r"\{\{\s*config\." + re.escape(key) + r"\s*\}\}")
         if not isinstance(value, str) or not has_item_token(value, name) or not token.search(shell):
             continue
-        found = [_item_value(match.group(1), name, item, index) for match in item_token(name).finditer(value)]
-        if all(is_inert(text) for text in found):
+        if _all_inert(value, name, item, index):
             continue  # `{{config.KEY}}` stays
         if any(f"config.{other}" in value for other in template.params):
             _substituted(value, name, item, index, _inert_only(index, f"params.{key}"))  # raises
         shell = token.sub(value.replace("\\", "\\\\"), shell)
     return shell
+
+
+def _all_inert(text: str, name: str, item: JsonValue, index: int) -> bool:
+    found = item_token(name).finditer(text)
+    return all(is_inert(_item_value(match.group(1), name, item, index)) for match in found)
 
 
 def _inert_only(index: int, where: str = "") -> Placer:
