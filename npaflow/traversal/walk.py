@@ -16,7 +16,7 @@ from npaflow.document.models import State, WorkflowSpec
 from npaflow.errors import NpaflowError, PayloadError, TokenError
 from npaflow.step_bound import walk_limit
 from npaflow.steps import PlanStep, StepPlacement, WalkTokens, materialize_step
-from npaflow.tokens import resolve_config_int
+from npaflow.tokens import UnknownStateTokenError, resolve_config_int
 from npaflow.traversal.branching import next_state
 from npaflow.traversal.fan_out import FanOutWalk
 from npaflow.traversal.models import (
@@ -238,10 +238,21 @@ class Walker:
                 key_context=self.key_context,
             )
         except TokenError as exc:
-            raise TokenError(f"state {state.name}: {exc}") from None
+            raise TokenError(f"state {state.name}: {exc}{self._member_hint(exc)}") from None
         self.record.steps.append(step)
         self.reads.latest[state.name] = step
         return step
+
+    def _member_hint(self, exc: TokenError) -> str:
+        """Why a fan-out member's outputs are no token of their own, when the error names one."""
+        named = str(exc).rpartition("state token: state.")[2].split(".")[0]
+        for group in self.spec.states.values():
+            if isinstance(exc, UnknownStateTokenError) and group.for_each and group.parallel == (named,):
+                return (
+                    f" ('{named}' is the member template of forEach group '{group.name}': its outputs "
+                    f"differ per item; read the group's members.json as {{{{state.{group.name}.uri}}}})"
+                )
+        return ""
 
     def _check_limit(self) -> None:
         if len(self.record.steps) >= self.limit:

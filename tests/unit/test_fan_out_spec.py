@@ -134,3 +134,11 @@ def test_a_spec_without_for_each_plans_exactly_as_before() -> None:
     doc = minimal_doc(work={"run": {"shell": "echo hi"}, "next": "done"})
     steps = build_plan(load_doc(doc), CATALOG).to_dict()["steps"]
     assert all("item" not in step for step in steps)  # type: ignore[operator, union-attr]
+
+
+def test_a_state_reading_the_member_templates_outputs_is_told_to_read_the_groups_members_json() -> None:
+    from npaflow.errors import TokenError
+
+    doc = fan_doc(done={"terminal": True, "run": {"shell": "cat {{state.m.uri}}"}})
+    with pytest.raises(TokenError, match=r"state\.m\.uri \('m' is the member template of forEach group"):
+        build_plan(load_doc(doc), CATALOG)
