@@ -44,7 +44,7 @@ from npaflow.runtime.contract import (
     RunMemo,
 )
 from npaflow.runtime.locations import run_prefix_for
-from npaflow.runtime.request import RunRequest
+from npaflow.runtime.request import RunRequest, run_id_problem
 from npaflow.runtime.status import FailureClass
 from npaflow.runtime.summary import RunSummary
 from npaflow.runtime.ui_text import static_details, static_summary
@@ -62,11 +62,20 @@ from npaflow.temporal.serving import no_worker_text
 INLINE_SPEC_LIMIT = 256 * 1024
 
 
+def _run_id(options: SubmitOptions, name: str) -> RunId:
+    """`--run-id` as given (an empty one is refused, not replaced), else `<spec name>-<UTC time>`."""
+    if options.run_id is None:
+        return RunId(f"{name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    if problem := run_id_problem(options.run_id):
+        raise UsageError(f"--run-id: {problem}")
+    return RunId(options.run_id)
+
+
 async def submit(options: SubmitOptions) -> int:
     """Validate locally (nothing starts on an error), then start the run or refuse a duplicate."""
     spec, catalog, text = load_spec_and_text(options)
     require_decision_sources(options, spec, catalog)
-    run_id = RunId(options.run_id or f"{spec.name}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    run_id = _run_id(options, spec.name)
     spec_uri = Path(options.spec).resolve().as_uri() if len(text.encode()) > INLINE_SPEC_LIMIT else ""
     request = build_request(options, text, run_id, spec_uri=spec_uri)
     images = await checked_binding(options, spec, catalog, backend=request.backend)

@@ -15,10 +15,10 @@ from npaflow.quota import QuotaClaim
 from npaflow.runtime.cache.messages import CacheMode
 from npaflow.runtime.notifications import NotifyWhen
 
-#: Run ids become workflow ids, job names and ledger prefixes.
 #: The largest GPU-hour budget a run may name.
 MAX_GPU_HOURS = 10_000_000
-#: A run id; a scheduled run's id ends in the time Temporal's schedule adds (`-2026-12-01T03:00:00Z`).
+#: A run id (it becomes the workflow id, job names and ledger prefixes); a scheduled run's id
+#: ends in the time Temporal's schedule adds (`-2026-12-01T03:00:00Z`).
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}(?:-\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?\Z")
 #: Longest retry backoff, so exponential growth cannot park a run for hours.
 MAX_RETRY_BACKOFF_SECONDS = 1800
@@ -32,6 +32,16 @@ MAX_RETRIES = 1000
 MAX_CONCURRENCY = 100_000
 #: Where a worker can read a spec from: an S3 object, or a file it may read.
 SPEC_URI_PATTERN = re.compile(r"^(?:s3://[^/\s]+/\S+|file:///\S*|/\S*)\Z")
+
+
+def run_id_problem(run_id: str) -> str:
+    """Why `run_id` cannot be a run's id ("" when it can): it becomes the workflow id and paths."""
+    if RUN_ID_PATTERN.fullmatch(run_id):
+        return ""
+    return (
+        f"run id {run_id[:120]!r}: 1-96 letters, digits, '.', '_' or '-', starting with a "
+        "letter or digit (it becomes the workflow id, job names and ledger paths)"
+    )
 
 
 class BackendName(StrEnum):
@@ -111,11 +121,8 @@ class RunRequest(BaseModel):
     def _one_spec_source(self) -> RunRequest:
         if bool(self.spec) == bool(self.spec_uri):
             raise ValueError("give exactly one of 'spec' (inline YAML) or 'spec_uri'")
-        if self.run_id and not RUN_ID_PATTERN.fullmatch(self.run_id):
-            raise ValueError(
-                f"run id {self.run_id[:120]!r}: 1-96 letters, digits, '.', '_' or '-', starting with a "
-                "letter or digit (it becomes the workflow id, job names and ledger paths)"
-            )
+        if self.run_id and (problem := run_id_problem(self.run_id)):
+            raise ValueError(problem)
         if problem := assumption_problem(self.assume_decision):
             raise ValueError(problem)
         for name in self.secret_env:

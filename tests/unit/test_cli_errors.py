@@ -336,3 +336,16 @@ def test_a_temporal_ui_link_that_is_not_http_is_refused_before_the_page_serves(
     assert (
         said.count("\n") == 1 and "--temporal-ui" in said and "give the Temporal UI's http(s) address" in said
     )
+
+
+@pytest.mark.parametrize("run_id", ["", "../x", "a b"])
+def test_submit_refuses_a_run_id_it_cannot_use_before_it_connects_even_an_empty_one(
+    run_id: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = str(Path(__file__).resolve().parents[2] / "specs" / "examples" / "gate-loop.yaml")
+    unreachable = "127.0.0.1:1"  # nothing listens: a refusal must come before any connection
+    assert run(["submit", spec, f"--run-id={run_id}", "--address", unreachable]) == 2
+    assert capsys.readouterr().err == (
+        f"npaflow: error: --run-id: run id {run_id!r}: 1-96 letters, digits, '.', '_' or '-', starting "
+        "with a letter or digit (it becomes the workflow id, job names and ledger paths)\n"
+    )
