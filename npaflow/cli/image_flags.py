@@ -10,6 +10,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from npaflow.cli.image_overrides import overrides_from
+from npaflow.cli.options import nonempty
 
 if TYPE_CHECKING:  # the models load only when a command checks images, not with every parser
     from npaflow.catalog.models import ToolCatalog
@@ -22,7 +23,8 @@ def add_image_arguments(parser: argparse.ArgumentParser) -> None:
     """`--image` and `--image-override`: which image a step launches, over the spec's."""
     parser.add_argument(
         "--image",
-        default="",
+        type=nonempty,
+        default=argparse.SUPPRESS,  # unset: the options model's "" (the spec's images)
         metavar="IMAGE",
         help="launch every step on IMAGE (none, default or - = SkyPilot's default image); "
         "--image-override beats it",

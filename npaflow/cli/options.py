@@ -81,14 +81,21 @@ def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_connection_arguments(parser: argparse.ArgumentParser, *, ledger_root: bool = True) -> None:
     """--address, --namespace, --profile, --task-queue, and --ledger-root where it matters."""
-    parser.add_argument("--address", help="Temporal address (TEMPORAL_ADDRESS, default 127.0.0.1:7233)")
-    parser.add_argument("--namespace", help="Temporal namespace (TEMPORAL_NAMESPACE, default default)")
+    parser.add_argument(
+        "--address", type=nonempty, help="Temporal address (TEMPORAL_ADDRESS, default 127.0.0.1:7233)"
+    )
+    parser.add_argument(
+        "--namespace", type=nonempty, help="Temporal namespace (TEMPORAL_NAMESPACE, default default)"
+    )
     parser.add_argument(
         "--profile",
+        type=nonempty,
         help="profile of the Temporal client config file (TEMPORAL_PROFILE; "
         "file TEMPORAL_CONFIG_FILE, API key and TLS as for the temporal CLI)",
     )
-    parser.add_argument("--task-queue", help="task queue (NPAFLOW_TASK_QUEUE, default npaflow)")
+    parser.add_argument(
+        "--task-queue", type=nonempty, help="task queue (NPAFLOW_TASK_QUEUE, default npaflow)"
+    )
     if ledger_root:
         parser.add_argument(
             "--ledger-root",

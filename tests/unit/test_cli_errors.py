@@ -349,3 +349,28 @@ def test_submit_refuses_a_run_id_it_cannot_use_before_it_connects_even_an_empty_
         f"npaflow: error: --run-id: run id {run_id!r}: 1-96 letters, digits, '.', '_' or '-', starting "
         "with a letter or digit (it becomes the workflow id, job names and ledger paths)\n"
     )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["submit", "SPEC", "--quota-pool="],
+        ["submit", "SPEC", "--team="],
+        ["submit", "SPEC", "--image="],
+        ["submit", "SPEC", "--task-queue="],
+        ["submit", "SPEC", "--namespace="],
+        ["submit", "SPEC", "--infra="],
+        ["submit", "SPEC", "--cache-scope="],
+        ["plan-spec", "SPEC", "--quota-pool="],
+        ["status", "r1", "--address="],
+    ],
+)
+def test_an_empty_name_flag_is_refused_not_read_as_its_default(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = str(Path(__file__).resolve().parents[2] / "specs" / "examples" / "gate-loop.yaml")
+    with pytest.raises(SystemExit) as exited:
+        run([spec if arg == "SPEC" else arg for arg in argv])
+    flag = argv[-1].rstrip("=")
+    assert exited.value.code == 2
+    assert f"error: argument {flag}: must not be empty" in capsys.readouterr().err

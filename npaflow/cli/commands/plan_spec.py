@@ -8,7 +8,7 @@ import sys
 from enum import StrEnum
 
 from npaflow.cli.image_flags import add_image_arguments, add_resolve_argument
-from npaflow.cli.options import add_cap_argument, add_items_argument, add_spec_arguments
+from npaflow.cli.options import add_cap_argument, add_items_argument, add_spec_arguments, nonempty
 from npaflow.cli.spec_loading import check_assumption, load_spec_for, preview_plan, warn_decision_sources
 from npaflow.gc_pause import gc_paused
 from npaflow.options.spec import PreviewOptions
@@ -29,7 +29,9 @@ class PlanFormat(StrEnum):
 def add(plan: argparse.ArgumentParser) -> None:
     """The arguments of `plan-spec`."""
     add_spec_arguments(plan)
-    plan.add_argument("--run-id", default=DEFAULT_PLAN_RUN_ID, help="run id used for {{run.id}}")
+    plan.add_argument(
+        "--run-id", type=nonempty, default=DEFAULT_PLAN_RUN_ID, help="run id used for {{run.id}}"
+    )
     plan.add_argument(
         "--assume-decision", default="", help="decision assumed for every gate (promote | loop_back)"
     )
@@ -37,7 +39,8 @@ def add(plan: argparse.ArgumentParser) -> None:
     add_items_argument(plan)
     plan.add_argument(
         "--quota-pool",
-        default="",
+        type=nonempty,
+        default=argparse.SUPPRESS,  # unset: the options model's ""
         metavar="POOL",
         help="with --waves: name the GPU quota pool each wave that holds GPUs would wait on",
     )

@@ -11,7 +11,7 @@ import argparse
 import asyncio
 
 from npaflow.cli.image_flags import add_image_arguments, add_preflight_argument
-from npaflow.cli.options import add_cap_argument, add_connection_arguments, add_spec_arguments
+from npaflow.cli.options import add_cap_argument, add_connection_arguments, add_spec_arguments, nonempty
 from npaflow.runtime.cache.messages import CacheMode
 from npaflow.runtime.notifications import NotifyWhen
 from npaflow.runtime.request import BackendName, OnFailure
@@ -56,13 +56,18 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
 def _add_quota_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quota-pool",
-        default="",
+        type=nonempty,
+        default=argparse.SUPPRESS,  # unset: the options model's "" (argparse would check a str default)
         metavar="POOL",
         help="acquire each wave's GPUs from this pool before it launches (default: the workers' "
         "NPAFLOW_QUOTA_POOL); a wave bigger than the pool is refused here",
     )
     parser.add_argument(
-        "--team", default="", metavar="NAME", help="the team the run's GPUs count for (default)"
+        "--team",
+        type=nonempty,
+        default=argparse.SUPPRESS,  # unset: the options model's "" (argparse would check a str default)
+        metavar="NAME",
+        help="the team the run's GPUs count for (default)",
     )
     parser.add_argument(
         "--priority",
@@ -141,7 +146,12 @@ def _add_launch_options(parser: argparse.ArgumentParser) -> None:
         default=BackendName.LOCAL.value,
         help="where jobs run: processes on the worker, or SkyPilot managed jobs (default local)",
     )
-    parser.add_argument("--infra", default="", help="SkyPilot infra for every task, e.g. k8s/my-context")
+    parser.add_argument(
+        "--infra",
+        type=nonempty,
+        default=argparse.SUPPRESS,
+        help="SkyPilot infra for every task, e.g. k8s/my-context",
+    )
     parser.add_argument(
         "--cache",
         choices=[m.value for m in CacheMode],
@@ -151,7 +161,8 @@ def _add_launch_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--cache-scope",
-        default="",
+        type=nonempty,
+        default=argparse.SUPPRESS,  # unset: the options model's "" (argparse would check a str default)
         metavar="SCOPE",
         help="share cache entries across specs, or isolate them (default: the spec's metadata.name)",
     )
