@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from activities.backends.base import LaunchRequest
-from activities.backends.local import LocalBackend
+from activities.backends.local import LocalBackend, liveness
 from activities.backends.local import row_reader as local_rows
 from activities.backends.local.jobs import (
     CANCEL_MARKER,
@@ -245,6 +245,31 @@ async def test_a_dead_supervisor_has_its_processes_killed_and_fails_as_controlle
     os.kill(identity.pid, signal.SIGKILL)
     await eventually(lambda: _is(backend, job, JobStatus.FAILED_CONTROLLER), what="controller lost")
     assert job_processes(job_marker(backend.jobs_dir, job)) == []
+
+
+async def test_a_dead_supervisors_job_is_reported_ended_only_once_its_processes_are_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = LocalBackend(tmp_path, "w1")
+    job = await launch(backend, wave("serial", task("a", "sleep 30")))
+    await running(backend, job)
+    identity = read_model(tmp_path / "local" / "jobs" / job / SUPERVISOR_FILE, SupervisorIdentity)
+    lingering = [identity.pid + 1_000_000]  # SIGKILL sent, the process not yet exited
+    monkeypatch.setattr(liveness, "job_processes", lambda marker, pgid=0: lingering)
+    os.kill(identity.pid, signal.SIGKILL)
+    killed = tmp_path / "local" / "jobs" / job / liveness.KILLED_MARKER
+
+    async def polled_and_killed() -> bool:
+        await backend.queue([job])  # liveness is checked when the job is polled
+        return killed.exists()
+
+    await eventually(polled_and_killed, what="the first SIGKILL")
+    await asyncio.sleep(1.5)  # liveness checks come every second
+    assert await status_of(backend, job) is JobStatus.RUNNING
+    monkeypatch.setattr(liveness, "KILL_SETTLE_LIMIT_SECONDS", 0.0)
+    await eventually(lambda: _is(backend, job, JobStatus.FAILED_CONTROLLER), what="ended after the limit")
+    (row,) = (await backend.queue([job]))[job]
+    assert "outlived SIGKILL" in row.failure_reason
 
 
 async def test_a_new_backend_instance_reattaches_to_running_jobs(tmp_path: Path) -> None:
