@@ -24,8 +24,8 @@ from npaflow.runtime.request import BackendName
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.spec import load_spec_from_str
 from tests.e2e.test_cli_runs import npaflow
-from tests.harness import WORKER_ID, Harness, RunOutcome
-from tests.helpers import CATALOG
+from tests.harness import WORKER_ID, Harness, RunOutcome, replaced_worker, start_worker_process
+from tests.helpers import CATALOG, eventually
 from tests.integration.fake_skypilot import FakeSkyPilotApi
 from tests.integration.fan_roots import Root
 from tests.s3_server import CREDENTIALS
@@ -364,6 +364,24 @@ async def test_an_item_value_reaches_the_members_shell_as_data_never_as_code(
     assert not (local / "pwned").exists()
     seen = (local / "seen.log").read_text().splitlines()
     assert sorted(seen) == sorted(f"[{item['v']}]" for item in HOSTILE for _ in range(3))
+
+
+async def test_a_worker_killed_mid_group_is_replaced_and_every_member_launches_once(
+    env: WorkflowEnvironment, home: Path, file_root: Root
+) -> None:
+    write_list(file_root, SEVEN)
+    task_queue = f"tq-fankill-{uuid.uuid4().hex[:6]}"
+    harness = Harness(env.client, home, LocalBackend(home, WORKER_ID), task_queue)
+    first = start_worker_process(env, home, task_queue)
+    handle = await harness.start(fan_spec(file_root, concurrency=3, pause=2), run_id="fan-kill")
+    log = file_root.local / "launches.log"
+    await eventually(lambda: log.exists() and len(log.read_text().split()) >= 3, timeout=60, what="a batch")
+    async with replaced_worker(first, env, home, task_queue):
+        outcome = await harness.finish(handle)
+    assert outcome.status == "succeeded", outcome.error
+    assert sorted(launches(file_root)) == sorted(item["id"] for item in SEVEN)
+    members = members_of(outcome, file_root)
+    assert members.succeeded == len(SEVEN)
 
 
 async def test_the_skypilot_fake_receives_one_job_group_per_batch_with_the_members_commands(
