@@ -148,7 +148,7 @@ class FanOutRecord(BaseModel):
     def text(self, *, run_open: bool = True) -> str:
         """`fan-out work: 6 of 7 members succeeded (minSuccess 0.8); failed: k1; members: URI`."""
         if not self.ended:
-            how = "running" if run_open else "the run ended before its members did"
+            how = "running" if run_open else "the run ended before the group did"
             return f"fan-out {self.group}: {self.count} items from {self.items_uri} ({how})"
         failed = self.count - self.succeeded - self.not_run
         text = f"fan-out {self.group}: {self.succeeded} of {self.count} members succeeded"

@@ -108,3 +108,13 @@ def test_a_group_within_min_success_has_no_error_and_one_past_it_names_its_failu
 
 def test_members_done_in_an_earlier_execution_count_as_succeeded() -> None:
     assert group_error("g", rows(MemberStatus.EARLIER, MemberStatus.SUCCEEDED), 1.0, "m") == ""
+
+
+def test_a_group_the_run_ended_inside_is_not_called_running() -> None:
+    from npaflow.fanout import FanOutRecord
+
+    record = FanOutRecord(group="work", occurrence=1, items_uri="s3://b/items.json", count=5)
+    assert record.text() == "fan-out work: 5 items from s3://b/items.json (running)"
+    assert record.text(run_open=False) == (
+        "fan-out work: 5 items from s3://b/items.json (the run ended before the group did)"
+    )
