@@ -135,21 +135,26 @@ def _all_inert(text: str, name: str, item: JsonValue, index: int) -> bool:
     return all(is_inert(_item_value(match.group(1), name, item, index)) for match in found)
 
 
-def _inert_only(index: int, where: str = "") -> Placer:
+def _inert_only(index: int, param: str) -> Placer:
     def place(value: str, token: str) -> str:
         if placed(value, Quoting.OPAQUE) is None:
-            raise _opaque_error(value, token, index, where)
+            raise _opaque_error(value, token, index, param)
         return value
 
     return place
 
 
-def _opaque_error(value: str, token: str, index: int, where: str = "") -> ItemsError:
-    spot = f"{where}, which the member's run.shell names," if where else "the member's run.shell"
+def _opaque_error(value: str, token: str, index: int, param: str = "") -> ItemsError:
+    if param:
+        return ItemsError(
+            f"item {index}: {token} holds {value!r}, which {param} carries into the member's run.shell; "
+            f"{param} names another param, so the value cannot be quoted where it lands; use letters, "
+            "digits and _@%+=:,./- in it, put the item token in run.shell itself, or pass it with run.argv"
+        )
     return ItemsError(
-        f"item {index}: {token} holds {value!r}, which bash would read as code where it stands in "
-        f"{spot} (inside `...`, ${{...}}, $((...)), a comment or a here-document, or after $ or \\); "
-        'put the token in "..." or a plain word, or pass it with run.argv'
+        f"item {index}: {token} holds {value!r}, which bash would read as code where it stands in the "
+        "member's run.shell (inside `...`, ${...}, $((...)), a comment or a here-document, or after $ "
+        'or \\); put the token in "..." or a plain word, or pass it with run.argv'
     )
 
 
