@@ -99,3 +99,9 @@ def test_quotes_that_never_close_leave_every_token_opaque() -> None:
 
 def test_a_comment_hides_a_token_only_to_its_line_end() -> None:
     assert mark_quotings(f"echo a # {MARK}\necho {MARK}") == [Quoting.OPAQUE, Quoting.BARE]
+
+
+def test_a_value_split_into_words_on_purpose_as_the_doc_shows_is_still_never_run(tmp_path: Path) -> None:
+    command = shell_of("""printf '[%s]' $(printf '%s' "{{it.args}}")""", {"args": "--lr 0.1; touch pwned"})
+    assert bash(command, str(tmp_path)) == "[--lr][0.1;][touch][pwned]"
+    assert not (tmp_path / "pwned").exists()
