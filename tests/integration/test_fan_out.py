@@ -322,7 +322,7 @@ async def test_an_empty_list_is_a_success_with_zero_members(fan_harness: Harness
         ([{"id": "s0", "rows": 1}, {"rows": 1}], "item 1 has no field 'id'"),
         ([{"id": "s0"}, {"id": "s0"}], "item 1 repeats item 0"),
         ([{"id": "s0", "rows": 1}, {"id": "s0", "rows": 2}], "items 0 and 1 would both write"),
-        ([{"id": "s0/../../s1", "rows": 1}], "item 0 puts a '..' or '.' segment in output"),
+        ([{"id": "s0/../../s1", "rows": 1}], "item 0 puts a '..' segment in output"),
     ],
     ids=["past-max", "malformed", "nested", "missing-field", "repeated", "shared-output", "climbing"],
 )

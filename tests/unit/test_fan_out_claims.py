@@ -24,8 +24,14 @@ def test_two_items_sharing_the_field_an_output_names_fail_naming_both() -> None:
 
 
 def test_an_item_leading_an_output_up_a_directory_fails() -> None:
-    with pytest.raises(ItemsError, match=r"item 1 puts a '\.\.' or '\.' segment in output"):
+    with pytest.raises(ItemsError, match=r"item 1 puts a '\.\.' segment in output"):
         check_claims([(0, ["file:///r/a/x"]), (1, ["file:///r/b/../a/x"])], ["file:///r/{{s.id}}/x"])
+
+
+def test_a_dot_segment_is_no_climb_but_two_spellings_of_one_place_collide() -> None:
+    check_claims([(0, ["file:///r/./a/x"])], ["file:///r/{{s.id}}/x"])
+    with pytest.raises(ItemsError, match="items 0 and 1 would both write"):
+        check_claims([(0, ["file:///r/a/x"]), (1, ["file:///r/./a/x"])], ["file:///r/{{s.id}}/x"])
 
 
 def test_a_template_that_climbs_itself_is_compared_by_place() -> None:
