@@ -56,7 +56,9 @@ def check_port(flag: str, number: int) -> None:
 
 def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
     """Add SPEC, --var and --catalog to a subcommand."""
-    parser.add_argument("spec", metavar="SPEC", help="path to an npa.workflow/v0.0.1 YAML spec")
+    parser.add_argument(
+        "spec", metavar="SPEC", type=nonempty, help="path to an npa.workflow/v0.0.1 YAML spec"
+    )
     parser.add_argument(
         "--var",
         action="append",

@@ -363,6 +363,9 @@ def test_submit_refuses_a_run_id_it_cannot_use_before_it_connects_even_an_empty_
         ["submit", "SPEC", "--cache-scope="],
         ["plan-spec", "SPEC", "--quota-pool="],
         ["status", "r1", "--address="],
+        ["render", "SPEC", "--out="],
+        ["report", "r1", "--out="],
+        ["replay-check", "--histories="],
     ],
 )
 def test_an_empty_name_flag_is_refused_not_read_as_its_default(
@@ -374,3 +377,13 @@ def test_an_empty_name_flag_is_refused_not_read_as_its_default(
     flag = argv[-1].rstrip("=")
     assert exited.value.code == 2
     assert f"error: argument {flag}: must not be empty" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["validate-spec", ""], ["plan-spec", ""], ["init", ""]])
+def test_an_empty_path_argument_is_refused_not_read_as_here(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        run(argv)
+    assert exited.value.code == 2
+    assert "must not be empty" in capsys.readouterr().err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from npaflow.cli.options import nonempty
 from npaflow.cli.output_files import write_files
 from npaflow.errors import UsageError
 from npaflow.shipped import EXAMPLES_DIR, STARTER_SPEC
@@ -14,7 +15,7 @@ STARTER_NAME = "pipeline.yaml"
 
 def add(init: argparse.ArgumentParser) -> None:
     """The arguments of `init`."""
-    init.add_argument("dir", metavar="DIR", nargs="?", default=".", help="where to write them")
+    init.add_argument("dir", metavar="DIR", nargs="?", type=nonempty, default=".", help="where to write them")
     init.add_argument("--force", action="store_true", help="overwrite files that are already there")
     init.set_defaults(handler=run_init)
 

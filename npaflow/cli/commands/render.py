@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from npaflow.cli.image_flags import add_image_arguments, add_resolve_argument, image_binding
-from npaflow.cli.options import add_cap_argument, add_items_argument, add_spec_arguments
+from npaflow.cli.options import add_cap_argument, add_items_argument, add_spec_arguments, nonempty
 from npaflow.cli.output_files import write_files
 from npaflow.cli.spec_loading import load_spec_for, preview_plan
 from npaflow.gc_pause import gc_paused
@@ -22,7 +22,9 @@ from npaflow.waves import job_name
 def add(render: argparse.ArgumentParser) -> None:
     """The arguments of `render`."""
     add_spec_arguments(render)
-    render.add_argument("--out", required=True, metavar="DIR", help="directory for the YAML files")
+    render.add_argument(
+        "--out", required=True, type=nonempty, metavar="DIR", help="directory for the YAML files"
+    )
     render.add_argument("--run-id", default=DEFAULT_PLAN_RUN_ID, help="run id used for names")
     render.add_argument("--assume-decision", default="", help="decision assumed for every gate")
     add_cap_argument(render)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from npaflow.cli.lazy_commands import worker_command
-from npaflow.cli.options import add_connection_arguments, count
+from npaflow.cli.options import add_connection_arguments, count, nonempty
 
 
 def add(replay_check: argparse.ArgumentParser) -> None:
@@ -17,7 +17,9 @@ def add(replay_check: argparse.ArgumentParser) -> None:
     add_connection_arguments(replay_check, ledger_root=False)
     replay_check.add_argument("--query", default="", help="visibility query (default: every npaflow run)")
     replay_check.add_argument("--limit", type=count, default=100, help="newest N histories (default 100)")
-    replay_check.add_argument("--histories", metavar="DIR", help="also replay the JSON histories in DIR")
+    replay_check.add_argument(
+        "--histories", type=nonempty, metavar="DIR", help="also replay the JSON histories in DIR"
+    )
     replay_check.set_defaults(handler=run_replay_check)
 
 

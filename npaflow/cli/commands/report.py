@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from npaflow.cli.options import add_run_id_arguments
+from npaflow.cli.options import add_run_id_arguments, nonempty
 
 
 def add(report: argparse.ArgumentParser) -> None:
     """The arguments of `report`."""
     add_run_id_arguments(report)
     report.add_argument(
-        "--out", default="", help="where to write the page (default: RUN_ID.html here; '-' prints it)"
+        "--out",
+        type=nonempty,
+        default=argparse.SUPPRESS,
+        help="where to write the page (default: RUN_ID.html here; '-' prints it)",
     )
     report.set_defaults(handler=run_report)
 
