@@ -3,8 +3,9 @@
 Item tokens are resolved before the reference's tokens, in the member's `run`,
 `params`, `inputs` and `outputs` only; an item value can hold no token itself
 (npaflow/fanout/items.py refuses `{{`), so nothing an item says is read twice.
-In `run.shell` a value is quoted for where it stands (npaflow/fanout/shell_words.py),
-and so is one a param carries there as `{{config.KEY}}`: bash reads it as data.
+In `run.shell` (and a script `run.argv` hands to a shell, `bash -c SCRIPT`) a value is
+quoted for where it stands (npaflow/fanout/shell_words.py), and so is one a param carries
+there as `{{config.KEY}}`: bash reads it as data.
 """
 
 from __future__ import annotations
@@ -44,7 +45,12 @@ def member_state(template: State, name: str, item: JsonValue, index: int) -> Sta
     run = template.run
     if run is not None:
         shell = _member_shell(run.shell, template, name, item, index)
-        run = RunBlock(shell=shell, argv=tuple(text(arg) for arg in run.argv))
+        scripts = _shell_scripts(run.argv)
+        argv = tuple(
+            _member_shell(arg, template, name, item, index) if at in scripts else text(arg)
+            for at, arg in enumerate(run.argv)
+        )
+        run = RunBlock(shell=shell, argv=argv)
     return template.model_copy(
         update={
             "run": run,
@@ -53,6 +59,23 @@ def member_state(template: State, name: str, item: JsonValue, index: int) -> Sta
             "outputs": tuple(_artifact(a, text) for a in template.outputs),
         }
     )
+
+
+def _shell_scripts(argv: tuple[str, ...]) -> set[int]:
+    """Where `argv` hands a script to a shell (`bash -c SCRIPT`, `sh -ec SCRIPT`): placed like run.shell."""
+    if not argv or argv[0].rpartition("/")[2] not in _SHELLS:
+        return set()
+    at = 1
+    while at < len(argv) and argv[at][:1] in "-+" and argv[at] != "--":
+        if argv[at][:2] not in ("--", "+-") and "c" in argv[at] and argv[at][0] == "-":
+            return {at + 1}
+        at += 2 if argv[at] in _TAKING_A_VALUE else 1
+    return set()
+
+
+#: The shells whose `-c SCRIPT` an item value could reach as code, and their options taking a value.
+_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
+_TAKING_A_VALUE = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
 
 def _param(value: ParamValue, text: Callable[[str], str]) -> ParamValue:

@@ -105,3 +105,28 @@ def test_a_value_split_into_words_on_purpose_as_the_doc_shows_is_still_never_run
     command = shell_of("""printf '[%s]' $(printf '%s' "{{it.args}}")""", {"args": "--lr 0.1; touch pwned"})
     assert bash(command, str(tmp_path)) == "[--lr][0.1;][touch][pwned]"
     assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("bash", "-c", "printf '[%s]' {{it.v}}"),
+        ("/bin/sh", "-ec", "printf '[%s]' \"{{it.v}}\""),
+        ("bash", "-o", "pipefail", "-c", "printf '[%s]' '{{it.v}}'"),
+    ],
+)
+def test_a_script_argv_hands_to_a_shell_is_placed_like_run_shell(
+    argv: tuple[str, ...], tmp_path: Path
+) -> None:
+    member = member_state(State(name="m", run=RunBlock(argv=argv)), "it", {"v": "a; touch pwned"}, 0)
+    assert member.run is not None
+    out = subprocess.run(member.run.argv, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert out == "[a; touch pwned]"
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_other_argv_elements_are_each_one_argument_as_written() -> None:
+    member = member_state(
+        State(name="m", run=RunBlock(argv=("python3", "-c", "{{it.v}}"))), "it", {"v": "a b"}, 0
+    )
+    assert member.run is not None and member.run.argv == ("python3", "-c", "a b")
