@@ -18,7 +18,15 @@ from pydantic import JsonValue
 
 from npaflow.document.models import Artifact, ParamValue, RunBlock, State
 from npaflow.fanout.items import ItemsError, canonical
-from npaflow.fanout.shell_words import MARK, Quoting, is_inert, mark_quotings, placed
+from npaflow.fanout.shell_words import (
+    MARK,
+    Quoting,
+    evaluates_arithmetic,
+    is_inert,
+    mark_quotings,
+    placed,
+    substitutes,
+)
 
 
 @cache
@@ -125,10 +133,18 @@ def _member_shell(shell: str, template: State, name: str, item: JsonValue, index
     else:
         quotings = iter(mark_quotings(item_token(name).sub(MARK, shell)))
 
+    arithmetic = evaluates_arithmetic(shell)
+
     def place(value: str, token: str) -> str:
         written = placed(value, next(quotings))
         if written is None:
             raise _opaque_error(value, token, index)
+        if arithmetic and substitutes(value):
+            raise ItemsError(
+                f"item {index}: {token} holds {value!r}, and the member's run.shell evaluates arithmetic "
+                "([[ A -eq B ]], let, declare -i), where bash runs a $(...) or `...` inside a value "
+                "however it is quoted; compare it as a string, or pass it with run.argv"
+            )
         return written
 
     return _substituted(shell, name, item, index, place)

@@ -2,7 +2,7 @@
 
 An item is data a stage wrote. Substituted into a member's shell command as is,
 `a; rm -rf x` would run as code. Each item token's position is classified (bare,
-inside "...", inside '...', or opaque: backticks, `${...}`, `$((...))`, `$'...'`,
+inside "...", inside '...', or opaque: backticks, `${...}`, `$((...))`, `((...))`, `$'...'`,
 a comment, a here-document, right after `$` or a backslash) and its value quoted for that
 position, so the shell's word is exactly the value. An opaque position takes only
 shell-inert values. Inert values are written unchanged, so a command over ids,
@@ -19,6 +19,10 @@ from enum import StrEnum
 MARK = "\x00"
 _INERT = re.compile(r"[A-Za-z0-9_@%+=:,./-]*")
 _WORD_BREAK = " \t\n;&|()<>"
+_ARITHMETIC = re.compile(
+    r"-(?:eq|ne|lt|le|gt|ge)\b|\blet\b|\b(?:declare|typeset|local|readonly|export)\s+-\w*i"
+)
+_SUBSTITUTION = re.compile(r"\$\(|\$\{|`")
 
 
 class Quoting(StrEnum):
@@ -46,6 +50,20 @@ def placed(value: str, quoting: Quoting) -> str | None:
     if quoting is Quoting.SINGLE:
         return value.replace("'", "'\\''")
     return None
+
+
+def evaluates_arithmetic(command: str) -> bool:
+    """True when the command has bash evaluate words as arithmetic (`[[ A -eq B ]]`, `let`, `declare -i`).
+
+    There bash expands a `$(...)` inside an array subscript of the *value* (`a[$(cmd)]`),
+    however the word was quoted, so such a command takes no value holding a substitution.
+    """
+    return _ARITHMETIC.search(command) is not None
+
+
+def substitutes(value: str) -> bool:
+    """True when the value holds what bash would expand as code in arithmetic: `$(`, `${` or a backtick."""
+    return _SUBSTITUTION.search(value) is not None
 
 
 def mark_quotings(command: str) -> list[Quoting]:
@@ -112,6 +130,8 @@ class _Scan:
             return 1
         if char == "#" and (at == 0 or text[at - 1] in _WORD_BREAK):
             return self._opaque_until(text.find("\n", at))
+        if ahead.startswith("(("):  # an arithmetic command: quotes inside do not hold
+            return self._opaque_until(text.find("))", at + 2), closer=2)
         if ahead.startswith("<<") or _keyword(text, at, "case"):
             self.rest_opaque = True  # here-documents and case patterns: no quoting is trusted past here
             return 1

@@ -79,6 +79,8 @@ def test_ids_paths_and_numbers_render_exactly_as_written() -> None:
         "echo $(( {{it.v}} + 1 ))",
         "cat <<EOF\n{{it.v}}\nEOF",
         "echo ${{it.v}}",
+        "(( x = {{it.v}} ))",
+        "for (( i = {{it.v}}; i < 3; i++ )); do :; done",
     ],
 )
 def test_a_value_bash_would_run_as_code_whatever_its_quoting_fails_before_launch(command: str) -> None:
@@ -130,3 +132,10 @@ def test_other_argv_elements_are_each_one_argument_as_written() -> None:
         State(name="m", run=RunBlock(argv=("python3", "-c", "{{it.v}}"))), "it", {"v": "a b"}, 0
     )
     assert member.run is not None and member.run.argv == ("python3", "-c", "a b")
+
+
+@pytest.mark.parametrize("command", ["[[ {{it.v}} -eq 1 ]]", "declare -i n={{it.v}}", "let n={{it.v}}"])
+def test_a_command_that_evaluates_arithmetic_takes_no_value_holding_a_substitution(command: str) -> None:
+    with pytest.raises(ItemsError, match=r"evaluates arithmetic"):
+        shell_of(command, {"v": "a[$(touch pwned)]"})
+    assert shell_of(command, {"v": "a b"}) == command.replace("{{it.v}}", "'a b'")
