@@ -25,6 +25,7 @@ from npaflow.fanout.shell_words import (
     is_inert,
     mark_quotings,
     placed,
+    reparses,
     substitutes,
 )
 
@@ -128,15 +129,21 @@ def _member_shell(shell: str, template: State, name: str, item: JsonValue, index
     shell = _inline_params(shell, template, name, item, index)
     if _all_inert(shell, name, item, index):
         return _substituted(shell, name, item, index)  # written as is: nothing to scan
-    if MARK in shell:
+    again = reparses(shell)
+    if MARK in shell or again:
         quotings = iter([Quoting.OPAQUE] * len(item_token(name).findall(shell)))
     else:
         quotings = iter(mark_quotings(item_token(name).sub(MARK, shell)))
-
     arithmetic = evaluates_arithmetic(shell)
 
     def place(value: str, token: str) -> str:
         written = placed(value, next(quotings))
+        if written is None and again:
+            raise ItemsError(
+                f"item {index}: {token} holds {value!r}, and the member's run.shell hands text to "
+                "another parser (eval, sh -c, ssh, su) that would read it again as code; pass it as "
+                "an argument or environment variable of that command, or use run.argv"
+            )
         if written is None:
             raise _opaque_error(value, token, index)
         if arithmetic and substitutes(value):

@@ -23,6 +23,12 @@ _ARITHMETIC = re.compile(
     r"-(?:eq|ne|lt|le|gt|ge)\b|\blet\b|\b(?:declare|typeset|local|readonly|export)\s+-\w*i"
 )
 _SUBSTITUTION = re.compile(r"\$\(|\$\{|`")
+_REPARSE = re.compile(
+    r"(?:^|[;&|({`]|\$\(|\b(?:then|do|else)\s)\s*eval\s"  # eval as a command
+    r"|\b(?:ba|da|z|k)?sh\b[^\n;|&]*?\s-\w*c\b"  # a shell handed a script: bash -c, sh -ec
+    r"|(?:^|[\s;&|(])(?:ssh|su)\s",  # a command line run elsewhere
+    re.MULTILINE,
+)
 
 
 class Quoting(StrEnum):
@@ -59,6 +65,15 @@ def evaluates_arithmetic(command: str) -> bool:
     however the word was quoted, so such a command takes no value holding a substitution.
     """
     return _ARITHMETIC.search(command) is not None
+
+
+def reparses(command: str) -> bool:
+    """True when the command hands text to another parser (`eval`, `bash -c`, `ssh`, `su`).
+
+    A value quoted for this shell is unquoted once and parsed again there, so in such a
+    command every token stands where no quoting holds.
+    """
+    return _REPARSE.search(command) is not None
 
 
 def substitutes(value: str) -> bool:

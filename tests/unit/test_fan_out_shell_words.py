@@ -139,3 +139,23 @@ def test_a_command_that_evaluates_arithmetic_takes_no_value_holding_a_substituti
     with pytest.raises(ItemsError, match=r"evaluates arithmetic"):
         shell_of(command, {"v": "a[$(touch pwned)]"})
     assert shell_of(command, {"v": "a b"}) == command.replace("{{it.v}}", "'a b'")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'sh -c "echo {{it.v}}"',
+        "eval echo {{it.v}}",
+        "timeout 5 bash -c 'echo {{it.v}}'",
+        "ssh gpu-1 echo {{it.v}}",
+    ],
+)
+def test_a_command_that_hands_text_to_another_parser_takes_only_inert_values(command: str) -> None:
+    with pytest.raises(ItemsError, match=r"hands text to another parser"):
+        shell_of(command, {"v": "a; touch pwned"})
+    assert shell_of(command, {"v": "shard-1/part.json"}) == command.replace("{{it.v}}", "shard-1/part.json")
+
+
+def test_eval_ssh_or_su_as_mere_words_are_not_another_parser(tmp_path: Path) -> None:
+    command = shell_of("printf '[%s]' eval.py --eval x/.ssh/k {{it.v}}", {"v": "a b"})
+    assert bash(command, str(tmp_path)) == "[eval.py][--eval][x/.ssh/k][a b]"
