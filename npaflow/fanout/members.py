@@ -141,7 +141,7 @@ def _member_shell(shell: str, template: State, name: str, item: JsonValue, index
         if written is None and again:
             raise ItemsError(
                 f"item {index}: {token} holds {value!r}, and the member's run.shell hands text to "
-                "another parser (eval, sh -c, ssh, su) that would read it again as code; pass it as "
+                "another parser (eval, sh -c, ssh, su, watch) that would read it again as code; pass it as "
                 "an argument or environment variable of that command, or use run.argv"
             )
         if written is None:

@@ -26,7 +26,7 @@ _SUBSTITUTION = re.compile(r"\$\(|\$\{|`")
 _REPARSE = re.compile(
     r"(?:^|[;&|({`]|\$\(|\b(?:then|do|else)\s)\s*eval\s"  # eval as a command
     r"|\b(?:ba|da|z|k)?sh\b[^\n;|&]*?\s-\w*c\b"  # a shell handed a script: bash -c, sh -ec
-    r"|(?:^|[\s;&|(])(?:ssh|su)\s",  # a command line run elsewhere
+    r"|(?:^|[\s;&|(])(?:ssh|su|watch|parallel|script)\s",  # a command line they run through a shell
     re.MULTILINE,
 )
 
@@ -68,7 +68,7 @@ def evaluates_arithmetic(command: str) -> bool:
 
 
 def reparses(command: str) -> bool:
-    """True when the command hands text to another parser (`eval`, `bash -c`, `ssh`, `su`).
+    """True when the command hands text to another parser (`eval`, `bash -c`, `ssh`, `su`, `watch`).
 
     A value quoted for this shell is unquoted once and parsed again there, so in such a
     command every token stands where no quoting holds.
