@@ -2,11 +2,14 @@
 
 An item is data a stage wrote. Substituted into a member's shell command as is,
 `a; rm -rf x` would run as code. Each item token's position is classified (bare,
-inside "...", inside '...', or opaque: backticks, `${...}`, `$((...))`, `((...))`, `$'...'`,
-a comment, a here-document, right after `$` or a backslash) and its value quoted for that
+inside "...", inside '...', or opaque: backticks, `${...}`, `$((...))`, `((...))`,
+`$'...'`, a comment, a here-document, right after `$` or a backslash) and its value quoted for that
 position, so the shell's word is exactly the value. An opaque position takes only
-shell-inert values. Inert values are written unchanged, so a command over ids,
-paths and numbers renders byte for byte as it always did.
+shell-inert values, and so does every token of a command that hands text to another
+parser (`eval`, `sh -c`, `ssh`: `reparses`); a command that evaluates words as
+arithmetic takes no value holding a substitution (`evaluates_arithmetic`). Inert
+values are written unchanged, so a command over ids, paths and numbers renders byte
+for byte as it always did.
 """
 
 from __future__ import annotations
