@@ -26,6 +26,7 @@ from npaflow.fanout.shell_words import (
     mark_quotings,
     placed,
     reparses,
+    shell_scripts,
     substitutes,
 )
 
@@ -54,7 +55,7 @@ def member_state(template: State, name: str, item: JsonValue, index: int) -> Sta
     run = template.run
     if run is not None:
         shell = _member_shell(run.shell, template, name, item, index)
-        scripts = _shell_scripts(run.argv)
+        scripts = shell_scripts(run.argv)
         argv = tuple(
             _member_shell(arg, template, name, item, index) if at in scripts else text(arg)
             for at, arg in enumerate(run.argv)
@@ -68,23 +69,6 @@ def member_state(template: State, name: str, item: JsonValue, index: int) -> Sta
             "outputs": tuple(_artifact(a, text) for a in template.outputs),
         }
     )
-
-
-def _shell_scripts(argv: tuple[str, ...]) -> set[int]:
-    """Where `argv` hands a script to a shell (`bash -c SCRIPT`, `sh -ec SCRIPT`): placed like run.shell."""
-    if not argv or argv[0].rpartition("/")[2] not in _SHELLS:
-        return set()
-    at = 1
-    while at < len(argv) and argv[at][:1] in "-+" and argv[at] != "--":
-        if argv[at][:2] not in ("--", "+-") and "c" in argv[at] and argv[at][0] == "-":
-            return {at + 1}
-        at += 2 if argv[at] in _TAKING_A_VALUE else 1
-    return set()
-
-
-#: The shells whose `-c SCRIPT` an item value could reach as code, and their options taking a value.
-_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
-_TAKING_A_VALUE = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 
 
 def _param(value: ParamValue, text: Callable[[str], str]) -> ParamValue:

@@ -25,6 +25,9 @@ _WORD_BREAK = " \t\n;&|()<>"
 _ARITHMETIC = re.compile(
     r"-(?:eq|ne|lt|le|gt|ge)\b|\blet\b|\b(?:declare|typeset|local|readonly|export)\s+-\w*i"
 )
+#: The shells whose `-c SCRIPT` an item value could reach as code, and their options taking a value.
+_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
+_TAKING_A_VALUE = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _SUBSTITUTION = re.compile(r"\$\(|\$\{|`")
 _REPARSE = re.compile(
     r"(?:^|[;&|({`]|\$\(|\b(?:then|do|else)\s)\s*eval\s"  # eval as a command
@@ -82,6 +85,18 @@ def reparses(command: str) -> bool:
 def substitutes(value: str) -> bool:
     """True when the value holds what bash would expand as code in arithmetic: `$(`, `${` or a backtick."""
     return _SUBSTITUTION.search(value) is not None
+
+
+def shell_scripts(argv: tuple[str, ...]) -> set[int]:
+    """Where `argv` hands a script to a shell (`bash -c SCRIPT`, `sh -ec SCRIPT`): placed like run.shell."""
+    if not argv or argv[0].rpartition("/")[2] not in _SHELLS:
+        return set()
+    at = 1
+    while at < len(argv) and argv[at][:1] in "-+" and argv[at] != "--":
+        if argv[at][:2] not in ("--", "+-") and "c" in argv[at] and argv[at][0] == "-":
+            return {at + 1}
+        at += 2 if argv[at] in _TAKING_A_VALUE else 1
+    return set()
 
 
 def mark_quotings(command: str) -> list[Quoting]:
