@@ -28,6 +28,7 @@ from npaflow.runtime.ledger import FinishedWave, PlanChangeRecord, RuntimeLedger
 from npaflow.runtime.loaded import AttemptUsage, LoadedSpec, LoadSpecInput, PriorRun
 from npaflow.runtime.locations import cache_root_for, run_prefix_for
 from npaflow.runtime.spec_parts import SpecLoad
+from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.spec import load_spec_from_str
 from npaflow.spec.decision_sources import decision_source_issues
 from npaflow.spec.typos import unknown_var_issues
@@ -176,14 +177,18 @@ def _refuse_what_would_change_meaning(
 def _prior(ledger: RuntimeLedger) -> PriorRun:
     """The newest attempt of each wave, as much of it as a later execution needs.
 
-    In-flight attempts travel whole (the run adopts and rewrites them), finished ones
-    as short summaries (what replaying needs), so a run of thousands of waves
-    continues-as-new within Temporal's payload limit.
+    In-flight attempts travel whole (the run adopts and rewrites them), successes as
+    short summaries (what replaying needs), so a run of thousands of waves
+    continues-as-new within Temporal's payload limit. Attempts that ended without
+    success travel whole but for their poll observations: their task rows name a
+    failed batch's members, and a resumed run shows them as its page draws them.
     """
-    waves, finished = [], []
+    waves, finished, ended = [], [], []
     for wave in ledger.latest_attempts().values():
-        if wave.status.is_final():
+        if wave.status is WaveStatus.SUCCEEDED:
             finished.append(FinishedWave.of(wave))
+        elif wave.status.is_final():
+            ended.append(wave.model_copy(update={"observations": [], "status_errors": []}))
         else:
             waves.append(wave)
     usage = [
@@ -194,6 +199,7 @@ def _prior(ledger: RuntimeLedger) -> PriorRun:
     return PriorRun(
         waves=waves,
         finished=finished,
+        ended=ended,
         decisions=ledger.decisions,
         watermarks=ledger.watermarks,
         gpu_hours=ledger.usage.gpu_hours,

@@ -9,7 +9,8 @@ start reading:
   class of each error type,
   ledger file names, environment variables.
 - `request.py`: the workflow input, `RunRequest`; `run_memo.py`: its memo.
-- `run_state.py` (with `wave_attempts.py`): a run's phase, wave attempts,
+- `run_state.py` (with `wave_attempts.py` and the fields a move may set,
+  `attempt_changes.py`): a run's phase, wave attempts,
   decisions and what its ledger lacks, changed only through the rows of
   `transitions.py`, whose
   vocabularies are `vocabulary.py` (run phases, wave and ledger statuses) and

@@ -54,7 +54,9 @@ class PriorRun(BaseModel):
     model_config = FROZEN
 
     waves: list[WaveAttemptRecord] = Field(default_factory=list)  # attempts still in flight, whole
-    finished: list[FinishedWave] = Field(default_factory=list)  # the newest attempt of every other wave
+    finished: list[FinishedWave] = Field(default_factory=list)  # newest attempts that succeeded
+    #: Newest attempts that ended without success, whole but for their poll observations.
+    ended: list[WaveAttemptRecord] = Field(default_factory=list)
     decisions: list[DecisionRecord] = Field(default_factory=list)
     watermarks: dict[str, Watermark] = Field(default_factory=dict)
     gpu_hours: float = 0.0  # every attempt's, as the ledger counts them: what a GPU-hour budget has spent
@@ -63,7 +65,7 @@ class PriorRun(BaseModel):
 
     def latest(self) -> list[WaveAttemptRecord]:
         """The newest attempt of each wave an earlier execution recorded."""
-        return [*self.waves, *(wave.record() for wave in self.finished)]
+        return [*self.waves, *self.ended, *(wave.record() for wave in self.finished)]
 
 
 class LoadedSpec(BaseModel):

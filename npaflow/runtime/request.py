@@ -105,6 +105,10 @@ class RunRequest(BaseModel):
     images: ImageBinding = Field(default_factory=ImageBinding)
     reread_items: bool = False  # `resume --reread-items`: fan-outs read their lists' sources again
     continued: bool = False  # set by continue-as-new: the ledger's completed waves are trusted
+    #: Set by continue-as-new: the sequence of the wave the run handed over before. The waves
+    #: before it ended in an earlier execution of this chain; one that ended without success
+    #: (a fan-out batch within `minSuccess`) stays so. 0: none known (what a resume starts with).
+    handed_over_at: int = Field(default=0, ge=0)
     accepted_change: AcceptedPlanChange | None = None  # a restart onto an edited spec
 
     @field_validator("spec_uri")
@@ -121,6 +125,8 @@ class RunRequest(BaseModel):
     def _one_spec_source(self) -> RunRequest:
         if bool(self.spec) == bool(self.spec_uri):
             raise ValueError("give exactly one of 'spec' (inline YAML) or 'spec_uri'")
+        if self.handed_over_at and not self.continued:
+            raise ValueError("'handed_over_at' is set by continue-as-new only (with 'continued')")
         if self.run_id and (problem := run_id_problem(self.run_id)):
             raise ValueError(problem)
         if problem := assumption_problem(self.assume_decision):

@@ -1,6 +1,7 @@
 """A run's wave attempts, each at its stage, moved only through the rows of `WaveTransition`.
 
-Each method is one row, named after it (`launched` is `wave_launched`); its
+Each method is one row, named after it (`launched` is `wave_launched`), but for
+`recalled`, which shows an earlier execution's attempt and moves nothing; its
 keyword arguments are the fields it sets (`AttemptChanges`, so a misspelt
 field is a type error), the record is validated in full as a ledger record must
 be, and the row's `Effect` is kept for the recorder. The run's running totals
@@ -10,17 +11,11 @@ and the ledger's pending changes follow every move.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypedDict, Unpack
+from typing import Unpack
 
 from npaflow.images import LaunchImage
-from npaflow.runtime.ledger import (
-    CachedStep,
-    Cancellation,
-    Credentials,
-    Observation,
-    TaskRow,
-    WaveAttemptRecord,
-)
+from npaflow.runtime.attempt_changes import AttemptChanges
+from npaflow.runtime.ledger import CachedStep, Cancellation, TaskRow, WaveAttemptRecord
 from npaflow.runtime.ledger.book import AttemptId, LedgerBook
 from npaflow.runtime.ledger.new_attempt import launch_credentials, new_attempt
 from npaflow.runtime.messages import AwaitResult, LaunchResult
@@ -33,34 +28,6 @@ from npaflow.waves import WaveKey
 
 #: Status errors kept per attempt, so a long outage cannot grow history without bound.
 MAX_STATUS_ERRORS = 20
-
-
-class AttemptChanges(TypedDict, total=False):
-    """The fields of a `WaveAttemptRecord` a transition may set (its status follows the stage)."""
-
-    job_id: str
-    job_name: str
-    sky_status: JobStatus
-    logical_launch_id: str
-    launch_sequence: int
-    adopted: bool
-    replayed: bool
-    reconciliation: list[str]
-    recovery_decision: RecoveryDecision
-    credentials: Credentials
-    request_id: str
-    worker_id: str
-    worker_task_queue: str
-    tasks: list[TaskRow]
-    observations: list[Observation]
-    max_concurrent_observed: int
-    status_errors: list[str]
-    ended_at: str
-    error: str
-    primary_error: str
-    error_category: FailureClass
-    cancellation: Cancellation
-    cache: list[CachedStep]
 
 
 class WaveAttempts:
@@ -194,6 +161,16 @@ class WaveAttempts:
         """An earlier execution's success, reused (not sent to the ledger again)."""
         identity = (prior.key, prior.attempt)
         return self._move(WaveTransition.REPLAYED, identity, prior, persist=False, replayed=True)
+
+    def recalled(self, prior: WaveAttemptRecord) -> WaveAttemptRecord:
+        """An earlier execution's attempt that did not succeed, shown here (`replayed`).
+
+        Never moved: its stage stays NEW, and the ledger, which has it, does not get it again.
+        """
+        identity, record = (prior.key, prior.attempt), prior.model_copy(update={"replayed": True})
+        self._progress.record(identity, self._records.get(identity), record)
+        self._records[identity] = record
+        return record
 
     def failed(
         self,

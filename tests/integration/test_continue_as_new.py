@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -88,3 +89,43 @@ async def test_a_long_run_continues_as_new_and_launches_every_wave_once(
     assert len(runs) > 1
     assert sum(r.status == WorkflowExecutionStatus.CONTINUED_AS_NEW for r in runs) == len(runs) - 1
     assert [w.status.value for w in outcome.ledger.waves].count("succeeded") == 11
+
+
+def fan_out_within_min_success(items_uri: str) -> str:
+    return yaml.safe_dump(
+        {
+            "apiVersion": "npa.workflow/v0.0.1",
+            "kind": "Workflow",
+            "metadata": {"name": "batches"},
+            "initial": "gen",
+            "states": {
+                "gen": {"run": {"shell": "true"}, "outputs": [{"uri": items_uri}], "next": "fan"},
+                "fan": {
+                    "parallel": ["m"],
+                    "forEach": {"items": items_uri, "as": "it", "minSuccess": 0.5},
+                    "maxConcurrency": 1,
+                    "next": "done",
+                },
+                "m": {"run": {"shell": "echo {{it.id}}"}},
+                "done": {"terminal": True, "run": {"shell": "true"}},
+            },
+        }
+    )
+
+
+async def test_a_batch_that_failed_within_min_success_stays_failed_after_continue_as_new(
+    short_history_env: WorkflowEnvironment, home: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "items.json").write_text(json.dumps([{"id": f"i{n}"} for n in range(10)]))
+    fake = FakeBackend(scripts=[["SUCCEEDED"], ["SUCCEEDED"], ["FAILED"]])  # the second member fails
+    harness = Harness(short_history_env.client, home, fake, f"tq-{uuid.uuid4().hex[:6]}")
+    spec = fan_out_within_min_success(f"file://{tmp_path}/items.json")
+    outcome = await harness.run(spec, run_id="rt-batches")
+    assert outcome.status == "succeeded"
+    runs = [w async for w in short_history_env.client.list_workflows("WorkflowId = 'rt-batches'")]
+    assert len(runs) > 1  # the run continued as new after the failed batch
+    members = [launch.task_names for launch in fake.launches if launch.task_names[0].startswith("m-")]
+    assert len(members) == 10 and len({name for names in members for name in names}) == 10
+    (fan_out,) = outcome.ledger.fan_outs.values()
+    failed_member = members[1][0].removeprefix("m-")
+    assert (fan_out.succeeded, fan_out.failed) == (9, [failed_member])

@@ -137,3 +137,23 @@ async def test_successful_job_without_declared_output_fails_closed(
     assert outcome.status == "failed"
     assert "completed without declared durable output" in outcome.error
     assert outcome.summary.waves[0].status.value == "failed"
+
+
+async def test_a_resumed_run_shows_the_attempt_its_earlier_execution_failed_beside_the_new_one(
+    harness: Harness, fake: FakeBackend
+) -> None:
+    fake.scripts = [["FAILED"]]
+    first = await harness.run("runtime/fanout.yaml", run_id="rt-shown")
+    assert first.status == "failed"
+    resumed = await harness.run("runtime/fanout.yaml", run_id="rt-shown")
+    assert resumed.status == "succeeded"
+    shown = [w for w in resumed.summary.waves if w.key.sequence == 1]
+    assert [(w.attempt, w.status.value, w.replayed) for w in shown] == [
+        (1, "failed", True),
+        (2, "succeeded", False),
+    ]
+    failed = next(w for w in first.ledger.waves if w.key.sequence == 1)
+    assert (shown[0].error, shown[0].job_id, shown[0].tasks) == (failed.error, failed.job_id, failed.tasks)
+    assert shown[0].tasks  # the page draws the bar from them, as report.html does
+    kept = [w for w in resumed.ledger.waves if (w.key, w.attempt) == (failed.key, 1)]
+    assert kept == [failed]  # the ledger keeps it as the first execution wrote it

@@ -23,7 +23,7 @@ from npaflow.runtime.status import RetryBudget
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.traversal import DecisionRequest, TriggerRequest, Wave, WaveOutcome
 from workflows_def.cache.layer import StageCache
-from workflows_def.fanout.layer import FanOutMembers
+from workflows_def.fanout.layer import FanOutMembers, failed_members
 from workflows_def.fanout.reads import FanOutReads
 from workflows_def.metrics import count
 from workflows_def.quota.layer import QuotaLeases
@@ -76,7 +76,7 @@ class TemporalExecutor:
 
     async def run_wave(self, wave: Wave) -> WaveOutcome:
         """Replay, adopt, or launch the wave; retry within budgets; suspend if asked to."""
-        await self.gates.continue_as_new_if_suggested()
+        await self.gates.continue_as_new_if_suggested(wave.key.sequence)
         await self.gates.pause_gate()
         self.state.states_entered(wave.states)
         prior = self.prior.pop(wave.key, None)
@@ -92,18 +92,25 @@ class TemporalExecutor:
         return await self._attempts(wave, attempt)
 
     async def _resume_from(self, wave: Wave, prior: WaveAttemptRecord) -> WaveOutcome | None:
+        """The wave's outcome from what an earlier execution did, or None: attempt it (again)."""
         if prior.status is WaveStatus.SUCCEEDED:
             trusted = self.request.continued  # our own earlier execution just checked them
             outputs = [a.uri for a in prior.outputs]
             if trusted or not await missing_outputs(self.request, prior.key, outputs):
                 self.state.waves.replayed(prior)
                 return WaveOutcome(succeeded=True)
-            return None
-        if prior.status is WaveStatus.RUNNING and prior.job_id:
+        elif prior.status is WaveStatus.RUNNING:
+            if not prior.job_id:
+                return None  # reconciled as the same attempt
             self.state.waves.adopted(prior)
             outcome = await self.attempts.await_job(prior.key, prior.attempt)
-            if outcome.ok:
-                return WaveOutcome(succeeded=True)
+            return WaveOutcome(succeeded=True) if outcome.ok else None
+        self.state.waves.recalled(prior)  # the attempt the next one follows, shown beside it
+        if prior.status.is_final() and prior.key.sequence < self.request.handed_over_at:
+            # This run's own earlier execution moved past it (a fan-out batch that failed
+            # within minSuccess): it stays failed, as one execution would have left it.
+            failed = failed_members(wave, prior) if wave.fan_out is not None else ()
+            return WaveOutcome(succeeded=False, error=prior.error, failed_items=failed)
         return None
 
     async def _attempts(self, wave: Wave, attempt: int, *, reconcile: bool = False) -> WaveOutcome:

@@ -62,11 +62,12 @@ class RunGates:
         self.state.run_resumed()
         await self.recorder.sync()
 
-    async def continue_as_new_if_suggested(self) -> None:
+    async def continue_as_new_if_suggested(self, sequence: int) -> None:
         """At a wave boundary with nothing in flight, start a fresh history from the ledger.
 
         When the server suggests it, or the history reached its share of Temporal's limits
         (npaflow/runtime/payload_limits.py): between two batches of a wide group as well.
+        `sequence`: the wave about to run; the next execution keeps how the waves before it ended.
         """
         info = workflow.info()
         grown = history_past_share(info.get_current_history_length(), info.get_current_history_size())
@@ -77,4 +78,5 @@ class RunGates:
         self.state.handing_over()
         await self.recorder.sync()
         await workflow.wait_condition(workflow.all_handlers_finished)
-        workflow.continue_as_new(self.request.model_copy(update={"continued": True}))
+        handover = {"continued": True, "handed_over_at": sequence}
+        workflow.continue_as_new(self.request.model_copy(update=handover))
