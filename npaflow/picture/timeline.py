@@ -3,6 +3,8 @@
 A bar runs from the launch to the end (or to the newest observation while it
 runs): the part before the first task started is drawn pale (launching,
 provisioning), the rest in the attempt's colour; a failed attempt ends in a cross.
+A success whose task rows are not at hand (an earlier execution's, replayed) ran:
+it is drawn solid from its launch.
 A wave's wait for quota GPUs is a bar of its own (in the waiting colour), from
 the ask to the grant, or to now while it waits.
 """
@@ -74,15 +76,16 @@ def timeline_bars(
         label = labels[wave.key.sequence]
         row = rows.setdefault(label, len(rows))
         starts = [s for s in (_seconds(t.start_at) for t in wave.tasks) if s is not None]
+        ran = bool(starts) or wave.status is WaveStatus.SUCCEEDED  # a success ran, rows or not
         end = max(_end(wave, now), at)
-        started = min(max(min(starts, default=end), at), end)
+        started = min(max(min(starts, default=at if ran else end), at), end)
         phase = _PHASE[wave.status]
         text = f"{label} · attempt {wave.attempt} · {phase.value}"
         if wave.job_id:
             text += f" · job {wave.job_id}"
         if wave.error:
             text += f"\n{wave.error[:300]}"
-        bar = Bar(row, wave.attempt, at - origin, started - origin, end - origin, phase, text, bool(starts))
+        bar = Bar(row, wave.attempt, at - origin, started - origin, end - origin, phase, text, ran)
         bars.append(bar)
     return list(rows), bars, max(bar.ended for bar in bars) or 1.0
 

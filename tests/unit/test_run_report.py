@@ -83,6 +83,18 @@ def test_a_bar_is_pale_until_its_first_task_starts_and_each_loop_pass_gets_its_o
     assert "✕" in timeline_svg(waves, now=0)  # the failed attempt is marked
 
 
+def test_a_replayed_success_without_task_rows_is_drawn_solid_from_its_launch() -> None:
+    replayed = attempt("001|serial|:a:-", WaveStatus.SUCCEEDED, "2026-12-03T01:00:00Z", T30, tasks=[])
+    _, (bar,), _ = timeline_bars([replayed], now=0)
+    assert (bar.launched, bar.started, bar.ended, bar.ran) == (0, 0, 30, True)
+
+
+def test_an_attempt_that_ended_before_any_task_started_is_drawn_pale() -> None:
+    never = attempt("001|serial|:a:-", WaveStatus.FAILED, "2026-12-03T01:00:00Z", T30, tasks=[])
+    _, (bar,), _ = timeline_bars([never], now=0)
+    assert (bar.started, bar.ended, bar.ran) == (30, 30, False)
+
+
 def test_a_running_attempt_is_drawn_up_to_now() -> None:
     running = attempt("001|serial|:a:-", WaveStatus.RUNNING, "2026-12-03T01:00:00Z", "")
     _, (bar,), _ = timeline_bars([running], now=epoch_seconds(T30))
