@@ -94,6 +94,14 @@ def test_a_spec_uri_a_worker_reads_is_taken(uri: str) -> None:
     assert RunRequest(spec_uri=uri).spec_uri == uri
 
 
+def test_a_handover_point_is_refused_on_a_request_that_did_not_continue_as_new() -> None:
+    with pytest.raises(ValidationError, match="set by continue-as-new only"):
+        RunRequest(spec="x", handed_over_at=3)
+    with pytest.raises(ValidationError, match="greater than or equal to 0"):
+        RunRequest(spec="x", continued=True, handed_over_at=-1)
+    assert RunRequest(spec="x", continued=True, handed_over_at=3).handed_over_at == 3
+
+
 def test_run_request_rejects_unknown_fields_and_bad_secret_names() -> None:
     with pytest.raises(ValidationError):
         RunRequest(spec="x", bogus=1)
