@@ -141,6 +141,19 @@ def pass_labels(keys: Sequence[WaveKey]) -> dict[int, str]:
     return labels
 
 
+def counted_states(states: Sequence[str], *, spaced: bool = True) -> list[str]:
+    """Each state once, in first-seen order, with how many run at once (`shard ×4`).
+
+    A fan-out batch runs its template once per member: `shard, shard, shard` says less.
+    `spaced=False` writes `shard×4`, one word in a whitespace-separated table.
+    """
+    counts: dict[str, int] = {}
+    for state in states:
+        counts[state] = counts.get(state, 0) + 1
+    times = " ×" if spaced else "×"
+    return [state if count == 1 else f"{state}{times}{count}" for state, count in counts.items()]
+
+
 def split_into_batches(items: Sequence[T], max_concurrency: int, cap: int = 0) -> list[list[T]]:
     """Split a group's steps into consecutive batches; a positive cap only shrinks them."""
     size = max_concurrency if max_concurrency > 0 else len(items)

@@ -26,6 +26,7 @@ from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import RunPhase
 from npaflow.temporal.client import connect_to
 from npaflow.temporal.serving import pinned_version, unserved_runs
+from npaflow.waves import counted_states
 
 #: Seconds an open run's status query may take for its spend so far (else the row shows "-").
 SPEND_QUERY_SECONDS = 3.0
@@ -150,7 +151,7 @@ def _text(rows: list[RunRow]) -> str:
             r.run_id,
             r.spec or "-",
             r.shown_phase(),
-            ",".join(r.current_states) or "-" if r.is_open() else "-",
+            ",".join(counted_states(r.current_states, spaced=False)) or "-" if r.is_open() else "-",
             r.started_at,
             _duration(r.duration_seconds),
             "-" if r.gpu_hours is None else f"{gpu_hours_text(r.gpu_hours)}",

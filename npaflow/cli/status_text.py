@@ -7,7 +7,7 @@ from npaflow.runtime.cache.tally import CacheTally, served_words
 from npaflow.runtime.summary import ReportedWave, StatusReport
 from npaflow.runtime.usage import RunUsage, gpu_hours_text
 from npaflow.runtime.vocabulary import WaveStatus
-from npaflow.waves import pass_labels
+from npaflow.waves import counted_states, pass_labels
 
 #: The run's phase and Temporal's execution status that say the same thing (shown once).
 _AGREEING = {
@@ -25,13 +25,13 @@ def status_text(report: StatusReport) -> str:
     is_open = report.execution_status == "RUNNING"
     phase = report.phase
     if is_open and phase == "running" and report.pause_requested:
-        waiting = ", ".join(report.current_states) or "the waves in flight"
+        waiting = ", ".join(counted_states(report.current_states)) or "the waves in flight"
         phase = f"pausing (waits for {waiting} to finish; nothing new launches)"
     temporal = report.execution_status
     agree = _AGREEING.get(report.phase) == temporal
     lines = [f"run {report.run_id}: {phase}" + ("" if agree else f" (Temporal: {temporal})")]
     if is_open:
-        lines.append(f"current: {', '.join(report.current_states) or '-'}")
+        lines.append(f"current: {', '.join(counted_states(report.current_states)) or '-'}")
     if report.no_worker:
         lines.append(f"waiting: {report.no_worker}")
     lines.extend(f"waiting: {wait.text()}" for wait in report.quota_waits if is_open and wait.is_open())

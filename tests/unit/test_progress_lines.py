@@ -168,6 +168,15 @@ def test_status_of_a_running_run_with_a_pending_pause_says_pausing_and_what_it_w
     assert first == "run r1: pausing (waits for train to finish; nothing new launches)"
 
 
+def test_status_counts_a_fan_out_batchs_members_instead_of_repeating_their_template() -> None:
+    from npaflow.cli.status_text import status_text
+    from npaflow.runtime.summary import StatusReport
+
+    current = ["shard", "shard", "shard", "merge"]
+    payload = {"run_id": "r1", "phase": "running", "execution_status": "RUNNING", "current_states": current}
+    assert "current: shard ×3, merge" in status_text(StatusReport.model_validate(payload)).splitlines()
+
+
 def test_status_of_an_ended_run_has_no_current_states_and_no_so_far() -> None:
     from npaflow.cli.status_text import status_text
     from npaflow.runtime.summary import StatusReport

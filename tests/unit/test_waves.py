@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from npaflow.ids import RunId
-from npaflow.waves import WaveKey, WaveMember, job_name, sanitize_job_name, split_into_batches
+from npaflow.waves import (
+    WaveKey,
+    WaveMember,
+    counted_states,
+    job_name,
+    sanitize_job_name,
+    split_into_batches,
+)
 from tests.helpers import load_fixture, plan_of
 
 pytestmark = pytest.mark.unit
@@ -130,3 +137,10 @@ def test_waves_of_a_run_whose_id_fills_the_name_still_get_names_of_their_own() -
     names = {job_name(run, sequence, "caption") for sequence in range(1, 51)}
     assert len(names) == 50 and all(len(name) <= 60 and name.startswith("nightly-caption") for name in names)
     assert job_name(run, 2, "caption", attempt=2) != job_name(run, 2, "caption")
+
+
+def test_states_running_at_once_are_counted_in_first_seen_order() -> None:
+    states = ["shard", "merge", "shard", "shard"]
+    assert counted_states(states) == ["shard ×3", "merge"]
+    assert counted_states(states, spaced=False) == ["shard×3", "merge"]  # one word in `list`'s table
+    assert counted_states([]) == []
