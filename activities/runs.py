@@ -204,6 +204,7 @@ def _prior(ledger: RuntimeLedger) -> PriorRun:
         watermarks=ledger.watermarks,
         gpu_hours=ledger.usage.gpu_hours,
         usage=usage,
+        quota_waits=[wait for wait in ledger.quota_waits if not wait.is_open()],
     )
 
 

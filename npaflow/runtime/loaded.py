@@ -19,6 +19,7 @@ from npaflow.runtime.ledger import (
     Watermark,
     WaveAttemptRecord,
 )
+from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.runtime.request import AcceptedPlanChange
 from npaflow.waves import WaveKey
 
@@ -62,6 +63,7 @@ class PriorRun(BaseModel):
     gpu_hours: float = 0.0  # every attempt's, as the ledger counts them: what a GPU-hour budget has spent
     #: Every earlier attempt's hours by state, so the run's numbers agree with its ledger's.
     usage: list[AttemptUsage] = Field(default_factory=list)
+    quota_waits: list[QuotaWait] = Field(default_factory=list)  # the ended ones: how long it waited
 
     def latest(self) -> list[WaveAttemptRecord]:
         """The newest attempt of each wave an earlier execution recorded."""

@@ -3,11 +3,14 @@
 A wave that asks its pool and is told to wait opens a record (pool, GPUs, place in
 line, since when); each later answer refreshes its place; the grant, or the wave
 giving up (a cancel, a refusal), closes it with how long it waited. Closed records
-go to the ledger and stay in the `status` answer; open ones say what the run waits
-for now, in `status`, `list`, the page and the Temporal UI.
+go to the ledger and stay in the `status` answer (a resumed or continued run's
+too: earlier executions' closed waits are carried); open ones say what the run
+waits for now, in `status`, `list`, the page and the Temporal UI.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
@@ -84,6 +87,10 @@ class QuotaWaits:
         )
         self.by_id[wait_id] = ended
         return ended
+
+    def carried(self, waits: Sequence[QuotaWait]) -> None:
+        """Earlier executions' ended waits, as their ledger has them (not sent to it again)."""
+        self.by_id.update((wait.id, wait) for wait in waits if not wait.is_open())
 
     def records(self) -> list[QuotaWait]:
         """Every wait of the run, in the order they began."""

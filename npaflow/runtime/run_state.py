@@ -11,6 +11,8 @@ The reports built from it live beside their views (npaflow/runtime/summary.py).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from npaflow.fanout.models import FanOutRecord
 from npaflow.ids import RunId
 from npaflow.printable import clipped
@@ -123,6 +125,11 @@ class RunState:
         self._note(RunNote.USAGE_CARRIED)
         for attempt in prior:
             self.progress.carry((attempt.key, attempt.attempt), list(attempt.parts), counted=counted)
+
+    def quota_carried(self, waits: Sequence[QuotaWait]) -> None:
+        """Earlier executions' ended waits for GPUs are this run's too (status, `list`'s WAITED)."""
+        self._note(RunNote.QUOTA_CARRIED)
+        self.quota.carried(waits)
 
     def run_located(
         self, *, workflow: str, ledger_uri: str, backend: BackendName, page_url: str = ""

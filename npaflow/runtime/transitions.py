@@ -181,6 +181,7 @@ class RunNote(Enum):
     FAN_OUT_RECORDED = Note("add_fan_out", "a fan-out's list was read, or its members ended", Effect.NONE)
     NOTIFIED = Note("add_notification", "a notification was delivered or failed", Effect.EXPORT)
     USAGE_CARRIED = Note("usage_carried", "earlier executions' hours count in this run's", Effect.NONE)
+    QUOTA_CARRIED = Note("quota_carried", "earlier executions' ended quota waits count in it", Effect.NONE)
     LOCATED = Note("run_located", "the ledger's location is known", Effect.NONE)
     TRIGGER_WAITING = Note("trigger_waiting", "a trigger's wait begins: the ledger catches up", Effect.FLUSH)
     QUOTA_WAITING = Note("quota_waiting", "a wave waits for GPUs from its quota pool", Effect.PUBLISH)

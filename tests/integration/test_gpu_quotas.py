@@ -610,3 +610,36 @@ async def test_a_run_that_waited_for_its_pool_shows_the_wait_while_it_waits_and_
     report = local_harness.home / "runs" / waiter.id / "npa-workflow" / "report.html"
     page = await eventually(lambda: report.exists() and report.read_text(), what="report.html")
     assert "<h3>Quota waits</h3>" in page and f"for quota {pool} (8 GPUs" in page
+
+
+async def test_a_resumed_run_keeps_the_wait_its_earlier_execution_had_in_status_and_list(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    fixed, release = tmp_path / "fixed", tmp_path / "release-the-pool"
+    failing_first = json.loads(gpu_spec(tmp_path, "w"))
+    failing_first["states"]["s0"]["run"]["shell"] = f"test -e {fixed}"  # fails until the test fixes it
+    spec = json.dumps(failing_first)
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 8)
+        holder = await local_harness.start(
+            gpu_spec(tmp_path, "h", until=release), quota=QuotaClaim(pool=pool)
+        )
+        await wait_for(env.client, pool, lambda s: s.in_use == 8)
+        waiter = await local_harness.start(spec, quota=QuotaClaim(pool=pool))
+        await wait_for(env.client, pool, lambda s: len(s.waiting) == 1)
+        await asyncio.sleep(1.5)  # a wait of seconds
+        release.touch()
+        await local_harness.finish(holder)
+        failed = await local_harness.finish(waiter)
+        fixed.touch()
+        again = await local_harness.start(spec, run_id=waiter.id, quota=QuotaClaim(pool=pool))
+        resumed = await local_harness.finish(again)
+        status_json = json.loads(await npaflow_cli(env, "status", waiter.id, "--json"))
+        listed = json.loads(await npaflow_cli(env, "list", "--json"))
+    assert (failed.status, resumed.status) == ("failed", "succeeded")
+    assert failed.ledger is not None
+    (wait,) = failed.ledger.quota_waits
+    assert wait.granted_at and wait.seconds >= 1
+    assert [(w["id"], w["seconds"]) for w in status_json["quota_waits"]] == [(wait.id, wait.seconds)]
+    (row,) = [r for r in listed if r["run_id"] == waiter.id]
+    assert row["waited_seconds"] == round(wait.seconds, 1)

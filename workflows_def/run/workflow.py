@@ -103,6 +103,7 @@ class NpaWorkflowRun:
             page_url=loaded.page_url,
         )
         self.state.usage_carried(loaded.prior.usage, counted=not request.continued)
+        self.state.quota_carried(loaded.prior.quota_waits)
         if not request.continued:
             count(Metric.RUNS_STARTED, spec=spec.name)
         await self.recorder.sync()
