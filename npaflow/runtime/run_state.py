@@ -102,6 +102,12 @@ class RunState:
         self._note(RunNote.DECISION_TAKEN)
         self.decisions.append(record)
 
+    def decisions_carried(self, records: Sequence[DecisionRecord]) -> None:
+        """Earlier executions' decisions stay the run's first ones; new ones follow them in the ledger."""
+        self._note(RunNote.DECISIONS_CARRIED)
+        self.decisions = list(records)
+        self.ledger.decisions_carried(len(records))
+
     def add_watermark(self, state: str, watermark: Watermark) -> None:
         """What a trigger saw when it fired."""
         self._note(RunNote.WATERMARK_SEEN)

@@ -177,6 +177,7 @@ class RunNote(Enum):
     CANCEL_REQUESTED = Note("cancel_requested", "signal cancel (its reason goes to the ledger)", Effect.NONE)
     STATES_ENTERED = Note("states_entered", "the walk moved on (shown with the next publish)", Effect.NONE)
     DECISION_TAKEN = Note("add_decision", "a decision read, or the assumption standing in", Effect.NONE)
+    DECISIONS_CARRIED = Note("decisions_carried", "earlier executions' decisions stay the first", Effect.NONE)
     WATERMARK_SEEN = Note("add_watermark", "a trigger fired", Effect.NONE)
     FAN_OUT_RECORDED = Note("add_fan_out", "a fan-out's list was read, or its members ended", Effect.NONE)
     NOTIFIED = Note("add_notification", "a notification was delivered or failed", Effect.EXPORT)

@@ -225,3 +225,25 @@ async def test_an_explicit_assumption_decides_an_unsourced_router_and_is_recorde
         "assume_decision",
         "promote_checkpoint",
     )
+
+
+async def test_a_resumed_run_keeps_the_decisions_its_earlier_execution_took_and_adds_the_new_ones(
+    harness: Harness, fake: FakeBackend, tmp_path: Path
+) -> None:
+    from tests.integration.test_continue_as_new import chain_with_a_loop
+
+    spec, options = chain_with_a_loop(1), {"run_id": "rt-kept", "vars": {"root": str(tmp_path)}}
+    write_artifact(tmp_path, "decision.json", '{"decision": "loop_back"}')
+    fake.scripts = [["SUCCEEDED"], ["SUCCEEDED"], ["FAILED"]]  # s00, gate #1, gate #2 fails
+    failed = await harness.run(spec, **options)
+    assert failed.status == "failed" and failed.ledger is not None
+    assert [d.decision for d in failed.ledger.decisions] == ["loop_back_to_inner_loop"]
+    write_artifact(tmp_path, "decision.json", '{"decision": "promote"}')
+    resumed = await harness.run(spec, **options)
+    assert resumed.status == "succeeded" and resumed.ledger is not None and resumed.summary is not None
+    taken = ["loop_back_to_inner_loop", "promote_checkpoint"]
+    assert [
+        d.decision for d in resumed.ledger.decisions
+    ] == taken  # the second no longer overwrites the first
+    assert [d.decision for d in resumed.summary.decisions] == taken
+    assert resumed.ledger.decisions[0] == failed.ledger.decisions[0]

@@ -102,11 +102,11 @@ class ArtifactReads:
         assumed = normalize_decision(self.request.assume_decision)
         if not assumed:
             return ""
-        if self.prior_decisions and (self.prior_decisions[0].state, self.prior_decisions[0].uri) == (
-            request.state,
-            "",
-        ):
+        head = self.prior_decisions[0] if self.prior_decisions else None
+        if head is not None and (head.state, head.uri) == (request.state, ""):
             self.prior_decisions.pop(0)
+            if head.decision == assumed:
+                return assumed  # taken by an earlier execution: the run's decisions hold it already
         self._took(
             DecisionRecord(
                 state=request.state, uri="", decision=assumed, read_at=now(), source=DecisionSource.ASSUMED

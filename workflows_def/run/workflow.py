@@ -104,6 +104,7 @@ class NpaWorkflowRun:
         )
         self.state.usage_carried(loaded.prior.usage, counted=not request.continued)
         self.state.quota_carried(loaded.prior.quota_waits)
+        self.state.decisions_carried(loaded.prior.decisions)
         if not request.continued:
             count(Metric.RUNS_STARTED, spec=spec.name)
         await self.recorder.sync()

@@ -56,6 +56,10 @@ class LedgerBook:
         self.spec_pending = False  # the submitted spec goes with the first export
         self.failed_export = ""  # why the last export failed, "" when the ledger is current
 
+    def decisions_carried(self, count: int) -> None:
+        """The ledger already holds the run's first `count` decisions (an earlier execution's)."""
+        self._decisions_written = max(self._decisions_written, count)
+
     def wave_changed(self, attempt: AttemptId) -> None:
         """An attempt's record changed."""
         self._version += 1
