@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -10,14 +11,16 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 import yaml
-from temporalio.client import WorkflowExecutionStatus
+from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
+from npaflow.runtime.summary import RunStatusView
 from npaflow.temporal.data_converter import DATA_CONVERTER
 from npaflow.temporal.dev_server import DEV_SERVER_FLAGS
 from tests.harness import TEMPORAL_BIN, Harness
+from tests.helpers import eventually
 from tests.integration.fake_backend import FakeBackend
-from workflows_def import SEARCH_ATTRIBUTE_KEYS
+from workflows_def import SEARCH_ATTRIBUTE_KEYS, NpaWorkflowRun
 
 pytestmark = pytest.mark.integration
 
@@ -129,3 +132,41 @@ async def test_a_batch_that_failed_within_min_success_stays_failed_after_continu
     (fan_out,) = outcome.ledger.fan_outs.values()
     failed_member = members[1][0].removeprefix("m-")
     assert (fan_out.succeeded, fan_out.failed) == (9, [failed_member])
+
+
+def serial_chain(waves: int) -> str:
+    states: dict[str, object] = {
+        f"s{i:02d}": {"run": {"shell": "true"}, "next": f"s{i + 1:02d}"} for i in range(waves)
+    }
+    states[f"s{waves - 1:02d}"] = {"run": {"shell": "true"}, "terminal": True}
+    document = {"apiVersion": "npa.workflow/v0.0.1", "kind": "Workflow", "metadata": {"name": "chain"}}
+    return yaml.safe_dump({**document, "initial": "s00", "states": states})
+
+
+async def test_a_pause_sent_while_continue_as_new_is_due_holds_the_run_until_resume(
+    short_history_env: WorkflowEnvironment, home: Path
+) -> None:
+    fake = FakeBackend(default=["RUNNING"] * 20 + ["SUCCEEDED"])  # each wave runs about a second
+    harness = Harness(short_history_env.client, home, fake, f"tq-{uuid.uuid4().hex[:6]}")
+    run = short_history_env.client.get_workflow_handle_for(NpaWorkflowRun.run, "rt-pause-due")  # the newest
+    async with harness.worker():
+        first = await harness.start(serial_chain(12), run_id="rt-pause-due")
+
+        async def handover_due() -> bool:  # past the server's 60 events: the next wave boundary hands over
+            return (await first.describe()).history_length >= 60
+
+        await eventually(handover_due, timeout=60, interval=0.05)
+        launched = len(fake.launches)
+        await run.signal("pause")
+        await eventually(lambda: _phase(run, "paused"), timeout=30)
+        await asyncio.sleep(2)  # a wave would have launched by now
+        assert len(fake.launches) == launched
+        await run.signal("resume")
+        outcome = await harness.finish(run)
+    assert outcome.status == "succeeded"
+    assert [launch.states for launch in fake.launches] == [[f"s{i:02d}"] for i in range(12)]
+    assert len([w async for w in short_history_env.client.list_workflows("WorkflowId = 'rt-pause-due'")]) > 1
+
+
+async def _phase(handle: WorkflowHandle, wanted: str) -> bool:
+    return (await handle.query("status", result_type=RunStatusView)).phase.value == wanted

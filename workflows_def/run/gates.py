@@ -62,6 +62,10 @@ class RunGates:
         self.state.run_resumed()
         await self.recorder.sync()
 
+    def _asked_to_stop(self) -> bool:
+        """A pause or cancel asked of this execution: the next one would not know of it."""
+        return self.state.pause_requested or bool(self.state.cancel_reason)
+
     async def continue_as_new_if_suggested(self, sequence: int) -> None:
         """At a wave boundary with nothing in flight, start a fresh history from the ledger.
 
@@ -73,10 +77,12 @@ class RunGates:
         grown = history_past_share(info.get_current_history_length(), info.get_current_history_size())
         if not (info.is_continue_as_new_suggested() or grown):
             return
-        if self.state.waves.in_flight() or self.pending_launches:
+        if self.state.waves.in_flight() or self.pending_launches or self._asked_to_stop():
             return
         self.state.handing_over()
         await self.recorder.sync()
         await workflow.wait_condition(workflow.all_handlers_finished)
+        if self._asked_to_stop():  # a pause or cancel that came meanwhile: it acts first, here
+            return
         handover = {"continued": True, "handed_over_at": sequence}
         workflow.continue_as_new(self.request.model_copy(update=handover))
