@@ -197,8 +197,10 @@ async def test_resume_restarts_a_failed_run_and_replays_completed_waves(
         logs = await npaflow(env, local_harness, "logs", "e2e-resume", "--state", "last")
     assert resumed.returncode == 0, resumed.stderr
     assert summary["status"] == "succeeded"
-    first_wave, last_wave = summary["waves"]
+    first_wave, failed_wave, last_wave = summary["waves"]  # the attempt that failed is shown, not rerun
     assert first_wave["replayed"] is True and first_wave["job_id"] == "w1-1"
+    assert (failed_wave["attempt"], failed_wave["status"], failed_wave["job_id"]) == (1, "failed", "w1-2")
+    assert failed_wave["replayed"] is True
     assert (last_wave["attempt"], last_wave["job_id"]) == (2, "w1-3")
     assert len(list((local_harness.home / "local" / "jobs").glob("w1-*"))) == 3
     assert "rank 0 done" in logs.stdout
@@ -343,8 +345,9 @@ async def test_resume_onto_an_edited_spec_lists_the_change_and_reruns_only_the_c
     ]
     assert accepted.returncode == 0, accepted.stderr
     assert summary["status"] == "succeeded"
-    first, last = summary["waves"]
+    first, failed_last, last = summary["waves"]
     assert first["replayed"] is True and first["job_id"] == "w1-1"
+    assert (failed_last["attempt"], failed_last["status"], failed_last["replayed"]) == (1, "failed", True)
     assert (last["attempt"], last["job_id"]) == (2, "w1-3")
     ledger = json.loads(
         (local_harness.home / "runs" / "e2e-diff" / "npa-workflow" / "runtime.json").read_text()
