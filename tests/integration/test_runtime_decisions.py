@@ -246,3 +246,17 @@ async def test_a_resumed_run_keeps_the_decisions_its_earlier_execution_took_and_
     assert [d.decision for d in resumed.ledger.decisions] == taken
     assert [d.decision for d in resumed.summary.decisions] == taken
     assert resumed.ledger.decisions[0] == failed.ledger.decisions[0]
+
+
+async def test_a_resumed_run_replays_its_assumed_decision_without_recording_it_twice(
+    harness: Harness, fake: FakeBackend
+) -> None:
+    fake.scripts = [["SUCCEEDED"], ["SUCCEEDED"], ["FAILED"]]  # gate, route, publish fails
+    options = {"run_id": "rt-assumed-again", "assume_decision": "promote"}
+    failed = await harness.run("runtime/unsourced-router.yaml", **options)
+    assert failed.status == "failed" and failed.ledger is not None
+    await asyncio.sleep(1.1)  # a decision taken again now would carry a later read_at
+    resumed = await harness.run("runtime/unsourced-router.yaml", **options)
+    assert resumed.status == "succeeded" and resumed.ledger is not None
+    assert fake.submissions == [["gate"], ["route"], ["publish"], ["publish"]]
+    assert resumed.ledger.decisions == failed.ledger.decisions  # one assumption, as first recorded
