@@ -235,8 +235,12 @@ class WaveAttempts:
         return self._records[(key, attempt)]
 
     def records(self) -> list[WaveAttemptRecord]:
-        """Every attempt, in the order it was first recorded."""
-        return list(self._records.values())
+        """Every attempt in the order the run made them (by wave, then attempt).
+
+        Recorded order, but for an earlier execution's attempts, recalled at the start
+        (the sort is linear on what is nearly sorted already).
+        """
+        return sorted(self._records.values(), key=lambda record: (record.key.sequence, record.attempt))
 
     def by_id(self) -> dict[AttemptId, WaveAttemptRecord]:
         """Every attempt by its id (what a ledger delta picks from); read only."""

@@ -243,6 +243,13 @@ async def test_one_failed_member_under_min_success_1_fails_the_run_naming_it_and
     statuses = {m.item["id"]: m.status for m in members_of(resumed, root).members}  # type: ignore[index]
     assert statuses.pop("s4") is MemberStatus.SUCCEEDED
     assert set(statuses.values()) == {MemberStatus.EARLIER}
+    # the batch that failed is shown beside the new one, as the first execution recorded it
+    assert failed.summary is not None and resumed.summary is not None
+    (failed_batch,) = [w for w in failed.summary.waves if w.status is WaveStatus.FAILED]
+    shown = [w for w in resumed.summary.waves if w.key == failed_batch.key]
+    assert [(w.attempt, w.status, w.job_id, w.replayed) for w in shown] == [
+        (failed_batch.attempt, WaveStatus.FAILED, failed_batch.job_id, True)
+    ]
 
 
 EIGHT = [*SEVEN, {"id": "s7", "rows": 70}]

@@ -47,6 +47,8 @@ class TemporalExecutor:
         self.attempts = AttemptRunner(deps)
         self.gates = RunGates(deps, self.attempts.pending_launches)
         self.prior = latest_attempts(deps.loaded.prior.latest())
+        for ended in deps.loaded.prior.ended:  # shown from the start, where the walk reaches them or not
+            self.state.waves.recalled(ended)
         self.through_layers = through(wave_layers(deps), self._within_budgets)
 
     async def read_decision(self, request: DecisionRequest) -> str:
@@ -105,7 +107,6 @@ class TemporalExecutor:
             self.state.waves.adopted(prior)
             outcome = await self.attempts.await_job(prior.key, prior.attempt)
             return WaveOutcome(succeeded=True) if outcome.ok else None
-        self.state.waves.recalled(prior)  # the attempt the next one follows, shown beside it
         if prior.status.is_final() and prior.key.sequence < self.request.handed_over_at:
             # This run's own earlier execution moved past it (a fan-out batch that failed
             # within minSuccess): it stays failed, as one execution would have left it.
