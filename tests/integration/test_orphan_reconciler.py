@@ -388,6 +388,8 @@ async def test_a_ledger_sweep_leaves_alone_a_run_whose_job_still_runs_and_a_run_
         terminated = await local_harness.start(SPEC, run_id=live_id, **options)
         await slow_job_started(tmp_path, open_id)
         await slow_job_started(tmp_path, live_id)
+        for run_id in (open_id, live_id):  # the first export follows the launch: under load, after the job
+            await eventually(lambda run_id=run_id: ledger_of(local_harness.home, run_id).get("waves"))
         await terminated.terminate()
         sweep = LedgerSweep(local_harness.client, local_harness.context())
         assert await sweep.sweep() == 0  # the live job is the orphan sweep's; the open run its own
