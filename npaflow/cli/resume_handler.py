@@ -78,7 +78,9 @@ async def resume(options: ResumeOptions) -> int:
             request = await _onto_new_spec(handle, request, options, options.spec, shown)
         if options.reread_items:
             await _show_list_changes(client, options, shown)
-        request = request.model_copy(update={"reread_items": bool(options.reread_items)})
+        # A restart is a chain of its own: the latest execution may have been continued as new.
+        fresh = {"reread_items": bool(options.reread_items), "continued": False, "handed_over_at": 0}
+        request = request.model_copy(update=fresh)
         new = await client.start_workflow(
             WORKFLOW_TYPE,
             request,

@@ -170,3 +170,34 @@ async def test_a_pause_sent_while_continue_as_new_is_due_holds_the_run_until_res
 
 async def _phase(handle: WorkflowHandle, wanted: str) -> bool:
     return (await handle.query("status", result_type=RunStatusView)).phase.value == wanted
+
+
+async def test_resume_of_a_run_that_continued_as_new_retries_every_member_that_failed(
+    short_history_env: WorkflowEnvironment, home: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "items.json").write_text(json.dumps([{"id": f"i{n}"} for n in range(10)]))
+    spec = fan_out_within_min_success(f"file://{tmp_path}/items.json").replace("0.5", "0.9")  # 1 may fail
+    fake = FakeBackend(scripts=[["SUCCEEDED"]] * 3 + [["FAILED"]] + [["SUCCEEDED"]] * 6 + [["FAILED"]])
+    harness = Harness(short_history_env.client, home, fake, f"tq-{uuid.uuid4().hex[:6]}")
+    run = short_history_env.client.get_workflow_handle_for(NpaWorkflowRun.run, "rt-can-resume")
+    async with harness.worker():
+        failed = await harness.finish(await harness.start(spec, run_id="rt-can-resume"))
+        assert failed.status == "failed"  # the second and the ninth member failed: one too many
+        executions = short_history_env.client.list_workflows("WorkflowId = 'rt-can-resume'")
+        assert len([w async for w in executions]) > 1  # it had continued as new before it failed
+        resume = await asyncio.create_subprocess_exec(
+            str(TEMPORAL_BIN.parent / "npaflow"), "resume", "rt-can-resume",
+            "--address", short_history_env.client.service_client.config.target_host,
+            "--task-queue", harness.task_queue,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await resume.communicate()
+        assert resume.returncode == 0, err.decode()
+        resumed = await harness.finish(run)
+    assert resumed.status == "succeeded" and resumed.ledger is not None
+    members = [launch.task_names[0] for launch in fake.launches if launch.task_names[0].startswith("m-")]
+    relaunched = sorted({name for name in members if members.count(name) == 2})
+    failed_first = [fake.launches[3].task_names[0], fake.launches[10].task_names[0]]
+    assert relaunched == sorted(failed_first) and len(members) == 12  # each failed member once more
+    (fan_out,) = resumed.ledger.fan_outs.values()
+    assert fan_out.failed == []
