@@ -89,8 +89,8 @@ class QuotaWaits:
         return ended
 
     def carried(self, waits: Sequence[QuotaWait]) -> None:
-        """Earlier executions' ended waits, as their ledger has them (not sent to it again)."""
-        self.by_id.update((wait.id, wait) for wait in waits if not wait.is_open())
+        """Earlier executions' ended waits (the load drops open ones), not sent to the ledger again."""
+        self.by_id.update((wait.id, wait) for wait in waits)
 
     def records(self) -> list[QuotaWait]:
         """Every wait of the run, in the order they began."""

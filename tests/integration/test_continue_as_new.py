@@ -94,7 +94,7 @@ async def test_a_long_run_continues_as_new_and_launches_every_wave_once(
     assert [w.status.value for w in outcome.ledger.waves].count("succeeded") == 11
 
 
-def fan_out_within_min_success(items_uri: str) -> str:
+def fan_out_within_min_success(items_uri: str, min_success: float = 0.5) -> str:
     return yaml.safe_dump(
         {
             "apiVersion": "npa.workflow/v0.0.1",
@@ -105,7 +105,7 @@ def fan_out_within_min_success(items_uri: str) -> str:
                 "gen": {"run": {"shell": "true"}, "outputs": [{"uri": items_uri}], "next": "fan"},
                 "fan": {
                     "parallel": ["m"],
-                    "forEach": {"items": items_uri, "as": "it", "minSuccess": 0.5},
+                    "forEach": {"items": items_uri, "as": "it", "minSuccess": min_success},
                     "maxConcurrency": 1,
                     "next": "done",
                 },
@@ -176,7 +176,7 @@ async def test_resume_of_a_run_that_continued_as_new_retries_every_member_that_f
     short_history_env: WorkflowEnvironment, home: Path, tmp_path: Path
 ) -> None:
     (tmp_path / "items.json").write_text(json.dumps([{"id": f"i{n}"} for n in range(10)]))
-    spec = fan_out_within_min_success(f"file://{tmp_path}/items.json").replace("0.5", "0.9")  # 1 may fail
+    spec = fan_out_within_min_success(f"file://{tmp_path}/items.json", min_success=0.9)  # 1 may fail
     fake = FakeBackend(scripts=[["SUCCEEDED"]] * 3 + [["FAILED"]] + [["SUCCEEDED"]] * 6 + [["FAILED"]])
     harness = Harness(short_history_env.client, home, fake, f"tq-{uuid.uuid4().hex[:6]}")
     run = short_history_env.client.get_workflow_handle_for(NpaWorkflowRun.run, "rt-can-resume")
