@@ -31,6 +31,7 @@ class PlanStep(BaseModel):
     group: str = ""
     cache: CacheSetting | None = None
     item: str = ""  # a fan-out member's item key (npaflow/fanout/): its task name carries it
+    item_label: str = ""  # and its item as displays name it (npaflow/fanout/labels.py)
     #: The same step resolved with the run id as the literal `{{run.id}}` (a cached spec's steps only):
     #: what its cache key sees, so a value that merely contains the run id keys as that value.
     keyed: PlanStep | None = None
@@ -65,7 +66,7 @@ class PlanStep(BaseModel):
             "inputs": [a.model_dump(by_alias=True) for a in self.inputs],
             "group": self.group,
             **({"cache": self.cache.model_dump(mode="json")} if self.cache else {}),
-            **({"item": self.item} if self.item else {}),
+            **({"item": self.item, "item_label": self.item_label} if self.item else {}),
         }
 
 
@@ -127,6 +128,7 @@ def _resolved(
         group=placement.group,
         cache=state.cache,
         item=placement.item,
+        item_label=placement.item_label,
     )
 
 
@@ -163,6 +165,7 @@ class StepPlacement(BaseModel):
     loop_label: str = ""
     group: str = ""
     item: str = ""  # a fan-out member's item key
+    item_label: str = ""  # the item as displays name it
 
 
 def cache_mark(step: PlanStep) -> str:

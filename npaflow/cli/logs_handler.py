@@ -46,6 +46,9 @@ async def read_logs(
     task_queue = task_queue or description.task_queue or ""
     backend, launched = await _launched(client, handle, description, task_queue)
     waves = [w for w in launched if not state or state in w.states]
+    task = state
+    if state and not waves:
+        waves, task = _member_of_item(launched, state)
     if state and not waves:
         known = sorted({name for w in launched for name in w.states})
         close = difflib.get_close_matches(state, known, n=1)
@@ -57,12 +60,22 @@ async def read_logs(
     result = await run_helper(
         client,
         LOGS_WORKFLOW_TYPE,
-        JobLogsRequest(jobs=job_log_reads(waves, backend, state, tail)),
+        JobLogsRequest(jobs=job_log_reads(waves, backend, task, tail)),
         name=f"logs:{run_id}",
         task_queue=task_queue,
         result_type=JobLogsResult,
     )
     return [(wave, entry.text) for wave, entry in zip(waves, result.logs, strict=True)]
+
+
+def _member_of_item(launched: list[WaveView], label: str) -> tuple[list[WaveView], str]:
+    """The attempts that ran the fan-out member whose item is named `label`, and its task name."""
+    for wave in reversed(launched):
+        for member, item in zip(wave.key.members, wave.items, strict=False):
+            if member.item and item == label:
+                task = f"{member.state}-{member.item}"
+                return [w for w in launched if w.key == wave.key], task
+    return [], ""
 
 
 async def _launched(
@@ -112,9 +125,16 @@ def logs_text(run_id: str, state: str, logs: list[tuple[WaveView, str]]) -> str:
         return f"run {run_id} has no launched jobs" + (f" for state {state}" if state else "")
     return "\n".join(
         f"### {wave.key} attempt {wave.attempt} job {wave.job_id} ({wave.status.value})\n"
+        + _members_by_item(wave)
         + (text or "(no logs)")
         for wave, text in logs
     )
+
+
+def _members_by_item(wave: WaveView) -> str:
+    """A fan-out batch's task names with the item each ran (`# tokenize-shard-3a48865a6b3a: shard-001`)."""
+    pairs = zip(wave.key.members, wave.items, strict=False)
+    return "".join(f"# {member.state}-{member.item}: {label}\n" for member, label in pairs if member.item)
 
 
 async def logs(options: LogsOptions) -> int:

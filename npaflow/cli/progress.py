@@ -13,6 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
+from npaflow.fanout import wave_text
 from npaflow.printable import printable
 from npaflow.runtime.cache.tally import served_words
 from npaflow.runtime.status import JobStatus
@@ -36,7 +37,7 @@ def elapsed(started_at: str, now: float | None = None) -> str:
 
 
 def _states(wave: WaveView) -> str:
-    return ",".join(wave.states)
+    return wave_text(wave.states, wave.items)
 
 
 def progress_lines(view: RunStatusView, now: float | None = None) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from npaflow.fanout import items_text
 from npaflow.printable import printable
 from npaflow.runtime.cache.tally import CacheTally, served_words
 from npaflow.runtime.summary import ReportedWave, StatusReport
@@ -79,7 +80,7 @@ def _wave_line(wave: ReportedWave, label: str) -> str:
     if served:
         job = f"{job}, {served}" if wave.job_id else served
     status = f"{wave.status.value} (reconciled)" if wave.reconciled else wave.status.value
-    return f"  {label} attempt {wave.attempt}: {status}{category}, {job}"
+    return f"  {label}{items_text(wave.items)} attempt {wave.attempt}: {status}{category}, {job}"
 
 
 def _usage_lines(usage: RunUsage | None, is_open: bool) -> list[str]:

@@ -9,6 +9,7 @@ Inside:
   keys from content, the list's digest.
 - `members.py`: a member from the template and its item (`{{NAME.field}}`).
 - `claims.py`: each member's outputs its own (no two items write one URI).
+- `labels.py`: a member named by its item (`shard-003`) where people look.
 - `shell_words.py`: where a token stands in a `shell:` command, and an item
   value quoted for it, so bash reads data as data.
 - `models.py`: what the walk asks and records (`ItemsRequest`, `ItemsRead`,
@@ -18,6 +19,7 @@ Inside:
 
 from npaflow.fanout.claims import check_claims
 from npaflow.fanout.items import Item, ItemsError, list_digest, member_key, parsed_items
+from npaflow.fanout.labels import item_label, items_text, wave_text
 from npaflow.fanout.members import has_item_token, member_state
 from npaflow.fanout.models import (
     MEMBERS_SCHEMA,
@@ -46,8 +48,11 @@ __all__ = [
     "check_claims",
     "group_error",
     "has_item_token",
+    "item_label",
+    "items_text",
     "list_digest",
     "member_key",
     "member_state",
     "parsed_items",
+    "wave_text",
 ]

@@ -6,6 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field, JsonValue
 
+from npaflow.fanout.items import member_key
+from npaflow.fanout.labels import item_label
 from npaflow.presets import FROZEN
 
 #: The schema of a group's `members.json`.
@@ -110,6 +112,7 @@ class FanOutRecord(BaseModel):
     min_success: float = 1.0
     succeeded: int = 0
     failed: list[str] = Field(default_factory=list)  # member keys
+    failed_items: list[str] = Field(default_factory=list)  # the same members by item (labels.py)
     not_run: int = 0
     ended: bool = False
     note: str = ""
@@ -136,7 +139,8 @@ class FanOutRecord(BaseModel):
 
     def shown(self) -> FanOutRecord:
         """The record as status and the summary carry it: at most SHOWN_FAILURES failed keys."""
-        return self.model_copy(update={"failed": self.failed[:SHOWN_FAILURES]})
+        shown = {"failed": self.failed[:SHOWN_FAILURES], "failed_items": self.failed_items[:SHOWN_FAILURES]}
+        return self.model_copy(update=shown)
 
     def badge(self) -> str:
         """What the run page draws on the group: `7 items` while it runs, `6/7 ok · 1 failed` once ended."""
@@ -155,7 +159,8 @@ class FanOutRecord(BaseModel):
         text += f" (minSuccess {self.min_success:g})" if self.min_success < 1 else ""
         if failed:
             more = f" and {failed - len(self.failed)} more" if failed > len(self.failed) else ""
-            text += f"; failed: {', '.join(self.failed)}{more}"
+            named = self.failed_items if len(self.failed_items) == len(self.failed) else self.failed
+            text += f"; failed: {', '.join(named)}{more}"
         text += f"; {self.not_run} not run" if self.not_run else ""
         text += f"; list {self.note}" if self.note.startswith("read again") else ""
         return text + (f"; members: {self.members_uri}" if self.members_uri else "")
@@ -198,10 +203,17 @@ class MembersOutcome(BaseModel):
                 "min_success": self.min_success,
                 "succeeded": self.succeeded,
                 "failed": self.failed,
+                "failed_items": _labels(read.items, self.failed) if self.failed else [],
                 "not_run": len(self.not_run),
                 "ended": ended,
             }
         )
+
+
+def _labels(items: tuple[JsonValue, ...], keys: list[str]) -> list[str]:
+    """The members of `keys` by item; a key whose item is not at hand keeps the key."""
+    by_key = {member_key(item): item_label(item) for item in items}
+    return [by_key.get(key) or key for key in keys]
 
 
 class WriteMembersInput(BaseModel):

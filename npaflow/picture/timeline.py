@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from npaflow.fanout import items_text
 from npaflow.picture.geometry import CHAR_WIDTH, MARGIN
 from npaflow.picture.node_states import NodePhase
 from npaflow.picture.svg import PHASE_COLOURS
@@ -80,7 +81,7 @@ def timeline_bars(
         end = max(_end(wave, now), at)
         started = min(max(min(starts, default=at if ran else end), at), end)
         phase = _PHASE[wave.status]
-        text = f"{label} · attempt {wave.attempt} · {phase.value}"
+        text = f"{label}{items_text(wave.items)} · attempt {wave.attempt} · {phase.value}"
         if wave.job_id:
             text += f" · job {wave.job_id}"
         if wave.error:

@@ -39,6 +39,7 @@ class WaveView(BaseModel):
     key: WaveKey
     attempt: int
     states: list[str]
+    items: list[str] = Field(default_factory=list)  # a fan-out batch's members by item (fanout/labels.py)
     job_id: str
     job_name: str
     status: WaveStatus
@@ -62,6 +63,7 @@ class WaveView(BaseModel):
             key=record.key,
             attempt=record.attempt,
             states=record.states,
+            items=record.items,
             job_id=record.job_id,
             job_name=record.job_name,
             status=record.status,

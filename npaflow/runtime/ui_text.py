@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
+from npaflow.fanout import wave_text
 from npaflow.ids import RunId
 from npaflow.runtime.progress_view import ProgressView
 from npaflow.runtime.state_rows import StateRow
@@ -64,16 +65,13 @@ def static_details(
 
 def current_details(view: ProgressView) -> str:
     """Phase, running states with their jobs, progress, the last decision, GPU-hours, ledger."""
+    running = (
+        f"{md(wave_text(w.states, w.items))} (job {md(w.job_id or 'launching')}, since {w.started_at or '-'})"
+        for w in view.running
+    )
     lines = [
         f"**phase** {view.phase.value}",
-        "**running** "
-        + (
-            ", ".join(
-                f"{md(','.join(w.states))} (job {md(w.job_id or 'launching')}, since {w.started_at or '-'})"
-                for w in view.running
-            )
-            or "-"
-        ),
+        "**running** " + (", ".join(running) or "-"),
         f"**waves** {view.done} done of {view.total} so far"
         + (f", {view.retried} retried" if view.retried else ""),
     ]

@@ -22,6 +22,7 @@ from npaflow.fanout import (
     allowed_failures,
     check_claims,
     group_error,
+    item_label,
     member_key,
     member_state,
 )
@@ -112,7 +113,7 @@ class FanOutWalk:
                     self.status[key] = MemberStatus.EARLIER
                     continue
                 state = member_state(self.template, self.fan.name, item, index)
-                placement = self.placement.model_copy(update={"item": key})
+                placement = self.placement.model_copy(update={"item": key, "item_label": item_label(item)})
                 steps.append(self.walker.materialize(state, placement))
                 claims.append((index, [artifact.uri for artifact in steps[-1].outputs]))
             check_claims(claims, [artifact.uri for artifact in self.template.outputs])

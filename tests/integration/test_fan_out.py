@@ -17,10 +17,13 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
 from activities.storage import S3Storage, StorageRouter
+from npaflow.cli.status_text import status_text
 from npaflow.fanout import MembersDocument, MemberStatus, member_key
 from npaflow.picture.blocks import spec_blocks
 from npaflow.picture.node_states import node_views
+from npaflow.runtime.ledger.projection import manifest_steps
 from npaflow.runtime.request import BackendName
+from npaflow.runtime.summary import StatusReport
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.spec import load_spec_from_str
 from tests.e2e.test_cli_runs import npaflow
@@ -209,14 +212,30 @@ async def test_status_the_summary_and_the_run_page_name_a_fan_out_s_failed_membe
     outcome = await local_harness.run(fan_spec(file_root, min_success=0.8), run_id="fan-told")
     assert outcome.summary is not None and outcome.ledger is not None
     failed = member_key(SEVEN[4])
-    said = f"fan-out work: 6 of 7 members succeeded (minSuccess 0.8); failed: {failed}; members: file://"
+    said = "fan-out work: 6 of 7 members succeeded (minSuccess 0.8); failed: s4; members: file://"
     assert any(line.startswith(said) for line in outcome.summary.text_lines())
     view = outcome.summary.status_view(BackendName.LOCAL)
-    assert [record.failed for record in view.fan_outs] == [[failed]]
+    assert [(record.failed, record.failed_items) for record in view.fan_outs] == [([failed], ["s4"])]
     spec = load_spec_from_str(fan_spec(file_root, min_success=0.8), "fan.yaml", catalog=CATALOG)
     blocks = spec_blocks(spec)
     assert any(block.caption().startswith("work: forEach s") for top in blocks for block in top.walk())
     assert node_views(blocks, outcome.ledger)["work"].detail.startswith(said)
+
+
+async def test_each_member_is_named_by_its_item_in_the_ledger_the_manifest_and_status(
+    local_harness: Harness, file_root: Root
+) -> None:
+    write_list(file_root, SEVEN)
+    outcome = await local_harness.run(fan_spec(file_root), run_id="fan-named")
+    assert outcome.summary is not None and outcome.ledger is not None
+    batches = [w for w in outcome.ledger.waves if w.key.group == "work"]
+    assert [w.items for w in batches] == [["s0", "s1", "s2"], ["s3", "s4", "s5"], ["s6"]]
+    steps = [step for w in batches for step in manifest_steps(w)]
+    assert [(step.item, step.item_label) for step in steps] == [(member_key(i), i["id"]) for i in SEVEN]
+    report = StatusReport.of(outcome.summary.status_view(BackendName.LOCAL), "COMPLETED")
+    lines = status_text(report).splitlines()
+    assert "  shard ×3 #1 [s0, s1, s2] attempt 1: succeeded, job w1-2 on worker w1 (SUCCEEDED)" in lines
+    assert all(w.items == [] for w in outcome.ledger.waves if w.key.group != "work")
 
 
 async def failed_on_s4(harness: Harness, root: Root, run_id: str) -> RunOutcome:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from npaflow.cli.logs_handler import _member_of_item, logs_text
 from npaflow.cli.progress import change_lines, progress_lines
 from npaflow.runtime.ledger import DecisionRecord, WaveAttemptRecord
 from npaflow.runtime.status import JobStatus
@@ -277,3 +278,31 @@ def test_a_wave_the_cache_served_names_its_source_not_a_missing_job() -> None:
     assert served_words([hit], "") == "from the cache: run r1 job 7 (saved 0.5000 GPU-h)"
     assert served_words([hit, miss], "9") == "1 step from the cache (saved 0.5000 GPU-h)"
     assert served_words([miss], "") == ""
+
+
+def fan_out_batch(items: list[str]) -> WaveView:
+    members = ",".join(f"g:shard@{n:012x}:-" for n in range(len(items)))
+    return wave(2, "shard", WaveStatus.RUNNING).model_copy(
+        update={"key": WaveKey.parse(f"002|g|{members}"), "states": ["shard"] * len(items), "items": items}
+    )
+
+
+def test_a_fan_out_batch_is_followed_by_its_items_not_its_repeated_template() -> None:
+    after = view(fan_out_batch(["shard-000", "shard-001", "shard-002"]))
+    assert texts(change_lines(view(), after)) == [
+        "shard ×3 [shard-000, shard-001, shard-002] attempt 1: running job w1-2 (wave 002, group g)"
+    ]
+    assert "  running shard ×3 [shard-000, shard-001, shard-002] attempt 1: job w1-2" in "\n".join(
+        progress_lines(after, now=0)
+    )
+
+
+def test_logs_name_the_item_each_member_task_ran_and_select_one_member_by_its_item() -> None:
+    batch = fan_out_batch(["a", "b"])
+    text = logs_text("r", "", [(batch, "==> shard-000000000001-0 <==\nhello")])
+    assert text.splitlines()[1:3] == ["# shard-000000000000: a", "# shard-000000000001: b"]
+    assert _member_of_item([wave(1, "split", WaveStatus.SUCCEEDED), batch], "b") == (
+        [batch],
+        "shard-000000000001",
+    )
+    assert _member_of_item([batch], "c") == ([], "")

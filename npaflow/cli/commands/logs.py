@@ -11,7 +11,9 @@ from npaflow.cli.options import add_run_id_arguments, count
 def add(logs: argparse.ArgumentParser) -> None:
     """The arguments of `logs`."""
     add_run_id_arguments(logs)
-    logs.add_argument("--state", default="", help="only this state's jobs")
+    logs.add_argument(
+        "--state", default="", help="only this state's jobs, or one fan-out member's (its item: shard-003)"
+    )
     logs.add_argument("--tail", type=count, default=2000, help="lines per job (default 2000)")
     logs.add_argument(
         "--raw",

@@ -121,6 +121,7 @@ class WaveAttemptRecord(BaseModel):
     replayed: bool = False
     adopted: bool = False
     states: list[str] = Field(default_factory=list)
+    items: list[str] = Field(default_factory=list)  # ours: a fan-out batch's members by item, as `states`
     kind: WaveKind = WaveKind.SERIAL
     group: str = ""
     attempt: int = 1

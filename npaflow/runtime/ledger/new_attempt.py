@@ -22,6 +22,7 @@ def new_attempt(
     return WaveAttemptRecord(
         key=wave.key,
         states=wave.states,
+        items=[step.item_label for step in wave.steps] if wave.fan_out is not None else [],
         kind=wave.kind,
         group=wave.group,
         attempt=attempt,

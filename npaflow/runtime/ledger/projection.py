@@ -132,6 +132,8 @@ class ManifestStep(BaseModel):
     attempt: int = 1  # ours: which attempt this step's record comes from
     image: str = ""  # ours: the image as chosen
     image_digest: str = ""  # ours: the digest launched ("" = the tag, unpinned)
+    item: str = ""  # ours: a fan-out member's item key (its task name's suffix)
+    item_label: str = ""  # ours: and its item as displays name it
 
 
 def manifest_steps(wave: WaveAttemptRecord) -> list[ManifestStep]:
@@ -159,6 +161,8 @@ def manifest_steps(wave: WaveAttemptRecord) -> list[ManifestStep]:
                 attempt=wave.attempt,
                 image=planned.image,
                 image_digest=planned.image_digest,
+                item=member.item,
+                item_label=wave.items[index] if index < len(wave.items) else "",
             )
         )
     return steps

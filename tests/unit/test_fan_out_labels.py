@@ -1,0 +1,73 @@
+"""A fan-out member is shown by its item (`shard-003`), not by its key's digest."""
+
+from __future__ import annotations
+
+from npaflow.fanout import (
+    FanOutRecord,
+    ItemsRead,
+    MembersOutcome,
+    item_label,
+    items_text,
+    member_key,
+    wave_text,
+)
+from npaflow.fanout.labels import MAX_LABEL_CHARS
+
+
+def test_an_object_item_is_named_by_its_id_field() -> None:
+    assert item_label({"rows": 4000, "id": "shard-003"}) == "shard-003"
+
+
+def test_name_fields_are_looked_for_in_order_and_a_blank_one_is_passed_over() -> None:
+    assert item_label({"path": "/data/a", "name": "alpha"}) == "alpha"
+    assert item_label({"id": " ", "path": "/data/a"}) == "/data/a"
+    assert item_label({"id": 7, "name": "seven"}) == "7"
+
+
+def test_an_object_without_a_name_field_is_named_by_its_fields() -> None:
+    assert item_label({"lr": 0.1, "bs": 8, "warm": True}) == "lr=0.1, bs=8, warm=true"
+
+
+def test_a_scalar_item_is_named_by_its_value() -> None:
+    assert [item_label(v) for v in ("s3://b/k", 3, 2.5, False, None)] == [
+        "s3://b/k",
+        "3",
+        "2.5",
+        "false",
+        "null",
+    ]
+
+
+def test_a_label_is_one_line_and_clipped() -> None:
+    assert item_label("a\nb\tc") == "a b c"
+    long = item_label("x" * 500)
+    assert len(long) == MAX_LABEL_CHARS and long.endswith("…")
+
+
+def test_items_text_names_four_then_counts_the_rest() -> None:
+    assert items_text([f"s{n}" for n in range(6)]) == " [s0, s1, s2, s3, +2 more]"
+    assert items_text([f"s{n}" for n in range(5)]) == " [s0, s1, s2, s3, s4]"
+    assert items_text([]) == "" and items_text(["", ""]) == ""
+
+
+def test_a_wave_without_items_reads_as_before() -> None:
+    assert wave_text(["train", "eval"], []) == "train,eval"
+    assert wave_text(["shard"] * 3, ["a", "b", "c"]) == "shard ×3 [a, b, c]"
+
+
+def test_a_record_names_its_failed_members_by_item_and_keeps_their_keys() -> None:
+    items = ({"id": "s0"}, {"id": "s1"}, "plain")
+    failed = [member_key(items[1]), member_key(items[2])]
+    outcome = MembersOutcome(
+        group="g", occurrence=1, items_uri="u", digest="d", min_success=0.5, count=3, failed=failed
+    )
+    record = outcome.record(ItemsRead(items=items), ended=True)
+    assert record.failed == failed and record.failed_items == ["s1", "plain"]
+    assert "; failed: s1, plain;" in record.text() + ";"
+
+
+def test_a_record_from_an_older_ledger_names_its_failed_members_by_key() -> None:
+    record = FanOutRecord(
+        group="g", occurrence=1, items_uri="u", count=2, succeeded=1, failed=["abc"], ended=True
+    )
+    assert "failed: abc" in record.text()
