@@ -258,6 +258,7 @@ class RunArtifactActivities:
                             uri=output.uri,
                             wave_key=str(wave.key),
                             attempt=wave.attempt,
+                            item=wave.items[index] if index < len(wave.items) else "",
                             schema_label=output.schema_label,
                             exists=await has_content(storage, output.uri),
                         )

@@ -26,8 +26,10 @@ def artifacts_text(result: RunArtifacts) -> str:
     lines = [f"run {result.run_id}:"]
     for row in result.rows:
         what = row.schema_label or row.detail
-        where = f" ({row.wave_key} attempt {row.attempt})" if row.wave_key else ""
-        lines.append(f"  {row.kind:<8} {row.state:<20} {_mark(row):<7} {row.uri}  {what}{where}".rstrip())
+        where = f"(wave {row.wave_key.split('|', 1)[0]}, attempt {row.attempt})" if row.wave_key else ""
+        state = f"{row.state} [{row.item}]" if row.item else row.state
+        told = " ".join(part for part in (what, where) if part)
+        lines.append(f"  {row.kind:<8} {state:<20} {_mark(row):<7} {row.uri}  {told}".rstrip())
     return printable("\n".join(lines))  # keys and URIs are named by whoever writes the objects
 
 

@@ -134,6 +134,7 @@ class ArtifactRow(BaseModel):
     uri: str
     wave_key: str = ""
     attempt: int = 0
+    item: str = ""  # a fan-out member's item, as displays name it (npaflow/fanout/labels.py)
     schema_label: str = ""  # an output's declared schema
     exists: bool | None = None  # now, when checked; None for a prefix watched by a trigger
     detail: str = ""  # the decision taken and its source; a trigger's object count

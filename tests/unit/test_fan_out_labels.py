@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from npaflow.cli.artifacts_handler import artifacts_text
 from npaflow.fanout import (
     FanOutRecord,
     ItemsRead,
@@ -12,6 +13,8 @@ from npaflow.fanout import (
     wave_text,
 )
 from npaflow.fanout.labels import MAX_LABEL_CHARS
+from npaflow.ids import RunId
+from npaflow.runtime.reads import ArtifactRow, RunArtifacts
 
 
 def test_an_object_item_is_named_by_its_id_field() -> None:
@@ -71,3 +74,13 @@ def test_a_record_from_an_older_ledger_names_its_failed_members_by_key() -> None
         group="g", occurrence=1, items_uri="u", count=2, succeeded=1, failed=["abc"], ended=True
     )
     assert "failed: abc" in record.text()
+
+
+def test_a_members_output_is_listed_by_its_item_and_its_waves_number_not_its_whole_key() -> None:
+    key = "002|g|g:shard@000000000000:-,g:shard@000000000001:-"
+    row = ArtifactRow(kind="output", state="shard", uri="file:///o/a.txt", wave_key=key, attempt=1, item="a")
+    text = artifacts_text(RunArtifacts(run_id=RunId("r1"), rows=[row]))
+    assert (
+        text.splitlines()[1]
+        == "  output   shard [a]            -       file:///o/a.txt  (wave 002, attempt 1)"
+    )

@@ -14,6 +14,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
+from npaflow.fanout import items_text
 from npaflow.images import wave_images
 from npaflow.runtime.cache.messages import CacheLookupResult
 from npaflow.runtime.contract import AWAIT_WAVE, LAUNCH_WAVE
@@ -127,7 +128,8 @@ class AttemptRunner:
             start_to_close_timeout=LAUNCH_TIMEOUT,
             heartbeat_timeout=LAUNCH_HEARTBEAT_TIMEOUT,
             retry_policy=PERSISTENT_RETRY,
-            summary=f"launch wave {wave.key.sequence:03d}: {wave.key.label()} (attempt {attempt})",
+            summary=f"launch wave {wave.key.sequence:03d}: {wave.key.label()}"
+            f"{items_text([s.item_label for s in wave.steps])} (attempt {attempt})",
         )
 
     async def await_job(self, key: WaveKey, attempt: int) -> AttemptOutcome:
@@ -153,7 +155,8 @@ class AttemptRunner:
                 start_to_close_timeout=wait_timeout(self.request.max_wait_seconds),
                 heartbeat_timeout=POLL_HEARTBEAT_TIMEOUT,
                 retry_policy=PERSISTENT_RETRY,
-                summary=f"await job {record.job_id}: {record.key.label()} (attempt {attempt})",
+                summary=f"await job {record.job_id}: {record.key.label()}{items_text(record.items)}"
+                f" (attempt {attempt})",
             )
             raw = await self.budget.await_within(handle, budget_seconds)
             result = decode(AWAIT_WAVE, raw) if raw is not None else budget_stop(record, budget_text)
