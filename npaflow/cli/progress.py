@@ -124,7 +124,7 @@ def change_lines(before: RunStatusView | None, after: RunStatusView) -> list[str
         lines = [*lines, phase] if after.phase.is_final() else [phase, *lines]
     elif before is not None and before.pause_requested != after.pause_requested:
         lines.insert(0, f"{stamp} run {after.run_id}: {_phase(after)}")
-    return lines
+    return [printable(line) for line in lines]  # items and URIs are named by whoever wrote them
 
 
 def _decision_positions(view: RunStatusView) -> list[int]:

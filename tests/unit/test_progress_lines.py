@@ -306,3 +306,10 @@ def test_logs_name_the_item_each_member_task_ran_and_select_one_member_by_its_it
         "shard-000000000001",
     )
     assert _member_of_item([batch], "c") == ([], "")
+
+
+def test_a_change_line_shows_an_items_escape_sequence_and_never_sends_it() -> None:
+    after = view(fan_out_batch(["\x1b]0;PWNED\x07evil", "ok\u202egnp"]))
+    (line,) = texts(change_lines(view(), after))
+    assert "\x1b" not in line and "\x07" not in line and "\u202e" not in line
+    assert "[\\x1b]0;PWNED\\x07evil, ok\\u202egnp]" in line
