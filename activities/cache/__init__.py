@@ -30,6 +30,7 @@ from npaflow.runtime.cache.messages import (
     CacheMode,
     CacheStoreInput,
     CacheStoreResult,
+    FlightAnswer,
     FlightTicket,
     RequestFlightInput,
     StepKey,
@@ -74,21 +75,21 @@ class CacheActivities:
         if result.served or not request.flight_queue or len(cached) < len(request.wave.steps):
             return result
         first = min(key.key for key in result.missed_keys())  # held in order: no two runs wait on each other
-        holding = await request_flight(
+        answer = await request_flight(
             RequestFlightInput(
                 flight_id=flight_id(scope_segment(request.scope), first),
                 ticket=FlightTicket(run_id=request.run_id, key=first),
                 task_queue=request.flight_queue,
             )
         )
-        if holding:
+        if answer.holding:
             # Granted at once, yet asked after reading: a holder may have stored and given the
             # key back in between. Look again now that nobody else can store it.
             again = await self._look(request, cached, keys)
             if again.served:
                 await release_flights(request.run_id, request.scope, [first])
                 return again
-        return result.model_copy(update={"flying": first, "holding": holding})
+        return result.model_copy(update={"flying": first, "holding": answer.holding, "holder": answer.holder})
 
     async def _look(
         self, request: CacheLookupInput, cached: list[PlanStep], keys: tuple[StepKey, ...]
@@ -141,8 +142,8 @@ class CacheActivities:
 
     @activity.defn(name=REQUEST_FLIGHT.name)
     @mapped_errors
-    async def request_cache_flight(self, request: RequestFlightInput) -> bool:
-        """Ask the key's flight; True when the run holds it now (activities/cache/flight.py)."""
+    async def request_cache_flight(self, request: RequestFlightInput) -> FlightAnswer:
+        """Ask the key's flight: held now, or who holds it (activities/cache/flight.py)."""
         return await request_flight(request)
 
     @activity.defn(name=CACHE_STORE.name)

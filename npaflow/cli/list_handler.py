@@ -126,6 +126,7 @@ def live_row(row: RunRow, view: RunStatusView) -> RunRow:
     update: dict[str, object] = {
         "gpu_hours": view.usage.gpu_hours,
         "waited_seconds": round(sum(wait.seconds for wait in view.quota_waits), 1),
+        "current_states": view.current_states or row.current_states,  # fresher than the attribute
     }
     waiting = [wait for wait in view.quota_waits if wait.is_open()]
     if waiting:
@@ -133,6 +134,9 @@ def live_row(row: RunRow, view: RunStatusView) -> RunRow:
         update["waiting_for"] = (
             f"quota {waiting[0].pool} ({waiting[0].gpus} GPUs, position {waiting[0].position})"
         )
+    elif view.cache_waits:
+        update["phase"] = "waiting"
+        update["waiting_for"] = view.cache_waits[0].short()
     return row.model_copy(update=update)
 
 

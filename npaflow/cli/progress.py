@@ -56,6 +56,7 @@ def progress_lines(view: RunStatusView, now: float | None = None) -> list[str]:
                 f"  running {_states(wave)} attempt {wave.attempt}: job "
                 f"{wave.job_id or '(launching)'}{where} for {elapsed(wave.started_at, now)}{said}"
             )
+    lines.extend(f"  waiting: {wait.text()}" for wait in view.cache_waits)
     for wave in view.waves:
         if wave.status is WaveStatus.FAILED:
             category = f" [{wave.error_category.value}]" if wave.error_category else ""
@@ -114,6 +115,12 @@ def change_lines(before: RunStatusView | None, after: RunStatusView) -> list[str
             events.append(
                 (wave.ended_at if ended else wave.started_at, index, 1 if ended else 0, _wave_line(wave))
             )
+    waited = {wait.wave for wait in before.cache_waits} if before else set()
+    events.extend(
+        (wait.since, len(after.waves), 0, f"waiting: {wait.text()}")
+        for wait in after.cache_waits
+        if wait.wave not in waited
+    )
     new_from = len(before.decisions) if before else 0
     for position, decision in list(zip(_decision_positions(after), after.decisions, strict=True))[new_from:]:
         line = f"decision {decision.shown} from state {decision.state or '-'} <- {decision.uri}"

@@ -22,7 +22,7 @@ class RunRow(BaseModel):
     gpu_hours: float | None = None
     waited_seconds: float | None = None  # None: an older run whose memo never said
     executions: int = 1
-    waiting_for: str = ""  # `quota POOL (N GPUs, position P)` while an open run waits
+    waiting_for: str = ""  # `quota POOL (N GPUs, position P)` or `run R's cache entry` while it waits
     no_worker: str = ""  # why nothing moves an open run now (no worker, or none of its build)
 
     def shown_phase(self) -> str:

@@ -34,7 +34,7 @@ def ledger_of_view(view: RunStatusView, updated_at: str = "") -> RuntimeLedger:
 
 
 def waiting_states(view: RunStatusView, spec: WorkflowSpec | None = None) -> dict[str, str]:
-    """What each waiting state waits for: its trigger, or quota.
+    """What each waiting state waits for: its trigger, quota, or another run's cache entry.
 
     A trigger: a current state with one and no attempt running yet. Quota: the run's
     quota waits name their wave (`... (wave KEY)`).
@@ -54,4 +54,6 @@ def waiting_states(view: RunStatusView, spec: WorkflowSpec | None = None) -> dic
         except ValueError:
             continue
         waiting.update(dict.fromkeys(states, wait.text()))
+    for cache_wait in view.cache_waits:
+        waiting.update(dict.fromkeys(cache_wait.states, cache_wait.text()))
     return waiting

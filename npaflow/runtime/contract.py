@@ -27,6 +27,7 @@ from npaflow.runtime.cache.messages import (
     CacheLookupResult,
     CacheStoreInput,
     CacheStoreResult,
+    FlightAnswer,
     RequestFlightInput,
 )
 from npaflow.runtime.environment import DEFAULT_TASK_QUEUE, ENV_DEFAULTS, EnvVar
@@ -198,7 +199,7 @@ CHECK_RUN = ActivityRef("check_run", CheckRunInput, RunStanding)
 RECORD_RECONCILED = ActivityRef("record_reconciled", RecordReconciledInput, ExportResult)
 CACHE_LOOKUP = ActivityRef("cache_lookup", CacheLookupInput, CacheLookupResult)
 CACHE_STORE = ActivityRef("cache_store", CacheStoreInput, CacheStoreResult)
-REQUEST_FLIGHT = ActivityRef("request_cache_flight", RequestFlightInput, bool)
+REQUEST_FLIGHT = ActivityRef("request_cache_flight", RequestFlightInput, FlightAnswer)
 CACHE_ADMIN = ActivityRef("cache_admin", CacheAdminInput, CacheAdminResult)
 RENDER_REPORT = ActivityRef("render_report", RenderReportInput, RunReport)
 READ_RUN_WAVES = ActivityRef("read_run_waves", RunWavesInput, RunWaves)

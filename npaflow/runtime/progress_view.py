@@ -39,6 +39,7 @@ class ProgressView(BaseModel):
     error: str = ""
     cache: CacheTally = Field(default_factory=CacheTally)
     quota_waits: list[str] = Field(default_factory=list)
+    cache_waits: list[str] = Field(default_factory=list)  # waves waiting for another run's cache entry
     states: list[StateRow] = Field(default_factory=list)  # the newest states only
     earlier_states: int = 0  # states that ran before those
     page: str = ""  # the run's page in `npaflow ui`, when the workers name its address
@@ -61,6 +62,7 @@ def progress_view(state: RunState) -> ProgressView:
         error=state.error,
         cache=state.progress.cache.model_copy(),
         quota_waits=state.quota.open_texts(),
+        cache_waits=[wait.text() for wait in state.cache_waits.values()],
         states=rows,
         earlier_states=len(progress.latest) - len(rows),
         page=f"{state.page_url.rstrip('/')}/runs/{state.run_id}" if state.page_url else "",

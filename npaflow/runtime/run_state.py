@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from npaflow.fanout.models import FanOutRecord
 from npaflow.ids import RunId
 from npaflow.printable import clipped
+from npaflow.runtime.cache.waits import CacheWait
 from npaflow.runtime.ledger import DecisionRecord, LedgerDelta, Watermark
 from npaflow.runtime.ledger.book import LedgerBook, Receipt
 from npaflow.runtime.loaded import AttemptUsage
@@ -47,6 +48,7 @@ class RunState:
         self.phase = RunPhase.STARTING
         self.current_states: list[str] = []
         self.quota = QuotaWaits()  # each wave's wait for GPUs: open ones say what the run waits for
+        self.cache_waits: dict[str, CacheWait] = {}  # waves waiting for another run's cache entry
         self.error = ""
         self._failure_class: FailureClass | None = None  # the run's own, when it failed for good
         self.cancel_reason = ""
@@ -162,6 +164,16 @@ class RunState:
         if ended is not None:
             self._note(RunNote.QUOTA_SETTLED)
             self.ledger.quota_wait_changed(ended.id)
+
+    def cache_flight_waiting(self, wait: CacheWait) -> None:
+        """A wave waits for the run making the same cache entry: status and the UI name that run."""
+        self._note(RunNote.CACHE_WAITING)
+        self.cache_waits[wait.wave] = wait
+
+    def cache_flight_boarded(self, wave_key: str) -> None:
+        """The wave holds its cache keys now, or stopped waiting for them."""
+        if self.cache_waits.pop(wave_key, None) is not None:
+            self._note(RunNote.CACHE_BOARDED)
 
     def launches_held(self) -> None:
         """A pause request reached the launch gate: the ledger catches up before the wait."""

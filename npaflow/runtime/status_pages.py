@@ -82,6 +82,7 @@ def status_view(state: RunState, now: str = "", before: int = -1) -> RunStatusVi
         current_states_omitted=len(state.current_states) - len(current),
         quota_waits=waits,
         quota_waits_omitted=waits_omitted,
+        cache_waits=list(state.cache_waits.values()),
         fan_outs=shown_fan_outs(state.fan_outs),
         waves=waves,
         wave_count=len(records),

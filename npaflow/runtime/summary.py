@@ -11,6 +11,7 @@ from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.printable import printable
 from npaflow.runtime.cache.tally import CacheTally
+from npaflow.runtime.cache.waits import CacheWait
 from npaflow.runtime.ledger import (
     CachedStep,
     DecisionRecord,
@@ -91,6 +92,7 @@ class RunFacts(BaseModel):
     backend: BackendName = BackendName.LOCAL
     current_states: list[str] = Field(default_factory=list)
     quota_waits: list[QuotaWait] = Field(default_factory=list)  # each wave's wait, open or ended
+    cache_waits: list[CacheWait] = Field(default_factory=list)  # waves waiting for another run's entry
     fan_outs: list[FanOutRecord] = Field(default_factory=list)  # the newest, their failures bounded
     decisions: list[DecisionRecord] = Field(default_factory=list)
     ledger_uri: str = ""

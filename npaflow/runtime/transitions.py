@@ -23,10 +23,11 @@ class Effect(IntEnum):
     """What the workflow records outside the run once a change happened (the stronger one wins)."""
 
     NONE = 0  # kept in the pending ledger delta, exported with the next flush
-    PUBLISH = 1  # search attributes, memo and the UI's current details follow at once
-    EXPORT = 2  # the pending delta is exported at once (nothing the UI shows changed)
-    FLUSH = 3  # a wave's record matters now: the pending delta is exported, then published
-    ANNOUNCE = 4  # the run's phase changed: published at once, then the ledger gets its status
+    DETAILS = 1  # only the UI's current details follow at once (no history event)
+    PUBLISH = 2  # search attributes, memo and the UI's current details follow at once
+    EXPORT = 3  # the pending delta is exported at once (nothing the UI shows changed)
+    FLUSH = 4  # a wave's record matters now: the pending delta is exported, then published
+    ANNOUNCE = 5  # the run's phase changed: published at once, then the ledger gets its status
 
     def __or__(self, other: int) -> Effect:
         """Both effects: a publish and an export asked for apart make a flush."""
@@ -187,6 +188,10 @@ class RunNote(Enum):
     TRIGGER_WAITING = Note("trigger_waiting", "a trigger's wait begins: the ledger catches up", Effect.FLUSH)
     QUOTA_WAITING = Note("quota_waiting", "a wave waits for GPUs from its quota pool", Effect.PUBLISH)
     QUOTA_SETTLED = Note("quota_settled", "the wave was granted its GPUs, or stopped waiting", Effect.PUBLISH)
+    CACHE_WAITING = Note("cache_flight_waiting", "a wave waits for the run making its entry", Effect.DETAILS)
+    CACHE_BOARDED = Note(
+        "cache_flight_boarded", "the wave holds its keys, or stopped waiting", Effect.DETAILS
+    )
     LAUNCHES_HELD = Note("launches_held", "pause reached the launch gate: ledger catches up", Effect.FLUSH)
     HANDING_OVER = Note("handing_over", "continue-as-new: the ledger catches up first", Effect.FLUSH)
     EXPORTED = Note("ledger_written", "an export succeeded: what it carried is written", Effect.NONE)

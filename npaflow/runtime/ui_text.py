@@ -76,6 +76,7 @@ def current_details(view: ProgressView) -> str:
         + (f", {view.retried} retried" if view.retried else ""),
     ]
     lines.extend(f"**quota** {md(text, 400)}" for text in view.quota_waits)
+    lines.extend(f"**waiting** {md(text, 400)}" for text in view.cache_waits)
     last = view.last_decision
     if last is not None:
         lines.append(

@@ -16,7 +16,13 @@ import activities.cache as cache_activities
 from activities.cache import CacheActivities
 from activities.context import ActivityContext
 from activities.storage import StorageRouter
-from npaflow.runtime.cache.messages import CacheLookupInput, CacheMode, CacheStoreInput, RequestFlightInput
+from npaflow.runtime.cache.messages import (
+    CacheLookupInput,
+    CacheMode,
+    CacheStoreInput,
+    FlightAnswer,
+    RequestFlightInput,
+)
 from npaflow.traversal.models import Wave
 from tests.helpers import CATALOG
 from tests.integration.test_stage_cache_s3 import cached_wave
@@ -52,7 +58,7 @@ async def test_a_flight_granted_at_once_after_the_holder_stored_serves_the_entry
     keys = (await cache.cache_lookup(lookup("run-a", tmp_path).model_copy(update={"flight_queue": ""}))).keys
     released: list[tuple[str, list[str]]] = []
 
-    async def holder_stores_then_grants(request: RequestFlightInput) -> bool:
+    async def holder_stores_then_grants(request: RequestFlightInput) -> FlightAnswer:
         await cache.cache_store(
             CacheStoreInput(
                 run_id="run-a",
@@ -66,7 +72,7 @@ async def test_a_flight_granted_at_once_after_the_holder_stored_serves_the_entry
                 created_at="2026-12-03T00:00:00Z",
             )
         )
-        return True  # run-a gave the key back before run-b's ask arrived
+        return FlightAnswer(holding=True)  # run-a gave the key back before run-b's ask arrived
 
     async def record_release(run_id: str, scope: str, flights: list[str]) -> None:
         released.append((run_id, flights))

@@ -26,6 +26,7 @@ from npaflow.ids import RunId
 from npaflow.runtime.cache.messages import (
     FLIGHT_ASK_UPDATE,
     FLIGHT_GRANTED_SIGNAL,
+    FLIGHT_HOLDER_QUERY,
     FLIGHT_RELEASE_SIGNAL,
     FLIGHT_WORKFLOW_TYPE,
     FlightQueue,
@@ -78,7 +79,7 @@ class NpaflowCacheFlight:
         """A run is done with the key (stored, failed or cancelled) or no longer waits for it."""
         self.given_back.append(ticket)
 
-    @workflow.query(name="holder")
+    @workflow.query(name=FLIGHT_HOLDER_QUERY)
     def holding(self) -> list[str]:
         """The holder, then the waiting runs in order."""
         return [self.holder, *self.waiting]

@@ -17,52 +17,74 @@ from npaflow.cache import scope_segment
 from npaflow.runtime.cache.messages import (
     FLIGHT_RELEASE_SIGNAL,
     CacheLookupResult,
+    FlightAnswer,
     FlightTicket,
     RequestFlightInput,
     flight_id,
 )
+from npaflow.runtime.cache.waits import CacheWait
 from npaflow.runtime.contract import REQUEST_FLIGHT
 from npaflow.traversal import Wave
 from npaflow.waves import WaveKey
-from workflows_def.activity_calls import SHORT_RETRY, call_local, retries_within
+from workflows_def.activity_calls import SHORT_RETRY, call_local, now, retries_within
+from workflows_def.run_deps import RunDeps
 
 
 class Flights:
     """The flights a run's waves asked for, and which of them the run was granted."""
 
-    def __init__(self, run_id: str, scope: str, grants: dict[str, bool]) -> None:
-        self.run_id, self.scope = run_id, scope
-        self.grants = grants  # key -> granted after another run held it (the run's signal handler)
+    def __init__(self, deps: RunDeps, scope: str) -> None:
+        self.state, self.recorder = deps.state, deps.recorder
+        self.run_id, self.scope = deps.state.run_id, scope
+        self.grants = deps.mailbox.flight_grants  # key -> granted after another run held it (signals)
         self.asked: dict[WaveKey, list[str]] = {}
 
     def _id(self, key: str) -> str:
         return flight_id(scope_segment(self.scope), key)
 
     async def board(self, wave: Wave, found: CacheLookupResult, deadline: timedelta) -> bool:
-        """Wait until the run holds every key the wave launches; True when another run held one first."""
+        """Wait until the run holds every key the wave launches; True when another run held one first.
+
+        While another run holds a key, the run says so (status, the page, the UI's details).
+        """
         keys = sorted({key.key for key in found.missed_keys()})
         self.asked[wave.key] = keys
         waited = False
         for key in keys:
             if key == found.flying:
-                holding = found.holding
+                answer = FlightAnswer(holding=found.holding, holder=found.holder)
             else:
-                holding = await call_local(
-                    REQUEST_FLIGHT,
-                    RequestFlightInput(
-                        flight_id=self._id(key),
-                        ticket=FlightTicket(run_id=self.run_id, key=key),
-                        task_queue=workflow.info().task_queue,
-                    ),
-                    schedule_to_close_timeout=deadline,
-                    retry_policy=retries_within(SHORT_RETRY, deadline),
-                    summary=f"cache flight for {', '.join(wave.states)}",
-                )
-            if holding:
+                answer = await self._ask(wave, key, deadline)
+            if answer.holding:
                 self.grants[key] = False
-            await workflow.wait_condition(lambda key=key: key in self.grants)  # type: ignore[misc]
+            elif key not in self.grants:
+                await self._wait_for(wave, key, answer.holder)
             waited = waited or self.grants[key]
         return waited
+
+    async def _ask(self, wave: Wave, key: str, deadline: timedelta) -> FlightAnswer:
+        return await call_local(
+            REQUEST_FLIGHT,
+            RequestFlightInput(
+                flight_id=self._id(key),
+                ticket=FlightTicket(run_id=self.run_id, key=key),
+                task_queue=workflow.info().task_queue,
+            ),
+            schedule_to_close_timeout=deadline,
+            retry_policy=retries_within(SHORT_RETRY, deadline),
+            summary=f"cache flight for {', '.join(wave.states)}",
+        )
+
+    async def _wait_for(self, wave: Wave, key: str, holder: str) -> None:
+        """Wait for the key's grant, saying whom the wave waits for meanwhile."""
+        states = list(dict.fromkeys(wave.states))
+        wait = CacheWait(wave=str(wave.key), states=states, key=key, holder=holder, since=now())
+        self.state.cache_flight_waiting(wait)
+        await self.recorder.sync()
+        try:
+            await workflow.wait_condition(lambda: key in self.grants)
+        finally:
+            self.state.cache_flight_boarded(wait.wave)  # shown with the lookup or launch that follows
 
     def holds(self, wave: Wave) -> bool:
         """Whether the wave asked for flights (so its store gives them back)."""

@@ -49,7 +49,7 @@ class StageCache:
     def __init__(self, deps: RunDeps) -> None:
         self.request, self.loaded, self.state = deps.request, deps.loaded, deps.state
         self.scope = deps.request.cache_scope or deps.loaded.spec.metadata.name
-        self.flights = Flights(deps.state.run_id, self.scope, deps.mailbox.flight_grants)
+        self.flights = Flights(deps, self.scope)
         self.released: set[WaveKey] = set()  # waves whose store gave their flights back
 
     async def around(self, call: WaveCall, next_: Next) -> WaveOutcome:

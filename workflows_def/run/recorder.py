@@ -61,7 +61,9 @@ class RunRecorder:
     async def sync(self) -> None:
         """Carry out the effect the latest transitions declared (nothing when none did)."""
         effect = self.state.take_effect()
-        if effect is Effect.PUBLISH:
+        if effect is Effect.DETAILS:
+            self._details()
+        elif effect is Effect.PUBLISH:
             self._publish()
         elif effect is Effect.EXPORT:
             await self._export()
@@ -108,7 +110,11 @@ class RunRecorder:
         if memo != self._memo:
             workflow.upsert_memo(memo)
             self._memo = memo
-        workflow.set_current_details(current_details(progress_view(state)))
+        self._details()
+
+    def _details(self) -> None:
+        """The UI's current details: not history, so they follow every change that asks."""
+        workflow.set_current_details(current_details(progress_view(self.state)))
 
     async def _export(self) -> None:
         """Send the pending delta to the ledger when it lacks something; waits out storage outages.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from npaflow.cache import KeyComponents
 from npaflow.catalog.models import ToolCatalog
@@ -68,6 +68,7 @@ class CacheLookupResult(BaseModel):
     served: bool = False
     flying: str = ""  # the key whose flight this lookup asked for ("" when none)
     holding: bool = False  # and the run holds it already (no other run had it)
+    holder: str = ""  # else the run that holds it ("" when the flight did not say)
 
     def hit_states(self) -> frozenset[tuple[str, str]]:
         """The (state, item) members whose verified outputs were copied into this run's URIs."""
@@ -119,6 +120,7 @@ FLIGHT_WORKFLOW_TYPE = "NpaflowCacheFlight"
 FLIGHT_ASK_UPDATE = "ask"
 FLIGHT_RELEASE_SIGNAL = "release"
 FLIGHT_GRANTED_SIGNAL = "cache_flight_granted"
+FLIGHT_HOLDER_QUERY = "holder"
 
 
 def flight_id(scope_dir: str, key: str) -> str:
@@ -154,3 +156,18 @@ class RequestFlightInput(BaseModel):
     flight_id: str
     ticket: FlightTicket
     task_queue: str
+
+
+class FlightAnswer(BaseModel):
+    """A flight's answer to a run's ask: the run holds the key now, or waits behind `holder`."""
+
+    model_config = FROZEN
+
+    holding: bool
+    holder: str = ""  # the run holding the key while this one waits ("" when the flight did not say)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_bool(cls, value: object) -> object:
+        """Runs recorded before the holder was named got a bare bool: their histories replay."""
+        return {"holding": value} if isinstance(value, bool) else value
