@@ -26,6 +26,8 @@ T = TypeVar("T")
 HEARTBEAT_EVERY = 2.0
 #: Backoff between attempts at an unreachable backend or store, capped.
 RECOVERY_BACKOFF = (0.5, 10.0)
+#: Characters of the newest error a heartbeat carries (status quotes it).
+LAST_ERROR_CHARS = 500
 
 
 def resume_details(**fresh: Any) -> HeartbeatDetails:
@@ -74,7 +76,11 @@ class Heartbeater:
             except TransportError as exc:
                 now = time.time()
                 since = self.details.errors_since or now
-                self.update(errors_since=since, consecutive_errors=self.details.consecutive_errors + 1)
+                self.update(
+                    errors_since=since,
+                    consecutive_errors=self.details.consecutive_errors + 1,
+                    last_error=f"{what}: {exc}"[:LAST_ERROR_CHARS],
+                )
                 if now - since >= deadline_seconds:
                     raise TransportError(
                         f"{what}: unreachable for {now - since:.0f}s "
@@ -85,7 +91,7 @@ class Heartbeater:
                 delay = min(delay * 2, RECOVERY_BACKOFF[1])
                 continue
             if self.details.errors_since:
-                self.update(errors_since=0.0, consecutive_errors=0)
+                self.update(errors_since=0.0, consecutive_errors=0, last_error="")
             return result
 
 

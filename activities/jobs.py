@@ -164,6 +164,7 @@ class JobWatch:
             last_status=status,
             consecutive_errors=0,
             errors_since=0.0,
+            last_error="",
             pending_since=self._pending_since(rows),
         )
         self._observe(rows, status)
@@ -192,6 +193,7 @@ class JobWatch:
             polls=details.polls + 1,
             consecutive_errors=details.consecutive_errors + 1,
             errors_since=details.errors_since or time.time(),
+            last_error=self.errors[-1],
         )
         return None
 

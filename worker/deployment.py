@@ -18,18 +18,16 @@ from pathlib import Path
 import structlog
 from temporalio.api.deployment.v1 import WorkerDeploymentVersion as ApiDeploymentVersion
 from temporalio.api.workflowservice.v1 import (
-    DescribeWorkerDeploymentRequest,
-    DescribeWorkerDeploymentResponse,
     DescribeWorkerDeploymentVersionRequest,
     SetWorkerDeploymentCurrentVersionRequest,
     SetWorkerDeploymentRampingVersionRequest,
 )
 from temporalio.client import Client
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError
 from temporalio.worker import WorkerDeploymentConfig
 
-from npaflow.temporal.errors import is_namespace_missing
+from npaflow.temporal.deployments import current_build, describe
 from npaflow.temporal.serving import Build, queue_pollers, serves
 
 log = structlog.get_logger()
@@ -37,8 +35,6 @@ log = structlog.get_logger()
 ROOT = Path(__file__).resolve().parents[1]
 #: The code whose change can change a run's command sequence: it names the build.
 WORKFLOW_CODE = ("npaflow", "workflows_def")
-#: The server's name for "no version" in a routing config.
-UNVERSIONED = "__unversioned__"
 #: Values of NPAFLOW_DEPLOYMENT that turn versioning off.
 OFF = ("", "none", "off")
 
@@ -83,36 +79,6 @@ def deployment_from(name: str, build_id: str) -> Deployment | None:
     if name.strip().lower() in OFF:
         return None
     return Deployment(name=name.strip(), build_id=build_id.strip() or default_build_id())
-
-
-async def describe(client: Client, name: str) -> DescribeWorkerDeploymentResponse | None:
-    """The deployment as the server sees it; None when no worker of it has polled yet.
-
-    The server rate-limits requests per deployment: a throttled call waits and retries.
-    """
-    for delay in (0.5, 1.0, 2.0, 4.0, 8.0, 0.0):
-        try:
-            return await client.workflow_service.describe_worker_deployment(
-                DescribeWorkerDeploymentRequest(namespace=client.namespace, deployment_name=name)
-            )
-        except RPCError as exc:
-            if exc.status == RPCStatusCode.NOT_FOUND and not is_namespace_missing(exc):
-                return None
-            if exc.status != RPCStatusCode.RESOURCE_EXHAUSTED or not delay:
-                raise
-            await asyncio.sleep(delay)
-    return None
-
-
-def current_build(described: DescribeWorkerDeploymentResponse | None) -> str:
-    """The current version's build id ("" when none is current)."""
-    if described is None:
-        return ""
-    routing = described.worker_deployment_info.routing_config
-    if routing.current_deployment_version.build_id:
-        return routing.current_deployment_version.build_id
-    version = routing.current_version
-    return "" if not version or version == UNVERSIONED else version.split(":")[-1].split(".")[-1]
 
 
 async def adopt_if_first(

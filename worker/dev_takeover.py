@@ -17,12 +17,11 @@ import structlog
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from npaflow.temporal.deployments import current_build, describe
 from worker.deployment import (
     Deployment,
     adopt_if_first,
     build_is_polled,
-    current_build,
-    describe,
     set_current,
 )
 

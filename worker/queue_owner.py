@@ -17,7 +17,8 @@ from temporalio.client import Client
 
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import EnvVar
-from worker.deployment import UNVERSIONED, Deployment
+from npaflow.temporal.deployments import UNVERSIONED
+from worker.deployment import Deployment
 
 
 async def queue_owner(client: Client, task_queue: str) -> str:

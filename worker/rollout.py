@@ -23,11 +23,10 @@ from temporalio.common import VersioningBehavior
 
 from npaflow.errors import UsageError
 from npaflow.runtime.contract import WORKFLOW_TYPE
+from npaflow.temporal.deployments import current_build, describe
 from worker.deployment import (
     Deployment,
     build_is_polled,
-    current_build,
-    describe,
     set_current,
     set_ramping,
 )

@@ -9,9 +9,10 @@ bars, spend from the job's own start) while it runs.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowExecutionDescription, WorkflowHandle
 from temporalio.service import RPCError
 
 from npaflow.cli.clock import utc_now_text
@@ -19,10 +20,12 @@ from npaflow.cli.status_query import queried_status
 from npaflow.runtime.contract import AWAIT_WAVE
 from npaflow.runtime.ledger import TaskRow, WaveAttemptRecord, attempt_usage
 from npaflow.runtime.messages import HeartbeatDetails
+from npaflow.runtime.stalls import stall_lines
 from npaflow.runtime.status import JobStatus
 from npaflow.runtime.summary import RunStatusView, WaveView
 from npaflow.runtime.usage import RunUsage, Usage
 from npaflow.runtime.vocabulary import WaveStatus
+from npaflow.temporal.pending import pending_calls
 
 
 async def live_view(client: Client, handle: WorkflowHandle[Any, Any], seconds: float) -> RunStatusView:
@@ -33,13 +36,18 @@ async def live_view(client: Client, handle: WorkflowHandle[Any, Any], seconds: f
     """
     now = utc_now_text()
     view = await queried_status(handle, seconds, now)
-    polled = await polled_jobs(client, handle)
+    try:
+        description = await handle.describe()
+    except RPCError:
+        return view
+    polled = await polled_jobs(client, description)
     waves = [_merged(wave, polled) for wave in view.waves]
     usage = view.usage.model_copy(deep=True)
     for before, after in zip(view.waves, waves, strict=True):
         if after.tasks and not before.tasks:  # the job's own start replaces the launch's on the clock
             _recount(usage, before, after, now)
-    return view.model_copy(update={"waves": waves, "usage": usage.rounded()})
+    stalled = stall_lines(await pending_calls(description), time.time())
+    return view.model_copy(update={"waves": waves, "usage": usage.rounded(), "stalled": stalled})
 
 
 def _recount(usage: RunUsage, before: WaveView, after: WaveView, now: str) -> None:
@@ -68,12 +76,10 @@ def _merged(wave: WaveView, polled: dict[str, HeartbeatDetails]) -> WaveView:
     return wave.model_copy(update=update)
 
 
-async def polled_jobs(client: Client, handle: WorkflowHandle[Any, Any]) -> dict[str, HeartbeatDetails]:
+async def polled_jobs(
+    client: Client, description: WorkflowExecutionDescription
+) -> dict[str, HeartbeatDetails]:
     """Each job's await heartbeat (awaits that have polled at least once), by job id."""
-    try:
-        description = await handle.describe()
-    except RPCError:
-        return {}
     found: dict[str, HeartbeatDetails] = {}
     for pending in description.raw_description.pending_activities:
         if pending.activity_type.name != AWAIT_WAVE.name or not pending.heartbeat_details.payloads:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
+from npaflow.cli.wait_lines import new_waits, waiting_lines
 from npaflow.fanout import wave_text
 from npaflow.printable import printable
 from npaflow.runtime.cache.tally import served_words
@@ -56,7 +57,7 @@ def progress_lines(view: RunStatusView, now: float | None = None) -> list[str]:
                 f"  running {_states(wave)} attempt {wave.attempt}: job "
                 f"{wave.job_id or '(launching)'}{where} for {elapsed(wave.started_at, now)}{said}"
             )
-    lines.extend(f"  waiting: {wait.text()}" for wait in view.cache_waits)
+    lines.extend(f"  waiting: {line}" for line in waiting_lines(view))
     for wave in view.waves:
         if wave.status is WaveStatus.FAILED:
             category = f" [{wave.error_category.value}]" if wave.error_category else ""
@@ -115,12 +116,7 @@ def change_lines(before: RunStatusView | None, after: RunStatusView) -> list[str
             events.append(
                 (wave.ended_at if ended else wave.started_at, index, 1 if ended else 0, _wave_line(wave))
             )
-    waited = {wait.wave for wait in before.cache_waits} if before else set()
-    events.extend(
-        (wait.since, len(after.waves), 0, f"waiting: {wait.text()}")
-        for wait in after.cache_waits
-        if wait.wave not in waited
-    )
+    events.extend((when, len(after.waves), 0, f"waiting: {text}") for when, text in new_waits(before, after))
     new_from = len(before.decisions) if before else 0
     for position, decision in list(zip(_decision_positions(after), after.decisions, strict=True))[new_from:]:
         line = f"decision {decision.shown} from state {decision.state or '-'} <- {decision.uri}"

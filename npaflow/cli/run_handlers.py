@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -46,10 +47,13 @@ from npaflow.runtime.contract import (
 )
 from npaflow.runtime.messages import ExportLedgerInput, ExportResult
 from npaflow.runtime.run_state import MAX_REASON_CHARS
+from npaflow.runtime.stalls import stall_lines
 from npaflow.runtime.summary import RunStatusView, StatusReport
+from npaflow.runtime.vocabulary import RunPhase
 from npaflow.temporal.client import connect_to, describe_or_fail
 from npaflow.temporal.errors import innermost_message
 from npaflow.temporal.helper_runs import helper_attributes
+from npaflow.temporal.pending import pending_calls
 from npaflow.temporal.serving import pinned_build, unserved_reason
 
 
@@ -82,7 +86,7 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
         )
         report = StatusReport(
             run_id=RunId(handle.id),
-            phase=memo.phase or "unknown",
+            phase=memo.phase or ("unknown" if closed else RunPhase.STARTING.value),  # no task ran yet
             current_states=list(states or []),
             ledger_uri=memo.ledger_uri,
             execution_status=execution,
@@ -90,12 +94,14 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
         )
     if repair_with is not None:
         report = await add_ending(repair_with, description.status, report)
-    extra: dict[str, str] = {"worker_version": _worker_version(description)}
+    extra: dict[str, object] = {"worker_version": _worker_version(description)}
     if unserved:
         extra["no_worker"] = unserved
+    elif not closed:
+        extra["stalled"] = stall_lines(await pending_calls(description), time.time())
     if repair_with is not None and closed and report.ledger_behind:
-        extra["ledger_repair"] = await _repair_ledger(repair_with, handle, description)
-        if extra["ledger_repair"].startswith("written"):
+        repair = extra["ledger_repair"] = await _repair_ledger(repair_with, handle, description)
+        if repair.startswith("written"):
             extra["ledger_behind"] = ""
     return report.model_copy(update=extra)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from npaflow.cli.wait_lines import waiting_lines
 from npaflow.fanout import items_text
 from npaflow.printable import printable
 from npaflow.runtime.cache.tally import CacheTally, served_words
@@ -36,7 +37,7 @@ def status_text(report: StatusReport) -> str:
     if report.no_worker:
         lines.append(f"waiting: {report.no_worker}")
     lines.extend(f"waiting: {wait.text()}" for wait in report.quota_waits if is_open and wait.is_open())
-    lines.extend(f"waiting: {wait.text()}" for wait in report.cache_waits if is_open)
+    lines.extend(f"waiting: {line}" for line in waiting_lines(report) if is_open)
     lines.extend(f"quota: {wait.text()}" for wait in report.quota_waits if not wait.is_open())
     labels = pass_labels([wave.key for wave in report.waves])
     lines.extend(_left_out(report.waves_start, "wave attempts"))

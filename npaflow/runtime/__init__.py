@@ -23,6 +23,7 @@ start reading:
 - `summary.py`, `result.py`, `ui_text.py`, `progress.py`, `usage.py`: what a run
   reports (status query, the bounded final summary, UI text, running totals,
   GPU- and node-hours); `quota_waits.py`: each wave's wait for quota GPUs;
+  `stalls.py`: the run's open calls that keep failing (what `status` says of them);
   `observations.py`: the bounded changes an await keeps of its job.
 - `state_rows.py`, `progress_view.py`: the newest states as table rows and the
   Temporal UI's current details of a run.
@@ -34,7 +35,8 @@ start reading:
 - `reconcile/`: the orphan and ledger sweeps' pure part (job owners, orphans,
   how a run that closed without its code ended).
 - `cache/`: the stage cache as a run sees it: its messages (lookup, store,
-  flights), `npaflow cache`'s admin messages, its tally (hits, misses, savings);
+  flights), a wave waiting for another run's flight, `npaflow cache`'s admin
+  messages, its tally (hits, misses, savings);
   `gpu_demand.py`: the GPUs a wave asks of a quota pool.
 - `metrics.py`, `notifications.py`: the metric catalog and run notifications.
 - `ledger_layout.py`: the ledger's file names under a run prefix.

@@ -239,6 +239,7 @@ class HeartbeatDetails(BaseModel):
     last_status: JobStatus = JobStatus.SUBMITTED
     consecutive_errors: int = 0
     errors_since: float = 0.0  # first of the current run of failed calls (transport recovery)
+    last_error: str = ""  # the newest of them (what `npaflow status` quotes while it lasts)
     pending_since: float = 0.0  # first poll that saw the job waiting for resources
     max_concurrent: int = 0
     objects: int = 0  # trigger waits: objects seen at the last listing

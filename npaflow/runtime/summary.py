@@ -93,6 +93,7 @@ class RunFacts(BaseModel):
     current_states: list[str] = Field(default_factory=list)
     quota_waits: list[QuotaWait] = Field(default_factory=list)  # each wave's wait, open or ended
     cache_waits: list[CacheWait] = Field(default_factory=list)  # waves waiting for another run's entry
+    stalled: list[str] = Field(default_factory=list)  # open calls failing and retrying (stalls.py)
     fan_outs: list[FanOutRecord] = Field(default_factory=list)  # the newest, their failures bounded
     decisions: list[DecisionRecord] = Field(default_factory=list)
     ledger_uri: str = ""

@@ -3,8 +3,11 @@
 - `target.py`: which server and namespace (flags, environment, the CLI's profiles).
 - `client.py`: connect (with patience for a dev server still starting), ask whether a
   worker polls a queue, read a run's start request and its summary.
-- `serving.py`: whether a worker that can move a run polls its queue (none at all, or
-  none of the build the run is pinned to), and the line that says so.
+- `serving.py`: whether a worker that can move a run polls its queue (none at all,
+  none of the build the run is pinned to, or, for a new run, none of its deployment's
+  current build), and the line that says so.
+- `deployments.py`: a Worker Deployment as the server sees it (its current build).
+- `pending.py`: a run's open activity calls, from Temporal's description of it.
 - `run_standing.py`: how a run's newest execution stands (open, or how it ended).
 - `errors.py`: Temporal's RPC errors in one line a user can act on.
 - `data_converter.py`: the payload converter every client and worker uses.

@@ -20,6 +20,8 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionDescription
 from temporalio.service import RPCError
 
+from npaflow.temporal.deployments import current_build, describe
+
 #: A poller seen this recently is a live worker: workers long-poll for at most a minute, and
 #: the server lists a killed one for 5 minutes more.
 LIVE_POLLER_SECONDS = 90
@@ -76,6 +78,7 @@ async def unserved_runs(client: Client, runs: Mapping[str, tuple[str, str]]) -> 
     """
     pollers = {queue: await live_pollers(client, queue) for queue in {queue for queue, _ in runs.values()}}
     reasons: dict[str, str] = {}
+    unrouted: dict[str, str] = {}
     for run_id, (queue, version) in runs.items():
         live = pollers[queue]
         if live is None:  # the server cannot say: nothing is claimed
@@ -84,6 +87,11 @@ async def unserved_runs(client: Client, runs: Mapping[str, tuple[str, str]]) -> 
             reasons[run_id] = f"no worker polls task queue '{queue}'"
         elif version and not any(_version_of(poller) == version for poller in live):
             reasons[run_id] = f"no worker of build {version} polls task queue '{queue}'"
+        elif not version:
+            if queue not in unrouted:
+                unrouted[queue] = await unrouted_reason(client, queue, live)
+            if unrouted[queue]:
+                reasons[run_id] = "no worker of the current build polls its queue (promote the new build)"
     return reasons
 
 
@@ -115,9 +123,37 @@ async def unserved_reason(client: Client, queue: str, build: Build | None) -> st
         return ""
     if not pollers:
         return no_worker_text(queue)
-    if build is not None and not any(serves(poller, build) for poller in pollers):
+    if build is None:
+        return await unrouted_reason(client, queue, pollers)
+    if not any(serves(poller, build) for poller in pollers):
         return no_build_worker_text(queue, build)
     return ""
+
+
+async def unrouted_reason(client: Client, queue: str, pollers: list[PollerInfo]) -> str:
+    """A run not yet pinned starts on its deployment's current version: say when none of its workers poll.
+
+    Workers restarted on new code join as a new build that takes new runs only once
+    promoted; until then a new run waits for the old build's workers. "" when a worker
+    of the current version polls, the pollers are unversioned, or the server cannot say.
+    """
+    names = {poller.deployment_options.deployment_name for poller in pollers}
+    if len(names) != 1 or "" in names:
+        return ""
+    (name,) = names
+    try:
+        current = current_build(await describe(client, name))
+    except RPCError:
+        return ""
+    if not current or any(serves(poller, Build(name, current)) for poller in pollers):
+        return ""
+    builds = sorted({poller.deployment_options.build_id for poller in pollers})
+    return (
+        f"new runs on task queue '{queue}' start on build {Build(name, current)}, the deployment's "
+        f"current version, and no worker of it polls; workers of build {', '.join(builds)} do: promote "
+        f"one (`npaflow deployment promote {builds[-1]}`, run with that build's code) or start a worker "
+        "of the current build"
+    )
 
 
 def serves(poller: PollerInfo, build: Build) -> bool:

@@ -24,11 +24,12 @@ from activities.backends.local.jobs import SUPERVISOR_FILE
 from npaflow.quota.messages import POOL_WORKFLOW_TYPE, pool_workflow_id
 from npaflow.runtime.contract import WORKFLOW_TYPE
 from npaflow.runtime.request import RunRequest
+from npaflow.temporal.deployments import current_build, describe
 from npaflow.temporal.helper_runs import helper_attributes
 from npaflow.temporal.serving import Build
 from tests.harness import Harness, dev_server, start_worker_process
 from tests.helpers import ROOT, eventually
-from worker.deployment import Deployment, current_build, describe
+from worker.deployment import Deployment
 from worker.stranded_runs import stranded_runs
 
 pytestmark = pytest.mark.e2e
@@ -341,3 +342,50 @@ async def test_a_quota_pool_made_on_b1_is_served_by_b2_after_the_promote_and_b1_
 
 async def current_build_of(env: WorkflowEnvironment, deployment: str) -> str:
     return current_build(await describe(env.client, deployment))
+
+
+async def test_a_new_run_whose_current_build_has_no_worker_names_the_build_to_promote_and_runs_once_promoted(
+    tmp_path: Path,
+) -> None:
+    """b1 is current but its worker is gone; b2 (not promoted) polls: a new run starts on b1, so it
+    waits; status and list say so and name b2 to promote, and it runs on b2 once promoted."""
+    deployment, queue = f"dep-{uuid.uuid4().hex[:6]}", f"tq-{uuid.uuid4().hex[:8]}"
+    env = await dev_server(*QUICK_POLLER_HISTORY)
+    b1 = b2 = start_worker_process(env, tmp_path, queue, NPAFLOW_DEPLOYMENT=deployment, NPAFLOW_BUILD_ID="b1")
+    try:
+        await eventually(
+            lambda: _equals(current_build_of(env, deployment), "b1"), timeout=60, what="b1 current"
+        )
+        b1.kill()
+        b1.wait(timeout=30)
+        b2 = start_worker_process(
+            env, tmp_path / "b2", queue, NPAFLOW_DEPLOYMENT=deployment, NPAFLOW_BUILD_ID="b2"
+        )
+        await eventually(lambda: _has_version(env.client, deployment, "b2"), timeout=60, what="b2 polling")
+        request = RunRequest(spec=SLOW, poll_seconds=0.3)
+        handle = await env.client.start_workflow(WORKFLOW_TYPE, request, id="new-on-b1", task_queue=queue)
+        waiting = (
+            f"waiting: new runs on task queue '{queue}' start on build {deployment}:b1, the deployment's "
+            "current version, and no worker of it polls; workers of build b2 do: promote one "
+            "(`npaflow deployment promote b2`"
+        )
+
+        def status_says_so() -> str | None:
+            status = cli(env, "npaflow", deployment, "b2", "status", handle.id).stdout
+            return status if waiting in status else None
+
+        status = await eventually(status_says_so, timeout=90, interval=2, what="status naming b2 to promote")
+        listed = json.loads(cli(env, "npaflow", deployment, "b2", "list", "--json").stdout)
+        promoted = cli(env, "npaflow", deployment, "b2", "deployment", "promote", "b2", "--task-queue", queue)
+        assert promoted.returncode == 0, promoted.stderr
+        assert (await asyncio.wait_for(handle.result(), 60))["status"] == "succeeded"
+        ran_on = await version_of(handle)
+    finally:
+        for worker in (b1, b2):
+            worker.terminate()
+            worker.wait(timeout=30)
+        await env.shutdown()
+    assert status.startswith("run new-on-b1: starting (Temporal: RUNNING)"), status
+    (row,) = [row for row in listed if row["run_id"] == handle.id]
+    assert row["no_worker"] == "no worker of the current build polls its queue (promote the new build)"
+    assert ran_on == "b2"

@@ -11,9 +11,11 @@ import asyncio
 import pytest
 from sky import exceptions as sky_exceptions
 
+from npaflow.cli.run_handlers import status_once
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.vocabulary import CancellationState, WaveStatus
 from tests.harness import Harness
+from tests.helpers import eventually
 from tests.integration.fake_skypilot import FakeSkyPilotApi, statuses
 
 pytestmark = pytest.mark.integration
@@ -247,3 +249,27 @@ async def test_why_skypilot_recovered_a_job_is_kept_in_the_attempt_s_observation
     reasons = [o.recovering for o in wave.observations if o.recovering]
     assert reasons and set(reasons[0].values()) == {"Cluster preempted or failed: spot instance reclaimed"}
     assert wave.tasks[0].recovery_reason == ""  # the last row: running again, then done
+
+
+async def test_status_says_what_a_launch_retrying_against_an_unreachable_api_server_gets(
+    fake_sky_harness: Harness, fake_sky: FakeSkyPilotApi
+) -> None:
+    fake_sky.unreachable_calls = 10_000
+    async with fake_sky_harness.worker():
+        handle = await fake_sky_harness.start(
+            "runtime/fanout.yaml", max_infrastructure_recoveries=0, transport_recovery_seconds=300, **SKY
+        )
+
+        async def stalled() -> str | None:
+            text = await status_once(handle)
+            return text if "waiting: the launch" in text else None
+
+        text = await eventually(stalled, timeout=60, what="status naming the launch's failing calls")
+        fake_sky.unreachable_calls = 0  # the server is back: the launch goes on, and says nothing more
+        outcome = await fake_sky_harness.finish(handle)
+        after = await status_once(handle)
+    said = [line for line in text.splitlines() if line.startswith("waiting: ")]
+    assert len(said) == 1 and said[0].startswith("waiting: the launch gets no answer from the backend for ")
+    assert "failed calls; retried within the run's transport budget): " in said[0]
+    assert "ApiServerConnectionError" in said[0]
+    assert outcome.status == "succeeded" and "waiting:" not in after

@@ -16,10 +16,21 @@ from temporalio.api.workflow.v1 import (
     WorkflowExecutionInfo,
     WorkflowExecutionVersioningInfo,
 )
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueResponse, DescribeWorkflowExecutionResponse
+from temporalio.api.workflowservice.v1 import (
+    DescribeTaskQueueResponse,
+    DescribeWorkerDeploymentResponse,
+    DescribeWorkflowExecutionResponse,
+)
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionDescription
 
-from npaflow.temporal.serving import Build, no_build_worker_text, pinned_build, pinned_version, unserved_runs
+from npaflow.temporal.serving import (
+    Build,
+    no_build_worker_text,
+    pinned_build,
+    pinned_version,
+    unserved_reason,
+    unserved_runs,
+)
 
 B1 = WorkerDeploymentVersion(deployment_name="npaflow", build_id="b1")
 B2 = WorkerDeploymentVersion(deployment_name="npaflow", build_id="b2")
@@ -87,14 +98,23 @@ def poller(build: str, seconds_ago: float) -> PollerInfo:
     return info
 
 
-def client_with(pollers: dict[str, list[PollerInfo]]) -> tuple[Client, list[str]]:
+def client_with(pollers: dict[str, list[PollerInfo]], current: str = "b2") -> tuple[Client, list[str]]:
+    """A client whose queues have these pollers and whose deployment's current build is `current`."""
     asked: list[str] = []
 
     async def describe_task_queue(request: Any) -> DescribeTaskQueueResponse:
         asked.append(request.task_queue.name)
         return DescribeTaskQueueResponse(pollers=pollers[request.task_queue.name])
 
-    service = SimpleNamespace(describe_task_queue=describe_task_queue)
+    async def describe_worker_deployment(request: Any) -> DescribeWorkerDeploymentResponse:
+        asked.append(f"deployment {request.deployment_name}")
+        described = DescribeWorkerDeploymentResponse()
+        described.worker_deployment_info.routing_config.current_deployment_version.build_id = current
+        return described
+
+    service = SimpleNamespace(
+        describe_task_queue=describe_task_queue, describe_worker_deployment=describe_worker_deployment
+    )
     return cast(Client, SimpleNamespace(namespace="default", workflow_service=service)), asked
 
 
@@ -110,4 +130,15 @@ async def test_listed_runs_nothing_moves_say_why_with_one_describe_per_queue() -
         "stranded": "no worker of build npaflow:b1 polls task queue 'q'",
         "alone": "no worker polls task queue 'idle'",
     }
-    assert sorted(asked) == ["idle", "q"]
+    assert sorted(asked) == ["deployment npaflow", "idle", "q"]
+
+
+async def test_an_unpinned_run_whose_deployments_current_build_has_no_worker_says_so_once_per_queue() -> None:
+    client, asked = client_with({"q": [poller("npaflow:b2", 5)]}, current="b1")
+    runs = {"new-1": ("q", ""), "new-2": ("q", ""), "pinned": ("q", "npaflow:b2")}
+    promote = "no worker of the current build polls its queue (promote the new build)"
+    assert await unserved_runs(client, runs) == {"new-1": promote, "new-2": promote}
+    assert sorted(asked) == ["deployment npaflow", "q"]
+    said = await unserved_reason(client, "q", None)
+    assert said.startswith("new runs on task queue 'q' start on build npaflow:b1, the deployment's current")
+    assert "workers of build b2 do: promote one (`npaflow deployment promote b2`" in said

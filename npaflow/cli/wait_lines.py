@@ -1,0 +1,30 @@
+"""What a followed run waits for besides its jobs: another run's cache entry, a call that keeps failing.
+
+`submit --wait` and `status --watch` say each once, when it begins (and the redrawn
+view lists them while they last); `npaflow status` lists them too.
+"""
+
+from __future__ import annotations
+
+import time
+
+from npaflow.runtime.summary import RunFacts
+
+
+def waiting_lines(view: RunFacts) -> list[str]:
+    """Each wait of the view, as a sentence."""
+    return [wait.text() for wait in view.cache_waits] + list(view.stalled)
+
+
+def new_waits(before: RunFacts | None, after: RunFacts) -> list[tuple[str, str]]:
+    """(when, sentence) of each wait `after` has that `before` did not."""
+    waited = {wait.wave for wait in before.cache_waits} if before else set()
+    found = [(wait.since, wait.text()) for wait in after.cache_waits if wait.wave not in waited]
+    stalled = {_stall(line) for line in before.stalled} if before else set()
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return found + [(now, line) for line in after.stalled if _stall(line) not in stalled]
+
+
+def _stall(line: str) -> str:
+    """What stalls, without for how long (said when a call starts failing, not each second)."""
+    return line.partition(" for ")[0]
