@@ -141,6 +141,10 @@ def pass_labels(keys: Sequence[WaveKey]) -> dict[int, str]:
     return labels
 
 
+#: Item labels a line names before it counts the rest (`+12 more`).
+LABELS_SHOWN = 4
+
+
 def counted_states(states: Sequence[str], *, spaced: bool = True) -> list[str]:
     """Each state once, in first-seen order, with how many run at once (`shard ×4`).
 
@@ -152,6 +156,23 @@ def counted_states(states: Sequence[str], *, spaced: bool = True) -> list[str]:
         counts[state] = counts.get(state, 0) + 1
     times = " ×" if spaced else "×"
     return [state if count == 1 else f"{state}{times}{count}" for state, count in counts.items()]
+
+
+def items_text(labels: Sequence[str], shown: int = LABELS_SHOWN) -> str:
+    """` [shard-000, shard-001, +2 more]`: which items a wave ran ("" for a wave of no fan-out member)."""
+    named = [label for label in labels if label]
+    if not named:
+        return ""
+    rest = len(named) - shown if len(named) > shown + 1 else 0
+    listed = named[: len(named) - rest]
+    return " [" + ", ".join(listed) + (f", +{rest} more" if rest else "") + "]"
+
+
+def wave_text(states: Sequence[str], items: Sequence[str]) -> str:
+    """`a,b` for a wave's states; a fan-out batch by its items: `shard ×4 [s-0, s-1, s-2, s-3]`."""
+    if any(items):
+        return ", ".join(counted_states(states)) + items_text(items)
+    return ",".join(states)
 
 
 def split_into_batches(items: Sequence[T], max_concurrency: int, cap: int = 0) -> list[list[T]]:

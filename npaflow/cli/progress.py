@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
 from npaflow.cli.wait_lines import new_waits, waiting_lines
-from npaflow.fanout import wave_text
 from npaflow.printable import printable
 from npaflow.runtime.cache.tally import served_words
 from npaflow.runtime.status import JobStatus
@@ -22,6 +21,7 @@ from npaflow.runtime.summary import RunStatusView, WaveView
 from npaflow.runtime.timestamps import epoch_seconds
 from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import RunPhase, WaveStatus
+from npaflow.waves import wave_text
 
 
 def elapsed(started_at: str, now: float | None = None) -> str:

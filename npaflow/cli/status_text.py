@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from npaflow.cli.wait_lines import waiting_lines
-from npaflow.fanout import items_text
 from npaflow.printable import printable
 from npaflow.runtime.cache.tally import CacheTally, served_words
 from npaflow.runtime.summary import ReportedWave, StatusReport
 from npaflow.runtime.usage import RunUsage, gpu_hours_text
 from npaflow.runtime.vocabulary import WaveStatus
-from npaflow.waves import counted_states, pass_labels
+from npaflow.waves import counted_states, items_text, pass_labels
 
 #: The run's phase and Temporal's execution status that say the same thing (shown once).
 _AGREEING = {

@@ -19,7 +19,7 @@ Inside:
 
 from npaflow.fanout.claims import check_claims
 from npaflow.fanout.items import Item, ItemsError, list_digest, member_key, parsed_items
-from npaflow.fanout.labels import item_label, items_text, wave_text
+from npaflow.fanout.labels import item_label
 from npaflow.fanout.members import has_item_token, member_state
 from npaflow.fanout.models import (
     MEMBERS_SCHEMA,
@@ -49,10 +49,8 @@ __all__ = [
     "group_error",
     "has_item_token",
     "item_label",
-    "items_text",
     "list_digest",
     "member_key",
     "member_state",
     "parsed_items",
-    "wave_text",
 ]

@@ -6,22 +6,17 @@ reads `shard-003` out of it. The label is the item as a person would name it:
 its id-like field (`id`, `name`, ...), else its fields, else the scalar itself;
 one short line. The ledger keeps the label as built (the item itself is in
 `members.json`); what a terminal is shown is escaped there (npaflow/printable.py).
+How a wave names its members' labels is npaflow/waves.py's (`items_text`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from pydantic import JsonValue
-
-from npaflow.waves import counted_states
 
 #: Fields an item is named by, in the order they are looked for.
 NAME_FIELDS = ("id", "name", "key", "label", "path", "uri")
 #: Characters a label keeps: enough for an id or a short path.
 MAX_LABEL_CHARS = 48
-#: Labels a line names before it counts the rest (`+12 more`).
-LABELS_SHOWN = 4
 
 
 def item_label(item: JsonValue) -> str:
@@ -36,23 +31,6 @@ def item_label(item: JsonValue) -> str:
         text = _text(item)
     text = " ".join(text.split())  # one line: an item's newline would split a display's line
     return text if len(text) <= MAX_LABEL_CHARS else text[: MAX_LABEL_CHARS - 1] + "…"
-
-
-def items_text(labels: Sequence[str], shown: int = LABELS_SHOWN) -> str:
-    """` [shard-000, shard-001, +2 more]`: which items a wave ran ("" for a wave of no fan-out member)."""
-    named = [label for label in labels if label]
-    if not named:
-        return ""
-    rest = len(named) - shown if len(named) > shown + 1 else 0
-    listed = named[: len(named) - rest]
-    return " [" + ", ".join(listed) + (f", +{rest} more" if rest else "") + "]"
-
-
-def wave_text(states: Sequence[str], items: Sequence[str]) -> str:
-    """`a,b` for a wave's states; a fan-out batch by its items: `shard ×4 [s-0, s-1, s-2, s-3]`."""
-    if any(items):
-        return ", ".join(counted_states(states)) + items_text(items)
-    return ",".join(states)
 
 
 def _names(value: object) -> bool:

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from npaflow.fanout import items_text
 from npaflow.picture.geometry import CHAR_WIDTH, MARGIN
 from npaflow.picture.node_states import NodePhase
 from npaflow.picture.svg import PHASE_COLOURS
@@ -23,7 +22,7 @@ from npaflow.runtime.ledger.attempt import WaveAttemptRecord
 from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.runtime.timestamps import epoch_seconds
 from npaflow.runtime.vocabulary import WaveStatus
-from npaflow.waves import pass_labels
+from npaflow.waves import items_text, pass_labels
 
 ROW = 22.0
 BARS_WIDTH = 720.0

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
-from npaflow.fanout import wave_text
 from npaflow.ids import RunId
 from npaflow.runtime.progress_view import ProgressView
 from npaflow.runtime.state_rows import StateRow
 from npaflow.runtime.usage import gpu_hours_text
+from npaflow.waves import wave_text
 
 #: Characters Markdown gives a meaning to, escaped with a backslash.
 _MARKDOWN = re.compile(r"([\\`*_\[\]()#!|~])")

@@ -8,13 +8,12 @@ from npaflow.fanout import (
     ItemsRead,
     MembersOutcome,
     item_label,
-    items_text,
     member_key,
-    wave_text,
 )
 from npaflow.fanout.labels import MAX_LABEL_CHARS
 from npaflow.ids import RunId
 from npaflow.runtime.reads import ArtifactRow, RunArtifacts
+from npaflow.waves import items_text, wave_text
 
 
 def test_an_object_item_is_named_by_its_id_field() -> None:

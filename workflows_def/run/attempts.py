@@ -14,7 +14,6 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
-from npaflow.fanout import items_text
 from npaflow.images import wave_images
 from npaflow.runtime.cache.messages import CacheLookupResult
 from npaflow.runtime.contract import AWAIT_WAVE, LAUNCH_WAVE
@@ -24,7 +23,7 @@ from npaflow.runtime.metrics import Metric
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.vocabulary import CancellationState
 from npaflow.traversal import Wave
-from npaflow.waves import WaveKey
+from npaflow.waves import WaveKey, items_text
 from workflows_def.activity_calls import (
     LAUNCH_HEARTBEAT_TIMEOUT,
     LAUNCH_TIMEOUT,
