@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from npaflow.cli.progress import change_lines, progress_lines
 from npaflow.cli.status_text import status_text
+from npaflow.cli.ui.pages import live_sections
+from npaflow.cli.ui.reads import Snapshot
 from npaflow.ids import RunId
+from npaflow.picture.report import ReportLinks
 from npaflow.runtime.contract import AWAIT_WAVE, LAUNCH_WAVE
 from npaflow.runtime.stalls import PendingCall, stall_lines
 from npaflow.runtime.summary import RunStatusView, StatusReport
 from npaflow.runtime.vocabulary import RunPhase
+from npaflow.spec import load_spec_from_str
+from tests.helpers import CATALOG
 
 NOW = 1_000_000.0
 
@@ -51,3 +56,19 @@ def test_status_and_the_wait_stream_say_a_stall_once_when_it_begins_and_not_each
     ] == [said]
     assert change_lines(view, later) == []
     assert "waiting:" not in status_text(StatusReport.of(view, "COMPLETED"))
+
+
+def test_the_run_page_says_a_stall_while_the_run_is_open() -> None:
+    spec = load_spec_from_str(
+        "apiVersion: npa.workflow/v0.0.1\nkind: Workflow\nmetadata: {name: w}\ninitial: a\n"
+        "states:\n  a: {run: {shell: 'true'}, terminal: true}\n",
+        "w.yaml",
+        catalog=CATALOG,
+    )
+    stalled = ["the launch gets no answer from the backend for 5s (2 failed calls; ...): <refused>"]
+    view = RunStatusView(run_id=RunId("r"), workflow="w", phase=RunPhase.RUNNING, stalled=stalled)
+    sections = live_sections(Snapshot("r", "e1", "RUNNING", "q", spec=spec, view=view), ReportLinks())
+    assert "waiting: the launch gets no answer from the backend for 5s" in "".join(sections.values())
+    assert "&lt;refused&gt;" in "".join(sections.values())
+    ended = live_sections(Snapshot("r", "e1", "COMPLETED", "q", spec=spec, view=view), ReportLinks())
+    assert "waiting: the launch" not in "".join(ended.values())
