@@ -12,8 +12,13 @@ from npaflow.fanout import (
 )
 from npaflow.fanout.labels import MAX_LABEL_CHARS
 from npaflow.ids import RunId
+from npaflow.runtime.ledger import WaveAttemptRecord
+from npaflow.runtime.progress_view import progress_view
 from npaflow.runtime.reads import ArtifactRow, RunArtifacts
-from npaflow.waves import items_text, wave_text
+from npaflow.runtime.run_state import RunState
+from npaflow.runtime.ui_text import current_details
+from npaflow.runtime.vocabulary import WaveStatus
+from npaflow.waves import WaveKey, items_text, wave_text
 
 
 def test_an_object_item_is_named_by_its_id_field() -> None:
@@ -83,3 +88,12 @@ def test_a_members_output_is_listed_by_its_item_and_its_waves_number_not_its_who
         text.splitlines()[1]
         == "  output   shard [a]            -       file:///o/a.txt  (wave 002, attempt 1)"
     )
+
+
+def test_the_temporal_uis_details_name_a_running_batchs_items_as_inert_markdown() -> None:
+    state = RunState(RunId("r"))
+    key = WaveKey.parse("002|g|g:shard@000000000000:-,g:shard@000000000001:-")
+    record = WaveAttemptRecord(key=key, states=["shard", "shard"], items=["<b>a</b>", "b"], job_id="j1")
+    state.progress.running[(key, 1)] = record.model_copy(update={"status": WaveStatus.RUNNING})
+    details = current_details(progress_view(state))
+    assert "**running** shard ×2 \\[&lt;b&gt;a&lt;/b&gt;, b\\] (job j1" in details
