@@ -76,6 +76,9 @@ class PlanExecutor:
     async def record_members(self, members: MembersOutcome, read: ItemsRead, *, ended: bool) -> None:
         """Plans record nothing."""
 
+    def members_progressed(self, fan_out: str, succeeded: int, failing: int) -> None:
+        """Plans count nothing."""
+
 
 class Occurrence(BaseModel):
     """One visit of a serial state or a group, with the waves (batches) it launched.

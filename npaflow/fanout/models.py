@@ -113,6 +113,7 @@ class FanOutRecord(BaseModel):
     succeeded: int = 0
     failed: list[str] = Field(default_factory=list)  # member keys
     failed_items: list[str] = Field(default_factory=list)  # the same members by item (labels.py)
+    failing: int = 0  # while it runs: members failed so far (named once it ends)
     not_run: int = 0
     ended: bool = False
     note: str = ""
@@ -153,6 +154,10 @@ class FanOutRecord(BaseModel):
         """`fan-out work: 6 of 7 members succeeded (minSuccess 0.8); failed: k1; members: URI`."""
         if not self.ended:
             how = "running" if run_open else "the run ended before the group did"
+            if self.succeeded or self.failing:
+                how += f": {self.succeeded} of {self.count} succeeded"
+                how += f", {self.failing} failed" if self.failing else ""
+                how += " so far" if run_open else ""
             return f"fan-out {self.group}: {self.count} items from {self.items_uri} ({how})"
         failed = self.count - self.succeeded - self.not_run
         text = f"fan-out {self.group}: {self.succeeded} of {self.count} members succeeded"

@@ -122,6 +122,18 @@ class RunState:
         self.fan_outs[record.key] = record
         self.ledger.fan_out_changed(record.key)
 
+    def fan_out_progressed(self, key: str, succeeded: int, failing: int) -> None:
+        """A running fan-out's members so far, for status and the page.
+
+        Not a ledger change: the ledger gets the whole record (failures named) at the group's
+        end, so no export is added (nor moved) by a batch's count.
+        """
+        record = self.fan_outs.get(key)
+        if record is None or record.ended:
+            return
+        self._note(RunNote.FAN_OUT_RECORDED)
+        self.fan_outs[key] = record.model_copy(update={"succeeded": succeeded, "failing": failing})
+
     def add_notification(self, record: NotificationRecord) -> None:
         """How a notification's delivery went."""
         self._note(RunNote.NOTIFIED)

@@ -126,6 +126,7 @@ class FanOutWalk:
         concurrency = group_concurrency(self.group, len(steps), walker.context.config)
         batches = split_into_batches(steps, concurrency, walker.cap)
         allowed, failed = allowed_failures(total, self.fan.min_success), 0
+        succeeded = total - len(steps)  # an earlier execution finished the others
         for index, batch in enumerate(batches, start=1):
             if failed > allowed:  # the verdict is decided: what is left launches nothing
                 walker.record.skipped.extend(batch)
@@ -146,6 +147,8 @@ class FanOutWalk:
             for step in batch:
                 self.status[step.item] = MemberStatus.FAILED if step.item in bad else MemberStatus.SUCCEEDED
             failed += len(bad)
+            succeeded += len(batch) - len(bad)
+            walker.executor.members_progressed(f"{self.group.name}#{walker.occurrences}", succeeded, failed)
 
     async def _template_only(self, uri: str) -> None:
         """Planned without the list: one batch of the template, its item tokens as written."""

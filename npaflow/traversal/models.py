@@ -111,3 +111,7 @@ class Executor(Protocol):
     async def record_members(self, members: MembersOutcome, read: ItemsRead, *, ended: bool) -> None:
         """Keep how a fan-out's members stand (its `members.json` and the ledger's record)."""
         ...
+
+    def members_progressed(self, fan_out: str, succeeded: int, failing: int) -> None:
+        """How many of a running fan-out's members (`group#occurrence`) succeeded and failed so far."""
+        ...

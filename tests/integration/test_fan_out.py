@@ -17,6 +17,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local import LocalBackend
 from activities.storage import S3Storage, StorageRouter
+from npaflow.cli.run_handlers import status_once
 from npaflow.cli.status_text import status_text
 from npaflow.fanout import MembersDocument, MemberStatus, member_key
 from npaflow.picture.blocks import spec_blocks
@@ -236,6 +237,31 @@ async def test_each_member_is_named_by_its_item_in_the_ledger_the_manifest_and_s
     lines = status_text(report).splitlines()
     assert "  shard ×3 #1 [s0, s1, s2] attempt 1: succeeded, job w1-2 on worker w1 (SUCCEEDED)" in lines
     assert all(w.items == [] for w in outcome.ledger.waves if w.key.group != "work")
+
+
+async def test_status_counts_a_running_fan_outs_members_so_far(
+    local_harness: Harness, file_root: Root
+) -> None:
+    write_list(file_root, SEVEN, failing=("s1",))
+    async with local_harness.worker():
+        handle = await local_harness.start(
+            fan_spec(file_root, min_success=0.5, pause=2), run_id="fan-counted"
+        )
+
+        async def counted() -> str | None:
+            text = await status_once(handle)
+            return text if "so far)" in text else None
+
+        running = await eventually(counted, timeout=60, what="status counting the members so far")
+        outcome = await local_harness.finish(handle)
+    (line,) = [line for line in running.splitlines() if line.startswith("fan-out work: 7 items from ")]
+    assert line.endswith("(running: 2 of 7 succeeded, 1 failed so far)") or line.endswith(
+        "(running: 4 of 7 succeeded, 1 failed so far)"
+    ), line
+    assert outcome.status == "succeeded"
+    assert any(
+        line.startswith("fan-out work: 6 of 7 members succeeded") for line in outcome.summary.text_lines()
+    )
 
 
 async def failed_on_s4(harness: Harness, root: Root, run_id: str) -> RunOutcome:

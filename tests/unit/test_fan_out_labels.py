@@ -97,3 +97,23 @@ def test_the_temporal_uis_details_name_a_running_batchs_items_as_inert_markdown(
     state.progress.running[(key, 1)] = record.model_copy(update={"status": WaveStatus.RUNNING})
     details = current_details(progress_view(state))
     assert "**running** shard ×2 \\[&lt;b&gt;a&lt;/b&gt;, b\\] (job j1" in details
+
+
+def test_a_running_fan_out_counts_its_members_so_far_and_its_ended_record_names_the_failures() -> None:
+    state = RunState(RunId("r"))
+    state.add_fan_out(FanOutRecord(group="g", occurrence=1, items_uri="u", count=7))
+    pending = dict(state.ledger._fan_outs)  # the read, to go with the next export
+    state.fan_out_progressed("g#1", succeeded=3, failing=1)
+    assert (
+        state.fan_outs["g#1"].text()
+        == "fan-out g: 7 items from u (running: 3 of 7 succeeded, 1 failed so far)"
+    )
+    ended_early = "(the run ended before the group did: 3 of 7 succeeded, 1 failed)"
+    assert state.fan_outs["g#1"].text(run_open=False).endswith(ended_early)
+    assert state.ledger._fan_outs == pending  # the counts are no ledger change (no export added)
+    ended = FanOutRecord(
+        group="g", occurrence=1, items_uri="u", count=7, succeeded=6, failed=["k"], ended=True
+    )
+    state.add_fan_out(ended)
+    state.fan_out_progressed("g#1", succeeded=1, failing=0)  # a late count never overwrites the end
+    assert state.fan_outs["g#1"] == ended

@@ -71,6 +71,10 @@ class TemporalExecutor:
         """How a fan-out's members stand: `members.json` and the ledger's record."""
         await self._fan_out().record_members(members, read, ended=ended)
 
+    def members_progressed(self, fan_out: str, succeeded: int, failing: int) -> None:
+        """A running fan-out's counts so far: status and the page show them (no command records them)."""
+        self.state.fan_out_progressed(fan_out, succeeded, failing)
+
     def _fan_out(self) -> FanOutReads:
         if self.fan_out_reads is None:
             self.fan_out_reads = FanOutReads(self.deps)
