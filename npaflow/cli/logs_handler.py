@@ -51,11 +51,13 @@ async def read_logs(
         waves, task = _member_of_item(launched, state)
     if state and not waves:
         known = sorted({name for w in launched for name in w.states})
-        close = difflib.get_close_matches(state, known, n=1)
+        items = sorted({item for w in launched for item in w.items if item})
+        close = difflib.get_close_matches(state, known + items, n=1)
         raise UsageError(
             f"run {run_id} has no job of state '{state}'"
             + (f" (did you mean '{close[0]}'?)" if close else "")
             + f"; states with jobs: {', '.join(known) or 'none yet'}"
+            + _items_hint(launched)
         )
     result = await run_helper(
         client,
@@ -66,6 +68,12 @@ async def read_logs(
         result_type=JobLogsResult,
     )
     return [(wave, entry.text) for wave, entry in zip(waves, result.logs, strict=True)]
+
+
+def _items_hint(launched: list[WaveView]) -> str:
+    """How to name one fan-out member, when the run has any (its first item as the example)."""
+    items = [item for wave in launched for item in wave.items if item]
+    return f", or a fan-out member's item (e.g. --state {items[0]})" if items else ""
 
 
 def _member_of_item(launched: list[WaveView], label: str) -> tuple[list[WaveView], str]:

@@ -313,3 +313,12 @@ def test_a_change_line_shows_an_items_escape_sequence_and_never_sends_it() -> No
     (line,) = texts(change_lines(view(), after))
     assert "\x1b" not in line and "\x07" not in line and "\u202e" not in line
     assert "[\\x1b]0;PWNED\\x07evil, ok\\u202egnp]" in line
+
+
+def test_logs_of_an_unknown_name_suggest_the_closest_state_or_item() -> None:
+    from npaflow.cli.logs_handler import _items_hint
+
+    assert _items_hint([fan_out_batch(["shard-000", "shard-001"])]) == (
+        ", or a fan-out member's item (e.g. --state shard-000)"
+    )
+    assert _items_hint([wave(1, "split", WaveStatus.SUCCEEDED)]) == ""
