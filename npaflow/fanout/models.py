@@ -144,9 +144,11 @@ class FanOutRecord(BaseModel):
         return self.model_copy(update=shown)
 
     def badge(self) -> str:
-        """What the run page draws on the group: `7 items` while it runs, `6/7 ok · 1 failed` once ended."""
-        if not self.ended:
+        """What the run page draws on the group: `7 items`, then `3/7 ok · 1 failed` as batches end."""
+        if not self.ended and not (self.succeeded or self.failing):
             return f"{self.count} items"
+        if not self.ended:  # counted after each batch while it runs
+            return members_badge(self.succeeded, self.count, self.failing, 0)
         failed = self.count - self.succeeded - self.not_run
         return members_badge(self.succeeded, self.count, failed, self.not_run)
 

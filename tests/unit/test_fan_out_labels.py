@@ -117,3 +117,9 @@ def test_a_running_fan_out_counts_its_members_so_far_and_its_ended_record_names_
     state.add_fan_out(ended)
     state.fan_out_progressed("g#1", succeeded=1, failing=0)  # a late count never overwrites the end
     assert state.fan_outs["g#1"] == ended
+
+
+def test_the_pages_badge_of_a_running_fan_out_counts_its_members_after_each_batch() -> None:
+    record = FanOutRecord(group="g", occurrence=1, items_uri="u", count=7)
+    assert record.badge() == "7 items"
+    assert record.model_copy(update={"succeeded": 3, "failing": 1}).badge() == "3/7 ok · 1 failed"
