@@ -137,6 +137,9 @@ def live_row(row: RunRow, view: RunStatusView) -> RunRow:
     elif view.cache_waits:
         update["phase"] = "waiting"
         update["waiting_for"] = view.cache_waits[0].short()
+    elif view.stalled:
+        update["phase"] = "waiting"
+        update["waiting_for"] = view.stalled[0].short
     return row.model_copy(update=update)
 
 

@@ -13,18 +13,13 @@ from npaflow.runtime.summary import RunFacts
 
 def waiting_lines(view: RunFacts) -> list[str]:
     """Each wait of the view, as a sentence."""
-    return [wait.text() for wait in view.cache_waits] + list(view.stalled)
+    return [wait.text() for wait in view.cache_waits] + [stall.text for stall in view.stalled]
 
 
 def new_waits(before: RunFacts | None, after: RunFacts) -> list[tuple[str, str]]:
     """(when, sentence) of each wait `after` has that `before` did not."""
     waited = {wait.wave for wait in before.cache_waits} if before else set()
     found = [(wait.since, wait.text()) for wait in after.cache_waits if wait.wave not in waited]
-    stalled = {_stall(line) for line in before.stalled} if before else set()
+    stalled = {stall.call for stall in before.stalled} if before else set()  # said once, not each second
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return found + [(now, line) for line in after.stalled if _stall(line) not in stalled]
-
-
-def _stall(line: str) -> str:
-    """What stalls, without for how long (said when a call starts failing, not each second)."""
-    return line.partition(" for ")[0]
+    return found + [(now, stall.text) for stall in after.stalled if stall.call not in stalled]

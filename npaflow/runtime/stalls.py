@@ -12,12 +12,19 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from npaflow.presets import FROZEN
-from npaflow.runtime.contract import AWAIT_WAVE, LAUNCH_WAVE
 
-#: The calls a person knows by what they do, not by their activity names.
-CALL_WORDS = {LAUNCH_WAVE.name: "the launch", AWAIT_WAVE.name: "the job's status"}
 #: Characters of an error a line quotes (the ledger and the worker's log keep it whole).
 MAX_ERROR_CHARS = 300
+
+
+class Stall(BaseModel):
+    """One open call that keeps failing: the sentence `status` says, and `list`'s few words."""
+
+    model_config = FROZEN
+
+    call: str  # `the launch`: what is stalled (said once when it begins, not each second)
+    text: str
+    short: str  # `the backend (the launch: no answer for 45s)`: what `list` says the run waits for
 
 
 class PendingCall(BaseModel):
@@ -25,28 +32,30 @@ class PendingCall(BaseModel):
 
     model_config = FROZEN
 
-    activity: str
+    call: str  # what the call does, in words (`the launch`; npaflow/temporal/pending.py names it)
     attempt: int = 1
     consecutive_errors: int = 0  # from its heartbeat: failed backend calls in a row
     errors_since: float = 0.0  # epoch seconds of the first of them
     last_error: str = ""
     last_failure: str = ""  # Temporal's: why the previous attempt failed
 
-    def stalled(self, now: float) -> str:
-        """`the launch: no answer for 45s (6 failed calls, retrying): ...`; "" while it goes well."""
-        what = CALL_WORDS.get(self.activity, self.activity)
+    def stalled(self, now: float) -> Stall | None:
+        """`the launch gets no answer from the backend for 45s (...): ...`; None while it goes well."""
+        what = self.call
         if self.consecutive_errors and self.errors_since:
             seconds = max(0, round(now - self.errors_since))
             error = f": {self.last_error[:MAX_ERROR_CHARS]}" if self.last_error else ""
-            return (
+            text = (
                 f"{what} gets no answer from the backend for {seconds}s ({self.consecutive_errors} "
                 f"failed calls; retried within the run's transport budget){error}"
             )
+            return Stall(call=what, text=text, short=f"the backend ({what}: no answer for {seconds}s)")
         if self.attempt > 1 and self.last_failure:
-            return f"{what} is retried (attempt {self.attempt}) after: {self.last_failure[:MAX_ERROR_CHARS]}"
-        return ""
+            text = f"{what} is retried (attempt {self.attempt}) after: {self.last_failure[:MAX_ERROR_CHARS]}"
+            return Stall(call=what, text=text, short=f"{what} to succeed (attempt {self.attempt})")
+        return None
 
 
-def stall_lines(calls: list[PendingCall], now: float) -> list[str]:
-    """One line per open call that is failing and retrying, in the order Temporal lists them."""
-    return [line for line in (call.stalled(now) for call in calls) if line]
+def stall_lines(calls: list[PendingCall], now: float) -> list[Stall]:
+    """Each open call that is failing and retrying, in the order Temporal lists them."""
+    return [stall for stall in (call.stalled(now) for call in calls) if stall is not None]

@@ -24,6 +24,7 @@ from npaflow.runtime.ledger import (
 )
 from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.runtime.request import BackendName
+from npaflow.runtime.stalls import Stall
 from npaflow.runtime.usage import RunUsage, TaskShape, usage_lines
 from npaflow.runtime.vocabulary import RunPhase, StepStatus, WaveStatus
 from npaflow.waves import WaveKey
@@ -93,7 +94,7 @@ class RunFacts(BaseModel):
     current_states: list[str] = Field(default_factory=list)
     quota_waits: list[QuotaWait] = Field(default_factory=list)  # each wave's wait, open or ended
     cache_waits: list[CacheWait] = Field(default_factory=list)  # waves waiting for another run's entry
-    stalled: list[str] = Field(default_factory=list)  # open calls failing and retrying (stalls.py)
+    stalled: list[Stall] = Field(default_factory=list)  # open calls failing and retrying (stalls.py)
     fan_outs: list[FanOutRecord] = Field(default_factory=list)  # the newest, their failures bounded
     decisions: list[DecisionRecord] = Field(default_factory=list)
     ledger_uri: str = ""

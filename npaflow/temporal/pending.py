@@ -5,11 +5,15 @@ from __future__ import annotations
 import structlog
 from temporalio.client import WorkflowExecutionDescription
 
+from npaflow.runtime.contract import AWAIT_WAVE, LAUNCH_WAVE
 from npaflow.runtime.messages import HeartbeatDetails
 from npaflow.runtime.stalls import PendingCall
 from npaflow.temporal.data_converter import DATA_CONVERTER
 
 log = structlog.get_logger(__name__)
+
+#: The calls a person knows by what they do, not by their activity names.
+CALL_WORDS = {LAUNCH_WAVE.name: "the launch", AWAIT_WAVE.name: "the job's status"}
 
 
 async def pending_calls(description: WorkflowExecutionDescription) -> list[PendingCall]:
@@ -25,7 +29,7 @@ async def pending_calls(description: WorkflowExecutionDescription) -> list[Pendi
                 log.debug("status.heartbeat_unread", activity=pending.activity_type.name, error=str(exc))
         calls.append(
             PendingCall(
-                activity=pending.activity_type.name,
+                call=CALL_WORDS.get(pending.activity_type.name, pending.activity_type.name),
                 attempt=pending.attempt,
                 consecutive_errors=details.consecutive_errors,
                 errors_since=details.errors_since,

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from npaflow.cli.list_handler import live_row
 from npaflow.cli.progress import change_lines, progress_lines
+from npaflow.cli.run_row import RunRow
 from npaflow.cli.status_text import status_text
 from npaflow.cli.ui.pages import live_sections
 from npaflow.cli.ui.reads import Snapshot
 from npaflow.ids import RunId
 from npaflow.picture.report import ReportLinks
-from npaflow.runtime.contract import AWAIT_WAVE, LAUNCH_WAVE
-from npaflow.runtime.stalls import PendingCall, stall_lines
+from npaflow.runtime.stalls import PendingCall, Stall, stall_lines
 from npaflow.runtime.summary import RunStatusView, StatusReport
 from npaflow.runtime.vocabulary import RunPhase
 from npaflow.spec import load_spec_from_str
@@ -18,25 +19,32 @@ from tests.helpers import CATALOG
 NOW = 1_000_000.0
 
 
+def stall_at(seconds: int, error: str = "x") -> Stall:
+    call = PendingCall(call="the launch", consecutive_errors=2, errors_since=NOW - seconds, last_error=error)
+    (stall,) = stall_lines([call], NOW)
+    return stall
+
+
 def test_a_launch_failing_to_reach_its_backend_says_for_how_long_and_the_newest_error() -> None:
-    call = PendingCall(
-        activity=LAUNCH_WAVE.name, consecutive_errors=6, errors_since=NOW - 45, last_error="launch: refused"
-    )
-    assert stall_lines([call], NOW) == [
+    call = PendingCall(call="the launch", consecutive_errors=6, errors_since=NOW - 45, last_error="refused")
+    (stall,) = stall_lines([call], NOW)
+    assert stall.text == (
         "the launch gets no answer from the backend for 45s (6 failed calls; retried within the run's "
-        "transport budget): launch: refused"
-    ]
+        "transport budget): refused"
+    )
+    assert stall.short == "the backend (the launch: no answer for 45s)"
 
 
 def test_a_call_temporal_retries_names_its_attempt_and_why_the_last_one_failed() -> None:
-    call = PendingCall(activity=AWAIT_WAVE.name, attempt=3, last_failure="worker lost")
-    assert stall_lines([call], NOW) == ["the job's status is retried (attempt 3) after: worker lost"]
+    call = PendingCall(call="the job's status", attempt=3, last_failure="worker lost")
+    (stall,) = stall_lines([call], NOW)
+    assert stall.text == "the job's status is retried (attempt 3) after: worker lost"
+    assert stall.short == "the job's status to succeed (attempt 3)"
 
 
 def test_calls_going_well_say_nothing() -> None:
     assert (
-        stall_lines([PendingCall(activity=AWAIT_WAVE.name), PendingCall(activity="other", attempt=2)], NOW)
-        == []
+        stall_lines([PendingCall(call="the job's status"), PendingCall(call="other", attempt=2)], NOW) == []
     )
 
 
@@ -45,10 +53,10 @@ def test_status_and_the_wait_stream_say_a_stall_once_when_it_begins_and_not_each
         run_id=RunId("r"),
         workflow="w",
         phase=RunPhase.RUNNING,
-        stalled=["the launch gets no answer from the backend for 5s (2 failed calls; ...): x"],
+        stalled=[stall_at(5)],
     )
-    later = view.model_copy(update={"stalled": [view.stalled[0].replace("5s (2", "9s (4")]})
-    said = f"waiting: {view.stalled[0]}"
+    later = view.model_copy(update={"stalled": [stall_at(9)]})
+    said = f"waiting: {view.stalled[0].text}"
     assert said in status_text(StatusReport.of(view, "RUNNING")).splitlines()
     assert f"  {said}" in progress_lines(view)
     assert [
@@ -65,10 +73,16 @@ def test_the_run_page_says_a_stall_while_the_run_is_open() -> None:
         "w.yaml",
         catalog=CATALOG,
     )
-    stalled = ["the launch gets no answer from the backend for 5s (2 failed calls; ...): <refused>"]
+    stalled = [stall_at(5, "<refused>")]
     view = RunStatusView(run_id=RunId("r"), workflow="w", phase=RunPhase.RUNNING, stalled=stalled)
     sections = live_sections(Snapshot("r", "e1", "RUNNING", "q", spec=spec, view=view), ReportLinks())
     assert "waiting: the launch gets no answer from the backend for 5s" in "".join(sections.values())
     assert "&lt;refused&gt;" in "".join(sections.values())
     ended = live_sections(Snapshot("r", "e1", "COMPLETED", "q", spec=spec, view=view), ReportLinks())
     assert "waiting: the launch" not in "".join(ended.values())
+
+
+def test_list_shows_a_run_whose_launch_keeps_failing_as_waiting_for_the_backend() -> None:
+    view = RunStatusView(run_id=RunId("r"), workflow="w", phase=RunPhase.RUNNING, stalled=[stall_at(45)])
+    row = live_row(RunRow(run_id="r", phase="running", execution_status="RUNNING"), view)
+    assert row.shown_phase() == "waiting for the backend (the launch: no answer for 45s)"

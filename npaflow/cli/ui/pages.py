@@ -61,7 +61,7 @@ def live_sections(shot: Snapshot, links: ReportLinks) -> dict[str, str]:
         ledger = ledger_of_view(shot.view, updated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         paused = shot.view.phase is RunPhase.PAUSED or (shot.open and shot.view.pause_requested)
         notes = [f"paused: nothing new launches (npaflow resume {shot.run_id} continues)"] if paused else []
-        notes += [f"waiting: {line}" for line in shot.view.stalled] if shot.open else []
+        notes += [f"waiting: {stall.text}" for stall in shot.view.stalled] if shot.open else []
         return run_sections(
             shot.spec,
             ledger,
