@@ -24,9 +24,7 @@ async def follow_run(
 ) -> None:
     """Show the run's progress until `ended()` (in place on a terminal, a line per change otherwise)."""
     with Progress() as progress:
-        await follow(
-            lambda: live_view(client, handle, 5), ended, progress, no_worker=_Serving(client, handle, queue)
-        )
+        await follow(lambda: live_view(handle, 5), ended, progress, no_worker=_Serving(client, handle, queue))
 
 
 class _Serving:

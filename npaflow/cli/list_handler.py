@@ -146,7 +146,7 @@ def live_row(row: RunRow, view: RunStatusView) -> RunRow:
 async def _live(client: Client, run_id: str) -> RunStatusView | None:
     """An open run's status answer, counted up to now (None when no worker answers soon)."""
     try:
-        return await live_view(client, client.get_workflow_handle(run_id), SPEND_QUERY_SECONDS)
+        return await live_view(client.get_workflow_handle(run_id), SPEND_QUERY_SECONDS)
     except Exception:  # noqa: BLE001 - no worker, an old build, a slow one: the row keeps its memo
         return None
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from temporalio.client import Client, WorkflowExecutionDescription, WorkflowHandle
+from temporalio.client import WorkflowExecutionDescription, WorkflowHandle
 from temporalio.service import RPCError
 
 from npaflow.cli.clock import utc_now_text
 from npaflow.cli.status_query import queried_status
-from npaflow.runtime.contract import AWAIT_WAVE
 from npaflow.runtime.ledger import TaskRow, WaveAttemptRecord, attempt_usage
 from npaflow.runtime.messages import HeartbeatDetails
 from npaflow.runtime.stalls import stall_lines
@@ -25,28 +24,34 @@ from npaflow.runtime.status import JobStatus
 from npaflow.runtime.summary import RunStatusView, WaveView
 from npaflow.runtime.usage import RunUsage, Usage
 from npaflow.runtime.vocabulary import WaveStatus
-from npaflow.temporal.pending import pending_calls
+from npaflow.temporal.pending import open_activities, pending_calls, polled_jobs
 
 
-async def live_view(client: Client, handle: WorkflowHandle[Any, Any], seconds: float) -> RunStatusView:
-    """The status query's answer (counted up to now), with each running job's heartbeat merged in.
+async def live_view(
+    handle: WorkflowHandle[Any, Any], seconds: float, description: WorkflowExecutionDescription | None = None
+) -> RunStatusView:
+    """The status query's answer (counted up to now), each running job's heartbeat merged in, its stalls.
+
+    `description`: the run's, when the caller has just read it (else it is read here).
 
     Raises:
         TimeoutError: the query went unanswered within `seconds`.
     """
     now = utc_now_text()
     view = await queried_status(handle, seconds, now)
-    try:
-        description = await handle.describe()
-    except RPCError:
-        return view
-    polled = await polled_jobs(client, description)
+    if description is None:
+        try:
+            description = await handle.describe()
+        except RPCError:
+            return view
+    opened = await open_activities(description)
+    polled = polled_jobs(opened)
     waves = [_merged(wave, polled) for wave in view.waves]
     usage = view.usage.model_copy(deep=True)
     for before, after in zip(view.waves, waves, strict=True):
         if after.tasks and not before.tasks:  # the job's own start replaces the launch's on the clock
             _recount(usage, before, after, now)
-    stalled = stall_lines(await pending_calls(description), time.time())
+    stalled = stall_lines(pending_calls(opened), time.time())
     return view.model_copy(update={"waves": waves, "usage": usage.rounded(), "stalled": stalled})
 
 
@@ -74,22 +79,3 @@ def _merged(wave: WaveView, polled: dict[str, HeartbeatDetails]) -> WaveView:
             if task.isdigit()
         ]
     return wave.model_copy(update=update)
-
-
-async def polled_jobs(
-    client: Client, description: WorkflowExecutionDescription
-) -> dict[str, HeartbeatDetails]:
-    """Each job's await heartbeat (awaits that have polled at least once), by job id."""
-    found: dict[str, HeartbeatDetails] = {}
-    for pending in description.raw_description.pending_activities:
-        if pending.activity_type.name != AWAIT_WAVE.name or not pending.heartbeat_details.payloads:
-            continue
-        try:
-            (details,) = await client.data_converter.decode(
-                pending.heartbeat_details.payloads, [HeartbeatDetails]
-            )
-        except Exception:  # noqa: BLE001 - a detail this build cannot read: show the run's own view
-            continue
-        if isinstance(details, HeartbeatDetails) and details.job_id and details.polls:
-            found[details.job_id] = details
-    return found

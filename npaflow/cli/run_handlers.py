@@ -53,7 +53,7 @@ from npaflow.runtime.vocabulary import RunPhase
 from npaflow.temporal.client import connect_to, describe_or_fail
 from npaflow.temporal.errors import innermost_message
 from npaflow.temporal.helper_runs import helper_attributes
-from npaflow.temporal.pending import pending_calls
+from npaflow.temporal.pending import open_activities, pending_calls
 from npaflow.temporal.serving import pinned_build, unserved_reason
 
 
@@ -77,7 +77,7 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
             ending = await read_ending(repair_with, handle)
         if ending.view is None and description.status == WorkflowExecutionStatus.FAILED:
             raise LookupError("failed with no summary: refused before its code ran, nothing to query")
-        view = ending.view if ending.view is not None else await _queried(handle, repair_with)
+        view = ending.view if ending.view is not None else await _queried(handle, description, repair_with)
         report = StatusReport.of(view, execution)
     except Exception:  # noqa: BLE001 - no worker to answer: fall back to server-side memo
         memo = RunMemo.read(await description.memo())
@@ -97,8 +97,8 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
     extra: dict[str, object] = {"worker_version": _worker_version(description)}
     if unserved:
         extra["no_worker"] = unserved
-    elif not closed:
-        extra["stalled"] = stall_lines(await pending_calls(description), time.time())
+    elif not closed and repair_with is None:  # else the live view said them, from this description
+        extra["stalled"] = stall_lines(pending_calls(await open_activities(description)), time.time())
     if repair_with is not None and closed and report.ledger_behind:
         repair = extra["ledger_repair"] = await _repair_ledger(repair_with, handle, description)
         if repair.startswith("written"):
@@ -106,10 +106,12 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
     return report.model_copy(update=extra)
 
 
-async def _queried(handle: WorkflowHandle[Any, Any], client: Client | None = None) -> RunStatusView:
+async def _queried(
+    handle: WorkflowHandle[Any, Any], description: WorkflowExecutionDescription, client: Client | None = None
+) -> RunStatusView:
     """The run's answer to its status query (a worker of its version answers), with its jobs' latest word."""
     if client is not None:
-        return await live_view(client, handle, 10)
+        return await live_view(handle, 10, description)
     return await queried_status(handle, 10)
 
 

@@ -81,7 +81,7 @@ class RunReads:
             shot.problem = f"{unserved}; this page shows the spec only until then"
             return shot
         try:
-            shot.view = await live_view(self.client, handle, QUERY_SECONDS)
+            shot.view = await live_view(handle, QUERY_SECONDS)
         except (TimeoutError, RPCError) as error:
             shot.problem = f"its worker did not answer the status query ({type(error).__name__}); retrying"
         return shot
