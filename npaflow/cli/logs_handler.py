@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import shlex
 from typing import Any
 
 from temporalio.client import (
@@ -16,7 +17,7 @@ from npaflow.cli.ledger_waves import ledger_waves
 from npaflow.cli.status_query import queried_status
 from npaflow.errors import UsageError
 from npaflow.options.runs import LogsOptions
-from npaflow.printable import colours_kept
+from npaflow.printable import colours_kept, printable
 from npaflow.runtime.contract import LOGS_WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.reads import JobLogsRequest, JobLogsResult, job_log_reads
 from npaflow.runtime.request import BackendName
@@ -54,8 +55,8 @@ async def read_logs(
         items = sorted({item for w in launched for item in w.items if item})
         close = difflib.get_close_matches(state, known + items, n=1)
         raise UsageError(
-            f"run {run_id} has no job of state '{state}'"
-            + (f" (did you mean '{close[0]}'?)" if close else "")
+            f"run {run_id} has no job of state {_quoted(state)}"
+            + (f" (did you mean {_quoted(close[0])}?)" if close else "")
             + f"; states with jobs: {', '.join(known) or 'none yet'}"
             + _items_hint(launched)
         )
@@ -73,15 +74,25 @@ async def read_logs(
 def _items_hint(launched: list[WaveView]) -> str:
     """How to name one fan-out member, when the run has any (its first item as the example)."""
     items = [item for wave in launched for item in wave.items if item]
-    return f", or a fan-out member's item (e.g. --state {items[0]})" if items else ""
+    return f", or a fan-out member's item (e.g. --state {shlex.quote(items[0])})" if items else ""
 
 
-def _member_of_item(launched: list[WaveView], label: str) -> tuple[list[WaveView], str]:
-    """The attempts that ran the fan-out member whose item is named `label`, and its task name."""
+def _quoted(name: str) -> str:
+    """A name in single quotes, as a shell takes it back (`'a; b'`, `'it'"'"'s'`)."""
+    quoted = shlex.quote(name)
+    return quoted if quoted != name else f"'{name}'"
+
+
+def _member_of_item(launched: list[WaveView], name: str) -> tuple[list[WaveView], str]:
+    """The attempts that ran the fan-out member `name` names, and its task name.
+
+    A member is named by its item (as status shows it), by its task name (as the logs
+    head it: `tokenize-shard-3a48865a6b3a`) or by its item key alone.
+    """
     for wave in reversed(launched):
         for member, item in zip(wave.key.members, wave.items, strict=False):
-            if member.item and item == label:
-                task = f"{member.state}-{member.item}"
+            task = f"{member.state}-{member.item}"
+            if member.item and name in (item, task, member.item):
                 return [w for w in launched if w.key == wave.key], task
     return [], ""
 
@@ -133,16 +144,24 @@ def logs_text(run_id: str, state: str, logs: list[tuple[WaveView, str]]) -> str:
         return f"run {run_id} has no launched jobs" + (f" for state {state}" if state else "")
     return "\n".join(
         f"### {wave.key} attempt {wave.attempt} job {wave.job_id} ({wave.status.value})\n"
-        + _members_by_item(wave)
+        + _members_by_item(wave, state)
         + (text or "(no logs)")
         for wave, text in logs
     )
 
 
-def _members_by_item(wave: WaveView) -> str:
-    """A fan-out batch's task names with the item each ran (`# tokenize-shard-3a48865a6b3a: shard-001`)."""
-    pairs = zip(wave.key.members, wave.items, strict=False)
-    return "".join(f"# {member.state}-{member.item}: {label}\n" for member, label in pairs if member.item)
+def _members_by_item(wave: WaveView, chosen: str = "") -> str:
+    """A fan-out batch's task names with the item each ran (`# tokenize-shard-3a48865a6b3a: shard-001`).
+
+    When `chosen` names one member (its item, task name or item key), only that one.
+    """
+    rows = [
+        (f"{member.state}-{member.item}", member.item, label)
+        for member, label in zip(wave.key.members, wave.items, strict=False)
+        if member.item
+    ]
+    picked = [row for row in rows if chosen in row] or rows
+    return "".join(f"# {task}: {printable(label)}\n" for task, _, label in picked)
 
 
 async def logs(options: LogsOptions) -> int:

@@ -322,3 +322,20 @@ def test_logs_of_an_unknown_name_suggest_the_closest_state_or_item() -> None:
         ", or a fan-out member's item (e.g. --state shard-000)"
     )
     assert _items_hint([wave(1, "split", WaveStatus.SUCCEEDED)]) == ""
+
+
+def test_logs_select_a_member_by_its_task_name_or_item_key_and_head_only_that_member() -> None:
+    batch = fan_out_batch(["a", "b"])
+    assert _member_of_item([batch], "shard-000000000001") == ([batch], "shard-000000000001")
+    assert _member_of_item([batch], "000000000000") == ([batch], "shard-000000000000")
+    text = logs_text("r", "b", [(batch, "==> shard-000000000001-0 <==\nhello")])
+    assert text.splitlines()[1:3] == ["# shard-000000000001: b", "==> shard-000000000001-0 <=="]
+
+
+def test_logs_show_an_items_escape_sequence_and_quote_it_for_the_shell_in_a_hint() -> None:
+    from npaflow.cli.logs_handler import _items_hint
+
+    batch = fan_out_batch(["\x1b[31mred", "a; touch x"])
+    assert "# shard-000000000000: \\x1b[31mred" in logs_text("r", "", [(batch, "")])
+    hint = _items_hint([fan_out_batch(["a; touch x"])])
+    assert hint == ", or a fan-out member's item (e.g. --state 'a; touch x')"
