@@ -27,7 +27,7 @@ from npaflow.runtime.request import BackendName
 from npaflow.runtime.stalls import Stall
 from npaflow.runtime.usage import RunUsage, TaskShape, usage_lines
 from npaflow.runtime.vocabulary import RunPhase, StepStatus, WaveStatus
-from npaflow.waves import WaveKey
+from npaflow.waves import WaveKey, items_text
 
 if TYPE_CHECKING:
     pass
@@ -192,9 +192,10 @@ class RunSummary(BaseModel):
         for wave in self.waves:
             hits = [step for step in wave.cache if step.hit]
             job = wave.job_id or (f"cached from {hits[0].source_run}" if hits else "")
+            items = items_text(wave.items).strip()  # a fan-out batch: which items its members ran
             lines.append(
                 f"{wave.key}: {wave.status.value} [{launched_as(wave)}] states="
-                f"{','.join(wave.states)} job_id={job}"
+                f"{','.join(wave.states)} job_id={job}" + (f" items={items}" if items else "")
             )
         if self.cache.text():
             lines.append(f"cache: {self.cache.text()}")

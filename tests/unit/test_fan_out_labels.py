@@ -17,7 +17,7 @@ from npaflow.runtime.progress_view import progress_view
 from npaflow.runtime.reads import ArtifactRow, RunArtifacts
 from npaflow.runtime.run_state import RunState
 from npaflow.runtime.ui_text import current_details
-from npaflow.runtime.vocabulary import WaveStatus
+from npaflow.runtime.vocabulary import RunPhase, WaveStatus
 from npaflow.waves import WaveKey, items_text, wave_text
 
 
@@ -123,3 +123,17 @@ def test_the_pages_badge_of_a_running_fan_out_counts_its_members_after_each_batc
     record = FanOutRecord(group="g", occurrence=1, items_uri="u", count=7)
     assert record.badge() == "7 items"
     assert record.model_copy(update={"succeeded": 3, "failing": 1}).badge() == "3/7 ok · 1 failed"
+
+
+def test_the_runs_result_text_names_the_items_a_fan_out_batch_ran() -> None:
+    from npaflow.runtime.summary import RunSummary
+
+    key = WaveKey.parse("002|g|g:shard@000000000000:-,g:shard@000000000001:-")
+    record = WaveAttemptRecord(key=key, states=["shard", "shard"], items=["a", "b"], job_id="j1")
+    plain = WaveAttemptRecord(key=WaveKey.parse("001|serial|:prep:-"), states=["prep"], job_id="j0")
+    summary = RunSummary(
+        workflow="w", run_id=RunId("r"), status=RunPhase.SUCCEEDED, wave_count=2, waves=[plain, record]
+    )
+    lines = summary.text_lines()
+    assert lines[3].endswith("states=prep job_id=j0")
+    assert lines[4].endswith("states=shard,shard job_id=j1 items=[a, b]")
