@@ -9,6 +9,7 @@ only what people are shown is escaped.
 
 from __future__ import annotations
 
+import html
 import re
 
 #: C0 controls but newline and tab, DEL, C1 controls, and the bidi overrides and isolates.
@@ -18,6 +19,15 @@ _UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u206
 def printable(text: str) -> str:
     r"""`text` with each control character written as its escape (`\x1b`), lines and tabs kept."""
     return _escape(_UNPRINTABLE, text)
+
+
+def html_text(text: str) -> str:
+    """`text` for a page: markup escaped, and control characters shown as their escapes.
+
+    `html.escape` alone leaves an escape sequence or a bidi override in the page, where it
+    is invisible (or, in an SVG read as XML, makes the whole drawing invalid).
+    """
+    return html.escape(printable(text))
 
 
 #: The same, but carriage returns stay: a progress bar redraws its line with them.

@@ -8,7 +8,6 @@ the decisions read and where from, GPU-hours by state, and every state's jobs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 from urllib.parse import quote
 
 from pydantic import BaseModel
@@ -21,6 +20,7 @@ from npaflow.picture.node_states import NodeView, node_views
 from npaflow.picture.svg import PHASE_COLOURS, graph_svg
 from npaflow.picture.timeline import timeline_svg
 from npaflow.presets import FROZEN
+from npaflow.printable import html_text
 from npaflow.runtime.ledger.models import RuntimeLedger
 from npaflow.runtime.usage import gpu_hours_text
 
@@ -64,15 +64,15 @@ def _states_table(ledger: RuntimeLedger, views: dict[str, NodeView], links: Repo
         if not view.attempts and not view.job_ids:
             continue
         logs = (
-            f'<a href="{escape(links.logs.format(state=quote(name)))}">logs</a>'
+            f'<a href="{html_text(links.logs.format(state=quote(name)))}">logs</a>'
             if links.logs
-            else f"<code>npaflow logs {escape(ledger.run_id)} --state {escape(name)}</code>"
+            else f"<code>npaflow logs {html_text(ledger.run_id)} --state {html_text(name)}</code>"
         )
         rows.append(
-            f"<tr><td>{escape(name)}</td><td>{chip(view)}</td><td class=num>{view.attempts}</td>"
-            f"<td class=num>{view.iteration or ''}</td><td>{escape(', '.join(view.job_ids))}</td>"
+            f"<tr><td>{html_text(name)}</td><td>{chip(view)}</td><td class=num>{view.attempts}</td>"
+            f"<td class=num>{view.iteration or ''}</td><td>{html_text(', '.join(view.job_ids))}</td>"
             f"<td class=num>{gpu_hours_text(view.gpu_hours)}</td><td>{logs}</td>"
-            f"<td class=error>{escape(view.error[:500])}</td></tr>"
+            f"<td class=error>{html_text(view.error[:500])}</td></tr>"
         )
     head = (
         "<tr><th>state</th><th>phase</th><th>attempts</th><th>iteration</th><th>jobs</th>"
@@ -84,15 +84,15 @@ def _states_table(ledger: RuntimeLedger, views: dict[str, NodeView], links: Repo
 def _note(decision: str) -> str:
     """A decision no predicate can match, said beside it (a misspelt `promote` reads as neither)."""
     note = unknown_decision_note(decision)
-    return f' <span class="error">({escape(note)})</span>' if note else ""
+    return f' <span class="error">({html_text(note)})</span>' if note else ""
 
 
 def _decisions_table(ledger: RuntimeLedger) -> str:
     if not ledger.decisions:
         return "<p>No decision read.</p>"
     rows = "".join(
-        f"<tr><td>{escape(d.state)}</td><td><b>{escape(d.shown)}</b>{_note(d.decision)}</td>"
-        f"<td>{escape(d.source.value)}</td><td>{escape(d.uri)}</td><td>{escape(d.read_at)}</td></tr>"
+        f"<tr><td>{html_text(d.state)}</td><td><b>{html_text(d.shown)}</b>{_note(d.decision)}</td>"
+        f"<td>{html_text(d.source.value)}</td><td>{html_text(d.uri)}</td><td>{html_text(d.read_at)}</td></tr>"
         for d in ledger.decisions
     )
     return (
@@ -104,7 +104,7 @@ def _decisions_table(ledger: RuntimeLedger) -> str:
 def _usage_table(ledger: RuntimeLedger) -> str:
     usage = ledger.usage
     rows = "".join(
-        f"<tr><td>{escape(state)}</td><td class=num>{gpu_hours_text(part.gpu_hours)}</td>"
+        f"<tr><td>{html_text(state)}</td><td class=num>{gpu_hours_text(part.gpu_hours)}</td>"
         f"<td class=num>{gpu_hours_text(part.node_hours)}</td>"
         f"<td class=num>{gpu_hours_text(part.failed_gpu_hours)}</td></tr>"
         for state, part in sorted(usage.by_state.items())
@@ -122,7 +122,7 @@ def _waits(ledger: RuntimeLedger) -> str:
     """Each wave's wait for quota GPUs, a line each (what it waited for, since when, how long)."""
     if not ledger.quota_waits:
         return ""
-    items = "".join(f'<li class="quota-wait">{escape(wait.text())}</li>' for wait in ledger.quota_waits)
+    items = "".join(f'<li class="quota-wait">{html_text(wait.text())}</li>' for wait in ledger.quota_waits)
     return f"<h3>Quota waits</h3><ul>{items}</ul>"
 
 
@@ -138,15 +138,15 @@ def run_sections(
     """Each part of a run's page by element id: the report and the live page share them."""
     links = links or ReportLinks()
     views = node_views(spec_blocks(spec), ledger, waiting)
-    temporal = f' · <a href="{escape(links.temporal_ui)}">Temporal UI</a>' if links.temporal_ui else ""
-    error = f'<p class="error">{escape(ledger.error)}</p>' if ledger.error else ""
+    temporal = f' · <a href="{html_text(links.temporal_ui)}">Temporal UI</a>' if links.temporal_ui else ""
+    error = f'<p class="error">{html_text(ledger.error)}</p>' if ledger.error else ""
     reasons = [*notes, *sorted(set((waiting or {}).values()))]
-    waits = "".join(f'<p class="waiting" id="run-waiting">{escape(reason)}</p>' for reason in reasons[:5])
+    waits = "".join(f'<p class="waiting" id="run-waiting">{html_text(reason)}</p>' for reason in reasons[:5])
     return {
         "meta": (
-            f"workflow <b>{escape(spec.name)}</b> · status "
-            f'<b id="run-status">{escape(ledger.status.value)}</b>'
-            f" · updated {escape(ledger.updated_at or '-')} · "
+            f"workflow <b>{html_text(spec.name)}</b> · status "
+            f'<b id="run-status">{html_text(ledger.status.value)}</b>'
+            f" · updated {html_text(ledger.updated_at or '-')} · "
             f"{gpu_hours_text(ledger.usage.gpu_hours)} GPU-hours"
             f"{temporal}{waits}{error}"
         ),
@@ -160,13 +160,13 @@ def run_sections(
 
 def _nothing_launched(reasons: list[str]) -> str:
     """The timeline before any launch: what the run waits for, when it waits."""
-    return f"<p>Nothing launched yet: {escape(reasons[0])}.</p>" if reasons else "<p>Nothing launched.</p>"
+    return f"<p>Nothing launched yet: {html_text(reasons[0])}.</p>" if reasons else "<p>Nothing launched.</p>"
 
 
 def page_html(title: str, heading: str, sections: dict[str, str], *, head: str = "", tail: str = "") -> str:
     """A run's page around its sections (`head` and `tail` add what a live page needs)."""
     return (
-        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)}</title>"
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{html_text(title)}</title>"
         f"<style>{CSS}</style>{head}</head><body>{heading}"
         f'<div class="meta" id="meta">{sections["meta"]}</div>'
         f'<h2>Graph</h2><div class="scroll" id="graph">{sections["graph"]}</div>'
@@ -184,4 +184,4 @@ def report_html(
     """The whole page for one run, as it stands in `ledger` (`now`: epoch seconds, for what still runs)."""
     sections = run_sections(spec, ledger, now=now, links=links)
     title = f"{ledger.run_id} · {spec.name} · npaflow"
-    return page_html(title, f"<h1>{escape(ledger.run_id)}</h1>", sections, head=OFFLINE_POLICY)
+    return page_html(title, f"<h1>{html_text(ledger.run_id)}</h1>", sections, head=OFFLINE_POLICY)

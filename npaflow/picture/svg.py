@@ -7,12 +7,11 @@ node and box carries `data-state` and `data-phase`, and a `<title>` read on hove
 
 from __future__ import annotations
 
-from html import escape
-
 from npaflow.picture.blocks import BlockKind
 from npaflow.picture.geometry import PAD, Rect, Route
 from npaflow.picture.layout import Layout
 from npaflow.picture.node_states import NodePhase, NodeView
+from npaflow.printable import html_text
 from npaflow.runtime.usage import gpu_hours_text
 from npaflow.spec_graph import START
 
@@ -81,12 +80,12 @@ def _node(layout: Layout, name: str, view: NodeView | None) -> str:
     block, box = layout.blocks[name], layout.boxes[name]
     phase = view.phase if view else NodePhase.PENDING
     terminal = " terminal" if block.terminal else ""
-    text = escape(_detail(view, block.title))
+    text = html_text(_detail(view, block.title))
     name_y = box.y + 18 if text else box.cy + 4
     return (
-        f'<g class="node phase-{phase.value}{terminal}" data-state="{escape(name)}" '
-        f'data-phase="{phase.value}"><title>{escape(_title(view, name))}</title>{_rect(box, phase, 8)}'
-        f'<text x="{box.cx:.1f}" y="{name_y:.1f}" text-anchor="middle">{escape(name)}</text>'
+        f'<g class="node phase-{phase.value}{terminal}" data-state="{html_text(name)}" '
+        f'data-phase="{phase.value}"><title>{html_text(_title(view, name))}</title>{_rect(box, phase, 8)}'
+        f'<text x="{box.cx:.1f}" y="{name_y:.1f}" text-anchor="middle">{html_text(name)}</text>'
         f'<text class="detail" x="{box.cx:.1f}" y="{box.y + 33:.1f}" text-anchor="middle">{text}</text></g>'
     )
 
@@ -97,9 +96,9 @@ def _box(layout: Layout, name: str, view: NodeView | None) -> str:
     caption = block.caption() + (f" · iteration {view.iteration}" if view and view.iteration else "")
     caption += f" · {view.badge}" if view and view.badge else ""
     return (
-        f'<g class="box {block.kind.value} phase-{phase.value}" data-state="{escape(name)}" '
-        f'data-phase="{phase.value}"><title>{escape(_title(view, name))}</title>{_rect(box, phase, 10)}'
-        f'<text class="caption" x="{box.x + PAD:.1f}" y="{box.y + 15:.1f}">{escape(caption)}</text></g>'
+        f'<g class="box {block.kind.value} phase-{phase.value}" data-state="{html_text(name)}" '
+        f'data-phase="{phase.value}"><title>{html_text(_title(view, name))}</title>{_rect(box, phase, 10)}'
+        f'<text class="caption" x="{box.x + PAD:.1f}" y="{box.y + 15:.1f}">{html_text(caption)}</text></g>'
     )
 
 
@@ -108,7 +107,7 @@ def _edge(route: Route, taken: bool) -> str:
     classes = f"edge kind-{route.kind}" + (" taken" if taken else "")
     drawn = (
         f'<path class="{classes}" d="{path}" marker-end="url(#npa-arrow)" '
-        f'data-source="{escape(route.source)}" data-target="{escape(route.target)}"/>'
+        f'data-source="{html_text(route.source)}" data-target="{html_text(route.target)}"/>'
     )
     if route.label and route.kind != "loop":
         # above the last piece, ending at the arrow; along its lane for an edge that takes one
@@ -117,7 +116,7 @@ def _edge(route: Route, taken: bool) -> str:
             (x, y), anchor = ((route.points[2][0] + 6, route.points[2][1]), "start")
         drawn += (
             f'<text class="edge-label" x="{x:.1f}" y="{y - 5:.1f}" text-anchor="{anchor}">'
-            f"{escape(route.label)}</text>"
+            f"{html_text(route.label)}</text>"
         )
     return drawn
 
@@ -135,7 +134,7 @@ def graph_svg(layout: Layout, views: dict[str, NodeView] | None = None, title: s
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="npa-graph" width="{layout.width:.0f}" '
         f'height="{layout.height:.0f}" viewBox="0 0 {layout.width:.0f} {layout.height:.0f}" role="img" '
-        f'aria-label="{escape(title or "workflow graph")}"><style>{_STYLE}</style>',
+        f'aria-label="{html_text(title or "workflow graph")}"><style>{_STYLE}</style>',
         '<defs><marker id="npa-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
         'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#4a5360"/>'
         "</marker></defs>",

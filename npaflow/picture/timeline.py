@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 
 from npaflow.picture.geometry import CHAR_WIDTH, MARGIN
 from npaflow.picture.node_states import NodePhase
 from npaflow.picture.svg import PHASE_COLOURS
+from npaflow.printable import html_text
 from npaflow.runtime.ledger.attempt import WaveAttemptRecord
 from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.runtime.timestamps import epoch_seconds
@@ -130,7 +130,7 @@ def timeline_svg(waves: list[WaveAttemptRecord], now: float, waits: Sequence[Quo
         )
     for row, label in enumerate(labels):
         y = AXIS + ROW * row + ROW * 0.7
-        parts.append(f'<text x="{MARGIN:.1f}" y="{y:.1f}">{escape(label)}</text>')
+        parts.append(f'<text x="{MARGIN:.1f}" y="{y:.1f}">{html_text(label)}</text>')
     for bar in bars:
         parts.append(_bar(bar, left, scale))
     parts.append("</svg>")
@@ -144,7 +144,7 @@ def _bar(bar: Bar, left: float, scale: float) -> str:
     x2 = max(x2, x0 + 2, x1 + 2 if bar.ran else 0)  # one that ended at once, or ran briefly, is seen
     drawn = (
         f'<g class="bar phase-{bar.phase.value}" data-attempt="{bar.attempt}">'
-        f"<title>{escape(bar.text)}</title>"
+        f"<title>{html_text(bar.text)}</title>"
         f'<rect x="{x0:.1f}" y="{y:.1f}" width="{max(x1 - x0, 0):.1f}" height="{ROW - 8:.1f}" '
         f'fill="{PHASE_COLOURS[NodePhase.LAUNCHING][0]}" stroke="{stroke}" stroke-dasharray="2 2"/>'
         f'<rect x="{x1:.1f}" y="{y:.1f}" width="{max(x2 - x1, 0):.1f}" height="{ROW - 8:.1f}" '

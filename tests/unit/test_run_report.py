@@ -230,3 +230,12 @@ def test_the_report_says_beside_a_decision_that_no_predicate_can_match_it() -> N
     assert (
         '<b>&lt;promte&gt;</b> <span class="error">(matches neither promote_checkpoint nor loop_back' in page
     )
+
+
+def test_the_report_shows_a_control_character_a_job_wrote_as_its_escape_never_the_character() -> None:
+    spec = load_spec_from_path(EXAMPLES / "gate-loop.yaml", catalog=load_catalogs())
+    ledger = failed_gate_ledger()
+    failed = ledger.waves[1].model_copy(update={"error": "exit 3: \x1b]0;PWNED\x07 \u202eevil"})
+    page = report_html(spec, ledger.model_copy(update={"waves": [ledger.waves[0], failed]}), now=0)
+    assert "\x1b" not in page and "\x07" not in page and "\u202e" not in page
+    assert "exit 3: \\x1b]0;PWNED\\x07 \\u202eevil" in page

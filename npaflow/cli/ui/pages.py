@@ -9,7 +9,6 @@ Nothing is loaded from anywhere but this server.
 from __future__ import annotations
 
 import time
-from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -18,6 +17,7 @@ from npaflow.cli.ui.reads import Snapshot
 from npaflow.picture import spec_svg
 from npaflow.picture.live import ledger_of_view, waiting_states
 from npaflow.picture.report import CSS, ReportLinks, page_html, run_sections
+from npaflow.printable import html_text
 from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import RunPhase
 
@@ -70,7 +70,7 @@ def live_sections(shot: Snapshot, links: ReportLinks) -> dict[str, str]:
             waiting=waiting_states(shot.view, shot.spec),
             notes=notes,
         )
-    status = escape(shot.execution_status.lower())
+    status = html_text(shot.execution_status.lower())
     graph = spec_svg(shot.spec) if shot.spec is not None else "<p>The run's spec could not be read.</p>"
     empty = "<p>Shown once a worker answers for the run.</p>" if shot.open else "<p>None: the run ended.</p>"
     return {
@@ -85,7 +85,7 @@ def live_sections(shot: Snapshot, links: ReportLinks) -> dict[str, str]:
 
 def banner(shot: Snapshot) -> str:
     """What the reader must know first: no worker, or why the view is not live."""
-    return f'<div class="banner">{escape(shot.problem)}</div>' if shot.problem else ""
+    return f'<div class="banner">{html_text(shot.problem)}</div>' if shot.problem else ""
 
 
 def ended(shot: Snapshot) -> bool:
@@ -96,7 +96,7 @@ def ended(shot: Snapshot) -> bool:
 def run_page(shot: Snapshot, links: ReportLinks) -> str:
     """A run's whole page, refreshing itself while the run moves."""
     heading = (
-        f'<nav><a href="/">all runs</a></nav><h1>{escape(shot.run_id)}</h1>'
+        f'<nav><a href="/">all runs</a></nav><h1>{html_text(shot.run_id)}</h1>'
         f'<div id="banner">{banner(shot)}</div>'
     )
     tail = "" if ended(shot) else f"<script>{LIVE_SCRIPT}</script>"
@@ -119,7 +119,7 @@ def _filters(phase: str, spec: str) -> str:
     )
     return (
         '<form method="get" action="/"><label>phase <select name="phase"><option value="">any</option>'
-        f'{options}</select></label> <label>spec <input name="spec" value="{escape(spec)}"></label> '
+        f'{options}</select></label> <label>spec <input name="spec" value="{html_text(spec)}"></label> '
         '<button type="submit">filter</button></form>'
     )
 
@@ -128,9 +128,10 @@ def _row(row: RunRow) -> str:
     hours = "-" if row.gpu_hours is None else f"{gpu_hours_text(row.gpu_hours)}"
     phase = row.phase or row.execution_status.lower()
     return (
-        f'<tr data-phase="{escape(phase)}"><td><a href="/runs/{quote(row.run_id)}">{escape(row.run_id)}</a>'
-        f"</td><td>{escape(row.spec or '-')}</td><td>{escape(row.shown_phase())}</td>"
-        f"<td>{escape(row.started_at)}</td><td class=num>{row.duration_seconds:.0f} s</td>"
+        f'<tr data-phase="{html_text(phase)}">'
+        f'<td><a href="/runs/{quote(row.run_id)}">{html_text(row.run_id)}</a>'
+        f"</td><td>{html_text(row.spec or '-')}</td><td>{html_text(row.shown_phase())}</td>"
+        f"<td>{html_text(row.started_at)}</td><td class=num>{row.duration_seconds:.0f} s</td>"
         f"<td class=num>{hours}</td><td class=num>{row.executions}</td></tr>"
     )
 
@@ -156,7 +157,7 @@ def runs_page(rows: list[RunRow], phase: str, spec: str, page: int) -> str:
 def message_page(title: str, text: str) -> str:
     """A one-line answer (no such run, not allowed) as a page."""
     return (
-        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{escape(title)} · npaflow</title>"
-        f'<style>{CSS}</style></head><body><nav><a href="/">all runs</a></nav><h1>{escape(title)}</h1>'
-        f"<p>{escape(text)}</p></body></html>\n"
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{html_text(title)} · npaflow</title>"
+        f'<style>{CSS}</style></head><body><nav><a href="/">all runs</a></nav><h1>{html_text(title)}</h1>'
+        f"<p>{html_text(text)}</p></body></html>\n"
     )
