@@ -13,6 +13,7 @@ import re
 from urllib.parse import quote
 
 from npaflow.ids import RunId
+from npaflow.printable import printable
 from npaflow.runtime.progress_view import ProgressView
 from npaflow.runtime.state_rows import StateRow
 from npaflow.runtime.usage import gpu_hours_text
@@ -25,8 +26,11 @@ MAX_VALUE_CHARS = 200
 
 
 def one_line(value: object, limit: int = MAX_VALUE_CHARS) -> str:
-    """A value on one line, cut at `limit` characters with an ellipsis (plain-text UI fields)."""
-    text = " ".join(str(value).split())
+    """A value on one line, cut at `limit` characters with an ellipsis (plain-text UI fields).
+
+    Control characters show as their escapes: a name or an item is a job's or a user's text.
+    """
+    text = printable(" ".join(str(value).split()))
     return text[: limit - 1] + "…" if len(text) > limit else text
 
 

@@ -99,3 +99,12 @@ def test_an_activity_summary_is_one_bounded_line_of_plain_text() -> None:
     shown = _inert({"summary": "launch wave 001: a\nb (attempt 1)" + "x" * 500, "retry_policy": None})
     assert shown["summary"].startswith("launch wave 001: a b (attempt 1)") and len(shown["summary"]) == 300
     assert shown["retry_policy"] is None and _inert({"task_queue": "q"}) == {"task_queue": "q"}
+
+
+def test_a_control_character_reaches_the_temporal_ui_as_its_escape_in_details_and_summaries() -> None:
+    from npaflow.runtime.ui_text import md
+    from workflows_def.activity_calls import _inert
+
+    shown = _inert({"summary": "launch shard [\x1b]0;PWNED\x07 \u202egnp]"})["summary"]
+    assert shown == "launch shard [\\x1b]0;PWNED\\x07 \\u202egnp]"
+    assert "\x1b" not in md("a\x1b[2Jb") and "x1b" in md("a\x1b[2Jb")
