@@ -8,10 +8,16 @@ daily `0 0 2 * * *` of those would run on the 2nd of every month at 00:00.
 
 from __future__ import annotations
 
+import re
+
 from npaflow.errors import UsageError
 
 #: The field count whose meaning differs between Temporal and seconds-first schedulers.
 _AMBIGUOUS_FIELDS = 6
+#: The five calendar fields and the numbers each can hold (a weekday of 7 is Sunday to some).
+_RANGES = (("minute", 0, 59), ("hour", 0, 23), ("day-of-month", 1, 31), ("month", 1, 12), ("weekday", 0, 7))
+#: A list entry that is only numbers: `5`, `1-5`, `*/15`, `10-40/5` (names, `L`, `#` are left to Temporal).
+_NUMERIC = re.compile(r"(\*|\d+(-\d+)?)(/\d+)?")
 
 
 def check_cron(expression: str) -> None:
@@ -21,7 +27,10 @@ def check_cron(expression: str) -> None:
         UsageError: a 6-field cron, with the 5- and 7-field ways to write it.
     """
     fields = expression.split()
-    if len(fields) != _AMBIGUOUS_FIELDS or expression.lstrip().startswith("@"):
+    if expression.lstrip().startswith("@"):
+        return
+    _check_ranges(expression, fields)
+    if len(fields) != _AMBIGUOUS_FIELDS:
         return
     five, seconds = " ".join(fields[1:]), " ".join(fields)
     raise UsageError(
@@ -29,3 +38,22 @@ def check_cron(expression: str) -> None:
         f"YEAR, not seconds first as Quartz and Spring do; write 5 fields ('{five}' if the first was "
         f"seconds) or 7, seconds first and year last ('{seconds} *')"
     )
+
+
+def _check_ranges(expression: str, fields: list[str]) -> None:
+    """Refuse a number outside its field's range, naming the field.
+
+    The server says only that such a string "does not have 5-7 fields".
+    """
+    calendar = fields if len(fields) == len(_RANGES) else fields[1:6] if len(fields) == 7 else []
+    for field, (name, low, high) in zip(calendar, _RANGES, strict=False):
+        for entry in field.split(","):
+            if not _NUMERIC.fullmatch(entry):
+                continue
+            numbers = [int(n) for n in re.findall(r"\d+", entry.split("/")[0])]
+            wrong = next((n for n in numbers if not low <= n <= high), None)
+            if wrong is not None:
+                raise UsageError(
+                    f"--cron {expression!r}: {name} {wrong} is outside {low}-{high} (the fields are "
+                    "minute hour day-of-month month weekday; e.g. '0 2 * * *' is 02:00 every day)"
+                )
