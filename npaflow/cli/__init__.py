@@ -19,6 +19,7 @@ from npaflow.cli.commands import COMMANDS
 from npaflow.cli.exits import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, EXIT_OUTPUT, EXIT_USAGE, StoppedFollowing
 from npaflow.cli.lazy_commands import CHOSEN_PARSER, Commands
 from npaflow.cli.options import SubParsers
+from npaflow.printable import printable
 
 #: argparse's words for an option given no value (`argument --every: expected one argument`).
 _VALUE_MISSING = re.compile(r"argument (\S+): expected one argument")
@@ -70,7 +71,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         """One line: what was wrong and how to fix it (the usage block is behind --help)."""
         hint = _usage_hint(message, list(self._option_string_actions)) or f"run '{self.prog} --help'"
-        sys.stderr.write(f"{self.prog}: error: {message} (hint: {hint})\n")
+        _say(f"{self.prog}: error: {message} (hint: {hint})")
         raise SystemExit(EXIT_USAGE)
 
 
@@ -155,10 +156,10 @@ def run(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> i
             )
         else:
             for issue in exc.issues:
-                sys.stderr.write(issue.render() + "\n")
+                _say(issue.render())
         return EXIT_USAGE
     except NpaflowError as exc:
-        sys.stderr.write(f"npaflow: error: {exc}\n")
+        _say(f"npaflow: error: {exc}")
         return EXIT_USAGE
     except BrokenPipeError:
         return _closed_pipe()
@@ -171,14 +172,22 @@ def run(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> i
     except OSError as exc:
         if exc.filename is None:  # a socket, a pipe or standard output: not a path the user gave
             raise
-        sys.stderr.write(f"npaflow: error: {exc.filename}: {exc.strerror or exc}\n")
+        _say(f"npaflow: error: {exc.filename}: {exc.strerror or exc}")
         return EXIT_USAGE
     except Exception as exc:
         text = _server_refusal(exc)
         if text is None:
             raise
-        sys.stderr.write(f"npaflow: error: {text}\n")
+        _say(f"npaflow: error: {text}")
         return EXIT_USAGE
+
+
+def _say(line: str) -> None:
+    """An error line on stderr, its control characters shown as escapes.
+
+    What a user or a job wrote into it (a run id, a name) never retitles the terminal.
+    """
+    sys.stderr.write(printable(line) + "\n")
 
 
 def _server_refusal(exc: BaseException) -> str | None:

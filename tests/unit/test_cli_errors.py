@@ -387,3 +387,19 @@ def test_an_empty_path_argument_is_refused_not_read_as_here(
         run(argv)
     assert exited.value.code == 2
     assert "must not be empty" in capsys.readouterr().err
+
+
+def test_an_error_quoting_what_the_user_typed_shows_its_control_characters_as_escapes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def register(commands: SubParsers) -> None:
+        def handler(_: argparse.Namespace) -> int:
+            raise UsageError("no run with id 'x\x1b]0;PWNED\x07'")
+
+        commands.add_parser("touchy").set_defaults(handler=handler)
+
+    assert run(["touchy"], extra=[register]) == 2
+    assert capsys.readouterr().err == "npaflow: error: no run with id 'x\\x1b]0;PWNED\\x07'\n"
+    with pytest.raises(SystemExit):
+        run(["status", "r1", "\x1b[2J"])
+    assert "\x1b" not in capsys.readouterr().err
