@@ -20,6 +20,7 @@ from npaflow.cli.live_view import live_view
 from npaflow.cli.run_row import RunRow
 from npaflow.errors import UsageError
 from npaflow.options.runs import ListOptions
+from npaflow.printable import printable
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo, SearchAttribute
 from npaflow.runtime.summary import RunStatusView
 from npaflow.runtime.usage import gpu_hours_text
@@ -153,23 +154,25 @@ async def _live(client: Client, run_id: str) -> RunStatusView | None:
 
 def _text(rows: list[RunRow]) -> str:
     header = ("RUN ID", "SPEC", "PHASE", "STATES", "STARTED", "DURATION", "GPU-H", "WAITED", "EXECS")
-    table = [header] + [
-        (
-            r.run_id,
-            r.spec or "-",
-            r.shown_phase(),
-            ",".join(counted_states(r.current_states, spaced=False)) or "-" if r.is_open() else "-",
-            r.started_at,
-            _duration(r.duration_seconds),
-            "-" if r.gpu_hours is None else f"{gpu_hours_text(r.gpu_hours)}",
-            _duration(r.waited_seconds) if r.waited_seconds else "-",
-            str(r.executions),
-        )
-        for r in rows
-    ]
+    table = [header] + [tuple(printable(cell) for cell in _cells(r)) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     return "\n".join(
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table
+    )
+
+
+def _cells(r: RunRow) -> tuple[str, ...]:
+    """A row's columns as they read; any client can start a run, so its id is shown escaped."""
+    return (
+        r.run_id,
+        r.spec or "-",
+        r.shown_phase(),
+        ",".join(counted_states(r.current_states, spaced=False)) or "-" if r.is_open() else "-",
+        r.started_at,
+        _duration(r.duration_seconds),
+        "-" if r.gpu_hours is None else f"{gpu_hours_text(r.gpu_hours)}",
+        _duration(r.waited_seconds) if r.waited_seconds else "-",
+        str(r.executions),
     )
 
 

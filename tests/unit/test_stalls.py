@@ -86,3 +86,11 @@ def test_list_shows_a_run_whose_launch_keeps_failing_as_waiting_for_the_backend(
     view = RunStatusView(run_id=RunId("r"), workflow="w", phase=RunPhase.RUNNING, stalled=[stall_at(45)])
     row = live_row(RunRow(run_id="r", phase="running", execution_status="RUNNING"), view)
     assert row.shown_phase() == "waiting for the backend (the launch: no answer for 45s)"
+
+
+def test_list_shows_a_run_id_any_client_gave_with_its_control_characters_escaped() -> None:
+    from npaflow.cli.list_handler import _text
+
+    text = _text([RunRow(run_id="evil\x1b]0;PWNED\x07\u202e", phase="failed", execution_status="FAILED")])
+    assert "\x1b" not in text and "\u202e" not in text
+    assert text.splitlines()[1].startswith("evil\\x1b]0;PWNED\\x07\\u202e  ")
