@@ -216,3 +216,18 @@ async def test_a_backfill_past_max_runs_is_refused_with_the_count_and_starts_not
     window_end = datetime(2026, 1, 1, 0, 1, tzinfo=UTC)
     backfilled = [a for a in described.info.recent_actions if a.scheduled_at <= window_end]
     assert backfilled == [] and described.info.num_actions <= 1
+
+
+async def test_a_schedule_another_client_named_with_control_characters_is_listed_and_described_escaped(
+    env: WorkflowEnvironment, local_harness: Harness
+) -> None:
+    name = f"sched-{uuid.uuid4().hex[:6]}\x1b]0;PWNED\x07"
+    temporal_schedule(env, name, "NpaWorkflowRun", local_harness.task_queue, "--input", '{"spec": "x"}')
+    try:
+        listed = await npaflow(env, local_harness, "schedule", "list")
+        described = await npaflow(env, local_harness, "schedule", "describe", name)
+    finally:
+        await npaflow(env, local_harness, "schedule", "delete", name)
+    shown = name.replace("\x1b", "\\x1b").replace("\x07", "\\x07")
+    assert shown in listed.stdout and f"name: {shown}" in described.stdout
+    assert "\x1b" not in listed.stdout + described.stdout

@@ -42,6 +42,7 @@ from npaflow.cli.submit_handler import INLINE_SPEC_LIMIT, build_request
 from npaflow.errors import UsageError
 from npaflow.ids import RunId
 from npaflow.options.launch import ScheduleCreateOptions, ScheduleOptions
+from npaflow.printable import printable
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo
 from npaflow.runtime.locations import shared_prefix
 from npaflow.runtime.request import RUN_ID_PATTERN
@@ -184,7 +185,7 @@ async def describe(options: ScheduleOptions) -> int:
         return 0
     for key, value in summary.items():
         shown = ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
-        print(f"{key}: {shown or '-'}")
+        print(printable(f"{key}: {shown or '-'}"))  # another client may have named what it shows
     return 0
 
 
@@ -214,7 +215,7 @@ async def list_schedules(options: ScheduleOptions) -> int:
         print("no npaflow schedules (create one: npaflow schedule create NAME SPEC --every 24h)")
     for row in [] if options.as_json else rows:
         state = "paused" if row["paused"] else f"next {row['next_run'] or '-'}"
-        print(f"{row['name']}  {'; '.join(row['when'])}  {state}")
+        print(printable(f"{row['name']}  {'; '.join(row['when'])}  {state}"))
     return 0
 
 
