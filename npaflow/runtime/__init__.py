@@ -38,7 +38,8 @@ start reading:
   flights), a wave waiting for another run's flight, `npaflow cache`'s admin
   messages, its tally (hits, misses, savings);
   `gpu_demand.py`: the GPUs a wave asks of a quota pool.
-- `metrics.py`, `notifications.py`: the metric catalog and run notifications.
+- `metrics.py`, `notifications.py`: the metric catalog and run notifications;
+  `signal_input.py`: what an operator's hand-typed `cancel` signal said.
 - `ledger_layout.py`: the ledger's file names under a run prefix.
 - `locations.py`, `timestamps.py`, `json_text.py`, `diagrams.py`:
   where a ledger lives, the timestamp format, JSON rendered in

@@ -111,7 +111,7 @@ WORKER_QUEUE_SEPARATOR = "@"
 class Signal(StrEnum):
     """Signals the run workflow accepts (also: `temporal workflow signal --name ...`)."""
 
-    CANCEL = "cancel"  # reason: str; same cleanup as Temporal's own cancel, ends CANCELED
+    CANCEL = "cancel"  # reason: any JSON (signal_input.py); Temporal's own cancel's cleanup
     PAUSE = "pause"  # launch no new wave; in-flight waves finish
     RESUME = "resume"  # continue a paused run, or retry a suspended run's failed wave
 

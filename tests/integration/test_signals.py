@@ -164,3 +164,16 @@ async def test_cancel_during_launch_still_cancels_the_launched_job_by_id(
     assert len(fake.launches) == 1
     assert fake.cancel_calls == ["1"]
     assert outcome.ledger.waves[0].cancellation.state.value == "verified"
+
+
+async def test_a_cancel_signal_typed_by_hand_with_an_object_cancels_the_run_with_its_reason(
+    harness: Harness, fake: FakeBackend
+) -> None:
+    """`temporal workflow signal --name cancel --input '{"reason": ...}'` stops the run, not nothing."""
+    async with harness.worker():
+        handle = await _first_wave_running(harness, fake)
+        await handle.signal("cancel", {"reason": "over budget"})
+        outcome = await harness.finish(handle)
+    assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+    assert fake.cancel_calls == ["1"]
+    assert outcome.ledger.cancel_reason == "over budget"

@@ -44,7 +44,7 @@ async def run_sent_malformed_signals(env: WorkflowEnvironment, home: Path, run_i
         )
         await eventually(lambda: "wave.launched" in log.read_text(), timeout=60, what="the wave launched")
         await handle.signal("quota_answer", {"bogus": 1})
-        await handle.signal("cancel", [1, 2])
+        await handle.signal("cache_flight_granted", [1, 2])
         await eventually(lambda: log.read_text().count("dropping the signal") >= 2, what="both dropped")
         assert (await handle.describe()).status.name == "RUNNING"
         await handle.cancel()

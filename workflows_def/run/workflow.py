@@ -30,6 +30,7 @@ from npaflow.runtime.notifications import RunEvent
 from npaflow.runtime.request import RUN_ID_PATTERN, RunRequest
 from npaflow.runtime.result import run_summary
 from npaflow.runtime.run_state import RunState
+from npaflow.runtime.signal_input import CancelInput, cancel_reason
 from npaflow.runtime.status import FailureClass
 from npaflow.runtime.status_pages import status_view
 from npaflow.runtime.summary import RunStatusView, RunSummary
@@ -86,7 +87,7 @@ class NpaWorkflowRun:
         return run_summary(self.state)
 
     async def _load(self, request: RunRequest) -> LoadedSpec:
-        loaded = await self._load_spec(request)
+        loaded = await load_run_spec(self.state.run_id, request)
         spec = loaded.spec
         if spec.metadata.execution_mode is ExecutionMode.RUNTIME and request.assume_decision:
             raise ApplicationError(
@@ -109,9 +110,6 @@ class NpaWorkflowRun:
             count(Metric.RUNS_STARTED, spec=spec.name)
         await self.recorder.sync()
         return loaded
-
-    async def _load_spec(self, request: RunRequest) -> LoadedSpec:
-        return await load_run_spec(self.state.run_id, request)
 
     async def _walk(self, request: RunRequest, loaded: LoadedSpec) -> None:
         spec, catalog = loaded.spec, loaded.catalog
@@ -182,7 +180,7 @@ class NpaWorkflowRun:
         if self.recorder.loaded is not None or self.request is None:
             return
         try:
-            loaded = await self._load_spec(self.request)
+            loaded = await load_run_spec(self.state.run_id, self.request)
         except ACTIVITY_FAILURES:
             return
         self.recorder.attach(loaded, self.request)
@@ -214,9 +212,9 @@ class NpaWorkflowRun:
             await self.recorder.sync()
 
     @workflow.signal(name=Signal.CANCEL.value, unfinished_policy=workflow.HandlerUnfinishedPolicy.ABANDON)
-    async def cancel(self, reason: str = "") -> None:
-        """Cancel the run: the same cleanup as Temporal's own cancel; ends CANCELED."""
-        self.state.cancel_requested(reason)
+    async def cancel(self, reason: CancelInput = "") -> None:
+        """Cancel the run: the same cleanup as Temporal's own cancel; ends CANCELED (any input)."""
+        self.state.cancel_requested(cancel_reason(reason))
         info = workflow.info()
         await call(
             REQUEST_CANCEL,
