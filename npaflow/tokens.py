@@ -7,8 +7,9 @@ through untouched; values render with `str()`.
 from __future__ import annotations
 
 import base64
+import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pydantic import JsonValue
@@ -38,20 +39,27 @@ class TokenScope:
         if scope == "config":
             if key in self.config:
                 return self.config[key]
-            raise TokenError(f"unknown config token: config.{key}")
+            raise _unknown(scope, key, self.config)
         if scope == "run":
             if key in self.run:
                 return self.run[key]
-            raise TokenError(f"unknown run token: run.{key}")
+            raise _unknown(scope, key, self.run)
         if scope == "loop":
             if key in self.loop_iterations:
                 return self.loop_iterations[key]
-            raise TokenError(f"unknown loop token: loop.{key}")
+            raise _unknown(scope, key, self.loop_iterations)
         state, _, attr = key.rpartition(".")
         outputs = self.state_outputs.get(state)
         if outputs is None or attr not in outputs:
             raise UnknownStateTokenError(f"unknown state token: state.{key}")
         return outputs[attr]
+
+
+def _unknown(scope: str, key: str, known: Iterable[str]) -> TokenError:
+    """`unknown run token: run.idd (did you mean run.id?)`: a typo names what it meant."""
+    close = difflib.get_close_matches(key, list(known), n=1)
+    meant = f" (did you mean {scope}.{close[0]}?)" if close else ""
+    return TokenError(f"unknown {scope} token: {scope}.{key}{meant}")
 
 
 def _apply_transform(text: str, transform: str | None) -> str:

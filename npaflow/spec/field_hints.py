@@ -6,8 +6,18 @@ from pydantic import JsonValue
 
 #: A token that names no config key, or is not a token at all.
 TOKEN_HINT = "define the key in config (or --var KEY=VALUE) or fix the token"
+#: A `{{run.x}}` that names no run value: config cannot define one.
+RUN_TOKEN_HINT = (
+    "fix the token: the run's values are {{run.id}}, {{run.prefix}} and the keys of the spec's top-level run:"
+)
 #: The same, where the field wants a whole number (loop.max, maxConcurrency, trigger numbers).
 NUMBER_TOKEN_HINT = "use an integer, or a '{{config.key}}' whose key is in config (or --var KEY=VALUE)"
+
+
+def token_hint(message: str) -> str:
+    """The fix of an unknown token: a run token is fixed, a config token may also be defined."""
+    return RUN_TOKEN_HINT if message.startswith("unknown run token") else TOKEN_HINT
+
 
 #: Plain-string state fields given a mapping or a list.
 STRING_HINTS = {

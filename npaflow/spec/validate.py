@@ -60,7 +60,7 @@ def validate_spec(
         _validate_ledger_location(context, issues)
     for state in spec.states.values():
         _validate_state(spec, state, catalog, context, issues)
-        validate_for_each(spec, state, issues)
+        validate_for_each(spec, state, issues, context)
     validate_profiles(spec, context, issues)
     validate_executables(spec, catalog, context, issues)
     validate_cache(spec, issues)

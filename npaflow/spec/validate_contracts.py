@@ -13,7 +13,7 @@ from npaflow.context import RunContext, state_config
 from npaflow.document.models import MultiNodeMode, State, WorkflowSpec
 from npaflow.errors import TokenError
 from npaflow.integers import plain_int
-from npaflow.spec.field_hints import TOKEN_HINT
+from npaflow.spec.field_hints import token_hint
 from npaflow.spec.issues import IssueCollector, did_you_mean
 from npaflow.spec.resolve import profile_for, resolve_artifacts, resolve_command
 from npaflow.tokens import UnknownStateTokenError, resolve_deep, resolve_text
@@ -167,4 +167,4 @@ def _tolerating_state_tokens(
     except UnknownStateTokenError:
         return  # a state that has not run yet at validation time
     except TokenError as exc:
-        issues.add(path, str(exc), TOKEN_HINT)
+        issues.add(path, str(exc), token_hint(str(exc)))

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from npaflow.context import RunContext, state_config
 from npaflow.document.models import State, WorkflowSpec
+from npaflow.errors import TokenError
 from npaflow.fanout import has_item_token
+from npaflow.spec.field_hints import token_hint
 from npaflow.spec.issues import IssueCollector
+from npaflow.tokens import UnknownStateTokenError, resolve_text
 
 _GROUP_HINT = "write parallel: [member] and forEach: {items: ..., as: item} on the group"
 
 
-def validate_for_each(spec: WorkflowSpec, state: State, issues: IssueCollector) -> None:
+def validate_for_each(
+    spec: WorkflowSpec, state: State, issues: IssueCollector, context: RunContext | None = None
+) -> None:
     """Check a state's `forEach:` against its group, its template and the spec's producers."""
     fan = state.for_each
     if fan is None:
@@ -34,6 +40,8 @@ def validate_for_each(spec: WorkflowSpec, state: State, issues: IssueCollector) 
     template = spec.states.get(state.parallel[0])
     if template is not None:
         _check_outputs(template, fan.name, issues)
+    if fan.items and context is not None and not _tokens_resolve(spec, state, fan.items, context, issues):
+        return  # a mistyped token would otherwise read as "nothing writes the list"
     if fan.items and not _produced(spec, state, fan.items):
         issues.add(
             (*path, "items"),
@@ -42,6 +50,22 @@ def validate_for_each(spec: WorkflowSpec, state: State, issues: IssueCollector) 
             "declare it in the outputs of the state that writes the list (e.g. outputs: [{uri: "
             f"'{fan.items}', schema: items}}]), or use {{{{state.<writer>.uri}}}}",
         )
+
+
+def _tokens_resolve(
+    spec: WorkflowSpec, group: State, items: str, context: RunContext, issues: IssueCollector
+) -> bool:
+    """False (and said) when forEach.items names a run, config or loop value nothing defines."""
+    loops = {name: 1 for name, state in spec.states.items() if state.loop is not None}
+    try:
+        overlay = state_config(group, context, context.scope(loop_iterations=loops))
+        resolve_text(items, context.scope(loop_iterations=loops, config=overlay))
+    except UnknownStateTokenError:
+        return True  # a state's output: checked against the producers below
+    except TokenError as exc:
+        issues.add(("states", group.name, "forEach", "items"), f"forEach.items: {exc}", token_hint(str(exc)))
+        return False
+    return True
 
 
 def _check_outputs(template: State, name: str, issues: IssueCollector) -> None:

@@ -142,3 +142,10 @@ def test_a_state_reading_the_member_templates_outputs_is_told_to_read_the_groups
     doc = fan_doc(done={"terminal": True, "run": {"shell": "cat {{state.m.uri}}"}})
     with pytest.raises(TokenError, match=r"state\.m\.uri \('m' is the member template of forEach group"):
         build_plan(load_doc(doc), CATALOG)
+
+
+def test_a_mistyped_token_in_the_items_is_one_error_naming_the_token_it_meant() -> None:
+    typo = "s3://bucket/{{run.idd}}/items.json"
+    (issue,) = issues_of(fan_doc({"items": typo, "as": "s"}))
+    assert issue.message == "forEach.items: unknown run token: run.idd (did you mean run.id?)"
+    assert "{{run.id}}" in issue.hint and "config" not in issue.hint

@@ -123,3 +123,11 @@ def test_config_int_accepts_ints_digit_strings_and_exact_references(raw: object,
 def test_config_int_rejects_everything_else(raw: str) -> None:
     with pytest.raises(TokenError):
         resolve_config_int(raw, {"n": 5})
+
+
+def test_an_unknown_token_close_to_a_known_one_names_it() -> None:
+    scope = TokenScope(config={"bucket": "b"}, run={"id": "r1", "prefix": "p"})
+    with pytest.raises(TokenError, match=r"unknown run token: run.idd \(did you mean run.id\?\)"):
+        resolve_text("{{run.idd}}", scope)
+    with pytest.raises(TokenError, match=r"config.buckt \(did you mean config.bucket\?\)"):
+        resolve_text("{{config.buckt}}", scope)
