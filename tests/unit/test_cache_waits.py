@@ -69,3 +69,10 @@ def test_list_shows_a_run_waiting_for_a_cache_entry_as_waiting_with_its_live_sta
     state.states_entered(["prep"])
     row = live_row(RunRow(run_id="c2", phase="running", execution_status="RUNNING"), status_view(state))
     assert row.shown_phase() == "waiting for run c1's cache entry (prep)" and row.current_states == ["prep"]
+
+
+def test_the_cache_tally_counts_one_hit_and_one_miss_in_the_singular() -> None:
+    from npaflow.runtime.cache.tally import CacheTally
+
+    assert CacheTally(hits=1, misses=1).text() == "1 hit (saved 0.0000 GPU-h), 1 miss"
+    assert CacheTally(hits=0, misses=2).text() == "0 hits (saved 0.0000 GPU-h), 2 misses"

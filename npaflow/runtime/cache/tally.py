@@ -41,10 +41,12 @@ class CacheTally(BaseModel):
         self.gpu_hours_saved += sign * other.gpu_hours_saved
 
     def text(self) -> str:
-        """`4 hits (saved 1.250 GPU-h), 2 misses`; "" when nothing was cached."""
+        """`4 hits (saved 1.250 GPU-h), 1 miss`; "" when nothing was cached."""
         if not (self.hits or self.misses):
             return ""
-        return f"{self.hits} hits (saved {gpu_hours_text(self.gpu_hours_saved)} GPU-h), {self.misses} misses"
+        hits = f"{self.hits} hit" + ("" if self.hits == 1 else "s")
+        misses = f"{self.misses} miss" + ("" if self.misses == 1 else "es")
+        return f"{hits} (saved {gpu_hours_text(self.gpu_hours_saved)} GPU-h), {misses}"
 
 
 def served_words(steps: Sequence[CachedStep], job_id: str) -> str:
