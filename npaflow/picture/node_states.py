@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from npaflow.picture.blocks import Block, BlockKind
 from npaflow.presets import STRICT
+from npaflow.runtime.cache.tally import served_words
 from npaflow.runtime.ledger.attempt import WaveAttemptRecord
 from npaflow.runtime.ledger.models import RuntimeLedger
 from npaflow.runtime.vocabulary import LedgerStatus, WaveStatus
@@ -46,7 +47,7 @@ class NodeView(BaseModel):
     job_ids: list[str] = Field(default_factory=list)
     gpu_hours: float = 0.0
     error: str = ""
-    detail: str = ""  # "waiting for quota gpu16: ..." while it waits
+    detail: str = ""  # "waiting for quota gpu16: ..." while it waits; a cache hit's source
     badge: str = ""  # drawn on the node: a fan-out's members, "6/7 succeeded · 1 failed"
 
 
@@ -75,6 +76,11 @@ def _phase(wave: WaveAttemptRecord, state: str) -> NodePhase:
     return _BY_STATUS[wave.status]
 
 
+def _served(wave: WaveAttemptRecord, state: str) -> str:
+    """`from the cache: run c1 job 7 (saved 0.0120 GPU-h)`: where a cached state's outputs came from."""
+    return served_words([step for step in wave.cache if step.state == state], "")
+
+
 def _leaf_views(ledger: RuntimeLedger) -> dict[str, NodeView]:
     views: dict[str, NodeView] = {}
     passes: dict[str, set[int]] = {}  # the waves (by sequence) each state ran in: one per loop pass
@@ -90,6 +96,7 @@ def _leaf_views(ledger: RuntimeLedger) -> dict[str, NodeView]:
             view.attempts = max(view.attempts, wave.attempt)
             view.phase = _phase(wave, member.state)
             view.error = wave.error if view.phase is NodePhase.FAILED else ""
+            view.detail = _served(wave, member.state) if view.phase is NodePhase.CACHED else ""
             if wave.job_id and wave.job_id not in view.job_ids:
                 view.job_ids.append(wave.job_id)
     for state, usage in ledger.usage.by_state.items():

@@ -16,7 +16,7 @@ from npaflow.decisions import unknown_decision_note
 from npaflow.document.models import WorkflowSpec
 from npaflow.picture.blocks import spec_blocks
 from npaflow.picture.layout import spec_layout
-from npaflow.picture.node_states import NodeView, node_views
+from npaflow.picture.node_states import NodePhase, NodeView, node_views
 from npaflow.picture.svg import PHASE_COLOURS, graph_svg
 from npaflow.picture.timeline import timeline_svg
 from npaflow.presets import FROZEN
@@ -58,6 +58,12 @@ def chip(view: NodeView) -> str:
     return f'<span class="chip" style="background:{fill};border:1px solid {stroke}">{view.phase.value}</span>'
 
 
+def _jobs(view: NodeView) -> str:
+    """A state's jobs; a state the cache served names where its outputs came from instead."""
+    served = view.detail if view.phase is NodePhase.CACHED else ""
+    return ", ".join([*view.job_ids, served] if served else view.job_ids)
+
+
 def _states_table(ledger: RuntimeLedger, views: dict[str, NodeView], links: ReportLinks) -> str:
     rows = []
     for name, view in views.items():
@@ -70,7 +76,7 @@ def _states_table(ledger: RuntimeLedger, views: dict[str, NodeView], links: Repo
         )
         rows.append(
             f"<tr><td>{html_text(name)}</td><td>{chip(view)}</td><td class=num>{view.attempts}</td>"
-            f"<td class=num>{view.iteration or ''}</td><td>{html_text(', '.join(view.job_ids))}</td>"
+            f"<td class=num>{view.iteration or ''}</td><td>{html_text(_jobs(view))}</td>"
             f"<td class=num>{gpu_hours_text(view.gpu_hours)}</td><td>{logs}</td>"
             f"<td class=error>{html_text(view.error[:500])}</td></tr>"
         )

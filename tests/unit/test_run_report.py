@@ -239,3 +239,17 @@ def test_the_report_shows_a_control_character_a_job_wrote_as_its_escape_never_th
     page = report_html(spec, ledger.model_copy(update={"waves": [ledger.waves[0], failed]}), now=0)
     assert "\x1b" not in page and "\x07" not in page and "\u202e" not in page
     assert "exit 3: \\x1b]0;PWNED\\x07 \\u202eevil" in page
+
+
+def test_a_state_the_cache_served_says_on_the_page_which_run_and_job_its_outputs_came_from() -> None:
+    from npaflow.runtime.ledger import CachedStep
+
+    spec = load_spec_from_path(EXAMPLES / "gate-loop.yaml", catalog=load_catalogs())
+    ledger = failed_gate_ledger()
+    hit = CachedStep(
+        state="caption-batch", key="k", hit=True, source_run="r0", source_job="7", gpu_hours_saved=0.5
+    )
+    served = ledger.waves[0].model_copy(update={"job_id": "", "cache": [hit]})
+    page = report_html(spec, ledger.model_copy(update={"waves": [served, ledger.waves[1]]}), now=0)
+    assert 'data-state="caption-batch" data-phase="cached"' in page
+    assert page.count("from the cache: run r0 job 7 (saved 0.5000 GPU-h)") == 2  # the node's title, the table
