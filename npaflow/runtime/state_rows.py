@@ -23,7 +23,7 @@ class StateRow(BaseModel):
     attempt: int
     job_id: str = ""
     gpu_hours: float = 0.0
-    cached: bool = False
+    cached_from: str = ""  # the run whose cache entry served it ("" when it ran its own job)
 
 
 #: States the Temporal UI's table shows: a run with more shows the newest (the run page shows them all).
@@ -48,5 +48,5 @@ def _row(name: str, record: WaveAttemptRecord, hours: Usage | None) -> StateRow:
         attempt=record.attempt,
         job_id=record.job_id,
         gpu_hours=round(hours.gpu_hours, 4) if hours is not None else 0.0,
-        cached=any(c.hit for c in record.cache if c.state == name),
+        cached_from=next((c.source_run or "?" for c in record.cache if c.state == name and c.hit), ""),
     )

@@ -113,11 +113,15 @@ _SYMBOL = {"pending": "·", "running": "▶", "succeeded": "✓", "failed": "✗
 
 
 def states_table(rows: list[StateRow], earlier: int = 0) -> str:
-    """One markdown row per state: status, attempt, job, GPU-hours, cached; then how many ran before."""
+    """One markdown row per state (status, attempt, job, GPU-hours, where the cache served it from).
+
+    Then how many states ran before the rows shown.
+    """
     lines = ["| | state | attempt | job | GPU-hours | cached |", "|---|---|---|---|---|---|"]
     lines.extend(
         f"| {_SYMBOL.get(row.status.value, '?')} | {_cell(row.state)} | {row.attempt} | "
-        f"{_cell(row.job_id) or '-'} | {gpu_hours_text(row.gpu_hours)} | {'yes' if row.cached else ''} |"
+        f"{_cell(row.job_id) or '-'} | {gpu_hours_text(row.gpu_hours)} | "
+        f"{'from run ' + _cell(row.cached_from) if row.cached_from else ''} |"
         for row in rows
     )
     if earlier:

@@ -108,3 +108,18 @@ def test_a_control_character_reaches_the_temporal_ui_as_its_escape_in_details_an
     shown = _inert({"summary": "launch shard [\x1b]0;PWNED\x07 \u202egnp]"})["summary"]
     assert shown == "launch shard [\\x1b]0;PWNED\\x07 \\u202egnp]"
     assert "\x1b" not in md("a\x1b[2Jb") and "x1b" in md("a\x1b[2Jb")
+
+
+def test_the_temporal_uis_table_says_which_run_a_cached_state_was_served_from() -> None:
+    from npaflow.runtime.ledger import CachedStep
+    from npaflow.runtime.ui_text import states_table
+
+    hit = CachedStep(state="prep", key="k", hit=True, source_run="c1", source_job="7")
+    record = WaveAttemptRecord(
+        key=WaveKey(sequence=1), states=["prep"], status=WaveStatus.SUCCEEDED, cache=[hit]
+    )
+    progress = RunProgress()
+    progress.record((record.key, 1), None, record)
+    assert (
+        states_table(state_rows(progress)).splitlines()[-1] == "| ✓ | prep | 1 | - | 0.0000 | from run c1 |"
+    )
