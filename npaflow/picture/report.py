@@ -108,12 +108,14 @@ def _decisions_table(ledger: RuntimeLedger) -> str:
 
 
 def _usage_table(ledger: RuntimeLedger) -> str:
+    """Each state's spend, the costliest first (ties in the order states first ran)."""
     usage = ledger.usage
+    costliest = sorted(usage.by_state.items(), key=lambda item: (-item[1].gpu_hours, -item[1].node_hours))
     rows = "".join(
         f"<tr><td>{html_text(state)}</td><td class=num>{gpu_hours_text(part.gpu_hours)}</td>"
         f"<td class=num>{gpu_hours_text(part.node_hours)}</td>"
         f"<td class=num>{gpu_hours_text(part.failed_gpu_hours)}</td></tr>"
-        for state, part in sorted(usage.by_state.items())
+        for state, part in costliest
     )
     total = (
         f"<tr><th>total</th><th class=num>{gpu_hours_text(usage.gpu_hours)}</th>"

@@ -253,3 +253,17 @@ def test_a_state_the_cache_served_says_on_the_page_which_run_and_job_its_outputs
     page = report_html(spec, ledger.model_copy(update={"waves": [served, ledger.waves[1]]}), now=0)
     assert 'data-state="caption-batch" data-phase="cached"' in page
     assert page.count("from the cache: run r0 job 7 (saved 0.5000 GPU-h)") == 2  # the node's title, the table
+
+
+def test_the_gpu_hours_table_lists_the_costliest_state_first() -> None:
+    from npaflow.runtime.usage import RunUsage, Usage
+
+    spec = load_spec_from_path(EXAMPLES / "gate-loop.yaml", catalog=load_catalogs())
+    by_state = {
+        "caption-batch": Usage(gpu_hours=0.5),
+        "score-batch": Usage(gpu_hours=2.0),
+        "publish": Usage(),
+    }
+    ledger = failed_gate_ledger().model_copy(update={"usage": RunUsage(by_state=by_state)})
+    table = report_html(spec, ledger, now=0).split("<th>on failed attempts</th>", 1)[1]
+    assert table.index("score-batch") < table.index("caption-batch") < table.index("publish")
