@@ -249,6 +249,8 @@ class RunArtifactActivities:
                 if request.state and member.state != request.state:
                     continue
                 planned = wave.planned[index].outputs if index < len(wave.planned) else wave.outputs
+                step = (member.state, member.item)
+                served = next((c for c in wave.cache if c.hit and (c.state, c.item) == step), None)
                 for output in planned:
                     storage = self.context.storage.for_uri(output.uri)
                     rows.append(
@@ -261,6 +263,9 @@ class RunArtifactActivities:
                             item=wave.items[index] if index < len(wave.items) else "",
                             schema_label=output.schema_label,
                             exists=await has_content(storage, output.uri),
+                            detail=f"from the cache: run {served.source_run} job {served.source_job}"
+                            if served
+                            else "",
                         )
                     )
         for decision in ledger.decisions:

@@ -25,7 +25,7 @@ def artifacts_text(result: RunArtifacts) -> str:
         return f"run {result.run_id}: no artifacts recorded yet"
     lines = [f"run {result.run_id}:"]
     for row in result.rows:
-        what = row.schema_label or row.detail
+        what = " ".join(part for part in (row.schema_label, row.detail) if part)
         where = f"(wave {row.wave_key.split('|', 1)[0]}, attempt {row.attempt})" if row.wave_key else ""
         state = f"{row.state} [{row.item}]" if row.item else row.state
         told = " ".join(part for part in (what, where) if part)

@@ -56,3 +56,28 @@ async def test_without_a_page_the_read_lists_every_launched_attempt_as_logs_need
     reader, prefix = await ledger_of(tmp_path, 300)
     read = await reader.read_run_waves(RunWavesInput(ledger_uri=prefix))
     assert len(read.waves) == 300 and read.start == 0
+
+
+async def test_an_output_the_cache_served_is_listed_with_the_run_and_job_it_came_from(tmp_path: Path) -> None:
+    from npaflow.cli.artifacts_handler import artifacts_text
+    from npaflow.document.models import Artifact
+    from npaflow.runtime.ledger import CachedStep, WaveAttemptRecord
+    from npaflow.runtime.ledger.records import PlannedStep
+    from npaflow.runtime.reads import ListArtifactsInput
+    from npaflow.waves import WaveKey
+
+    out = tmp_path / "out.txt"
+    out.write_text("data")
+    hit = CachedStep(state="prep", key="k", hit=True, source_run="c1", source_job="7")
+    planned = PlannedStep(state="prep", outputs=[Artifact(uri=f"file://{out}")])
+    wave = WaveAttemptRecord(
+        key=WaveKey.parse("001|serial|:prep:-"), states=["prep"], cache=[hit], planned=[planned]
+    )
+    ledger = RuntimeLedger(workflow="w", run_id="c2", api_version="v", waves=[wave])
+    prefix = f"file://{tmp_path}/runs/c2"
+    path = Path(ledger_file_uri(prefix, RUNTIME_FILE).removeprefix("file://"))
+    path.parent.mkdir(parents=True)
+    path.write_text(ledger.model_dump_json())
+    reader = RunArtifactActivities(ActivityContext(home=tmp_path, storage=StorageRouter(), backends={}))
+    text = artifacts_text(await reader.list_artifacts(ListArtifactsInput(ledger_uri=prefix)))
+    assert f"present file://{out}  from the cache: run c1 job 7 (wave 001, attempt 1)" in text
