@@ -21,6 +21,7 @@ from temporalio.common import WorkflowIDReusePolicy
 
 from npaflow.catalog import load_catalogs
 from npaflow.cli.fanout import changes_text, list_changes, refusal
+from npaflow.cli.follow_run import wait_and_report
 from npaflow.cli.images import checked_binding
 from npaflow.cli.status_query import queried_status
 from npaflow.document.text_file import read_document
@@ -31,6 +32,7 @@ from npaflow.plan import build_plan, plan_fingerprint
 from npaflow.plan_diff import PlanDiff, diff_plans
 from npaflow.runtime.contract import WORKFLOW_TYPE, Signal
 from npaflow.runtime.request import AcceptedPlanChange, RunRequest
+from npaflow.runtime.summary import RunSummary
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.spec import load_spec_from_str
 from npaflow.temporal.client import (
@@ -52,6 +54,8 @@ RESTARTABLE = {
 
 async def resume(options: ResumeOptions) -> int:
     """Resume a paused or suspended run, or restart a failed/cancelled/terminated one."""
+    if options.wait and options.as_json:
+        raise UsageError("--wait with --json would print two documents (the change, the summary); give one")
     client = await connect_to(options)
     handle = client.get_workflow_handle(options.run_id)
     description = await describe_or_fail(handle)
@@ -63,7 +67,7 @@ async def resume(options: ResumeOptions) -> int:
             )
         await handle.signal(Signal.RESUME.value)
         print(f"{Signal.RESUME.value} sent to {options.run_id}")
-        return 0
+        return await _followed(client, options)
     if description.status not in RESTARTABLE:
         state = description.status.name.lower() if description.status else "unknown"
         raise UsageError(
@@ -98,7 +102,15 @@ async def resume(options: ResumeOptions) -> int:
             f"restarted run {options.run_id} (execution {new.result_run_id}); completed waves replay "
             "from the ledger"
         )
-    return 0
+    return await _followed(client, options)
+
+
+async def _followed(client: Client, options: ResumeOptions) -> int:
+    """With --wait, the run's newest execution followed to its end; its exit code as submit --wait's."""
+    if not options.wait:
+        return 0
+    handle = client.get_workflow_handle(options.run_id, result_type=RunSummary)
+    return await wait_and_report(client, handle, task_queue_from(options.task_queue), as_json=options.as_json)
 
 
 async def _show_list_changes(client: Client, options: ResumeOptions, shown: dict[str, Any]) -> None:

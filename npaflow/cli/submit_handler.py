@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import getpass
 import json
 import sys
@@ -12,8 +11,6 @@ from typing import Any
 
 from pydantic import ValidationError
 from temporalio.client import (
-    Client,
-    WorkflowFailureError,
     WorkflowHandle,
 )
 from temporalio.common import (
@@ -24,15 +21,10 @@ from temporalio.common import (
 from npaflow.cli.duplicate_runs import duplicate_of
 from npaflow.cli.exits import (
     EXIT_ALREADY_RUNNING,
-    EXIT_CANCELLED,
-    EXIT_CAPACITY,
-    EXIT_FAILED,
-    StoppedFollowing,
 )
-from npaflow.cli.follow_run import follow_run
+from npaflow.cli.follow_run import wait_and_report
 from npaflow.cli.images import checked_binding
 from npaflow.cli.quota.check import check_quota
-from npaflow.cli.run_endings import next_steps
 from npaflow.cli.spec_loading import catalog_paths, load_spec_and_text, parse_vars, require_decision_sources
 from npaflow.document.problems import message_of
 from npaflow.errors import UsageError
@@ -45,15 +37,12 @@ from npaflow.runtime.contract import (
 )
 from npaflow.runtime.locations import run_prefix_for
 from npaflow.runtime.request import RunRequest, run_id_problem
-from npaflow.runtime.status import FailureClass
 from npaflow.runtime.summary import RunSummary
 from npaflow.runtime.ui_text import static_details, static_summary
 from npaflow.temporal.client import (
     connect_to,
     has_pollers,
-    is_cancelled_failure,
     shared_ledger_root,
-    summary_from_failure,
     task_queue_from,
 )
 from npaflow.temporal.serving import no_worker_text
@@ -120,52 +109,7 @@ async def submit(options: SubmitOptions) -> int:
             else f"started run {run_id} (watch: npaflow status {run_id} --watch)"
         )
         return 0
-    return await _wait_and_report(client, handle, queue, as_json=options.as_json)
-
-
-async def _wait_and_report(
-    client: Client, handle: WorkflowHandle[Any, RunSummary], queue: str, *, as_json: bool
-) -> int:
-    """Wait for the run (showing live progress unless --json), then print its summary.
-
-    Raises:
-        StoppedFollowing: Ctrl-C; the run goes on.
-    """
-    result = asyncio.ensure_future(handle.result())
-    try:
-        if not as_json:
-
-            async def ended() -> bool:
-                return result.done()
-
-            await follow_run(client, handle, queue, ended)
-        else:
-            if not await has_pollers(client, queue):
-                sys.stderr.write(f"npaflow: warning: {no_worker_text(queue)}\n")
-        await asyncio.wait([result])
-    except asyncio.CancelledError:
-        result.cancel()
-        raise StoppedFollowing(handle.id) from None
-    try:
-        summary = await result
-        code = 0
-    except WorkflowFailureError as error:
-        if is_cancelled_failure(error):
-            print(
-                json.dumps({"run_id": handle.id, "status": "cancelled"})
-                if as_json
-                else f"status: cancelled\nrun_id: {handle.id}"
-            )
-            return EXIT_CANCELLED
-        failed = summary_from_failure(error)
-        if failed is None:
-            raise UsageError(f"run failed: {error.cause}") from None
-        summary = failed
-        code = EXIT_CAPACITY if summary.failure_class is FailureClass.CAPACITY else EXIT_FAILED
-    print(summary.model_dump_json(indent=2) if as_json else "\n".join(summary.text_lines()))
-    if code and not as_json:
-        print("\n".join(next_steps(summary)))
-    return code
+    return await wait_and_report(client, handle, queue, as_json=options.as_json)
 
 
 def build_request(options: LaunchOptions, spec_text: str, run_id: RunId, *, spec_uri: str = "") -> RunRequest:

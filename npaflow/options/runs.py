@@ -49,12 +49,13 @@ class ReportOptions(RunOptions):
 
 
 class ResumeOptions(RunOptions, ImageFlags):
-    """`npaflow resume`: onto a new spec (its images checked), with a new budget, the lists read again."""
+    """`npaflow resume`: onto a new spec, with a new budget, the lists read again; --wait follows it."""
 
     spec: str | None = None
     accept_changes: bool = False
     max_gpu_hours: float | None = None
     reread_items: bool = False
+    wait: bool = False
 
 
 class ListOptions(ConnectionOptions):

@@ -192,10 +192,11 @@ async def test_resume_restarts_a_failed_run_and_replays_completed_waves(
         )
         assert first.returncode == 1
         (tmp_path / "allow").write_text("ok")
-        resumed = await npaflow(env, local_harness, "resume", "e2e-resume")
+        resumed = await npaflow(env, local_harness, "resume", "e2e-resume", "--wait")
         summary = await env.client.get_workflow_handle("e2e-resume").result()
         logs = await npaflow(env, local_harness, "logs", "e2e-resume", "--state", "last")
-    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.returncode == 0, resumed.stderr  # --wait: followed to the end, its outcome the exit code
+    assert "restarted run e2e-resume" in resumed.stdout and "status: succeeded" in resumed.stdout
     assert summary["status"] == "succeeded"
     first_wave, failed_wave, last_wave = summary["waves"]  # the attempt that failed is shown, not rerun
     assert first_wave["replayed"] is True and first_wave["job_id"] == "w1-1"

@@ -403,3 +403,8 @@ def test_an_error_quoting_what_the_user_typed_shows_its_control_characters_as_es
     with pytest.raises(SystemExit):
         run(["status", "r1", "\x1b[2J"])
     assert "\x1b" not in capsys.readouterr().err
+
+
+def test_resume_refuses_wait_with_json_before_connecting(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["resume", "r1", "--wait", "--json", "--address", "127.0.0.1:1"]) == 2
+    assert "--wait with --json would print two documents" in capsys.readouterr().err

@@ -21,6 +21,11 @@ def add(resume: argparse.ArgumentParser) -> None:
         help="with --spec: re-run the changed steps that have not completed",
     )
     resume.add_argument("--json", action="store_true", help="print the change as JSON")
+    resume.add_argument(
+        "--wait",
+        action="store_true",
+        help="follow the run and print its summary, as submit --wait does; the exit code is its outcome",
+    )
     add_preflight_argument(resume)
     resume.add_argument(
         "--max-gpu-hours",
