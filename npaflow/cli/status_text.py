@@ -45,9 +45,7 @@ def status_text(report: StatusReport) -> str:
     lines.extend(f"  {decision.line()}" for decision in report.decisions)
     lines.extend(_usage_lines(report.usage, is_open))
     lines.extend(_left_out(report.states_omitted, "states' hours (the cheapest)"))
-    cache = CacheTally.of([step for wave in report.waves for step in wave.cache])
-    if cache.text():
-        lines.append(f"cache: {cache.text()}")
+    lines.extend(_cache_lines(report))
     lines.extend(fan_out.text(run_open=is_open) for fan_out in report.fan_outs)
     lines.extend(ending_lines(report))
     if report.error:
@@ -108,3 +106,17 @@ def ending_lines(report: StatusReport) -> list[str]:
             f"{job.cancellation.state.value}" + (f" ({job.final_status.value})" if job.final_status else "")
         )
     return lines
+
+
+def _cache_lines(report: StatusReport) -> list[str]:
+    """The cache's tally, and for a miss why (the first one's reason) and where to read more."""
+    steps = [step for wave in report.waves for step in wave.cache]
+    cache = CacheTally.of(steps)
+    if not cache.text():
+        return []
+    missed = next((step for step in steps if not step.hit), None)
+    if missed is None:
+        return [f"cache: {cache.text()}"]
+    reason = f": {missed.reason[:200]}" if missed.reason else ""
+    explain = f"npaflow cache explain {report.run_id} --state {missed.state}"
+    return [f"cache: {cache.text()}; {missed.state} missed{reason} (why, key by key: {explain})"]

@@ -76,3 +76,26 @@ def test_the_cache_tally_counts_one_hit_and_one_miss_in_the_singular() -> None:
 
     assert CacheTally(hits=1, misses=1).text() == "1 hit (saved 0.0000 GPU-h), 1 miss"
     assert CacheTally(hits=0, misses=2).text() == "0 hits (saved 0.0000 GPU-h), 2 misses"
+
+
+def test_status_says_why_the_first_cached_state_missed_and_how_to_read_its_key() -> None:
+    from npaflow.runtime.ledger import CachedStep, WaveAttemptRecord
+    from npaflow.runtime.request import BackendName
+    from npaflow.runtime.summary import RunStatusView, WaveView
+    from npaflow.waves import WaveKey
+
+    miss = CachedStep(state="prep", key=KEY, reason="no entry for this key")
+    record = WaveAttemptRecord(
+        key=WaveKey.parse("001|serial|:prep:-"), states=["prep"], job_id="7", cache=[miss]
+    )
+    view = RunStatusView(
+        run_id="c1",
+        workflow="w",
+        phase=RunPhase.SUCCEEDED,
+        backend=BackendName.LOCAL,
+        waves=[WaveView.of(record)],
+    )
+    assert (
+        "cache: 0 hits (saved 0.0000 GPU-h), 1 miss; prep missed: no entry for this key "
+        "(why, key by key: npaflow cache explain c1 --state prep)"
+    ) in status_text(StatusReport.of(view, "COMPLETED")).splitlines()
