@@ -24,6 +24,7 @@ from npaflow.runtime.contract import ENV_DEFAULTS, EnvVar
 from npaflow.runtime.environment import KNOWN_NPAFLOW_VARIABLES, unknown_variables
 from npaflow.runtime.request import BackendName
 from npaflow.spec.issues import did_you_mean
+from npaflow.temporal.client import task_queue_problem
 
 log = structlog.get_logger(__name__)
 
@@ -199,6 +200,8 @@ class WorkerConfig(BaseModel):
                 problems.append(f"{variable.value}={url!r}: give an http(s) URL")
         if self.quota_pool and (problem := name_problem(EnvVar.QUOTA_POOL.value, self.quota_pool)):
             problems.append(problem)
+        if queue_problem := task_queue_problem(self.task_queue):
+            problems.append(f"{EnvVar.TASK_QUEUE.value} (--task-queue) {self.task_queue!r}: {queue_problem}")
         if self.log_format not in LOG_FORMATS:
             problems.append(f"{EnvVar.LOG_FORMAT.value}={self.log_format!r}: give json or console")
         return problems

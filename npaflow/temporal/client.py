@@ -44,13 +44,40 @@ CONNECT_PATIENCE_SECONDS = 1.5
 WORKER_CONNECT_PATIENCE_SECONDS = 30.0
 
 
+#: Temporal's default limit for ids and names.
+MAX_QUEUE_CHARS = 1000
+
+
 def _from_env(flag: str | None, name: EnvVar) -> str:
     return flag or os.environ.get(name.value) or ENV_DEFAULTS.get(name, "")
 
 
 def task_queue_from(flag: str | None) -> str:
-    """The task queue: --task-queue, else NPAFLOW_TASK_QUEUE, else npaflow."""
-    return _from_env(flag, EnvVar.TASK_QUEUE)
+    """The task queue: --task-queue, else NPAFLOW_TASK_QUEUE, else npaflow.
+
+    Raises:
+        UsageError: the name would silently be another queue no worker polls.
+    """
+    queue = _from_env(flag, EnvVar.TASK_QUEUE)
+    if problem := task_queue_problem(queue):
+        source = "--task-queue" if flag else EnvVar.TASK_QUEUE.value
+        raise UsageError(f"{source} {queue!r}: {problem}")
+    return queue
+
+
+def task_queue_problem(name: str) -> str:
+    """Why a task queue name is a typo ("" when it is fine).
+
+    A space at either end or a control character names a queue no worker polls, and
+    the run would wait for one forever.
+    """
+    if not name.strip():
+        return "give a task queue name (default: npaflow)"
+    if name != name.strip():
+        return "a space at either end names another queue; remove it"
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name):
+        return "a control character names a queue no worker polls; remove it"
+    return "" if len(name) <= MAX_QUEUE_CHARS else f"at most {MAX_QUEUE_CHARS} characters"
 
 
 def shared_ledger_root(flag: str | None) -> str:
@@ -112,7 +139,12 @@ async def connect(
 
 
 async def connect_to(options: ConnectionOptions) -> Client:
-    """Connect with a command's --address, --namespace and --profile over envconfig's settings."""
+    """Connect with a command's --address, --namespace and --profile over envconfig's settings.
+
+    The task queue (flag or environment) is checked first: a typo in it fails here, not as a
+    run that waits forever for a worker of a queue nobody polls.
+    """
+    task_queue_from(options.task_queue)
     return await connect(temporal_target(options.address, options.namespace, options.profile))
 
 

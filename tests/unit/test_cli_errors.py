@@ -408,3 +408,23 @@ def test_an_error_quoting_what_the_user_typed_shows_its_control_characters_as_es
 def test_resume_refuses_wait_with_json_before_connecting(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["resume", "r1", "--wait", "--json", "--address", "127.0.0.1:1"]) == 2
     assert "--wait with --json would print two documents" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("queue", "said"),
+    [("npaflow ", "a space at either end names another queue"), ("q\x1b]0;T\x07", "a control character")],
+)
+def test_a_task_queue_typo_is_refused_before_connecting_naming_the_flag(
+    queue: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["status", "r1", "--task-queue", queue, "--address", "127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("npaflow: error: --task-queue ") and said in err and "\x1b" not in err
+
+
+def test_a_task_queue_typo_in_the_environment_is_named_by_its_variable(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NPAFLOW_TASK_QUEUE", " npaflow")
+    assert run(["list", "--address", "127.0.0.1:1"]) == 2
+    assert "NPAFLOW_TASK_QUEUE ' npaflow': a space at either end" in capsys.readouterr().err
