@@ -57,7 +57,10 @@ def check_port(flag: str, number: int) -> None:
 def add_spec_arguments(parser: argparse.ArgumentParser) -> None:
     """Add SPEC, --var and --catalog to a subcommand."""
     parser.add_argument(
-        "spec", metavar="SPEC", type=nonempty, help="path to an npa.workflow/v0.0.1 YAML spec"
+        "spec",
+        metavar="SPEC",
+        type=nonempty,
+        help="path to an npa.workflow/v0.0.1 YAML spec (- reads it from standard input)",
     )
     parser.add_argument(
         "--var",

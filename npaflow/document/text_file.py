@@ -2,12 +2,14 @@
 
 `Path.read_text` would wait forever on a FIFO, read `/dev/zero` until memory
 runs out, and call a Latin-1 file "not found"; every refusal here names the file,
-what is wrong with it and the fix.
+what is wrong with it and the fix. `-` is standard input (`envsubst < t.yaml |
+npaflow submit -`), read once however often a command asks for it.
 """
 
 from __future__ import annotations
 
 import stat
+import sys
 from pathlib import Path
 
 from npaflow.document.yaml_source import MAX_SPEC_BYTES
@@ -21,7 +23,8 @@ def read_document(path: str | Path, what: str = "workflow spec", max_bytes: int 
         SpecError: the file is missing, unreadable, not a regular file, too large, or not UTF-8.
     """
     try:
-        data = _read_regular(Path(path), what, max_bytes)
+        stdin = str(path) == STDIN
+        data = _read_stdin(what, max_bytes) if stdin else _read_regular(Path(path), what, max_bytes)
     except FileNotFoundError:
         raise _refusal(path, f"{what} not found", "check the path") from None
     except OSError as exc:
@@ -40,6 +43,21 @@ def read_document(path: str | Path, what: str = "workflow spec", max_bytes: int 
             "save the file as UTF-8",
             (line, column),
         ) from None
+
+
+#: The path that names standard input.
+STDIN = "-"
+_stdin: list[bytes] = []  # what standard input held, once read
+
+
+def _read_stdin(what: str, max_bytes: int) -> bytes:
+    """Standard input, read once (a command may read its spec twice); bounded like a file."""
+    if not _stdin:
+        _stdin.append(sys.stdin.buffer.read(max_bytes + 1))
+    data = _stdin[0]
+    if len(data) > max_bytes:
+        raise _refusal(STDIN, f"{what} on standard input is past {max_bytes // 2**20} MiB", "split it")
+    return data
 
 
 def _read_regular(path: Path, what: str, max_bytes: int) -> bytes:

@@ -59,3 +59,20 @@ def test_a_missing_spec_and_a_missing_catalog_each_say_what_was_not_found(tmp_pa
         load_spec_from_path(tmp_path / "nope.yaml", catalog=CATALOG)
     with pytest.raises(SpecError, match="tool catalog is a directory, not a file"):
         load_catalog_from_path(tmp_path)
+
+
+def test_dash_reads_the_spec_from_standard_input_once_however_often_it_is_asked_for(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+    import sys
+
+    from npaflow.cli import run
+    from npaflow.document import text_file
+
+    spec = (Path(__file__).parents[2] / "specs/examples/gate-loop.yaml").read_bytes()
+    monkeypatch.setattr(text_file, "_stdin", [])
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(spec)))
+    assert read_document("-") == read_document("-") == spec.decode()
+    assert run(["validate-spec", "-"]) == 0
+    assert capsys.readouterr().out.strip() == "-: valid (gate-loop, 7 states)"
