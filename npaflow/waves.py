@@ -127,18 +127,25 @@ def pass_labels(keys: Sequence[WaveKey]) -> dict[int, str]:
 
     A sequence loop's children carry no iteration in their keys (reference §4.4),
     so the n-th wave with one label is that label's n-th pass; attempts of one
-    wave share its sequence number and so its pass.
+    wave share its sequence number and so its pass. A fan-out's batches run other
+    members (other items) of one template: they are no passes of each other.
     """
     passes: dict[str, list[int]] = {}
     for key in keys:
-        seen = passes.setdefault(key.label(), [])
+        seen = passes.setdefault(_pass_identity(key), [])
         if key.sequence not in seen:
             seen.append(key.sequence)
     labels = {}
     for key in keys:
-        seen = passes[key.label()]
+        seen = passes[_pass_identity(key)]
         labels[key.sequence] = key.label() + (f" #{seen.index(key.sequence) + 1}" if len(seen) > 1 else "")
     return labels
+
+
+def _pass_identity(key: WaveKey) -> str:
+    """What a wave is a pass of: its label, and for fan-out members the items they ran."""
+    items = [member.item for member in key.members if member.item]
+    return key.label() + ("@" + ",".join(items) if items else "")
 
 
 #: Item labels a line names before it counts the rest (`+12 more`).

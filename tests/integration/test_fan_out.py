@@ -235,7 +235,7 @@ async def test_each_member_is_named_by_its_item_in_the_ledger_the_manifest_and_s
     assert [(step.item, step.item_label) for step in steps] == [(member_key(i), i["id"]) for i in SEVEN]
     report = StatusReport.of(outcome.summary.status_view(BackendName.LOCAL), "COMPLETED")
     lines = status_text(report).splitlines()
-    assert "  shard ×3 #1 [s0, s1, s2] attempt 1: succeeded, job w1-2 on worker w1 (SUCCEEDED)" in lines
+    assert "  shard ×3 [s0, s1, s2] attempt 1: succeeded, job w1-2 on worker w1 (SUCCEEDED)" in lines
     assert all(w.items == [] for w in outcome.ledger.waves if w.key.group != "work")
 
 

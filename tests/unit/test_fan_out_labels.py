@@ -137,3 +137,14 @@ def test_the_runs_result_text_names_the_items_a_fan_out_batch_ran() -> None:
     lines = summary.text_lines()
     assert lines[3].endswith("states=prep job_id=j0")
     assert lines[4].endswith("states=shard,shard job_id=j1 items=[a, b]")
+
+
+def test_a_fan_outs_batches_are_no_passes_of_each_other_but_the_same_members_again_are() -> None:
+    from npaflow.waves import pass_labels
+
+    first = WaveKey.parse("002|g|g:shard@000000000000:-,g:shard@000000000001:-")
+    second = WaveKey.parse("003|g|g:shard@000000000002:-,g:shard@000000000003:-")
+    again = WaveKey.parse("005|g|g:shard@000000000000:-,g:shard@000000000001:-")  # a loop's next pass
+    assert pass_labels([first, second]) == {2: first.label(), 3: second.label()}
+    labels = pass_labels([first, second, again])
+    assert (labels[2], labels[5]) == (f"{first.label()} #1", f"{first.label()} #2")
