@@ -97,7 +97,7 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
     extra: dict[str, object] = {"worker_version": _worker_version(description)}
     if unserved:
         extra["no_worker"] = unserved
-    elif not closed and repair_with is None:  # else the live view said them, from this description
+    elif not closed and not report.stalled:  # the live view says them; a memo fallback cannot
         extra["stalled"] = stall_lines(pending_calls(await open_activities(description)), time.time())
     if repair_with is not None and closed and report.ledger_behind:
         repair = extra["ledger_repair"] = await _repair_ledger(repair_with, handle, description)

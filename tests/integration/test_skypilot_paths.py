@@ -11,7 +11,9 @@ import asyncio
 import pytest
 from sky import exceptions as sky_exceptions
 
+from npaflow.cli import run_handlers
 from npaflow.cli.run_handlers import status_once
+from npaflow.cli.status_text import status_text
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.vocabulary import CancellationState, WaveStatus
 from tests.harness import Harness
@@ -265,6 +267,9 @@ async def test_status_says_what_a_launch_retrying_against_an_unreachable_api_ser
             return text if "waiting: the launch" in text else None
 
         text = await eventually(stalled, timeout=60, what="status naming the launch's failing calls")
+        with pytest.MonkeyPatch.context() as patch:  # a status query no worker answers in time
+            patch.setattr(run_handlers, "_queried", _unanswered)
+            fallback = status_text(await run_handlers._view(handle, repair_with=fake_sky_harness.client))
         fake_sky.unreachable_calls = 0  # the server is back: the launch goes on, and says nothing more
         outcome = await fake_sky_harness.finish(handle)
         after = await status_once(handle)
@@ -273,3 +278,8 @@ async def test_status_says_what_a_launch_retrying_against_an_unreachable_api_ser
     assert "failed calls; retried within the run's transport budget): " in said[0]
     assert "ApiServerConnectionError" in said[0]
     assert outcome.status == "succeeded" and "waiting:" not in after
+    assert said[0].split(" for ")[0] in fallback  # the memo's fallback still says what the run waits for
+
+
+async def _unanswered(*_: object) -> object:
+    raise TimeoutError("no worker answered the status query")
