@@ -98,9 +98,19 @@ def _wait_bar(wait: QuotaWait, origin: float, now: float, rows: dict[str, int]) 
     return Bar(row, 1, asked, asked, max(end, asked), NodePhase.WAITING, wait.text())
 
 
+#: Steps the axis counts in: round seconds, minutes and hours (a reader adds 10 s, not 7.75 s).
+_STEPS = (0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 3 * 3600, 6 * 3600)
+
+
+def ticks(span: float) -> list[float]:
+    """Where the axis is marked: 0 and every round step up to `span`, about five marks."""
+    step = next((s for s in _STEPS if span / s <= 5), 12 * 3600 * max(1, round(span / (5 * 12 * 3600))))
+    return [n * step for n in range(int(span / step + 1e-9) + 1)]
+
+
 def _tick_text(seconds: float) -> str:
     if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
+        return f"{round(seconds / 3600, 1):g} h"
     if seconds >= 120:
         return f"{seconds / 60:.0f} m"
     if seconds >= 10 or seconds == 0:
@@ -122,11 +132,11 @@ def timeline_svg(waves: list[WaveAttemptRecord], now: float, waits: Sequence[Quo
         "<style>.npa-timeline text{font:11px sans-serif;fill:#1d232b}"
         ".npa-timeline .tick{stroke:#e1e4e8}</style>"
     ]
-    for i in range(5):
-        x = left + BARS_WIDTH * i / 4
+    for at in ticks(span):
+        x = left + at * scale
         parts.append(
             f'<line class="tick" x1="{x:.1f}" y1="{AXIS - 6:.1f}" x2="{x:.1f}" y2="{height - MARGIN:.1f}"/>'
-            f'<text x="{x:.1f}" y="{AXIS - 10:.1f}" text-anchor="middle">{_tick_text(span * i / 4)}</text>'
+            f'<text x="{x:.1f}" y="{AXIS - 10:.1f}" text-anchor="middle">{_tick_text(at)}</text>'
         )
     for row, label in enumerate(labels):
         y = AXIS + ROW * row + ROW * 0.7

@@ -267,3 +267,18 @@ def test_the_gpu_hours_table_lists_the_costliest_state_first() -> None:
     ledger = failed_gate_ledger().model_copy(update={"usage": RunUsage(by_state=by_state)})
     table = report_html(spec, ledger, now=0).split("<th>on failed attempts</th>", 1)[1]
     assert table.index("score-batch") < table.index("caption-batch") < table.index("publish")
+
+
+@pytest.mark.parametrize(
+    ("span", "marks"),
+    [
+        (31, ["0 s", "10 s", "20 s", "30 s"]),
+        (7.2, ["0 s", "2 s", "4 s", "6 s"]),
+        (600, ["0 s", "2 m", "4 m", "6 m", "8 m", "10 m"]),
+        (4000, ["0 s", "15 m", "30 m", "45 m", "1 h"]),
+    ],
+)
+def test_the_timeline_axis_is_marked_at_round_steps(span: float, marks: list[str]) -> None:
+    from npaflow.picture.timeline import _tick_text, ticks
+
+    assert [_tick_text(at) for at in ticks(span)] == marks
