@@ -90,11 +90,19 @@ def _member_of_item(launched: list[WaveView], name: str) -> tuple[list[WaveView]
     head it: `tokenize-shard-3a48865a6b3a`) or by its item key alone.
     """
     for wave in reversed(launched):
-        for member, item in zip(wave.key.members, wave.items, strict=False):
-            task = f"{member.state}-{member.item}"
-            if member.item and name in (item, task, member.item):
-                return [w for w in launched if w.key == wave.key], task
+        for names in _member_names(wave):
+            if name in names:
+                return [w for w in launched if w.key == wave.key], names[0]
     return [], ""
+
+
+def _member_names(wave: WaveView) -> list[tuple[str, str, str]]:
+    """Each fan-out member of a batch by the names it answers to: task name, item key, item label."""
+    return [
+        (f"{member.state}-{member.item}", member.item, label)
+        for member, label in zip(wave.key.members, wave.items, strict=False)
+        if member.item
+    ]
 
 
 async def _launched(
@@ -155,12 +163,8 @@ def _members_by_item(wave: WaveView, chosen: str = "") -> str:
 
     When `chosen` names one member (its item, task name or item key), only that one.
     """
-    rows = [
-        (f"{member.state}-{member.item}", member.item, label)
-        for member, label in zip(wave.key.members, wave.items, strict=False)
-        if member.item
-    ]
-    picked = [row for row in rows if chosen in row] or rows
+    rows = _member_names(wave)
+    picked = [names for names in rows if chosen and chosen in names] or rows
     return "".join(f"# {task}: {printable(label)}\n" for task, _, label in picked)
 
 

@@ -75,7 +75,7 @@ def task_queue_problem(name: str) -> str:
         return "give a task queue name (default: npaflow)"
     if name != name.strip():
         return "a space at either end names another queue; remove it"
-    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name):
+    if not name.isprintable():
         return "a control character names a queue no worker polls; remove it"
     return "" if len(name) <= MAX_QUEUE_CHARS else f"at most {MAX_QUEUE_CHARS} characters"
 
