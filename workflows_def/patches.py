@@ -28,6 +28,8 @@ ONE_ANSWER_PER_WAVE = "quota-one-answer-per-wave-v1"
 VERIFIED_RECLAIM = "quota-reclaim-after-jobs-ended-v1"
 #: A run gives a lease back with what the wave's attempts spent (the pool charges that).
 QUOTA_SPENT_RELEASE = "quota-release-with-spend-v1"
+#: A failed fan-out batch's members count as succeeded only with their declared outputs present.
+MEMBER_OUTPUTS = "fan-out-member-outputs-v1"
 
 
 def loads_locally() -> bool:

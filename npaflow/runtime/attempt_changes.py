@@ -35,3 +35,4 @@ class AttemptChanges(TypedDict, total=False):
     error_category: FailureClass
     cancellation: Cancellation
     cache: list[CachedStep]
+    unconfirmed_outputs: list[str]

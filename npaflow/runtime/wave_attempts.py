@@ -183,10 +183,13 @@ class WaveAttempts:
         cancellation: Cancellation | None = None,
         final_status: JobStatus | None = None,
         tasks: list[TaskRow] | None = None,
+        unconfirmed_outputs: list[str] | None = None,
     ) -> WaveAttemptRecord:
-        """Its job, if any, was cancelled by id first."""
+        """Its job, if any, was cancelled by id first; outputs it left unconfirmed are named."""
         ending = self._ending((key, attempt), error, now, cancellation, final_status, tasks)
         ending["error_category"] = category
+        if unconfirmed_outputs:
+            ending["unconfirmed_outputs"] = unconfirmed_outputs
         self.failure_class = category
         return self._move(WaveTransition.FAILED, (key, attempt), **ending)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer
 
 from activities.backends.local import LocalBackend
 from activities.storage import S3Storage, StorageRouter
@@ -27,13 +28,17 @@ from npaflow.runtime.request import BackendName
 from npaflow.runtime.summary import StatusReport
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.spec import load_spec_from_str
+from npaflow.temporal.data_converter import DATA_CONVERTER
 from tests.e2e.test_cli_runs import npaflow
 from tests.harness import WORKER_ID, Harness, RunOutcome, replaced_worker, start_worker_process
 from tests.helpers import CATALOG, eventually
 from tests.integration.fake_skypilot import FakeSkyPilotApi
 from tests.integration.fan_roots import Root
+from tests.integration.test_crash_and_replay import patches_and_activities
 from tests.s3_server import CREDENTIALS
+from worker.main import workflow_runner
 from workflows_def import NpaWorkflowRun
+from workflows_def.patches import MEMBER_OUTPUTS
 
 pytestmark = pytest.mark.integration
 
@@ -66,13 +71,15 @@ def fan_spec(
 ) -> str:
     """split copies the list into the run; `work` fans out over it; `done` copies members.json.
 
-    A failing member fails at once; the others take `pause` seconds first.
+    A failing member fails at once; the others take `pause` seconds first; a muted
+    member exits 0 without writing its output.
     """
     local, tool, base = root.local, root.tool, root.base
     member = (
         "echo {{s.id}} >> " + f"{local}/launches.log && "
         "! grep -qx {{s.id}} " + f"{local}/fail && sleep {pause} && "
-        f"{tool} put {base}/" + "{{run.id}}/out-{{s.id}}.txt rows={{config.rows}}"
+        "{ grep -qx {{s.id}} " + f"{local}/mute || "
+        f"{tool} put {base}/" + "{{run.id}}/out-{{s.id}}.txt rows={{config.rows}}; }"
     )
     return f"""apiVersion: npa.workflow/v0.0.1
 kind: Workflow
@@ -100,9 +107,12 @@ states:
 """
 
 
-def write_list(root: Root, items: list[object] | str, *, failing: tuple[str, ...] = ()) -> None:
+def write_list(
+    root: Root, items: list[object] | str, *, failing: tuple[str, ...] = (), muted: tuple[str, ...] = ()
+) -> None:
     root.write(root.list_key, items if isinstance(items, str) else json.dumps(items))
     (root.local / "fail").write_text("".join(f"{name}\n" for name in failing))
+    (root.local / "mute").write_text("".join(f"{name}\n" for name in muted))
 
 
 def launches(root: Root) -> list[str]:
@@ -204,6 +214,37 @@ async def test_a_member_failing_first_stops_none_of_its_batch_mates(
     assert outcome.status == "succeeded", outcome.error
     statuses = {m.item["id"]: m.status for m in members_of(outcome, file_root).members}  # type: ignore[index]
     assert [name for name, status in statuses.items() if status is not MemberStatus.SUCCEEDED] == ["s4"]
+
+
+def failed_ids(outcome: RunOutcome, root: Root) -> list[str]:
+    members = members_of(outcome, root).members
+    return [m.item["id"] for m in members if m.status is MemberStatus.FAILED]  # type: ignore[index]
+
+
+async def test_a_member_whose_job_failed_beside_it_counts_as_succeeded_only_with_its_output(
+    local_harness: Harness, file_root: Root
+) -> None:
+    write_list(file_root, SEVEN, failing=("s1",), muted=("s0",))  # one batch: s0, s1, s2
+    outcome = await local_harness.run(fan_spec(file_root, min_success=0.5), run_id="fan-mute-failed")
+    assert outcome.status == "succeeded", outcome.error
+    assert failed_ids(outcome, file_root) == ["s0", "s1"]
+    (batch,) = [w for w in outcome.ledger.waves if w.status is WaveStatus.FAILED]  # type: ignore[union-attr]
+    assert any(uri.endswith("/out-s0.txt") for uri in batch.unconfirmed_outputs)
+    assert "declared output(s) not found after it" in batch.error
+    history = await outcome.handle.fetch_history()
+    assert MEMBER_OUTPUTS in patches_and_activities(history)[0]
+    runner = workflow_runner()
+    replayer = Replayer(workflows=[NpaWorkflowRun], data_converter=DATA_CONVERTER, workflow_runner=runner)
+    assert (await replayer.replay_workflow(history, raise_on_replay_failure=False)).replay_failure is None
+
+
+async def test_a_member_that_left_its_output_missing_fails_alone_not_its_whole_batch(
+    local_harness: Harness, file_root: Root
+) -> None:
+    write_list(file_root, SEVEN, muted=("s4",))  # the second batch: s3, s4, s5
+    outcome = await local_harness.run(fan_spec(file_root, min_success=0.8), run_id="fan-mute-alone")
+    assert outcome.status == "succeeded", outcome.error
+    assert failed_ids(outcome, file_root) == ["s4"]
 
 
 async def test_status_the_summary_and_the_run_page_name_a_fan_out_s_failed_members(

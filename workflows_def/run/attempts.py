@@ -39,6 +39,7 @@ from workflows_def.activity_calls import (
     wait_timeout,
     worker_bound,
 )
+from workflows_def.fanout.member_outputs import unconfirmed_member_outputs
 from workflows_def.metrics import count
 from workflows_def.run.budget import GpuBudget, budget_stop
 from workflows_def.run.cancellation import CancelOutcome, JobCanceller
@@ -196,18 +197,17 @@ class AttemptRunner:
         if not result.status.is_success():
             failure_class = result.failure_class or result.status.failure_class()
             reason = result.error or next((t.failure_reason for t in result.tasks if t.failure_reason), "")
-            return await self._fail(key, attempt, failure_text(record, result, reason), failure_class)
+            unconfirmed = await unconfirmed_member_outputs(self.request, record)
+            text = failure_text(record, result, reason)
+            text += f"; declared output(s) not found after it: {unconfirmed}" if unconfirmed else ""
+            return await self._fail(key, attempt, text, failure_class, unconfirmed=unconfirmed)
         try:
             missing = await missing_outputs(self.request, key, [a.uri for a in record.outputs])
         except OutputsUnreadableError as exc:
             return await self._fail(key, attempt, str(exc), exc.failure_class)
         if missing:
-            return await self._fail(
-                key,
-                attempt,
-                f"wave {key} completed without declared durable output(s): {missing}",
-                FailureClass.PAYLOAD,
-            )
+            text = f"wave {key} completed without declared durable output(s): {missing}"
+            return await self._fail(key, attempt, text, FailureClass.PAYLOAD, unconfirmed=missing)
         self.state.waves.succeeded(key, attempt, now=now())
         return AttemptOutcome(ok=True)  # exported with the next launch, wait, or the run's end
 
@@ -218,6 +218,8 @@ class AttemptRunner:
         error: str,
         failure_class: FailureClass,
         cancelled: CancelOutcome | None = None,
+        *,
+        unconfirmed: list[str] | None = None,
     ) -> AttemptOutcome:
         self.state.waves.failed(
             key,
@@ -228,6 +230,7 @@ class AttemptRunner:
             cancellation=cancelled.cancellation if cancelled else None,
             final_status=cancelled.status if cancelled else None,
             tasks=cancelled.tasks if cancelled else None,
+            unconfirmed_outputs=unconfirmed,
         )
         count(Metric.WAVE_ATTEMPTS_FAILED, spec=self.state.workflow, failure_class=failure_class.value)
         await self.recorder.sync()

@@ -157,6 +157,7 @@ class WaveAttemptRecord(BaseModel):
     gpu_hours: float = 0.0  # ours: accelerator-hours of this attempt (so far, while running)
     node_hours: float = 0.0  # ours: node-hours of this attempt (CPU-only tasks too)
     cache: list[CachedStep] = Field(default_factory=list)  # ours: the stage cache's keys, hits, misses
+    unconfirmed_outputs: list[str] = Field(default_factory=list)  # ours: declared, not found after the job
 
     def clocked_tasks(self) -> list[TaskRow]:
         """The rows this attempt's hours are clocked from (DESIGN 28: one clock for spend).
