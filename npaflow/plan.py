@@ -73,6 +73,10 @@ class PlanExecutor:
         items = parsed_items(text, uri=f"--assume-items for {request.group}", max_items=request.max_items)
         return ItemsRead(items=tuple(items), digest=list_digest(items))
 
+    async def still_done(self, group: str, outputs: dict[str, list[str]]) -> set[str]:
+        """Plans read no outputs: nothing was finished before."""
+        return set(outputs)
+
     async def record_members(self, members: MembersOutcome, read: ItemsRead, *, ended: bool) -> None:
         """Plans record nothing."""
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from pydantic import JsonValue
+
 from npaflow.context import RunContext
 from npaflow.document.models import State, WorkflowSpec
 from npaflow.fanout import (
@@ -52,6 +54,10 @@ class FanOutHost(Protocol):
         """The step of `state` here, its tokens resolved against the walk so far (and recorded)."""
         ...
 
+    def resolved(self, state: State, placement: StepPlacement) -> PlanStep:
+        """The same step, not recorded (a member an earlier execution finished)."""
+        ...
+
 
 class FanOutWalk:
     """One occurrence of a fan-out group, walked by `walker`."""
@@ -83,7 +89,7 @@ class FanOutWalk:
         if not read.known:
             await self._template_only(uri)
             return ""
-        steps = self._members(read, uri)
+        steps = await self._members(read, uri)
         await self._batches(steps, FanOutMark(items_uri=uri, count=len(read.items)), len(read.items))
         rows = self._rows(read)
         by_status = {status: [row.key for row in rows if row.status is status] for status in MemberStatus}
@@ -101,25 +107,38 @@ class FanOutWalk:
         await walker.executor.record_members(outcome, read, ended=True)
         return group_error(self.group.name, rows, self.fan.min_success, self.template.name)
 
-    def _members(self, read: ItemsRead, uri: str) -> list[PlanStep]:
+    async def _members(self, read: ItemsRead, uri: str) -> list[PlanStep]:
         """Every member still to run (those an earlier execution finished stay out), built now."""
-        done = set(read.done)
         steps: list[PlanStep] = []
         claims: list[tuple[int, list[str]]] = []
         try:
+            done = await self._still_done(read)
             for index, item in enumerate(read.items):
                 key = member_key(item)
                 if key in done:
                     self.status[key] = MemberStatus.EARLIER
                     continue
-                state = member_state(self.template, self.fan.name, item, index)
-                placement = self.placement.model_copy(update={"item": key, "item_label": item_label(item)})
-                steps.append(self.walker.materialize(state, placement))
+                steps.append(self.walker.materialize(*self._member(index, item)))
                 claims.append((index, [artifact.uri for artifact in steps[-1].outputs]))
             check_claims(claims, [artifact.uri for artifact in self.template.outputs])
         except ItemsError as exc:
             raise ItemsError(f"group {self.group.name}: forEach items {uri}: {exc}") from None
         return steps
+
+    async def _still_done(self, read: ItemsRead) -> set[str]:
+        """The members an earlier execution finished whose declared outputs are all still there."""
+        outputs: dict[str, list[str]] = {}
+        for index, item in enumerate(read.items):
+            if member_key(item) in read.done:
+                step = self.walker.resolved(*self._member(index, item))
+                outputs[step.item] = [artifact.uri for artifact in step.outputs]
+        return await self.walker.executor.still_done(self.group.name, outputs) if outputs else set()
+
+    def _member(self, index: int, item: JsonValue) -> tuple[State, StepPlacement]:
+        """The member of `item`: the template with the item's tokens, placed as its own step."""
+        key = member_key(item)
+        state = member_state(self.template, self.fan.name, item, index)
+        return state, self.placement.model_copy(update={"item": key, "item_label": item_label(item)})
 
     async def _batches(self, steps: list[PlanStep], mark: FanOutMark, total: int) -> None:
         walker = self.walker

@@ -108,6 +108,10 @@ class Executor(Protocol):
         """A fan-out group's list (checked, keyed), or `known=False` when only run time can say."""
         ...
 
+    async def still_done(self, group: str, outputs: dict[str, list[str]]) -> set[str]:
+        """Of the members an earlier execution finished (key: declared outputs), those still whole."""
+        ...
+
     async def record_members(self, members: MembersOutcome, read: ItemsRead, *, ended: bool) -> None:
         """Keep how a fan-out's members stand (its `members.json` and the ledger's record)."""
         ...

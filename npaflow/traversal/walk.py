@@ -227,8 +227,15 @@ class Walker:
 
     def materialize(self, state: State, placement: StepPlacement) -> PlanStep:
         """The step of `state` here, its tokens resolved against the walk so far (and recorded)."""
+        step = self.resolved(state, placement)
+        self.record.steps.append(step)
+        self.reads.latest[state.name] = step
+        return step
+
+    def resolved(self, state: State, placement: StepPlacement) -> PlanStep:
+        """The step of `state` here, its tokens resolved against the walk so far (not recorded)."""
         try:
-            step = materialize_step(
+            return materialize_step(
                 self.spec,
                 state,
                 context=self.context,
@@ -239,9 +246,6 @@ class Walker:
             )
         except TokenError as exc:
             raise TokenError(f"state {state.name}: {exc}{self._member_hint(exc)}") from None
-        self.record.steps.append(step)
-        self.reads.latest[state.name] = step
-        return step
 
     def _member_hint(self, exc: TokenError) -> str:
         """Why a fan-out member's outputs are no token of their own, when the error names one."""

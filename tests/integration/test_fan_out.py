@@ -338,6 +338,20 @@ async def test_one_failed_member_under_min_success_1_fails_the_run_naming_it_and
     ]
 
 
+async def test_resume_relaunches_a_finished_member_whose_output_is_gone_as_it_does_a_plain_wave(
+    local_harness: Harness, file_root: Root
+) -> None:
+    async with local_harness.worker():
+        await failed_on_s4(local_harness, file_root, "fan-lost-output")
+        (file_root.local / "fan-lost-output" / "out-s2.txt").unlink()  # a finished member's output
+        write_list(file_root, SEVEN)
+        spec = fan_spec(file_root, concurrency=8)
+        resumed = await local_harness.finish(await local_harness.start(spec, run_id="fan-lost-output"))
+    assert resumed.status == "succeeded", resumed.error
+    assert sorted(launches(file_root)) == ["s2", "s4"]
+    assert (file_root.local / "fan-lost-output" / "out-s2.txt").exists()
+
+
 EIGHT = [*SEVEN, {"id": "s7", "rows": 70}]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from temporalio import workflow
 from temporalio.exceptions import is_cancelled_exception
 
 from npaflow.errors import PayloadError
@@ -17,6 +18,8 @@ from workflows_def.activity_calls import (
     call_local,
     classify_activity_error,
 )
+from workflows_def.patches import MEMBER_OUTPUTS
+from workflows_def.run.outputs import missing_outputs
 from workflows_def.run_deps import RunDeps
 
 
@@ -60,6 +63,21 @@ class FanOutReads:
             FanOutRecord.of_read(request.group, request.occurrence, read, items_uri=request.uri)
         )
         return read
+
+    async def still_done(self, group: str, outputs: dict[str, list[str]]) -> set[str]:
+        """Of the members an earlier execution finished, those whose declared outputs are all there.
+
+        A resume trusts a member's `members.json` entry only as far as its outputs: one that
+        lost an output runs again, as a plain wave whose output is gone does.
+
+        Raises:
+            OutputsUnreadableError: they could not be checked (never read as there or gone).
+        """
+        uris = sorted({uri for member in outputs.values() for uri in member})
+        if not uris or not workflow.patched(MEMBER_OUTPUTS):
+            return set(outputs)
+        gone = set(await missing_outputs(self.request, None, uris, states=[group]))
+        return {key for key, member in outputs.items() if gone.isdisjoint(member)}
 
     async def record_members(self, members: MembersOutcome, read: ItemsRead, *, ended: bool) -> None:
         """Write `members.json` (where a later state reads it) and the ledger's record."""

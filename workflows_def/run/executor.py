@@ -67,6 +67,10 @@ class TemporalExecutor:
         """A fan-out group's list (workflows_def/fanout/: built only for a spec that fans out)."""
         return await self._fan_out().read_items(request)
 
+    async def still_done(self, group: str, outputs: dict[str, list[str]]) -> set[str]:
+        """The finished members whose outputs are all still there (a resume relaunches the others)."""
+        return await self._fan_out().still_done(group, outputs)
+
     async def record_members(self, members: MembersOutcome, read: ItemsRead, *, ended: bool) -> None:
         """How a fan-out's members stand: `members.json` and the ledger's record."""
         await self._fan_out().record_members(members, read, ended=ended)

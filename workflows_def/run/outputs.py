@@ -5,6 +5,7 @@ Fail closed: outputs that cannot be checked are never read as present or as miss
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -44,14 +45,17 @@ class OutputsUnreadableError(NpaflowError):
         self.failure_class = failure_class
 
 
-async def missing_outputs(request: RunRequest, key: WaveKey, uris: list[str]) -> list[str]:
-    """The declared outputs that definitely do not exist.
+async def missing_outputs(
+    request: RunRequest, key: WaveKey | None, uris: list[str], *, states: Sequence[str] = ()
+) -> list[str]:
+    """The declared outputs (of wave `key`, else of `states`) that definitely do not exist.
 
     Raises:
         OutputsUnreadableError: they could not be checked (no access, storage down too long).
     """
     if not uris:
         return []
+    names, whose = ", ".join(key.states if key else states), f"wave {key}" if key else "its members"
     deadline = timedelta(seconds=max(300.0, request.transport_recovery_seconds))
     try:
         result = await call_local(
@@ -59,14 +63,14 @@ async def missing_outputs(request: RunRequest, key: WaveKey, uris: list[str]) ->
             CheckOutputsInput(wave_key=key, uris=uris),
             schedule_to_close_timeout=deadline,
             retry_policy=PERSISTENT_RETRY,
-            summary=f"check {len(uris)} declared output(s) of {', '.join(key.states)}",
+            summary=f"check {len(uris)} declared output(s) of {names}",
         )
     except ACTIVITY_FAILURES as error:
         if is_cancelled_exception(error):
             raise
         failure_class, message = classify_activity_error(error)
         raise OutputsUnreadableError(
-            f"state {', '.join(key.states)}: cannot check the declared outputs of wave {key}: {message}",
+            f"state {names}: cannot check the declared outputs of {whose}: {message}",
             failure_class,
         ) from None
     return result.missing
