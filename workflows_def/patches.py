@@ -30,6 +30,8 @@ VERIFIED_RECLAIM = "quota-reclaim-after-jobs-ended-v1"
 QUOTA_SPENT_RELEASE = "quota-release-with-spend-v1"
 #: A failed fan-out batch's members count as succeeded only with their declared outputs present.
 MEMBER_OUTPUTS = "fan-out-member-outputs-v1"
+#: A retry of a fan-out batch launches only the members no attempt ran to success.
+MEMBER_RETRIES = "fan-out-member-retries-v1"
 
 
 def loads_locally() -> bool:

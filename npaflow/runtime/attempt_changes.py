@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from npaflow.runtime.ledger import CachedStep, Cancellation, Credentials, Observation, TaskRow
+from npaflow.runtime.ledger import CachedStep, Cancellation, CarriedMember, Credentials, Observation, TaskRow
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.vocabulary import RecoveryDecision
 
@@ -36,3 +36,4 @@ class AttemptChanges(TypedDict, total=False):
     cancellation: Cancellation
     cache: list[CachedStep]
     unconfirmed_outputs: list[str]
+    carried: list[CarriedMember]

@@ -15,7 +15,7 @@ from typing import Unpack
 
 from npaflow.images import LaunchImage
 from npaflow.runtime.attempt_changes import AttemptChanges
-from npaflow.runtime.ledger import CachedStep, Cancellation, TaskRow, WaveAttemptRecord
+from npaflow.runtime.ledger import CachedStep, Cancellation, CarriedMember, TaskRow, WaveAttemptRecord
 from npaflow.runtime.ledger.book import AttemptId, LedgerBook
 from npaflow.runtime.ledger.new_attempt import launch_credentials, new_attempt
 from npaflow.runtime.messages import AwaitResult, LaunchResult
@@ -79,10 +79,14 @@ class WaveAttempts:
         cache: list[CachedStep] | None = None,
         images: Sequence[LaunchImage] = (),
         launches: Wave | None = None,
+        carried: list[CarriedMember] | None = None,
     ) -> WaveAttemptRecord:
-        """Recorded as running before the launch boundary is crossed (with its cache misses)."""
+        """Recorded as running before the launch boundary is crossed (its cache misses, what it carries)."""
         record = new_attempt(wave, attempt, now=now, images=images, launches=launches)
-        return self._move(WaveTransition.LAUNCHING, (wave.key, attempt), record, cache=cache or [])
+        changes = AttemptChanges(cache=cache or [])
+        if carried:
+            changes["carried"] = carried
+        return self._move(WaveTransition.LAUNCHING, (wave.key, attempt), record, **changes)
 
     def served_from_cache(
         self,

@@ -71,13 +71,15 @@ def fan_spec(
 ) -> str:
     """split copies the list into the run; `work` fans out over it; `done` copies members.json.
 
-    A failing member fails at once; the others take `pause` seconds first; a muted
-    member exits 0 without writing its output.
+    A failing member fails at once (one listed in `once` fails its first run only); the
+    others take `pause` seconds first; a muted member exits 0 without writing its output.
     """
     local, tool, base = root.local, root.tool, root.base
     member = (
         "echo {{s.id}} >> " + f"{local}/launches.log && "
         "! grep -qx {{s.id}} " + f"{local}/fail && sleep {pause} && "
+        "{ ! grep -qx {{s.id}} " + f"{local}/once || "
+        "{ sed -i '/^{{s.id}}$/d' " + f"{local}/once; false; }}; }} && "
         "{ grep -qx {{s.id}} " + f"{local}/mute || "
         f"{tool} put {base}/" + "{{run.id}}/out-{{s.id}}.txt rows={{config.rows}}; }"
     )
@@ -108,11 +110,17 @@ states:
 
 
 def write_list(
-    root: Root, items: list[object] | str, *, failing: tuple[str, ...] = (), muted: tuple[str, ...] = ()
+    root: Root,
+    items: list[object] | str,
+    *,
+    failing: tuple[str, ...] = (),
+    muted: tuple[str, ...] = (),
+    once: tuple[str, ...] = (),
 ) -> None:
     root.write(root.list_key, items if isinstance(items, str) else json.dumps(items))
     (root.local / "fail").write_text("".join(f"{name}\n" for name in failing))
     (root.local / "mute").write_text("".join(f"{name}\n" for name in muted))
+    (root.local / "once").write_text("".join(f"{name}\n" for name in once))
 
 
 def launches(root: Root) -> list[str]:
@@ -245,6 +253,41 @@ async def test_a_member_that_left_its_output_missing_fails_alone_not_its_whole_b
     outcome = await local_harness.run(fan_spec(file_root, min_success=0.8), run_id="fan-mute-alone")
     assert outcome.status == "succeeded", outcome.error
     assert failed_ids(outcome, file_root) == ["s4"]
+
+
+async def test_a_retry_of_a_batch_relaunches_only_its_members_that_did_not_succeed(
+    local_harness: Harness, file_root: Root
+) -> None:
+    write_list(file_root, SEVEN[:3], once=("s1",))  # one batch: s0, s1, s2
+    outcome = await local_harness.run(fan_spec(file_root), run_id="fan-retry", retries=1)
+    assert outcome.status == "succeeded", outcome.error
+    assert sorted(launches(file_root)) == ["s0", "s1", "s1", "s2"]
+    assert outcome.ledger is not None
+    retry = next(w for w in outcome.ledger.waves if w.items and w.attempt == 2)
+    first = next(w for w in outcome.ledger.waves if w.key == retry.key and w.attempt == 1)
+    assert [(m.attempt, m.job_id) for m in retry.carried] == [(1, first.job_id)] * 2
+    made = {(s.item_label, s.job_id, s.attempt) for s in manifest_steps(retry)}
+    assert made == {("s0", first.job_id, 1), ("s1", retry.job_id, 2), ("s2", first.job_id, 1)}
+
+
+async def test_a_retried_batch_stores_each_member_s_cache_entry_with_the_job_that_ran_it(
+    local_harness: Harness, file_root: Root
+) -> None:
+    write_list(file_root, SEVEN[:3], once=("s1",))
+    spec = fan_spec(file_root, cache=True)
+    async with local_harness.worker():
+        first = await local_harness.finish(await local_harness.start(spec, retries=1))
+        assert first.status == "succeeded", first.error
+        assert first.ledger is not None
+        jobs = {(w.attempt, w.job_id) for w in first.ledger.waves if w.items}
+        second = await local_harness.finish(await local_harness.start(spec))
+    assert second.status == "succeeded", second.error
+    assert second.ledger is not None
+    (served,) = [w for w in second.ledger.waves if w.items]
+    labels = {step.item: label for step, label in zip(manifest_steps(served), served.items, strict=True)}
+    source = {labels[step.item]: step.source_job for step in served.cache if step.hit}
+    by_attempt = dict(jobs)
+    assert source == {"s0": by_attempt[1], "s1": by_attempt[2], "s2": by_attempt[1]}
 
 
 async def test_status_the_summary_and_the_run_page_name_a_fan_out_s_failed_members(

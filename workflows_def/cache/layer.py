@@ -21,9 +21,10 @@ from npaflow.runtime.cache.messages import (
     CacheLookupResult,
     CacheMode,
     CacheStoreInput,
+    StepKey,
 )
 from npaflow.runtime.contract import CACHE_LOOKUP, CACHE_STORE
-from npaflow.runtime.ledger import CachedStep
+from npaflow.runtime.ledger import CachedStep, WaveAttemptRecord
 from npaflow.runtime.metrics import CacheResult, Metric
 from npaflow.traversal import Wave, WaveOutcome
 from npaflow.waves import WaveKey
@@ -160,37 +161,62 @@ class StageCache:
             count(Metric.CACHE_GPU_HOURS_SAVED, saved, spec=spec)
 
     async def store(self, wave: Wave, attempt: int, found: CacheLookupResult) -> None:
-        """Write the entries of the steps a success launched; what was stored goes to its record."""
+        """Write the entries of the steps a success launched; what was stored goes to its record.
+
+        Each entry names the job that made its outputs: a retried fan-out batch's members
+        an earlier attempt ran (`carried`) are stored with that attempt's job.
+        """
         keys = found.missed_keys()
         if not keys or self.request.cache is CacheMode.OFF:
             return
         record = self.state.waves.attempt(wave.key, attempt)
+        ran_by = {member.item: member.attempt for member in record.carried}
+        parts: dict[int, list[StepKey]] = {}
+        for key in keys:
+            parts.setdefault(ran_by.get(key.item, attempt), []).append(key)
+        steps: list[CachedStep] = []
+        for ran, part in sorted(parts.items()):
+            made = self.state.waves.attempt(wave.key, ran)
+            whose = made_by(wave, made) if ran_by else wave
+            steps += await self._store(whose, made, part, release=len(parts) == 1)
+        why = {step.state: step.reason for step in record.cache}
+        merged = [s if s.reason else s.model_copy(update={"reason": why.get(s.state, "")}) for s in steps]
+        merged += [step for step in record.cache if step.hit]  # served members keep their hit
+        self.state.waves.cache_stored(wave.key, attempt, merged)
+
+    async def _store(
+        self, wave: Wave, made: WaveAttemptRecord, keys: list[StepKey], *, release: bool
+    ) -> list[CachedStep]:
+        """Write the entries of `keys`, whose outputs the job of attempt `made` wrote."""
         request = CacheStoreInput(
             run_id=self.state.run_id,
             wave=wave,
             wave_key=str(wave.key),
-            job_id=record.job_id,
-            gpu_hours=record.gpu_hours,
+            job_id=made.job_id,
+            gpu_hours=made.gpu_hours,
             cache_root=self.loaded.cache_root,
             scope=self.scope,
-            keys=keys,
+            keys=tuple(keys),
             created_at=now(),
-            release_flights=self.flights.holds(wave),
+            release_flights=release and self.flights.holds(wave),
         )
         try:
             stored = await call_local(
                 CACHE_STORE, request, **self._options(f"cache store: {', '.join(wave.states)}")
             )
-            steps = list(stored.steps)
-            if stored.released:
-                self.released.add(wave.key)
         except ACTIVITY_FAILURES as error:
             if is_cancelled_exception(error):
                 raise
             _, message = classify_activity_error(error)
             why_not = f"not stored: {message}"
-            steps = [CachedStep(state=k.state, key=k.key, item=k.item, reason=why_not) for k in keys]
-        why = {step.state: step.reason for step in record.cache}
-        merged = [s if s.reason else s.model_copy(update={"reason": why.get(s.state, "")}) for s in steps]
-        merged += [step for step in record.cache if step.hit]  # served members keep their hit
-        self.state.waves.cache_stored(wave.key, attempt, merged)
+            return [CachedStep(state=k.state, key=k.key, item=k.item, reason=why_not) for k in keys]
+        if stored.released:
+            self.released.add(wave.key)
+        return list(stored.steps)
+
+
+def made_by(wave: Wave, made: WaveAttemptRecord) -> Wave:
+    """The members the job of attempt `made` ran (its GPU-hours are shared among them)."""
+    names = {shape.task_name for shape in made.task_shapes}
+    steps = tuple(step for step in wave.steps if step.task_name in names)
+    return wave.model_copy(update={"steps": steps}) if steps else wave

@@ -9,18 +9,22 @@ nothing (fail closed: such members run again, never count as done).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from temporalio import workflow
 
-from npaflow.runtime.ledger import WaveAttemptRecord
+from npaflow.runtime.ledger import TaskRow, WaveAttemptRecord
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.status import JobStatus
 from workflows_def.patches import MEMBER_OUTPUTS
 from workflows_def.run.outputs import OutputsUnreadableError, missing_outputs
 
 
-async def unconfirmed_member_outputs(request: RunRequest, record: WaveAttemptRecord) -> list[str]:
+async def unconfirmed_member_outputs(
+    request: RunRequest, record: WaveAttemptRecord, tasks: Sequence[TaskRow]
+) -> list[str]:
     """The declared outputs of a failed fan-out batch not found, when some member's task succeeded."""
-    ran = any(task.status is JobStatus.SUCCEEDED for task in record.tasks)
+    ran = any(task.status is JobStatus.SUCCEEDED for task in tasks)
     if not (record.items and record.outputs and ran) or not workflow.patched(MEMBER_OUTPUTS):
         return []
     uris = [artifact.uri for artifact in record.outputs]

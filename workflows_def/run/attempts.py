@@ -17,6 +17,7 @@ from temporalio.exceptions import ActivityError, is_cancelled_exception
 from npaflow.images import wave_images
 from npaflow.runtime.cache.messages import CacheLookupResult
 from npaflow.runtime.contract import AWAIT_WAVE, LAUNCH_WAVE
+from npaflow.runtime.ledger import CarriedMember
 from npaflow.runtime.ledger.book import AttemptId
 from npaflow.runtime.messages import AwaitEnd, AwaitResult, AwaitWaveInput, LaunchWaveInput
 from npaflow.runtime.metrics import Metric
@@ -39,6 +40,7 @@ from workflows_def.activity_calls import (
     wait_timeout,
     worker_bound,
 )
+from workflows_def.fanout.member_attempts import retry_launches, this_execution
 from workflows_def.fanout.member_outputs import unconfirmed_member_outputs
 from workflows_def.metrics import count
 from workflows_def.run.budget import GpuBudget, budget_stop
@@ -77,7 +79,12 @@ class AttemptRunner:
         images = wave_images(wave, self.loaded.catalog, self.request.images)
         steps = list(cache.steps) if cache else None
         launches = cache.unserved(wave) if cache else wave  # hits of a batch launch nothing
-        self.state.waves.launching(wave, attempt, now=now(), cache=steps, images=images, launches=launches)
+        carried: list[CarriedMember] = []
+        if wave.fan_out is not None and attempt > 1:  # a retry: only the members not done yet
+            launches, carried = retry_launches(launches, this_execution(self.state, wave))
+        self.state.waves.launching(
+            wave, attempt, now=now(), cache=steps, images=images, launches=launches, carried=carried
+        )
         queue: str | None = None
         while True:
             handle = self._start_launch(
@@ -197,14 +204,12 @@ class AttemptRunner:
         if not result.status.is_success():
             failure_class = result.failure_class or result.status.failure_class()
             reason = result.error or next((t.failure_reason for t in result.tasks if t.failure_reason), "")
-            unconfirmed = await unconfirmed_member_outputs(self.request, record)
-            text = failure_text(record, result, reason)
-            text += f"; declared output(s) not found after it: {unconfirmed}" if unconfirmed else ""
-            return await self._fail(key, attempt, text, failure_class, unconfirmed=unconfirmed)
+            return await self._fail(key, attempt, failure_text(record, result, reason), failure_class)
         try:
             missing = await missing_outputs(self.request, key, [a.uri for a in record.outputs])
         except OutputsUnreadableError as exc:
-            return await self._fail(key, attempt, str(exc), exc.failure_class)
+            unread = [artifact.uri for artifact in record.outputs]  # confirmed none: members run again
+            return await self._fail(key, attempt, str(exc), exc.failure_class, unconfirmed=unread)
         if missing:
             text = f"wave {key} completed without declared durable output(s): {missing}"
             return await self._fail(key, attempt, text, FailureClass.PAYLOAD, unconfirmed=missing)
@@ -221,6 +226,11 @@ class AttemptRunner:
         *,
         unconfirmed: list[str] | None = None,
     ) -> AttemptOutcome:
+        record = self.state.waves.attempt(key, attempt)
+        if unconfirmed is None and record.items:  # a fan-out batch's members that ran: their outputs
+            tasks = cancelled.tasks if cancelled and cancelled.tasks else record.tasks
+            unconfirmed = await unconfirmed_member_outputs(self.request, record, tasks)
+            error += f"; declared output(s) not found after it: {unconfirmed}" if unconfirmed else ""
         self.state.waves.failed(
             key,
             attempt,

@@ -23,7 +23,8 @@ from npaflow.runtime.status import RetryBudget
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.traversal import DecisionRequest, TriggerRequest, Wave, WaveOutcome
 from workflows_def.cache.layer import StageCache
-from workflows_def.fanout.layer import FanOutMembers, failed_members
+from workflows_def.fanout.layer import FanOutMembers
+from workflows_def.fanout.member_attempts import failed_members
 from workflows_def.fanout.reads import FanOutReads
 from workflows_def.metrics import count
 from workflows_def.quota.layer import QuotaLeases
@@ -118,7 +119,7 @@ class TemporalExecutor:
         if prior.status.is_final() and prior.key.sequence < self.request.handed_over_at:
             # This run's own earlier execution moved past it (a fan-out batch that failed
             # within minSuccess): it stays failed, as one execution would have left it.
-            failed = failed_members(wave, prior) if wave.fan_out is not None else ()
+            failed = failed_members(wave, [prior]) if wave.fan_out is not None else ()
             return WaveOutcome(succeeded=False, error=prior.error, failed_items=failed)
         return None
 

@@ -43,6 +43,7 @@ from npaflow.runtime.ledger.models import (
 )
 from npaflow.runtime.ledger.records import (
     CachedStep,
+    CarriedMember,
     DecisionRecord,
     LaunchReceipt,
     PlanChangeRecord,
@@ -56,6 +57,7 @@ __all__ = [
     "RUN_SCHEMA",
     "CachedStep",
     "Cancellation",
+    "CarriedMember",
     "Credentials",
     "DecisionRecord",
     "FinishedWave",

@@ -13,10 +13,7 @@ from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer
 
 from npaflow.document.models import Artifact
 from npaflow.presets import STRICT
-from npaflow.runtime.ledger.records import (
-    CachedStep,
-    PlannedStep,
-)
+from npaflow.runtime.ledger.records import CachedStep, CarriedMember, PlannedStep
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.usage import TaskShape, attempt_hours
 from npaflow.runtime.vocabulary import (
@@ -158,6 +155,7 @@ class WaveAttemptRecord(BaseModel):
     node_hours: float = 0.0  # ours: node-hours of this attempt (CPU-only tasks too)
     cache: list[CachedStep] = Field(default_factory=list)  # ours: the stage cache's keys, hits, misses
     unconfirmed_outputs: list[str] = Field(default_factory=list)  # ours: declared, not found after the job
+    carried: list[CarriedMember] = Field(default_factory=list)  # ours: members an earlier attempt ran
 
     def clocked_tasks(self) -> list[TaskRow]:
         """The rows this attempt's hours are clocked from (DESIGN 28: one clock for spend).

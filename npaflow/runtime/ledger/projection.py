@@ -139,16 +139,18 @@ class ManifestStep(BaseModel):
 def manifest_steps(wave: WaveAttemptRecord) -> list[ManifestStep]:
     """The manifest steps of one wave attempt, one per member, with what the plan made of each."""
     status = wave.status.step_status()
+    carried = {member.item: member for member in wave.carried}  # ran by an earlier attempt's job
     steps = []
     for index, member in enumerate(wave.key.members):
         planned = wave.planned[index] if index < len(wave.planned) else PlannedStep(state=member.state)
+        ran = carried.get(member.item) if member.item else None
         steps.append(
             ManifestStep(
                 state=member.state,
                 iteration=member.iteration,
                 status=status,
-                job_id=wave.job_id,
-                job_name=wave.job_name,
+                job_id=ran.job_id if ran else wave.job_id,
+                job_name=ran.job_name if ran else wave.job_name,
                 sky_status=wave.sky_status.value if wave.sky_status else "",
                 wave_key=wave.key,
                 group=wave.group,
@@ -158,7 +160,7 @@ def manifest_steps(wave: WaveAttemptRecord) -> list[ManifestStep]:
                 inputs=planned.inputs,
                 outputs=planned.outputs,
                 error=wave.error,
-                attempt=wave.attempt,
+                attempt=ran.attempt if ran else wave.attempt,
                 image=planned.image,
                 image_digest=planned.image_digest,
                 item=member.item,

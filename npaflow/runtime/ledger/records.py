@@ -107,6 +107,17 @@ class CachedStep(BaseModel):
     stored: bool = False
 
 
+class CarriedMember(BaseModel):
+    """A member of a retried fan-out batch that an earlier attempt ran to success: not launched again."""
+
+    model_config = STRICT
+
+    item: str  # its item key
+    attempt: int  # the attempt whose job ran it
+    job_id: str = ""
+    job_name: str = ""
+
+
 class PlannedStep(BaseModel):
     """One member of a wave as the plan made it: what `manifest.json` steps carry (reference §6.9)."""
 
