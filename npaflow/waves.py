@@ -220,3 +220,13 @@ def job_name(run_id: RunId, sequence: int, label: str, attempt: int = 1) -> str:
         return whole.rstrip("-_") + suffix
     digest = hashlib.sha256(whole.encode()).hexdigest()[:8]
     return whole[: room - len(digest) - 1].rstrip("-_") + f"-{digest}{suffix}"
+
+
+_TASK_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_SEPARATOR_RUN = re.compile(r"([-_]{2})[-_]+")
+
+
+def sanitize_task_name(name: str) -> str:
+    """Make a state-derived name acceptable as a SkyPilot task and JobGroup job name."""
+    text = _SEPARATOR_RUN.sub(r"\1", _TASK_UNSAFE.sub("-", name)).strip("-_")
+    return text or "task"

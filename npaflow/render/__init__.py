@@ -8,9 +8,9 @@ from npaflow.render.wave import (
     RenderOptions,
     logical_launch_id,
     render_wave,
-    sanitize_task_name,
 )
 from npaflow.render.wave_yaml import dump_wave_yaml, load_wave_yaml
+from npaflow.waves import sanitize_task_name
 
 __all__ = [
     "LAUNCH_TOKEN_KEY",

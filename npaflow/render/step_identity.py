@@ -15,8 +15,9 @@ from pydantic import JsonValue
 from npaflow.cache.key import StepIdentity
 from npaflow.catalog.models import ToolCatalog
 from npaflow.images import NO_BINDING, ImageBinding
-from npaflow.render.wave import build_task, sanitize_task_name
+from npaflow.render.wave import build_task
 from npaflow.steps import PlanStep
+from npaflow.waves import sanitize_task_name
 
 #: Task fields that carry the launch's identity rather than the work.
 _IDENTITY_FIELDS = ("_metadata", "envs")

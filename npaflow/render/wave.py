@@ -8,7 +8,6 @@ renderer never reads the environment and never sees a secret value.
 from __future__ import annotations
 
 import hashlib
-import re
 import shlex
 
 from pydantic import BaseModel, JsonValue
@@ -25,12 +24,10 @@ from npaflow.runtime.environment import EnvVar
 from npaflow.spec.validate_contracts import profile_num_nodes
 from npaflow.steps import PlanStep
 from npaflow.traversal.models import Wave, WaveKind
-from npaflow.waves import job_name
+from npaflow.waves import job_name, sanitize_task_name
 
 #: Key of the `_metadata` entry that lets a launch be matched exactly later.
 LAUNCH_TOKEN_KEY = "npaflow_launch_token"
-_TASK_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-_SEPARATOR_RUN = re.compile(r"([-_]{2})[-_]+")
 
 
 class RenderOptions(BaseModel):
@@ -69,12 +66,6 @@ def logical_launch_id(project: str, run_id: RunId, key: str, attempt: int, state
         "\0".join([project, run_id, key, str(attempt), ",".join(states)]).encode("utf-8")
     ).hexdigest()
     return f"npa-launch-{digest[:32]}"
-
-
-def sanitize_task_name(name: str) -> str:
-    """Make a state-derived name acceptable as a SkyPilot task and JobGroup job name."""
-    text = _SEPARATOR_RUN.sub(r"\1", _TASK_UNSAFE.sub("-", name)).strip("-_")
-    return text or "task"
 
 
 def _unique_task_names(steps: tuple[PlanStep, ...]) -> list[str]:

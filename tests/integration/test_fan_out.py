@@ -26,7 +26,7 @@ from npaflow.picture.node_states import node_views
 from npaflow.runtime.ledger.projection import manifest_steps
 from npaflow.runtime.request import BackendName
 from npaflow.runtime.summary import StatusReport
-from npaflow.runtime.vocabulary import WaveStatus
+from npaflow.runtime.vocabulary import StepStatus, WaveStatus
 from npaflow.spec import load_spec_from_str
 from npaflow.temporal.data_converter import DATA_CONVERTER
 from tests.e2e.test_cli_runs import npaflow
@@ -239,6 +239,8 @@ async def test_a_member_whose_job_failed_beside_it_counts_as_succeeded_only_with
     (batch,) = [w for w in outcome.ledger.waves if w.status is WaveStatus.FAILED]  # type: ignore[union-attr]
     assert any(uri.endswith("/out-s0.txt") for uri in batch.unconfirmed_outputs)
     assert "declared output(s) not found after it" in batch.error
+    manifest = {step.item_label: step.status for step in manifest_steps(batch)}
+    assert manifest == {"s0": StepStatus.FAILED, "s1": StepStatus.FAILED, "s2": StepStatus.OK}
     history = await outcome.handle.fetch_history()
     assert MEMBER_OUTPUTS in patches_and_activities(history)[0]
     runner = workflow_runner()

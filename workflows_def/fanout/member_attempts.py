@@ -13,10 +13,8 @@ from collections.abc import Sequence
 
 from temporalio import workflow
 
-from npaflow.render.wave import sanitize_task_name
 from npaflow.runtime.ledger import CarriedMember, WaveAttemptRecord
 from npaflow.runtime.run_state import RunState
-from npaflow.runtime.status import JobStatus
 from npaflow.traversal import Wave
 from workflows_def.patches import MEMBER_RETRIES
 
@@ -25,34 +23,6 @@ def this_execution(state: RunState, wave: Wave) -> list[WaveAttemptRecord]:
     """The batch's attempts this execution made (or adopted), oldest first; recalled ones stay out."""
     records = [r for r in state.waves.records() if r.key == wave.key and not r.replayed]
     return sorted(records, key=lambda record: record.attempt)
-
-
-def members_done(wave: Wave, record: WaveAttemptRecord, *, outputs: bool = True) -> set[str]:
-    """Item keys of the wave's members this attempt ran to success, the cache served, or it carried."""
-    served = {step.item for step in record.cache if step.hit}
-    return served | {member.item for member in record.carried} | _ran(wave, record, served, outputs)
-
-
-def _ran(wave: Wave, record: WaveAttemptRecord, served: set[str], outputs: bool) -> set[str]:
-    """The members this attempt's own job ran to success.
-
-    A task counts by its row (matched by name, `<template>-<item key>`; a job of one
-    task may name its row after the job); with `outputs` (runs since MEMBER_OUTPUTS)
-    only when none of the member's declared outputs went unconfirmed.
-    """
-    rows = {row.task_name: row.status for row in record.tasks}
-    names = [shape.task_name for shape in record.task_shapes] or [
-        step.task_name for step in wave.steps if step.item not in served
-    ]
-    if len(names) == 1 and len(rows) == 1:
-        rows = {sanitize_task_name(names[0]): next(iter(rows.values()))}
-    unconfirmed = set(record.unconfirmed_outputs) if outputs else set()
-    return {
-        step.item
-        for step in wave.steps
-        if rows.get(sanitize_task_name(step.task_name)) is JobStatus.SUCCEEDED
-        and not any(artifact.uri in unconfirmed for artifact in step.outputs)
-    }
 
 
 def failed_members(
@@ -64,7 +34,7 @@ def failed_members(
     runs weigh its last attempt alone, as they were recorded.
     """
     weighed = records if outputs else records[-1:]
-    done = set().union(*(members_done(wave, record, outputs=outputs) for record in weighed))
+    done = set().union(*(record.members_done(outputs=outputs) for record in weighed))
     return tuple(step.item for step in wave.steps if step.item not in done)
 
 
@@ -72,7 +42,7 @@ def carried_members(launches: Wave, earlier: Sequence[WaveAttemptRecord]) -> lis
     """The members of `launches` an earlier attempt of the batch ran to success (first one wins)."""
     carried: dict[str, CarriedMember] = {}
     for record in sorted(earlier, key=lambda record: record.attempt):
-        for item in _ran(launches, record, {step.item for step in record.cache if step.hit}, True):
+        for item in record.members_ran():
             job = {"job_id": record.job_id, "job_name": record.job_name}
             carried.setdefault(item, CarriedMember(item=item, attempt=record.attempt, **job))
     return [carried[step.item] for step in launches.steps if step.item in carried]
@@ -88,6 +58,5 @@ def retry_launches(launches: Wave, earlier: Sequence[WaveAttemptRecord]) -> tupl
     if not carried or len(carried) == len(launches.steps) or not workflow.patched(MEMBER_RETRIES):
         return launches, []
     done = {member.item for member in carried}
-    return launches.model_copy(
-        update={"steps": tuple(s for s in launches.steps if s.item not in done)}
-    ), carried
+    steps = tuple(step for step in launches.steps if step.item not in done)
+    return launches.model_copy(update={"steps": steps}), carried

@@ -22,7 +22,7 @@ from npaflow.runtime.vocabulary import (
     WaveStatus,
 )
 from npaflow.traversal.models import WaveKind
-from npaflow.waves import WaveKey
+from npaflow.waves import WaveKey, sanitize_task_name
 
 
 def _blank_is_none(value: Any) -> Any:
@@ -193,6 +193,35 @@ class WaveAttemptRecord(BaseModel):
     def succeeded(self) -> bool:
         """True for an attempt that succeeded (its hours are not spent on a failure)."""
         return self.status is WaveStatus.SUCCEEDED
+
+    def members_done(self, *, outputs: bool = True) -> set[str]:
+        """Item keys of the fan-out members this attempt ran to success, the cache served, or it carried."""
+        served = {step.item for step in self.cache if step.hit}
+        return served | {member.item for member in self.carried} | self.members_ran(outputs=outputs)
+
+    def members_ran(self, *, outputs: bool = True) -> set[str]:
+        """Item keys of the fan-out members this attempt's own job ran to success.
+
+        A member's task row is matched by its name (`<template>-<item key>`; a job of one
+        task may name its row after the job); with `outputs`, only when none of the
+        member's declared outputs went unconfirmed.
+        """
+        served = {step.item for step in self.cache if step.hit}
+        members = self.key.members
+        rows = {row.task_name: row.status for row in self.tasks}
+        names = [shape.task_name for shape in self.task_shapes] or [
+            f"{m.state}-{m.item}" for m in members if m.item and m.item not in served
+        ]
+        if len(names) == 1 and len(rows) == 1:
+            rows = {sanitize_task_name(names[0]): next(iter(rows.values()))}
+        unconfirmed = set(self.unconfirmed_outputs) if outputs else set()
+        ran = set()
+        for index, member in enumerate(members):
+            declared = self.planned[index].outputs if index < len(self.planned) else []
+            row = rows.get(sanitize_task_name(f"{member.state}-{member.item}"))
+            if member.item and row is JobStatus.SUCCEEDED and not any(a.uri in unconfirmed for a in declared):
+                ran.add(member.item)
+        return ran
 
 
 def latest_attempts(waves: list[WaveAttemptRecord]) -> dict[WaveKey, WaveAttemptRecord]:

@@ -17,7 +17,7 @@ from npaflow.runtime.ledger.attempt import TaskRow, WaveAttemptRecord
 from npaflow.runtime.ledger.models import RUN_SCHEMA, StageRecord
 from npaflow.runtime.ledger.records import PlannedStep
 from npaflow.runtime.usage import RunUsage
-from npaflow.runtime.vocabulary import StepStatus
+from npaflow.runtime.vocabulary import StepStatus, WaveStatus
 from npaflow.waves import WaveKey
 
 
@@ -140,6 +140,7 @@ def manifest_steps(wave: WaveAttemptRecord) -> list[ManifestStep]:
     """The manifest steps of one wave attempt, one per member, with what the plan made of each."""
     status = wave.status.step_status()
     carried = {member.item: member for member in wave.carried}  # ran by an earlier attempt's job
+    succeeded = _members_succeeded(wave)
     steps = []
     for index, member in enumerate(wave.key.members):
         planned = wave.planned[index] if index < len(wave.planned) else PlannedStep(state=member.state)
@@ -148,7 +149,7 @@ def manifest_steps(wave: WaveAttemptRecord) -> list[ManifestStep]:
             ManifestStep(
                 state=member.state,
                 iteration=member.iteration,
-                status=status,
+                status=StepStatus.OK if member.item in succeeded else status,
                 job_id=ran.job_id if ran else wave.job_id,
                 job_name=ran.job_name if ran else wave.job_name,
                 sky_status=wave.sky_status.value if wave.sky_status else "",
@@ -168,6 +169,11 @@ def manifest_steps(wave: WaveAttemptRecord) -> list[ManifestStep]:
             )
         )
     return steps
+
+
+def _members_succeeded(wave: WaveAttemptRecord) -> set[str]:
+    """The members of a failed fan-out batch that succeeded all the same (each member stands alone)."""
+    return wave.members_done() if wave.items and wave.status is WaveStatus.FAILED else set()
 
 
 class InputSource(BaseModel):
