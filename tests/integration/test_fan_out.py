@@ -38,7 +38,7 @@ from tests.integration.test_crash_and_replay import patches_and_activities
 from tests.s3_server import CREDENTIALS
 from worker.main import workflow_runner
 from workflows_def import NpaWorkflowRun
-from workflows_def.patches import MEMBER_OUTPUTS
+from workflows_def.patches import MEMBER_OUTPUTS, MEMBER_RETRIES
 
 pytestmark = pytest.mark.integration
 
@@ -224,6 +224,15 @@ async def test_a_member_failing_first_stops_none_of_its_batch_mates(
     assert [name for name, status in statuses.items() if status is not MemberStatus.SUCCEEDED] == ["s4"]
 
 
+async def replayed_patches(outcome: RunOutcome) -> list[str]:
+    """The run's history replays on this code; the patches it recorded."""
+    history = await outcome.handle.fetch_history()
+    runner = workflow_runner()
+    replayer = Replayer(workflows=[NpaWorkflowRun], data_converter=DATA_CONVERTER, workflow_runner=runner)
+    assert (await replayer.replay_workflow(history, raise_on_replay_failure=False)).replay_failure is None
+    return patches_and_activities(history)[0]
+
+
 def failed_ids(outcome: RunOutcome, root: Root) -> list[str]:
     members = members_of(outcome, root).members
     return [m.item["id"] for m in members if m.status is MemberStatus.FAILED]  # type: ignore[index]
@@ -241,11 +250,7 @@ async def test_a_member_whose_job_failed_beside_it_counts_as_succeeded_only_with
     assert "declared output(s) not found after it" in batch.error
     manifest = {step.item_label: step.status for step in manifest_steps(batch)}
     assert manifest == {"s0": StepStatus.FAILED, "s1": StepStatus.FAILED, "s2": StepStatus.OK}
-    history = await outcome.handle.fetch_history()
-    assert MEMBER_OUTPUTS in patches_and_activities(history)[0]
-    runner = workflow_runner()
-    replayer = Replayer(workflows=[NpaWorkflowRun], data_converter=DATA_CONVERTER, workflow_runner=runner)
-    assert (await replayer.replay_workflow(history, raise_on_replay_failure=False)).replay_failure is None
+    assert MEMBER_OUTPUTS in await replayed_patches(outcome)
 
 
 async def test_a_member_that_left_its_output_missing_fails_alone_not_its_whole_batch(
@@ -270,6 +275,7 @@ async def test_a_retry_of_a_batch_relaunches_only_its_members_that_did_not_succe
     assert [(m.attempt, m.job_id) for m in retry.carried] == [(1, first.job_id)] * 2
     made = {(s.item_label, s.job_id, s.attempt) for s in manifest_steps(retry)}
     assert made == {("s0", first.job_id, 1), ("s1", retry.job_id, 2), ("s2", first.job_id, 1)}
+    assert MEMBER_RETRIES in await replayed_patches(outcome)
 
 
 async def test_a_retried_batch_stores_each_member_s_cache_entry_with_the_job_that_ran_it(
