@@ -167,12 +167,20 @@ def counted_states(states: Sequence[str], *, spaced: bool = True) -> list[str]:
 
 def items_text(labels: Sequence[str], shown: int = LABELS_SHOWN) -> str:
     """` [shard-000, shard-001, +2 more]`: which items a wave ran ("" for a wave of no fan-out member)."""
+    listed = _listed(labels, shown)
+    return f" [{listed}]" if listed else ""
+
+
+def carried_text(labels: Sequence[str]) -> str:
+    """`s0, s2 done before`: a retried batch's members it did not launch again ("" for none)."""
+    listed = _listed(labels, LABELS_SHOWN)
+    return f"{listed} done before" if listed else ""
+
+
+def _listed(labels: Sequence[str], shown: int) -> str:
     named = [label for label in labels if label]
-    if not named:
-        return ""
     rest = len(named) - shown if len(named) > shown + 1 else 0
-    listed = named[: len(named) - rest]
-    return " [" + ", ".join(listed) + (f", +{rest} more" if rest else "") + "]"
+    return ", ".join(named[: len(named) - rest]) + (f", +{rest} more" if rest else "")
 
 
 def wave_text(states: Sequence[str], items: Sequence[str]) -> str:

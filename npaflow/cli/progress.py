@@ -21,7 +21,7 @@ from npaflow.runtime.summary import RunStatusView, WaveView
 from npaflow.runtime.timestamps import epoch_seconds
 from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import RunPhase, WaveStatus
-from npaflow.waves import wave_text
+from npaflow.waves import carried_text, wave_text
 
 
 def elapsed(started_at: str, now: float | None = None) -> str:
@@ -86,6 +86,7 @@ def _wave_status(wave: WaveView) -> str:
 
 def _wave_line(wave: WaveView) -> str:
     where = f"wave {wave.key.sequence:03d}" + (f", group {wave.key.group}" if wave.key.group else "")
+    where += f"; {carried_text(wave.carried)}" if wave.carried else ""
     served = served_words(wave.cache, wave.job_id)
     job = f"job {wave.job_id}" if wave.job_id else served or "no job yet"
     if served and wave.job_id:

@@ -8,7 +8,7 @@ from npaflow.runtime.cache.tally import CacheTally, served_words
 from npaflow.runtime.summary import ReportedWave, StatusReport
 from npaflow.runtime.usage import RunUsage, gpu_hours_text
 from npaflow.runtime.vocabulary import WaveStatus
-from npaflow.waves import counted_states, items_text, pass_labels
+from npaflow.waves import carried_text, counted_states, items_text, pass_labels
 
 #: The run's phase and Temporal's execution status that say the same thing (shown once).
 _AGREEING = {
@@ -79,7 +79,8 @@ def _wave_line(wave: ReportedWave, label: str) -> str:
     if served:
         job = f"{job}, {served}" if wave.job_id else served
     status = f"{wave.status.value} (reconciled)" if wave.reconciled else wave.status.value
-    return f"  {label}{items_text(wave.items)} attempt {wave.attempt}: {status}{category}, {job}"
+    carried = f" ({carried_text(wave.carried)})" if wave.carried else ""
+    return f"  {label}{items_text(wave.items)} attempt {wave.attempt}: {status}{category}, {job}{carried}"
 
 
 def _usage_lines(usage: RunUsage | None, is_open: bool) -> list[str]:

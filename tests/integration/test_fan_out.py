@@ -276,6 +276,10 @@ async def test_a_retry_of_a_batch_relaunches_only_its_members_that_did_not_succe
     made = {(s.item_label, s.job_id, s.attempt) for s in manifest_steps(retry)}
     assert made == {("s0", first.job_id, 1), ("s1", retry.job_id, 2), ("s2", first.job_id, 1)}
     assert MEMBER_RETRIES in await replayed_patches(outcome)
+    assert outcome.summary is not None
+    report = StatusReport.of(outcome.summary.status_view(BackendName.LOCAL), "COMPLETED")
+    told = f"attempt 2: succeeded, job {retry.job_id} on worker w1 (SUCCEEDED) (s0, s2 done before)"
+    assert f"  shard ×3 [s0, s1, s2] {told}" in status_text(report).splitlines()
 
 
 async def test_a_retried_batch_stores_each_member_s_cache_entry_with_the_job_that_ran_it(
