@@ -91,8 +91,9 @@ def _member_of_item(launched: list[WaveView], name: str) -> tuple[list[WaveView]
     """
     for wave in reversed(launched):
         for names in _member_names(wave):
-            if name in names:
-                return [w for w in launched if w.key == wave.key], names[0]
+            if name in names:  # not the retries that carried it: their jobs did not run it
+                ran = [w for w in launched if w.key == wave.key and names[1] not in w.carried]
+                return ran, names[0]
     return [], ""
 
 
@@ -163,7 +164,7 @@ def _members_by_item(wave: WaveView, chosen: str = "") -> str:
 
     When `chosen` names one member (its item, task name or item key), only that one.
     """
-    rows = _member_names(wave)
+    rows = [names for names in _member_names(wave) if names[1] not in wave.carried]  # those it ran
     picked = [names for names in rows if chosen and chosen in names] or rows
     return "".join(f"# {task}: {printable(label)}\n" for task, _, label in picked)
 

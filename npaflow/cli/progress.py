@@ -86,7 +86,7 @@ def _wave_status(wave: WaveView) -> str:
 
 def _wave_line(wave: WaveView) -> str:
     where = f"wave {wave.key.sequence:03d}" + (f", group {wave.key.group}" if wave.key.group else "")
-    where += f"; {carried_text(wave.carried)}" if wave.carried else ""
+    where += f"; {carried_text(wave.carried_labels())}" if wave.carried else ""
     served = served_words(wave.cache, wave.job_id)
     job = f"job {wave.job_id}" if wave.job_id else served or "no job yet"
     if served and wave.job_id:

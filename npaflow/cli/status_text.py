@@ -79,7 +79,7 @@ def _wave_line(wave: ReportedWave, label: str) -> str:
     if served:
         job = f"{job}, {served}" if wave.job_id else served
     status = f"{wave.status.value} (reconciled)" if wave.reconciled else wave.status.value
-    carried = f" ({carried_text(wave.carried)})" if wave.carried else ""
+    carried = f" ({carried_text(wave.carried_labels())})" if wave.carried else ""
     return f"  {label}{items_text(wave.items)} attempt {wave.attempt}: {status}{category}, {job}{carried}"
 
 

@@ -57,7 +57,7 @@ class WaveView(BaseModel):
     error: str = ""
     tasks: list[TaskRow] = Field(default_factory=list)  # the job's task rows (the page's timeline)
     task_shapes: list[TaskShape] = Field(default_factory=list)  # while it runs: what its tasks hold
-    carried: list[str] = Field(default_factory=list)  # a retried batch's members done before, by item
+    carried: list[str] = Field(default_factory=list)  # a retried batch's members done before (item keys)
 
     @classmethod
     def of(cls, record: WaveAttemptRecord) -> WaveView:
@@ -82,18 +82,14 @@ class WaveView(BaseModel):
             error=record.error,
             tasks=record.tasks,
             task_shapes=record.task_shapes if record.status is WaveStatus.RUNNING else [],
-            carried=carried_labels(record),
+            carried=[member.item for member in record.carried],
         )
 
-
-def carried_labels(record: WaveAttemptRecord) -> list[str]:
-    """The items of the members a retry did not launch again: an earlier attempt ran them."""
-    carried = {member.item for member in record.carried}
-    return [
-        label
-        for member, label in zip(record.key.members, record.items, strict=False)
-        if member.item in carried
-    ]
+    def carried_labels(self) -> list[str]:
+        """The items of the members a retry did not launch again: an earlier attempt ran them."""
+        carried = set(self.carried)
+        labelled = zip(self.key.members, self.items, strict=False)
+        return [label for member, label in labelled if member.item in carried]
 
 
 class RunFacts(BaseModel):

@@ -332,6 +332,19 @@ def test_logs_select_a_member_by_its_task_name_or_item_key_and_head_only_that_me
     assert text.splitlines()[1:3] == ["# shard-000000000001: b", "==> shard-000000000001-0 <=="]
 
 
+def test_logs_of_a_member_skip_the_retries_that_carried_it_and_a_retry_heads_only_what_it_ran() -> None:
+    first = fan_out_batch(["a", "b"]).model_copy(update={"status": WaveStatus.FAILED})
+    carried = {"attempt": 2, "job_id": "w1-3", "carried": ["000000000000"], "status": WaveStatus.RUNNING}
+    retry = first.model_copy(update=carried)
+    assert _member_of_item([first, retry], "a") == ([first], "shard-000000000000")
+    assert _member_of_item([first, retry], "b") == ([first, retry], "shard-000000000001")
+    text = logs_text("r", "", [(retry, "==> shard-000000000001-0 <==")])
+    assert text.splitlines()[1:3] == ["# shard-000000000001: b", "==> shard-000000000001-0 <=="]
+    assert texts(change_lines(view(first), view(retry))) == [
+        "shard ×2 [a, b] attempt 2: running job w1-3 (wave 002, group g; a done before)"
+    ]
+
+
 def test_logs_show_an_items_escape_sequence_and_quote_it_for_the_shell_in_a_hint() -> None:
     from npaflow.cli.logs_handler import _items_hint
 
