@@ -175,7 +175,7 @@ def run(argv: Sequence[str] | None = None, extra: Sequence[Registrar] = ()) -> i
         _say(f"npaflow: error: {exc.filename}: {exc.strerror or exc}")
         return EXIT_USAGE
     except Exception as exc:
-        text = _server_refusal(exc)
+        text = _server_refusal(exc) or _unreadable_answer(exc)
         if text is None:
             raise
         _say(f"npaflow: error: {text}")
@@ -188,6 +188,16 @@ def _say(line: str) -> None:
     What a user or a job wrote into it (a run id, a name) never retitles the terminal.
     """
     sys.stderr.write(printable(line) + "\n")
+
+
+def _unreadable_answer(exc: BaseException) -> str | None:
+    """The one-line text of an answer this npaflow cannot read (a worker of another version)."""
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None or not isinstance(exc, pydantic.ValidationError):
+        return None
+    from npaflow.temporal.errors import unreadable_answer_text
+
+    return unreadable_answer_text(exc)
 
 
 def _server_refusal(exc: BaseException) -> str | None:

@@ -12,6 +12,7 @@ import time
 from datetime import timedelta
 from typing import Any
 
+from pydantic import ValidationError
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
@@ -51,7 +52,7 @@ from npaflow.runtime.stalls import stall_lines
 from npaflow.runtime.summary import RunStatusView, StatusReport
 from npaflow.runtime.vocabulary import RunPhase
 from npaflow.temporal.client import connect_to, describe_or_fail
-from npaflow.temporal.errors import innermost_message
+from npaflow.temporal.errors import innermost_message, unreadable_answer_text
 from npaflow.temporal.helper_runs import helper_attributes
 from npaflow.temporal.pending import open_activities, pending_calls
 from npaflow.temporal.serving import pinned_build, unserved_reason
@@ -69,7 +70,7 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
     if repair_with is not None and not closed:
         unserved = await unserved_reason(repair_with, description.task_queue, pinned_build(description))
     execution = description.status.name if description.status else "UNKNOWN"
-    ending = Ending()
+    ending, unread = Ending(), ""
     try:
         if unserved:
             raise LookupError(unserved)
@@ -79,7 +80,9 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
             raise LookupError("failed with no summary: refused before its code ran, nothing to query")
         view = ending.view if ending.view is not None else await _queried(handle, description, repair_with)
         report = StatusReport.of(view, execution)
-    except Exception:  # noqa: BLE001 - no worker to answer: fall back to server-side memo
+    except Exception as exc:  # noqa: BLE001 - no worker to answer: fall back to server-side memo
+        if isinstance(exc, ValidationError):  # answered, in a shape this npaflow cannot read
+            unread = unreadable_answer_text(exc)
         memo = RunMemo.read(await description.memo())
         states = description.typed_search_attributes.get(
             SearchAttributeKey.for_keyword_list(SearchAttribute.STATE.value)
@@ -97,6 +100,8 @@ async def _view(handle: WorkflowHandle[Any, Any], repair_with: Client | None = N
     extra: dict[str, object] = {"worker_version": _worker_version(description)}
     if unserved:
         extra["no_worker"] = unserved
+    if unread:
+        extra["unreadable_answer"] = unread
     elif not closed and not report.stalled:  # the live view says them; a memo fallback cannot
         extra["stalled"] = stall_lines(pending_calls(await open_activities(description)), time.time())
     if repair_with is not None and closed and report.ledger_behind:

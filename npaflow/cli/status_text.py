@@ -35,6 +35,8 @@ def status_text(report: StatusReport) -> str:
         lines.append(f"current: {', '.join(counted_states(report.current_states)) or '-'}")
     if report.no_worker:
         lines.append(f"waiting: {report.no_worker}")
+    if report.unreadable_answer:
+        lines.append(f"shown from the memo only: {report.unreadable_answer}")
     lines.extend(f"waiting: {wait.text()}" for wait in report.quota_waits if is_open and wait.is_open())
     lines.extend(f"waiting: {line}" for line in waiting_lines(report) if is_open)
     lines.extend(f"quota: {wait.text()}" for wait in report.quota_waits if not wait.is_open())

@@ -273,6 +273,7 @@ class StatusReport(RunFacts):
     execution_status: str = "UNKNOWN"
     worker_version: str = ""
     no_worker: str = ""  # why nothing moves: no worker polls the run's task queue
+    unreadable_answer: str = ""  # the run's answer came in a shape this npaflow cannot read
     ledger_repair: str = ""
     reconciled_note: str = ""
     reconciled: list[ReconciledJob] = Field(default_factory=list)

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import re
 
+from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from npaflow import __version__
 from npaflow.errors import ErrorType
 
 _NAMESPACE = re.compile(r"[Nn]amespace (\S+) is not found")
@@ -74,3 +76,20 @@ def innermost_message(error: BaseException) -> str:
     ours = [e for e in chain if isinstance(e, ApplicationError) and e.type in _OWN_ERROR_TYPES]
     chosen = ours[-1] if ours else chain[-1]
     return str(getattr(chosen, "message", "") or chosen).removeprefix("ConfigurationError: ")
+
+
+def unreadable_answer_text(exc: ValidationError) -> str:
+    """An answer (a query's, a helper's, a ledger's) in a shape this npaflow does not read.
+
+    Its usual cause is a version skew: workers (or the run's pinned build) of another npaflow
+    than this CLI answered with fields this one does not know, or without ones it needs.
+    """
+    problems = exc.errors()
+    first = problems[0] if problems else {"loc": (), "msg": str(exc)}
+    where = ".".join(str(part) for part in first["loc"]) or exc.title
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return (
+        f"an answer could not be read as {exc.title}: {where}: {first['msg']}{more}; when the "
+        f"workers run another npaflow than this one ({__version__}), use theirs (npaflow status RUN "
+        "names the run's worker version)"
+    )

@@ -22,7 +22,7 @@ from npaflow.temporal.client import describe_or_fail
 pytestmark = pytest.mark.unit
 
 
-def _failing_on(error: OSError) -> Callable[[SubParsers], None]:
+def _failing_on(error: Exception) -> Callable[[SubParsers], None]:
     def register(commands: SubParsers) -> None:
         def handler(_: argparse.Namespace) -> int:
             raise error
@@ -38,6 +38,23 @@ def test_a_path_any_command_cannot_use_is_one_line_naming_it_and_exit_2(
     denied = PermissionError(13, "Permission denied", "/srv/runs/report.html")
     assert run(["touchy"], extra=[_failing_on(denied)]) == 2
     assert capsys.readouterr().err == "npaflow: error: /srv/runs/report.html: Permission denied\n"
+
+
+def test_an_answer_of_a_newer_worker_this_cli_cannot_read_is_one_line_naming_the_skew(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from npaflow.runtime.summary import WaveView
+
+    with pytest.raises(ValidationError) as newer:
+        WaveView.model_validate_json(
+            '{"key": "001|serial|:a:-", "attempt": 1, "states": ["a"], "job_id": "", "job_name": "",'
+            ' "status": "running", "grown_since": []}'
+        )
+    assert run(["touchy"], extra=[_failing_on(newer.value)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("npaflow: error: an answer could not be read as WaveView: grown_since: Extra")
+    assert "use theirs (npaflow status RUN names the run's worker version)" in err
+    assert err.count("\n") == 1
 
 
 def test_an_os_error_with_no_path_is_not_blamed_on_the_user() -> None:

@@ -180,6 +180,24 @@ def test_a_read_the_temporal_server_refuses_is_a_page_saying_why_not_a_500() -> 
     )
 
 
+def test_a_run_whose_answer_this_npaflow_cannot_read_is_a_page_naming_the_skew_not_a_500() -> None:
+    from starlette.testclient import TestClient
+
+    from npaflow.cli.ui.app import UiSettings, ui_app
+    from npaflow.cli.ui.reads import RunReads
+    from npaflow.runtime.summary import RunSummary
+
+    class Newer(RunReads):
+        async def snapshot(self, run_id: str) -> object:
+            return RunSummary.model_validate({"grown_since": 1})
+
+    app = ui_app(Newer(client=None), UiSettings(namespace="default"))  # type: ignore[arg-type]
+    with TestClient(app, raise_server_exceptions=False) as browser:
+        page, live = browser.get("/runs/r1"), browser.get("/runs/r1/live")
+    assert page.status_code == 502 and "The answer could not be read" in page.text
+    assert "could not be read as RunSummary" in live.json()["error"]
+
+
 def test_a_loop_back_decision_reads_as_the_spec_writes_it_while_the_ledger_keeps_the_canonical_word() -> None:
     record = DecisionRecord(state="gate", uri="file:///d.json", decision="loop_back_to_inner_loop")
     assert record.shown == "loop_back" and record.decision == "loop_back_to_inner_loop"

@@ -13,6 +13,7 @@ import hmac
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
@@ -29,7 +30,7 @@ from npaflow.errors import UsageError
 from npaflow.integers import plain_int
 from npaflow.picture.report import ReportLinks
 from npaflow.runtime.vocabulary import RunPhase
-from npaflow.temporal.errors import rpc_error_text
+from npaflow.temporal.errors import rpc_error_text, unreadable_answer_text
 
 COOKIE = "npaflow_ui_token"
 #: Runs read for the list: enough for a few pages, bounded for a server with thousands.
@@ -137,7 +138,7 @@ def ui_app(reads: RunReads, settings: UiSettings) -> Starlette:
     return Starlette(
         routes=routes,
         middleware=_middleware(settings.token),
-        exception_handlers={RPCError: _server_refused},
+        exception_handlers={RPCError: _server_refused, ValidationError: _unreadable},
     )
 
 
@@ -156,3 +157,12 @@ async def _server_refused(request: Request, error: Exception) -> Response:
     if request.url.path.endswith("/live"):
         return JSONResponse({"error": text}, 502)
     return HTMLResponse(message_page("Temporal refused the read", text), 502)
+
+
+async def _unreadable(request: Request, error: Exception) -> Response:
+    """An answer in a shape this npaflow cannot read (workers of another version): said, not a 500."""
+    assert isinstance(error, ValidationError)
+    text = unreadable_answer_text(error)
+    if request.url.path.endswith("/live"):
+        return JSONResponse({"error": text}, 502)
+    return HTMLResponse(message_page("The answer could not be read", text), 502)
