@@ -45,3 +45,13 @@ def test_a_run_no_worker_can_move_says_so_in_the_list_and_on_the_runs_page() -> 
     assert "no worker of build npaflow:b1 polls task queue &#x27;npaflow&#x27;" in runs_page(
         [stranded], "", "", 0
     )
+
+
+def test_a_status_shown_from_the_memo_because_the_answer_was_unreadable_says_why() -> None:
+    from npaflow.cli.status_text import status_text
+    from npaflow.ids import RunId
+    from npaflow.runtime.summary import StatusReport
+
+    why = "an answer could not be read as RunStatusView: waves.0.grown: Extra inputs are not permitted"
+    report = StatusReport(run_id=RunId("r1"), phase="running", unreadable_answer=why)
+    assert f"shown from the memo only: {why}" in status_text(report).splitlines()
