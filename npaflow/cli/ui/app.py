@@ -153,16 +153,17 @@ def _middleware(token: str) -> list[Middleware]:
 async def _server_refused(request: Request, error: Exception) -> Response:
     """A request the Temporal server refused (the handler of RPCError): one line saying why, not a 500."""
     assert isinstance(error, RPCError)
-    text = rpc_error_text(error)
-    if request.url.path.endswith("/live"):
-        return JSONResponse({"error": text}, 502)
-    return HTMLResponse(message_page("Temporal refused the read", text), 502)
+    return _bad_gateway(request, "Temporal refused the read", rpc_error_text(error))
 
 
 async def _unreadable(request: Request, error: Exception) -> Response:
     """An answer in a shape this npaflow cannot read (workers of another version): said, not a 500."""
     assert isinstance(error, ValidationError)
-    text = unreadable_answer_text(error)
+    return _bad_gateway(request, "The answer could not be read", unreadable_answer_text(error))
+
+
+def _bad_gateway(request: Request, title: str, text: str) -> Response:
+    """What went wrong upstream, as the page (or the live updates' JSON) the reader asked for."""
     if request.url.path.endswith("/live"):
         return JSONResponse({"error": text}, 502)
-    return HTMLResponse(message_page("The answer could not be read", text), 502)
+    return HTMLResponse(message_page(title, text), 502)
