@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, model_serializer, model_validator
@@ -169,6 +169,11 @@ def items_text(labels: Sequence[str], shown: int = LABELS_SHOWN) -> str:
     """` [shard-000, shard-001, +2 more]`: which items a wave ran ("" for a wave of no fan-out member)."""
     listed = _listed(labels, shown)
     return f" [{listed}]" if listed else ""
+
+
+def labels_of(key: WaveKey, items: Sequence[str], chosen: Collection[str]) -> list[str]:
+    """The items (as people see them) of a batch's members whose item keys are `chosen`."""
+    return [label for member, label in zip(key.members, items, strict=False) if member.item in chosen]
 
 
 def carried_text(labels: Sequence[str]) -> str:

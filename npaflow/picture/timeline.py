@@ -22,7 +22,7 @@ from npaflow.runtime.ledger.attempt import WaveAttemptRecord
 from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.runtime.timestamps import epoch_seconds
 from npaflow.runtime.vocabulary import WaveStatus
-from npaflow.waves import items_text, pass_labels
+from npaflow.waves import carried_text, items_text, labels_of, pass_labels
 
 ROW = 22.0
 BARS_WIDTH = 720.0
@@ -81,6 +81,8 @@ def timeline_bars(
         started = min(max(min(starts, default=at if ran else end), at), end)
         phase = _PHASE[wave.status]
         text = f"{label}{items_text(wave.items)} · attempt {wave.attempt} · {phase.value}"
+        if wave.carried:
+            text += f" · {carried_text(labels_of(wave.key, wave.items, {m.item for m in wave.carried}))}"
         if wave.job_id:
             text += f" · job {wave.job_id}"
         if wave.error:

@@ -27,7 +27,7 @@ from npaflow.runtime.request import BackendName
 from npaflow.runtime.stalls import Stall
 from npaflow.runtime.usage import RunUsage, TaskShape, usage_lines
 from npaflow.runtime.vocabulary import RunPhase, StepStatus, WaveStatus
-from npaflow.waves import WaveKey, items_text
+from npaflow.waves import WaveKey, items_text, labels_of
 
 if TYPE_CHECKING:
     pass
@@ -87,9 +87,7 @@ class WaveView(BaseModel):
 
     def carried_labels(self) -> list[str]:
         """The items of the members a retry did not launch again: an earlier attempt ran them."""
-        carried = set(self.carried)
-        labelled = zip(self.key.members, self.items, strict=False)
-        return [label for member, label in labelled if member.item in carried]
+        return labels_of(self.key, self.items, set(self.carried))
 
 
 class RunFacts(BaseModel):

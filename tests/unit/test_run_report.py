@@ -83,6 +83,17 @@ def test_a_bar_is_pale_until_its_first_task_starts_and_each_loop_pass_gets_its_o
     assert "✕" in timeline_svg(waves, now=0)  # the failed attempt is marked
 
 
+def test_a_retried_fan_out_batch_s_bar_says_which_members_it_did_not_launch_again() -> None:
+    from npaflow.runtime.ledger import CarriedMember
+
+    key = "002|g|g:shard@000000000000:-,g:shard@000000000001:-"
+    retry = attempt(key, WaveStatus.SUCCEEDED, "2026-12-03T01:00:00Z", T30, attempt=2).model_copy(
+        update={"items": ["a", "b"], "carried": [CarriedMember(item="000000000000", attempt=1, job_id="j1")]}
+    )
+    _, (bar,), _ = timeline_bars([retry], now=0)
+    assert "[a, b] · attempt 2 · succeeded · a done before" in bar.text
+
+
 def test_a_replayed_success_without_task_rows_is_drawn_solid_from_its_launch() -> None:
     replayed = attempt("001|serial|:a:-", WaveStatus.SUCCEEDED, "2026-12-03T01:00:00Z", T30, tasks=[])
     _, (bar,), _ = timeline_bars([replayed], now=0)
