@@ -8,7 +8,7 @@ import pytest
 from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 
 from npaflow.runtime.summary import RunStatusView
-from tests.harness import Harness
+from tests.harness import Harness, RunOutcome
 from tests.helpers import eventually
 from tests.integration.fake_backend import FakeBackend
 from workflows_def import PHASE_ATTRIBUTE
@@ -74,17 +74,30 @@ async def _first_wave_running(harness: Harness, fake: FakeBackend) -> WorkflowHa
     return handle
 
 
-async def test_a_signal_with_too_few_or_too_many_inputs_is_dropped_and_the_run_still_obeys_the_next(
-    harness: Harness, fake: FakeBackend
-) -> None:
+async def _cancelled_by_signals(
+    harness: Harness, fake: FakeBackend, *signals: tuple[str, list[object]]
+) -> RunOutcome:
+    """A run whose first wave runs, sent `signals` (name, inputs) in order; it must end CANCELED."""
     async with harness.worker():
         handle = await _first_wave_running(harness, fake)
-        await handle.signal("quota_answer")  # it takes one input: a task failing on it failed forever
-        await handle.signal("cancel", args=["one reason", "another"])
-        await handle.signal("cancel", "operator said stop")
+        for name, inputs in signals:
+            await handle.signal(name, args=inputs)
         outcome = await harness.finish(handle)
     assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
     assert fake.cancel_calls == ["1"]
+    return outcome
+
+
+async def test_a_signal_with_too_few_or_too_many_inputs_is_dropped_and_the_run_still_obeys_the_next(
+    harness: Harness, fake: FakeBackend
+) -> None:
+    outcome = await _cancelled_by_signals(
+        harness,
+        fake,
+        ("quota_answer", []),  # it takes one input: a task failing on it failed forever
+        ("cancel", ["one reason", "another"]),
+        ("cancel", ["operator said stop"]),
+    )
     assert outcome.ledger.cancel_reason == "operator said stop"
 
 
@@ -170,10 +183,5 @@ async def test_a_cancel_signal_typed_by_hand_with_an_object_cancels_the_run_with
     harness: Harness, fake: FakeBackend
 ) -> None:
     """`temporal workflow signal --name cancel --input '{"reason": ...}'` stops the run, not nothing."""
-    async with harness.worker():
-        handle = await _first_wave_running(harness, fake)
-        await handle.signal("cancel", {"reason": "over budget"})
-        outcome = await harness.finish(handle)
-    assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
-    assert fake.cancel_calls == ["1"]
+    outcome = await _cancelled_by_signals(harness, fake, ("cancel", [{"reason": "over budget"}]))
     assert outcome.ledger.cancel_reason == "over budget"

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-from npaflow.runtime.ledger import WaveAttemptRecord
 from npaflow.runtime.run_state import RunState
-from npaflow.traversal import Wave, WaveOutcome
+from npaflow.traversal import WaveOutcome
 from workflows_def.fanout.member_attempts import failed_members, this_execution
 from workflows_def.patches import MEMBER_OUTPUTS
 from workflows_def.run_deps import RunDeps
@@ -31,9 +30,5 @@ class FanOutMembers:
         if outcome.succeeded or call.wave.fan_out is None:
             return outcome
         outputs = workflow.patched(MEMBER_OUTPUTS)
-        failed = failed_members(call.wave, self._attempts(call.wave), outputs=outputs)
+        failed = failed_members(call.wave, this_execution(self.state, call.wave), outputs=outputs)
         return outcome.model_copy(update={"failed_items": failed})
-
-    def _attempts(self, wave: Wave) -> list[WaveAttemptRecord]:
-        """The batch's attempts in this execution, oldest first (not an earlier execution's, recalled)."""
-        return this_execution(self.state, wave)
