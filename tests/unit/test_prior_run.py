@@ -5,9 +5,18 @@ from __future__ import annotations
 import pytest
 
 from activities.runs import _prior
-from npaflow.runtime.ledger import DecisionRecord, Observation, RuntimeLedger, TaskRow, WaveAttemptRecord
+from npaflow.runtime.ledger import (
+    CachedStep,
+    CarriedMember,
+    DecisionRecord,
+    Observation,
+    RuntimeLedger,
+    TaskRow,
+    WaveAttemptRecord,
+)
 from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.runtime.status import JobStatus
+from npaflow.runtime.summary import WaveView
 from npaflow.runtime.vocabulary import WaveStatus
 from npaflow.waves import WaveKey
 
@@ -50,6 +59,22 @@ def test_only_the_newest_attempt_of_a_wave_travels_and_a_success_as_a_summary() 
     prior = _prior(ledger(record(1, WaveStatus.FAILED), record(1, WaveStatus.SUCCEEDED, attempt=2)))
     assert prior.ended == [] and [(f.key.sequence, f.attempt) for f in prior.finished] == [(1, 2)]
     assert [wave.attempt for wave in prior.latest()] == [2]
+
+
+def test_a_success_travels_with_what_the_run_shows_of_it_items_worker_cache_and_carried_members() -> None:
+    hit = CachedStep(state="s1", key="sha256:k", hit=True, source_run="r0", source_job="j0")
+    carried = CarriedMember(item="a", attempt=1, job_id="j1-1", job_name="r1-01")
+    success = record(1, WaveStatus.SUCCEEDED, attempt=2).model_copy(
+        update={
+            "items": ["a", "b"],
+            "worker_id": "w1",
+            "worker_task_queue": "npaflow@w1",
+            "cache": [hit],
+            "carried": [carried],
+        }
+    )
+    (shown,) = _prior(ledger(success)).latest()
+    assert WaveView.of(shown) == WaveView.of(success).model_copy(update={"tasks": []})
 
 
 def test_an_attempt_in_flight_travels_whole_for_the_run_to_adopt() -> None:

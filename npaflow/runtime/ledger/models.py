@@ -20,6 +20,8 @@ from npaflow.runtime.ledger.attempt import (
     latest_attempts,
 )
 from npaflow.runtime.ledger.records import (
+    CachedStep,
+    CarriedMember,
     DecisionRecord,
     PlanChangeRecord,
     Watermark,
@@ -42,7 +44,13 @@ RUN_SCHEMA = "npa.workflow.run.v1"
 
 
 class FinishedWave(BaseModel):
-    """What a later execution needs of an earlier one's finished attempt: enough to replay it."""
+    """What a later execution needs of an earlier one's finished attempt: enough to replay it.
+
+    Besides what replaying needs, what the run's views show of it (its members' items,
+    the worker that held its job, the cache's hits, members a retry carried), so a
+    resumed or continued run tells the same story as its ledger; its rows and
+    observations stay in the ledger.
+    """
 
     model_config = FROZEN
 
@@ -50,6 +58,7 @@ class FinishedWave(BaseModel):
     attempt: int = 1
     status: WaveStatus
     states: list[str] = Field(default_factory=list)
+    items: list[str] = Field(default_factory=list)
     kind: WaveKind = WaveKind.SERIAL
     group: str = ""
     job_id: str = ""
@@ -60,6 +69,10 @@ class FinishedWave(BaseModel):
     ended_at: str = ""
     gpu_hours: float = 0.0
     node_hours: float = 0.0
+    worker_id: str = ""
+    worker_task_queue: str = ""
+    cache: list[CachedStep] = Field(default_factory=list)
+    carried: list[CarriedMember] = Field(default_factory=list)
 
     @classmethod
     def of(cls, record: WaveAttemptRecord) -> FinishedWave:
