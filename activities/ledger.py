@@ -112,6 +112,13 @@ class LedgerActivities:
         self, request: ExportLedgerInput, amend: Callable[[RuntimeLedger], LedgerDelta] | None = None
     ) -> ExportResult:
         """Merge a delta into the stored ledger; `amend` derives one from what is stored (reconciler)."""
+        result, _ = await self.merge_reading(request, amend)
+        return result
+
+    async def merge_reading(
+        self, request: ExportLedgerInput, amend: Callable[[RuntimeLedger], LedgerDelta] | None = None
+    ) -> tuple[ExportResult, RuntimeLedger]:
+        """`merge`, also giving the ledger as merged (the reconciler reports what it says now)."""
         runtime_uri = ledger_file_uri(request.ledger_uri, RUNTIME_FILE)
         try:
             document = await self._document(request, runtime_uri)
@@ -125,7 +132,7 @@ class LedgerActivities:
             self.cache.forget(runtime_uri)
             raise
         self.cache.put(runtime_uri, version, document)
-        return ExportResult(runtime_state_uri=runtime_uri)
+        return ExportResult(runtime_state_uri=runtime_uri), document.ledger
 
     async def _document(self, request: ExportLedgerInput, runtime_uri: str) -> LedgerDocument:
         storage = self.storage.for_ledger(runtime_uri)

@@ -16,11 +16,17 @@ from activities.errors import mapped_errors
 from activities.ledger import LedgerActivities, read_ledger
 from npaflow.document.models import SUPPORTED_API_VERSIONS
 from npaflow.runtime.contract import CHECK_RUN, RECORD_RECONCILED, RunMemo
-from npaflow.runtime.ledger import LedgerDelta
-from npaflow.runtime.messages import ExportLedgerInput, ExportResult
+from npaflow.runtime.ledger import LedgerDelta, RuntimeLedger
+from npaflow.runtime.messages import ExportLedgerInput
 from npaflow.runtime.metrics import Metric, record
 from npaflow.runtime.reconcile.ledger_change import kept_on_purpose, reconciled_delta, unended_jobs
-from npaflow.runtime.reconcile.models import CheckRunInput, RecordReconciledInput, RunStanding
+from npaflow.runtime.reconcile.models import (
+    CheckRunInput,
+    LedgerWritten,
+    RecordReconciledInput,
+    RunStanding,
+)
+from npaflow.runtime.reconcile.shown import ledger_after
 from npaflow.runtime.vocabulary import CancellationState, RunEnding
 from npaflow.temporal.run_standing import run_standing
 
@@ -64,8 +70,12 @@ class ReconcileActivities:
 
     @activity.defn(name=RECORD_RECONCILED.name)
     @mapped_errors
-    async def record_reconciled(self, request: RecordReconciledInput) -> ExportResult:
-        """Write each reconciled job into its run's ledger: its attempt cancelled, the run ended."""
+    async def record_reconciled(self, request: RecordReconciledInput) -> LedgerWritten:
+        """Write each reconciled job into its run's ledger: its attempt cancelled, the run ended.
+
+        The answer says what the ledger now holds of those attempts, and the run's hours,
+        for the views of a run whose own answer still counts them as running.
+        """
         export = ExportLedgerInput(
             run_id=request.run_id,
             workflow=request.workflow,
@@ -73,9 +83,15 @@ class ReconcileActivities:
             ledger_uri=request.ledger_uri,
             delta=LedgerDelta(),
         )
-        result = await self.ledger.merge(
-            export, lambda stored: reconciled_delta(stored, request, now=utc_now())
-        )
+        deltas: list[LedgerDelta] = []
+
+        def amend(stored: RuntimeLedger) -> LedgerDelta:
+            deltas.append(reconciled_delta(stored, request, now=utc_now()))
+            return deltas[-1]
+
+        written, merged = await self.ledger.merge_reading(export, amend)
+        after = ledger_after(merged, deltas[-1].waves if deltas else [])
+        result = LedgerWritten(runtime_state_uri=written.runtime_state_uri, ledger=after)
         for job in request.jobs:
             if not job.skipped:
                 record(Metric.JOBS_RECONCILED, backend=job.backend, ending=request.ending.value)

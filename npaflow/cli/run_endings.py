@@ -24,18 +24,20 @@ from temporalio.service import RPCError
 from npaflow.cli.ledger_waves import with_ledger_waves
 from npaflow.cli.status_query import queried_status
 from npaflow.errors import UsageError
+from npaflow.ids import RunId
 from npaflow.runtime.contract import INTERNAL_ERROR_PREFIX, RECONCILED_QUERY
 from npaflow.runtime.ledger import ReconciledJob
 from npaflow.runtime.reconcile import ReconcileResult, reconcile_workflow_id
+from npaflow.runtime.reconcile.shown import shown_usage, shown_wave
 from npaflow.runtime.summary import ReportedWave, RunStatusView, RunSummary, StatusReport
 from npaflow.runtime.vocabulary import RunEnding, WaveStatus
 from npaflow.temporal.client import has_pollers, started_request, summary_from_failure
 from npaflow.temporal.errors import innermost_message
 
 #: Execution statuses the run's own code never saw: its phase is Temporal's word.
-_ENDED_BEHIND = {
-    WorkflowExecutionStatus.TERMINATED: RunEnding.TERMINATED.value,
-    WorkflowExecutionStatus.TIMED_OUT: RunEnding.TIMED_OUT.value,
+ENDED_BEHIND = {
+    WorkflowExecutionStatus.TERMINATED: RunEnding.TERMINATED,
+    WorkflowExecutionStatus.TIMED_OUT: RunEnding.TIMED_OUT,
 }
 #: How long an ended run's status query may take to answer (its worker replays the history).
 ENDED_QUERY_SECONDS = 20
@@ -49,31 +51,58 @@ async def add_ending(
     """Correct the phase of a run that ended behind its code, and list the jobs reconciled."""
     if status is None or status is WorkflowExecutionStatus.RUNNING:
         return report
-    ended = _ENDED_BEHIND.get(status)
+    ended = ENDED_BEHIND.get(status)
     if ended is None and report.phase in _FINAL_PHASES:
         return report
-    update: dict[str, object] = {"phase": ended or report.phase, "current_states": []}
+    update: dict[str, object] = {"phase": ended.value if ended else report.phase, "current_states": []}
     if status is WorkflowExecutionStatus.FAILED:  # refused before its code ran: no summary, no phase
         update["phase"] = "failed"
     report = report.model_copy(update=update)
-    handle = client.get_workflow_handle(reconcile_workflow_id(report.run_id), result_type=ReconcileResult)
+    reconciled = await read_reconciled(client, report.run_id)
+    result = reconciled.result
+    if result is None:
+        return report.model_copy(update={"reconciled_note": reconciled.note})
+    cancelled = {job.job_id: job for job in result.jobs}
+    waves = [_reconciled(shown_wave(wave, result), cancelled.get(wave.job_id)) for wave in report.waves]
+    update = {"reconciled": result.jobs, "waves": waves, "usage": shown_usage(report.usage, result)}
+    return report.model_copy(update={**update, "reconciled_note": reconciled.note})
+
+
+class Reconciled(NamedTuple):
+    """The run's reconcile workflow: what it did (None: nothing yet, or unreadable), and a note."""
+
+    result: ReconcileResult | None
+    note: str = ""
+    settled: bool = False  # it has written the run's ledger or ended: nothing more will change
+
+
+async def read_reconciled(client: Client, run_id: str) -> Reconciled:
+    """What the run's reconcile workflow did: its result when it ended, else its query's answer."""
+    handle = client.get_workflow_handle(reconcile_workflow_id(RunId(run_id)), result_type=ReconcileResult)
     try:
         description = await handle.describe()
     except RPCError:
-        note = "no job of this run needed reconciling (yet: workers sweep every 20 s)"
-        return report.model_copy(update={"reconciled_note": note})
+        return Reconciled(None, "no job of this run needed reconciling (yet: workers sweep every 20 s)")
+    running = description.status is WorkflowExecutionStatus.RUNNING
     try:
-        if description.status is WorkflowExecutionStatus.RUNNING:
+        if running:
             result = await asyncio.wait_for(handle.query(RECONCILED_QUERY, result_type=ReconcileResult), 10)
         else:
             result = await handle.result()
     except (WorkflowFailureError, RPCError, WorkflowQueryFailedError, TimeoutError) as exc:
-        note = f"reconciling: not readable now ({type(exc).__name__})"
-        return report.model_copy(update={"reconciled_note": note})
-    note = "" if result.jobs else "reconciling: cancelling the run's jobs by exact id now"
-    cancelled = {job.job_id: job for job in result.jobs}
-    waves = [_reconciled(wave, cancelled.get(wave.job_id)) for wave in report.waves]
-    return report.model_copy(update={"reconciled_note": note, "reconciled": result.jobs, "waves": waves})
+        return Reconciled(None, f"reconciling: not readable now ({type(exc).__name__})")
+    return Reconciled(result, _reconciled_note(result, running), result.ledger is not None or not running)
+
+
+def _reconciled_note(result: ReconcileResult, running: bool) -> str:
+    """What the reconciler has done so far, when its list of cancelled jobs does not say it."""
+    if result.jobs:
+        return ""
+    if result.ledger is not None:
+        return "no job needed cancelling (each had ended); its ledger was closed from the jobs' own records"
+    if running:
+        return "reconciling: cancelling the run's jobs by exact id now"
+    return "no job of this run needed reconciling"
 
 
 class Ending(NamedTuple):

@@ -71,7 +71,7 @@ from npaflow.runtime.reads import (
     RunWaves,
     RunWavesInput,
 )
-from npaflow.runtime.reconcile.models import CheckRunInput, RecordReconciledInput, RunStanding
+from npaflow.runtime.reconcile import models as reconcile
 from npaflow.runtime.run_memo import RunMemo
 from npaflow.runtime.spec_parts import LoadPart, LoadPartInput, SpecLoad
 from npaflow.runtime.status import FailureClass
@@ -195,8 +195,8 @@ REQUEST_CANCEL = ActivityRef("request_cancel", RequestCancelInput, type(None))
 READ_JOB_LOGS = ActivityRef("read_job_logs", ReadJobLogsInput, JobLogs)
 NOTIFY_RUN = ActivityRef("notify_run", RunNotification, NotificationResult)
 LIST_ARTIFACTS = ActivityRef("list_artifacts", ListArtifactsInput, RunArtifacts)
-CHECK_RUN = ActivityRef("check_run", CheckRunInput, RunStanding)
-RECORD_RECONCILED = ActivityRef("record_reconciled", RecordReconciledInput, ExportResult)
+CHECK_RUN = ActivityRef("check_run", reconcile.CheckRunInput, reconcile.RunStanding)
+RECORD_RECONCILED = ActivityRef("record_reconciled", reconcile.RecordReconciledInput, reconcile.LedgerWritten)
 CACHE_LOOKUP = ActivityRef("cache_lookup", CacheLookupInput, CacheLookupResult)
 CACHE_STORE = ActivityRef("cache_store", CacheStoreInput, CacheStoreResult)
 REQUEST_FLIGHT = ActivityRef("request_cache_flight", RequestFlightInput, FlightAnswer)

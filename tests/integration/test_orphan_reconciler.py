@@ -21,7 +21,9 @@ from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local.jobs import job_marker, job_processes
+from npaflow.picture.report import ReportLinks
 from npaflow.runtime.request import RunRequest
+from npaflow.runtime.usage import RunUsage
 from tests.harness import ROOT, SPECS, TEMPORAL_BIN, Harness, start_worker_process
 from tests.helpers import eventually
 from workflows_def import NpaWorkflowRun
@@ -109,6 +111,7 @@ async def test_terminate_mid_wave_cancels_the_job_records_it_and_resume_runs_the
         text = await npaflow_status(env, run_id)
         assert f"run {run_id}: terminated\n" in text
         assert "reconciled: job w1-1" in text and "verified" in text
+        assert f"(node_hours {ledger['usage']['node_hours']:.4f};" in text  # the clock stopped at the cancel
         resumed = await local_harness.start(SPEC, run_id=run_id, **options)
         summary = await resumed.result()
     assert summary.status == "succeeded"
@@ -322,9 +325,11 @@ def assert_closed_from_the_job_record(ledger: dict, job_id: str, ending: str) ->
     assert ending in ledger["error"] and "closed its ledger from its jobs' own records" in ledger["error"]
 
 
-async def test_a_terminated_run_whose_job_ended_on_its_own_has_its_ledger_closed_by_a_running_worker(
+async def test_a_terminated_run_whose_job_ended_on_its_own_has_its_ledger_closed_and_shown_as_it_says(
     local_harness: Harness, env: WorkflowEnvironment, tmp_path: Path
 ) -> None:
+    from npaflow.cli.ui.pages import ended, live_sections
+    from npaflow.cli.ui.reads import RunReads
     from worker.reconciler import sweeping
 
     local_harness.reconcile_seconds = 0  # no sweep until the job has ended by itself
@@ -343,8 +348,20 @@ async def test_a_terminated_run_whose_job_ended_on_its_own_has_its_ledger_closed
         assert time.monotonic() - swept_at < BOUND_SECONDS
         text = await npaflow_status(env, run_id)
         listed = json.loads(await npaflow_status(env, run_id, command="list"))
+        shot = await RunReads(local_harness.client).snapshot(run_id)
     assert_closed_from_the_job_record(ledger, "w1-1", "terminated")
     assert f"run {run_id}: terminated\n" in text
+    # Its own answer still counts the job as running; status and the page show the ledger's word.
+    assert "  slow attempt 1: succeeded, job w1-1" in text
+    assert f"(node_hours {ledger['usage']['node_hours']:.4f};" in text
+    assert "its ledger was closed from the jobs' own records" in text
+    sections = live_sections(shot, ReportLinks())
+    assert (
+        '<b id="run-status">terminated</b>' in sections["meta"]
+        and "terminated outside npaflow" in sections["meta"]
+    )
+    assert shot.view is not None and [w.status.value for w in shot.view.waves] == ["succeeded"]
+    assert shot.view.usage == RunUsage.model_validate(ledger["usage"]) and ended(shot)
     (row,) = [row for row in listed if row["run_id"] == run_id]
     assert row["phase"] == "terminated" and row["execution_status"] == "TERMINATED"
     assert (tmp_path / run_id / "marker").read_text().split() == ["slow"]

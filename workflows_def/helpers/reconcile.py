@@ -28,7 +28,9 @@ from npaflow.runtime.messages import CancelWaveInput
 from npaflow.runtime.reconcile.models import (
     RECONCILE_ID_PREFIX,
     CheckRunInput,
+    LedgerAfter,
     LedgerClosure,
+    LedgerWritten,
     LiveJob,
     OrphanBatch,
     ReconcileResult,
@@ -58,6 +60,7 @@ class NpaflowReconcileRun:
         self.ending = RunEnding.TERMINATED
         self.done: list[ReconciledJob] = []
         self.closure: LedgerClosure | None = None  # a ledger the run left open, to close
+        self.ledger: LedgerAfter | None = None  # what the run's ledger says since this wrote it
 
     @workflow.signal(name=RECONCILE_SIGNAL)
     def orphans(self, batch: OrphanBatch) -> None:
@@ -102,13 +105,13 @@ class NpaflowReconcileRun:
             closure, self.closure = self.closure, None
             if closure is not None:
                 await self._close(batch.run_id, closure)
-        return ReconcileResult(run_id=batch.run_id, jobs=self.done)
+        return ReconcileResult(run_id=batch.run_id, jobs=self.done, ledger=self.ledger)
 
     @workflow.query(name=RECONCILED_QUERY)
     def reconciled(self) -> ReconcileResult:
         """The jobs reconciled so far (the workflow stays open a while for late signals)."""
         run_id = workflow.info().workflow_id.removeprefix(RECONCILE_ID_PREFIX)
-        return ReconcileResult(run_id=run_id, jobs=self.done)
+        return ReconcileResult(run_id=run_id, jobs=self.done, ledger=self.ledger)
 
     async def _reconcile(self, run_id: RunId, jobs: list[LiveJob]) -> list[ReconciledJob]:
         """Check the run is still closed, cancel what its cleanup did not keep, record it."""
@@ -128,7 +131,10 @@ class NpaflowReconcileRun:
                 ending=standing.ending,
                 jobs=reconciled,
             )
-            await _record(record, f"record {len(reconciled)} reconciled job(s) in the ledger of {run_id}")
+            written = await _record(
+                record, f"record {len(reconciled)} reconciled job(s) in the ledger of {run_id}"
+            )
+            self._learned(written.ledger)
         return reconciled
 
     async def _close(self, run_id: RunId, closure: LedgerClosure) -> None:
@@ -144,7 +150,13 @@ class NpaflowReconcileRun:
             ended=closure.ended,
             close=True,
         )
-        await _record(record, f"close the ledger of {run_id} ({standing.ending.value})")
+        written = await _record(record, f"close the ledger of {run_id} ({standing.ending.value})")
+        self._learned(written.ledger)
+
+    def _learned(self, after: LedgerAfter | None) -> None:
+        """Keep what the ledger says since a write (an older worker's answer says nothing)."""
+        if after is not None:
+            self.ledger = after if self.ledger is None else self.ledger.then(after)
 
     async def _cancel(self, live: LiveJob, standing: RunStanding) -> ReconciledJob | None:
         """Cancel one job by exact id and verify it (None: its run left it running on purpose)."""
@@ -193,9 +205,9 @@ async def _still_closed(request: CheckRunInput) -> RunStanding:
     )
 
 
-async def _record(request: RecordReconciledInput, summary: str) -> None:
-    """Write what the reconciler did (or found) into the run's ledger."""
-    await call(
+async def _record(request: RecordReconciledInput, summary: str) -> LedgerWritten:
+    """Write what the reconciler did (or found) into the run's ledger; what it says now."""
+    return await call(
         RECORD_RECONCILED,
         request,
         start_to_close_timeout=timedelta(minutes=2),

@@ -19,7 +19,7 @@ from npaflow.picture.live import ledger_of_view, waiting_states
 from npaflow.picture.report import CSS, ReportLinks, page_html, run_sections
 from npaflow.printable import html_text
 from npaflow.runtime.usage import gpu_hours_text
-from npaflow.runtime.vocabulary import RunPhase
+from npaflow.runtime.vocabulary import RunEnding, RunPhase
 
 LIVE_SECONDS = 2
 PAGE_SIZE = 50
@@ -59,6 +59,10 @@ def live_sections(shot: Snapshot, links: ReportLinks) -> dict[str, str]:
     """The page's sections now: from the live query, else the spec alone with what Temporal says."""
     if shot.view is not None and shot.spec is not None:
         ledger = ledger_of_view(shot.view, updated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        if shot.ending is not None:
+            ledger = ledger.model_copy(
+                update={"status": shot.ending.ledger_status(), "error": ledger.error or _ended_behind(shot)}
+            )
         paused = shot.view.phase is RunPhase.PAUSED or (shot.open and shot.view.pause_requested)
         notes = [f"paused: nothing new launches (npaflow resume {shot.run_id} continues)"] if paused else []
         notes += [f"waiting: {stall.text}" for stall in shot.view.stalled] if shot.open else []
@@ -83,6 +87,15 @@ def live_sections(shot: Snapshot, links: ReportLinks) -> dict[str, str]:
     }
 
 
+def _ended_behind(shot: Snapshot) -> str:
+    """Why a run ended without its code's cleanup, and what became of its last jobs."""
+    how = {
+        RunEnding.TERMINATED: "terminated outside npaflow (e.g. temporal workflow terminate)",
+        RunEnding.TIMED_OUT: "its execution timeout expired",
+    }.get(shot.ending or RunEnding.TERMINATED, "ended without its cleanup")
+    return f"{how}; {shot.reconciled}" if shot.reconciled else how
+
+
 def banner(shot: Snapshot) -> str:
     """What the reader must know first: no worker, or why the view is not live."""
     return f'<div class="banner">{html_text(shot.problem)}</div>' if shot.problem else ""
@@ -90,7 +103,9 @@ def banner(shot: Snapshot) -> str:
 
 def ended(shot: Snapshot) -> bool:
     """Whether the page can stop refreshing."""
-    return not shot.open and (shot.view is None or shot.view.phase.is_final())
+    if shot.open:
+        return False
+    return shot.view is None or shot.view.phase.is_final() or (shot.ending is not None and shot.settled)
 
 
 def run_page(shot: Snapshot, links: ReportLinks) -> str:

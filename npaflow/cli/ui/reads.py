@@ -18,20 +18,24 @@ from temporalio.service import RPCError
 
 from npaflow.cli.list_handler import run_rows, visibility_query
 from npaflow.cli.live_view import live_view
-from npaflow.cli.run_endings import read_ending
+from npaflow.cli.run_endings import ENDED_BEHIND, read_ending, read_reconciled
 from npaflow.cli.run_row import RunRow
 from npaflow.cli.ui.loaded_spec import loaded_spec
 from npaflow.document.models import WorkflowSpec
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError
+from npaflow.runtime.reconcile.shown import shown_usage, shown_wave
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunStatusView
+from npaflow.runtime.vocabulary import RunEnding
 from npaflow.spec.load import parse_spec
 from npaflow.temporal.client import describe_or_fail
 from npaflow.temporal.serving import pinned_build, unserved_reason
 
 #: How long the page waits for a run's worker to answer its query.
 QUERY_SECONDS = 5.0
+#: After this long, a run that ended behind its code is drawn as it is: the reconciler has been.
+SETTLED_SECONDS = 600
 #: Executions whose specs are kept (a spec is parsed once per execution, not per refresh).
 MAX_SPECS = 512
 
@@ -48,6 +52,9 @@ class Snapshot:
     view: RunStatusView | None = None
     problem: str = ""  # why there is no live view (no worker, the query failed)
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    ending: RunEnding | None = None  # terminated or timed out: ended without its code's cleanup
+    reconciled: str = ""  # then, what the reconciler did with its last jobs
+    settled: bool = True  # False while the reconciler may still change what the page shows
 
     @property
     def open(self) -> bool:
@@ -84,7 +91,32 @@ class RunReads:
             shot.view = await live_view(handle, QUERY_SECONDS)
         except (TimeoutError, RPCError) as error:
             shot.problem = f"its worker did not answer the status query ({type(error).__name__}); retrying"
+        shot.ending = ENDED_BEHIND.get(description.status) if description.status else None
+        if shot.ending is not None:
+            await self._reconciled(shot)
+            closed = description.close_time or shot.started_at
+            shot.settled |= (datetime.now(UTC) - closed).total_seconds() > SETTLED_SECONDS
         return shot
+
+    async def _reconciled(self, shot: Snapshot) -> None:
+        """A run ended behind its code: its last jobs as the reconciler left them, its hours stopped.
+
+        Its own answer still counts those jobs as running; the reconciler's says how each
+        ended and what the ledger counts.
+        """
+        reconciled = await read_reconciled(self.client, shot.run_id)
+        view, result = shot.view, reconciled.result
+        shot.reconciled, shot.settled = reconciled.note, reconciled.settled
+        if result is not None and result.jobs:
+            ids = ", ".join(job.job_id for job in result.jobs)
+            shot.reconciled = f"the reconciler cancelled its jobs by exact id: {ids}"
+        if view is None:
+            return
+        update: dict[str, object] = {"current_states": [], "pause_requested": False}
+        if result is not None:
+            update["waves"] = [shown_wave(wave, result) for wave in view.waves]
+            update["usage"] = shown_usage(view.usage, result) or view.usage
+        shot.view = view.model_copy(update=update)
 
     async def _ended(self, handle: WorkflowHandle[Any, Any], shot: Snapshot) -> bool:
         """An ended run's view from the summary it ended with: no worker, so no query, needed.

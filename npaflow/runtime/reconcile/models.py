@@ -13,9 +13,11 @@ from pydantic import BaseModel, Field, model_validator
 from npaflow.ids import RunId
 from npaflow.presets import FROZEN
 from npaflow.runtime.ledger import ReconciledJob, TaskRow
-from npaflow.runtime.messages import JobRef
+from npaflow.runtime.messages import ExportResult, JobRef
 from npaflow.runtime.status import JobStatus
-from npaflow.runtime.vocabulary import RunEnding
+from npaflow.runtime.usage import RunUsage
+from npaflow.runtime.vocabulary import RunEnding, WaveStatus
+from npaflow.waves import WaveKey
 
 #: The reconcile workflow's id prefix: ':' is never in a run id, so no run can take its id.
 RECONCILE_ID_PREFIX = "npaflow:reconcile:"
@@ -98,13 +100,52 @@ class OrphanBatch(BaseModel):
         return self
 
 
+class EndedAttempt(BaseModel):
+    """An attempt the reconciler ended in the ledger, as the run's own views should now show it."""
+
+    model_config = FROZEN
+
+    key: WaveKey
+    attempt: int
+    status: WaveStatus
+    sky_status: JobStatus | None = None
+    ended_at: str = ""
+    gpu_hours: float = 0.0
+    node_hours: float = 0.0
+
+
+class LedgerAfter(BaseModel):
+    """What a run's ledger says once the reconciler wrote it: the attempts it ended, the run's hours.
+
+    The run's own answer still counts its last jobs as running (its code never saw
+    them end); `npaflow status` and the run page show these instead (shown.py).
+    """
+
+    model_config = FROZEN
+
+    usage: RunUsage
+    ended: list[EndedAttempt] = Field(default_factory=list)
+
+    def then(self, newer: LedgerAfter) -> LedgerAfter:
+        """This, updated by a later write: its hours, and its attempts over these."""
+        ended = {(a.key, a.attempt): a for a in [*self.ended, *newer.ended]}
+        return LedgerAfter(usage=newer.usage, ended=list(ended.values()))
+
+
+class LedgerWritten(ExportResult):
+    """Where the ledger lives, and what it says now (None in histories of older workers)."""
+
+    ledger: LedgerAfter | None = None
+
+
 class ReconcileResult(BaseModel):
-    """What one reconcile workflow did."""
+    """What one reconcile workflow did, and what the run's ledger says since (None: not written)."""
 
     model_config = FROZEN
 
     run_id: RunId
     jobs: list[ReconciledJob] = Field(default_factory=list)
+    ledger: LedgerAfter | None = None
 
 
 class CheckRunInput(BaseModel):

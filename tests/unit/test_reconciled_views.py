@@ -1,0 +1,86 @@
+"""A run that ended behind its code is shown as the reconciler left its ledger (reconcile/shown.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from npaflow.runtime.ledger import RuntimeLedger, TaskRow, WaveAttemptRecord
+from npaflow.runtime.ledger.document import LedgerDocument
+from npaflow.runtime.ledger.projection import InputSource
+from npaflow.runtime.reconcile import EndedJob, ReconcileResult, RecordReconciledInput
+from npaflow.runtime.reconcile.ledger_change import reconciled_delta
+from npaflow.runtime.reconcile.models import EndedAttempt, LedgerAfter
+from npaflow.runtime.reconcile.shown import ledger_after, shown_usage, shown_wave
+from npaflow.runtime.status import JobStatus
+from npaflow.runtime.summary import WaveView
+from npaflow.runtime.usage import RunUsage, TaskShape
+from npaflow.runtime.vocabulary import RunEnding, WaveStatus
+from npaflow.waves import WaveKey
+
+pytestmark = pytest.mark.unit
+KEY = WaveKey.parse("001|serial|:slow:-")
+START, END = "2026-12-07T10:00:00Z", "2026-12-07T10:06:00Z"
+
+
+def running_attempt() -> WaveAttemptRecord:
+    row = TaskRow(job_id="w1-1", task_name="slow", status=JobStatus.RUNNING, start_at=START)
+    shape = TaskShape(state="slow", task_name="slow", accelerator="A100", accelerators_per_node=2, nodes=1)
+    return WaveAttemptRecord(
+        key=KEY, states=["slow"], job_id="w1-1", status=WaveStatus.RUNNING, started_at=START,
+        tasks=[row], task_shapes=[shape],
+    )  # fmt: skip
+
+
+def closed_ledger() -> tuple[RuntimeLedger, list[WaveAttemptRecord]]:
+    """A terminated run's ledger closed from its job's own record (it ran six minutes, then ended)."""
+    stored = RuntimeLedger(workflow="w", run_id="r1", api_version="v", waves=[running_attempt()])
+    ended_row = TaskRow(
+        job_id="w1-1", task_name="slow", status=JobStatus.SUCCEEDED, start_at=START, end_at=END
+    )
+    job = EndedJob(job_id="w1-1", status=JobStatus.SUCCEEDED, tasks=[ended_row])
+    request = RecordReconciledInput(
+        run_id="r1", ledger_uri="file:///l", ending=RunEnding.TERMINATED, ended=[job], close=True
+    )
+    delta = reconciled_delta(stored, request, now="2026-12-07T11:00:00Z")
+    document = LedgerDocument(stored, InputSource())
+    document.apply(delta, run_prefix_uri="file:///l", now="2026-12-07T11:00:00Z")
+    return document.ledger, delta.waves
+
+
+def test_what_the_ledger_says_after_a_close_is_each_attempt_as_its_job_ended_and_the_runs_hours() -> None:
+    ledger, changed = closed_ledger()
+    after = ledger_after(ledger, changed)
+    (attempt,) = after.ended
+    assert (attempt.status, attempt.sky_status, attempt.ended_at) == (
+        WaveStatus.SUCCEEDED,
+        JobStatus.SUCCEEDED,
+        END,
+    )
+    assert attempt.gpu_hours == pytest.approx(0.2)  # two GPUs for six minutes, not until now
+    assert after.usage.gpu_hours == pytest.approx(0.2) and after.usage == ledger.usage
+
+
+def test_a_running_attempt_is_shown_as_the_ledger_ended_it_and_nothing_counts_it_further() -> None:
+    ledger, changed = closed_ledger()
+    result = ReconcileResult(run_id="r1", ledger=ledger_after(ledger, changed))
+    shown = shown_wave(WaveView.of(running_attempt()), result)
+    assert (shown.status, shown.ended_at, shown.task_shapes) == (WaveStatus.SUCCEEDED, END, [])
+    assert shown.gpu_hours == pytest.approx(0.2)
+    assert shown_usage(RunUsage(gpu_hours=9.0), result) == ledger.usage
+
+
+def test_before_the_reconciler_wrote_the_ledger_the_runs_own_answer_stands() -> None:
+    nothing = ReconcileResult(run_id="r1")
+    wave = WaveView.of(running_attempt())
+    assert shown_wave(wave, nothing) == wave
+    assert shown_usage(RunUsage(gpu_hours=9.0), nothing) == RunUsage(gpu_hours=9.0)
+
+
+def test_a_later_write_updates_the_hours_and_its_attempts_over_the_earlier_ones() -> None:
+    first = EndedAttempt(key=KEY, attempt=1, status=WaveStatus.CANCELLED, gpu_hours=1.0)
+    other = EndedAttempt(key=WaveKey.parse("002|serial|:b:-"), attempt=1, status=WaveStatus.FAILED)
+    earlier = LedgerAfter(usage=RunUsage(gpu_hours=1.0), ended=[first, other])
+    later = LedgerAfter(usage=RunUsage(gpu_hours=2.0), ended=[first.model_copy(update={"gpu_hours": 2.0})])
+    merged = earlier.then(later)
+    assert merged.usage.gpu_hours == 2.0
+    assert sorted((a.key.sequence, a.gpu_hours) for a in merged.ended) == [(1, 2.0), (2, 0.0)]
