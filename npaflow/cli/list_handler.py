@@ -17,6 +17,7 @@ from temporalio.common import SearchAttributeKey
 
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.live_view import live_view
+from npaflow.cli.run_endings import read_reconciled
 from npaflow.cli.run_row import RunRow
 from npaflow.errors import UsageError
 from npaflow.options.runs import ListOptions
@@ -73,6 +74,10 @@ _ENDED_WITHOUT_CODE = {
 }
 
 
+#: Phases of runs whose code never ended them: their reconciler writes their ledger's end.
+_ENDED_BEHIND_PHASES = {"terminated", "timed_out"}
+
+
 def shown_phase(phase: str, status: WorkflowExecutionStatus | None) -> str:
     """The run's phase, or how it ended when it closed without recording its end (as the ledger says)."""
     ended = _ENDED_WITHOUT_CODE.get(status) if status else None
@@ -119,7 +124,23 @@ async def run_rows(client: Client, query: str, limit: int, now: datetime) -> lis
     for row, view in zip(open_rows, views, strict=True):
         if view is not None:
             rows[row.run_id] = live_row(row, view)
+    for row in await _reconciled_rows(client, list(rows.values())):
+        rows[row.run_id] = row
     return list(rows.values())
+
+
+async def _reconciled_rows(client: Client, rows: list[RunRow]) -> list[RunRow]:
+    """Runs ended behind their code, with the GPU-hours their ledger counts once the reconciler wrote it.
+
+    Their memo has no total (their code never ended them); the reconcile workflow's answer has.
+    """
+    behind = [row for row in rows if row.phase in _ENDED_BEHIND_PHASES and row.gpu_hours is None]
+    answers = await asyncio.gather(*(read_reconciled(client, row.run_id) for row in behind))
+    return [
+        row.model_copy(update={"gpu_hours": answer.result.ledger.usage.gpu_hours})
+        for row, answer in zip(behind, answers, strict=True)
+        if answer.result is not None and answer.result.ledger is not None
+    ]
 
 
 def live_row(row: RunRow, view: RunStatusView) -> RunRow:

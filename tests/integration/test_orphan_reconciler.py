@@ -364,6 +364,7 @@ async def test_a_terminated_run_whose_job_ended_on_its_own_has_its_ledger_closed
     assert shot.view.usage == RunUsage.model_validate(ledger["usage"]) and ended(shot)
     (row,) = [row for row in listed if row["run_id"] == run_id]
     assert row["phase"] == "terminated" and row["execution_status"] == "TERMINATED"
+    assert row["gpu_hours"] == ledger["usage"]["gpu_hours"]  # the ledger's total, not unknown
     assert (tmp_path / run_id / "marker").read_text().split() == ["slow"]
 
 
