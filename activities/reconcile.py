@@ -27,8 +27,9 @@ from npaflow.runtime.reconcile.models import (
     RunStanding,
 )
 from npaflow.runtime.reconcile.shown import ledger_after
+from npaflow.runtime.reconcile.uncounted import uncounted_hours
 from npaflow.runtime.vocabulary import CancellationState, RunEnding
-from npaflow.temporal.run_standing import run_standing
+from npaflow.temporal.run_standing import chain_started_at, run_standing
 
 log = structlog.get_logger(__name__)
 
@@ -92,8 +93,24 @@ class ReconcileActivities:
         written, merged = await self.ledger.merge_reading(export, amend)
         after = ledger_after(merged, deltas[-1].waves if deltas else [])
         result = LedgerWritten(runtime_state_uri=written.runtime_state_uri, ledger=after)
+        if deltas and deltas[-1].status is not None:  # this write ended the run: count what its code did not
+            await self._count_hours(request, merged)
         for job in request.jobs:
             if not job.skipped:
                 record(Metric.JOBS_RECONCILED, backend=job.backend, ending=request.ending.value)
         log.warning("run.jobs_reconciled", run_id=request.run_id, jobs=[j.job_id for j in request.jobs])
         return result
+
+    async def _count_hours(self, request: RecordReconciledInput, merged: RuntimeLedger) -> None:
+        """The hours the run's last chain of executions added, in the metrics its code never reached.
+
+        Once per run ending: only the write that ends the ledger's run counts. When Temporal
+        cannot say when the chain began, nothing is counted (never an hour twice).
+        """
+        since = await chain_started_at(activity.client(), request.run_id)
+        if not since:
+            log.warning("run.hours_not_counted", run_id=request.run_id, why="chain start unknown")
+            return
+        for state, usage in uncounted_hours(merged, since).items():
+            record(Metric.GPU_HOURS, usage.gpu_hours, spec=merged.workflow, state=state)
+            record(Metric.NODE_HOURS, usage.node_hours, spec=merged.workflow, state=state)

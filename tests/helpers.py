@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -23,6 +23,7 @@ import yaml
 from npaflow.catalog import ToolCatalog, load_catalogs
 from npaflow.errors import SpecError, SpecIssue
 from npaflow.plan import ExecutionPlan, build_plan
+from npaflow.runtime.metrics import Metric
 from npaflow.spec import WorkflowSpec, load_spec_from_path, load_spec_from_str
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -186,3 +187,16 @@ def fifo_that_answers_late(path: Path, after: float = 2.0) -> None:
             return
 
     threading.Thread(target=write_late, daemon=True).start()
+
+
+class RecordingSink:
+    """Every metric value recorded in this process (the in-process worker's counters)."""
+
+    def __init__(self) -> None:
+        self.values: list[tuple[str, float, dict[str, str]]] = []
+
+    def add(self, metric: Metric, value: float, labels: Mapping[str, str]) -> None:
+        self.values.append((metric.value, value, dict(labels)))
+
+    def total(self, metric: Metric) -> float:
+        return sum(value for name, value, _ in self.values if name == metric.value)

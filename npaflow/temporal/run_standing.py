@@ -7,11 +7,14 @@ describe, or a status not known here, is open (never "closed").
 
 from __future__ import annotations
 
+from datetime import UTC
+
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.ids import RunId
 from npaflow.runtime.reconcile.models import RunStanding
+from npaflow.runtime.timestamps import TIMESTAMP_FORMAT
 from npaflow.runtime.vocabulary import RunEnding
 
 _ENDINGS = {
@@ -42,3 +45,18 @@ def standing_of(status: WorkflowExecutionStatus | None) -> RunStanding:
     if ending is None:
         return RunStanding(ending=RunEnding.OPEN, known=False, detail=f"status {status}")
     return RunStanding(ending=ending)
+
+
+async def chain_started_at(client: Client, run_id: RunId) -> str:
+    """When the run's newest chain of executions began (continue-as-new keeps a chain; a resume starts one).
+
+    "" when Temporal cannot say.
+    """
+    try:
+        description = await client.get_workflow_handle(run_id).describe()
+        first = description.raw_description.workflow_execution_info.first_run_id
+        if first and first != description.run_id:
+            description = await client.get_workflow_handle(run_id, run_id=first).describe()
+    except RPCError:
+        return ""
+    return description.start_time.astimezone(UTC).strftime(TIMESTAMP_FORMAT)

@@ -7,7 +7,6 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from npaflow.runtime.summary import RunSummary
 from npaflow.temporal.client import summary_from_failure
 from tests.e2e.test_cli_runs import npaflow
 from tests.harness import SPECS, Harness, replaced_worker, start_worker_process
-from tests.helpers import eventually
+from tests.helpers import RecordingSink, eventually
 from workflows_def import NpaWorkflowRun
 
 pytestmark = pytest.mark.e2e
@@ -123,19 +122,6 @@ async def test_a_budget_holds_when_the_worker_awaiting_the_job_is_killed(
     ledger = json.loads((home / "runs" / "budget-kill" / "npa-workflow" / "runtime.json").read_text())
     train = ledger["waves"][-1]
     assert train["states"] == ["train"] and train["cancellation"]["state"] == "verified"
-
-
-class RecordingSink:
-    """Every metric value recorded in this process (the in-process worker's counters)."""
-
-    def __init__(self) -> None:
-        self.values: list[tuple[str, float, dict[str, str]]] = []
-
-    def add(self, metric: Metric, value: float, labels: Mapping[str, str]) -> None:
-        self.values.append((metric.value, value, dict(labels)))
-
-    def total(self, metric: Metric) -> float:
-        return sum(value for name, value, _ in self.values if name == metric.value)
 
 
 async def test_every_place_shows_one_gpu_hour_total_after_a_budget_stop_and_a_resume(

@@ -13,6 +13,7 @@ import json
 import signal
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -22,10 +23,12 @@ from temporalio.testing import WorkflowEnvironment
 
 from activities.backends.local.jobs import job_marker, job_processes
 from npaflow.picture.report import ReportLinks
+from npaflow.runtime.metrics import Metric
+from npaflow.runtime.metrics import install as install_metrics
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.usage import RunUsage
 from tests.harness import ROOT, SPECS, TEMPORAL_BIN, Harness, start_worker_process
-from tests.helpers import eventually
+from tests.helpers import RecordingSink, eventually
 from workflows_def import NpaWorkflowRun
 
 pytestmark = pytest.mark.integration
@@ -325,8 +328,17 @@ def assert_closed_from_the_job_record(ledger: dict, job_id: str, ending: str) ->
     assert ending in ledger["error"] and "closed its ledger from its jobs' own records" in ledger["error"]
 
 
+@pytest.fixture
+def sink() -> Iterator[RecordingSink]:
+    """The metrics this process records (the in-process worker's) while a test runs."""
+    recorded = RecordingSink()
+    install_metrics(recorded)
+    yield recorded
+    install_metrics(None)
+
+
 async def test_a_terminated_run_whose_job_ended_on_its_own_has_its_ledger_closed_and_shown_as_it_says(
-    local_harness: Harness, env: WorkflowEnvironment, tmp_path: Path
+    local_harness: Harness, env: WorkflowEnvironment, tmp_path: Path, sink: RecordingSink
 ) -> None:
     from npaflow.cli.ui.pages import ended, live_sections
     from npaflow.cli.ui.reads import RunReads
@@ -365,6 +377,10 @@ async def test_a_terminated_run_whose_job_ended_on_its_own_has_its_ledger_closed
     (row,) = [row for row in listed if row["run_id"] == run_id]
     assert row["phase"] == "terminated" and row["execution_status"] == "TERMINATED"
     assert row["gpu_hours"] == ledger["usage"]["gpu_hours"]  # the ledger's total, not unknown
+    install_metrics(None)
+    assert (
+        round(sink.total(Metric.NODE_HOURS), 4) == round(ledger["usage"]["node_hours"], 4) > 0
+    )  # counted once
     assert (tmp_path / run_id / "marker").read_text().split() == ["slow"]
 
 

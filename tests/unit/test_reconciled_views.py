@@ -11,6 +11,7 @@ from npaflow.runtime.reconcile import EndedJob, ReconcileResult, RecordReconcile
 from npaflow.runtime.reconcile.ledger_change import reconciled_delta
 from npaflow.runtime.reconcile.models import EndedAttempt, LedgerAfter
 from npaflow.runtime.reconcile.shown import ledger_after, shown_usage, shown_wave
+from npaflow.runtime.reconcile.uncounted import uncounted_hours
 from npaflow.runtime.status import JobStatus
 from npaflow.runtime.summary import WaveView
 from npaflow.runtime.usage import RunUsage, TaskShape
@@ -84,3 +85,26 @@ def test_a_later_write_updates_the_hours_and_its_attempts_over_the_earlier_ones(
     merged = earlier.then(later)
     assert merged.usage.gpu_hours == 2.0
     assert sorted((a.key.sequence, a.gpu_hours) for a in merged.ended) == [(1, 2.0), (2, 0.0)]
+
+
+def attempt_between(sequence: int, started: str, ended: str) -> WaveAttemptRecord:
+    """A one-node attempt without GPUs, its job running from `started` to `ended`."""
+    row = TaskRow(
+        job_id=f"j{sequence}", task_name="s", status=JobStatus.SUCCEEDED, start_at=started, end_at=ended
+    )
+    shape = TaskShape(state="s", task_name="s", nodes=1)
+    key = WaveKey.parse(f"{sequence:03d}|serial|:s:-")
+    return WaveAttemptRecord(
+        key=key, states=["s"], job_id=f"j{sequence}", status=WaveStatus.SUCCEEDED, started_at=started,
+        ended_at=ended, tasks=[row], task_shapes=[shape],
+    )  # fmt: skip
+
+
+def test_a_chain_ended_behind_its_code_counts_the_hours_it_added_and_no_earlier_chains() -> None:
+    counted = attempt_between(1, "2026-12-07T09:00:00Z", "2026-12-07T09:06:00Z")  # an earlier chain's
+    adopted = attempt_between(2, "2026-12-07T09:30:00Z", "2026-12-07T10:30:00Z")  # running at the resume
+    its_own = attempt_between(3, "2026-12-07T10:30:00Z", "2026-12-07T10:36:00Z")
+    ledger = RuntimeLedger(workflow="w", run_id="r1", api_version="v", waves=[counted, adopted, its_own])
+    (hours,) = uncounted_hours(ledger, since="2026-12-07T10:00:00Z").values()
+    assert hours.node_hours == pytest.approx(0.5 + 0.1)  # the adopted job's half hour after, then its own
+    assert uncounted_hours(ledger, since="2026-12-07T11:00:00Z") == {}
