@@ -14,6 +14,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from temporalio import exceptions
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
@@ -22,8 +23,10 @@ from npaflow.cli.live_view import live_view
 from npaflow.cli.progress import Progress, follow
 from npaflow.cli.run_endings import next_steps
 from npaflow.errors import UsageError
+from npaflow.printable import printable
 from npaflow.runtime.status import FailureClass
 from npaflow.runtime.summary import RunSummary
+from npaflow.runtime.vocabulary import RunEnding
 from npaflow.temporal.client import has_pollers, is_cancelled_failure, summary_from_failure
 from npaflow.temporal.serving import Build, no_worker_text, pinned_build, unserved_reason
 
@@ -77,6 +80,10 @@ async def wait_and_report(
         summary = await result
         code = 0
     except WorkflowFailureError as error:
+        behind = _ended_behind(error, handle.id, as_json=as_json)
+        if behind is not None:
+            print(behind[0])
+            return behind[1]
         if is_cancelled_failure(error):
             print(
                 json.dumps({"run_id": handle.id, "status": "cancelled"})
@@ -93,3 +100,26 @@ async def wait_and_report(
     if code and not as_json:
         print("\n".join(next_steps(summary)))
     return code
+
+
+def _ended_behind(error: WorkflowFailureError, run_id: str, *, as_json: bool) -> tuple[str, int] | None:
+    """A run terminated or timed out (its code ran no cleanup): what to print, and the exit code.
+
+    Terminated is an abort from outside (exit 130, as a cancel); a timeout is a failure (exit 1).
+    """
+    if isinstance(error.cause, exceptions.TerminatedError):
+        ending, code, reason = RunEnding.TERMINATED, EXIT_CANCELLED, error.cause.message
+    elif isinstance(error.cause, exceptions.TimeoutError):
+        ending, code, reason = RunEnding.TIMED_OUT, EXIT_FAILED, "its execution timeout expired"
+    else:
+        return None
+    if as_json:
+        return json.dumps({"run_id": run_id, "status": ending.value, "reason": reason}), code
+    lines = [
+        f"status: {ending.value}",
+        f"run_id: {run_id}",
+        f"reason: {printable(reason) or '-'} (outside npaflow: its code ran no cleanup)",
+        f"next: npaflow status {run_id}  (its last jobs, as the workers' reconciler ends and records them)",
+        f"      npaflow resume {run_id}  (continues; completed waves are not run again)",
+    ]
+    return "\n".join(lines), code

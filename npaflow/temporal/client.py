@@ -184,7 +184,7 @@ def summary_from_failure(error: WorkflowFailureError) -> RunSummary | None:
 
 
 def is_cancelled_failure(error: WorkflowFailureError) -> bool:
-    """True when the run ended CANCELED (or was terminated)."""
+    """True when the run ended CANCELED (a terminated run is told apart by its caller)."""
     return isinstance(error.cause, CancelledError | TerminatedError)
 
 

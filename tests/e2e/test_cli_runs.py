@@ -141,6 +141,27 @@ async def test_submit_rejects_an_invalid_spec_before_starting_anything(
         await env.client.get_workflow_handle("e2e-bad").describe()
 
 
+async def test_a_waiting_submit_says_terminated_not_cancelled_when_the_run_is_terminated(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    async with local_harness.worker():
+        waiting = asyncio.ensure_future(
+            npaflow(
+                env,
+                local_harness,
+                *("submit", str(SPECS / "runtime/local-steps.yaml"), "--run-id", "e2e-term", "--wait"),
+                *("--poll-seconds", "0.2", "--var", f"root={tmp_path}", "--var", "sleep=30"),
+            )
+        )
+        slow = local_harness.home / "local" / "jobs" / "w1-2" / "supervisor.json"
+        await eventually(slow.exists, timeout=30, what="the slow job running")
+        await env.client.get_workflow_handle("e2e-term").terminate(reason="operator pressed Terminate")
+        result = await waiting
+    assert result.returncode == 130
+    assert "status: terminated\nrun_id: e2e-term\nreason: operator pressed Terminate" in result.stdout
+    assert "status: cancelled" not in result.stdout and "next: npaflow status e2e-term" in result.stdout
+
+
 async def test_cancel_ends_a_waiting_submit_with_exit_130(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:

@@ -42,7 +42,7 @@ COMMANDS = (
         epilog="exit codes: 0 started (with --wait: succeeded), 1 failed, 2 usage or validation error "
         "(nothing started), 3 the run id is already running (see --attach), 4 stopped following"
         " by Ctrl-C (the run continues), 75 failed for lack of capacity (try again later), 130 "
-        "cancelled",
+        "cancelled or terminated",
     ),
     Command("schedule", "run a spec on a cron or interval (Temporal Schedules)", f"{PACKAGE}.schedule"),
     Command(
