@@ -29,7 +29,9 @@ from npaflow.runtime.contract import INTERNAL_ERROR_PREFIX, RECONCILED_QUERY
 from npaflow.runtime.ledger import ReconciledJob
 from npaflow.runtime.reconcile import ReconcileResult, reconcile_workflow_id
 from npaflow.runtime.reconcile.shown import shown_usage, shown_wave
+from npaflow.runtime.status import FailureClass
 from npaflow.runtime.summary import ReportedWave, RunStatusView, RunSummary, StatusReport
+from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import RunEnding, WaveStatus
 from npaflow.temporal.client import has_pollers, started_request, summary_from_failure
 from npaflow.temporal.errors import innermost_message
@@ -182,6 +184,13 @@ def next_steps(summary: RunSummary) -> list[str]:
         lines.append(
             f"      npaflow resume {summary.run_id}  (after a deploy with the fix; completed waves are "
             "not run again)"
+        )
+        return lines
+    if summary.failure_class is FailureClass.BUDGET:  # its jobs were stopped by npaflow: no log to read
+        spent = gpu_hours_text(summary.usage.gpu_hours)
+        lines.append(
+            f"next: npaflow resume {summary.run_id} --max-gpu-hours H  (H above the {spent} GPU-h spent; "
+            "completed waves are not run again)"
         )
         return lines
     failed = [w for w in summary.waves if w.status is WaveStatus.FAILED and w.job_id]

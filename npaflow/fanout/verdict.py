@@ -15,8 +15,12 @@ def allowed_failures(total: int, min_success: float) -> int:
     return math.floor(total * (1.0 - min_success) + 1e-9)
 
 
-def group_error(group: str, members: list[MemberRow], min_success: float, name: str) -> str:
-    """The group's failure ("" when enough members succeeded): the share, the failed members, the way on."""
+def group_error(group: str, members: list[MemberRow], min_success: float, name: str, cause: str = "") -> str:
+    """The group's failure ("" when enough members succeeded): the share, the failed members, the way on.
+
+    `cause`: the first failed batch's own error (an exit code, a budget spent, no capacity), so
+    the run's error says why, not only which members.
+    """
     total = len(members)
     failed = [m for m in members if m.status is MemberStatus.FAILED]
     unfinished = [m for m in members if not m.ok()]
@@ -29,6 +33,7 @@ def group_error(group: str, members: list[MemberRow], min_success: float, name: 
         f"group {group}: {total - len(unfinished)} of {total} {name} members succeeded, under "
         f"forEach.minSuccess {min_success:g}; failed: {named or 'none'}{more}"
         + (f"; {skipped} not run" if skipped else "")
+        + (f"; the first failed batch: {cause}" if cause else "")
         + "; fix them and `npaflow resume` relaunches only the members that did not succeed"
     )
 

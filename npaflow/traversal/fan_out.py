@@ -30,7 +30,7 @@ from npaflow.fanout import (
 )
 from npaflow.steps import PlanStep, StepPlacement, WalkTokens
 from npaflow.tokens import resolve_text
-from npaflow.traversal.models import Executor, FanOutMark
+from npaflow.traversal.models import Executor, FanOutMark, Wave
 from npaflow.traversal.reads import WalkReads
 from npaflow.traversal.record import WalkRecord
 from npaflow.traversal.wave_building import batch_wave, group_concurrency
@@ -68,6 +68,7 @@ class FanOutWalk:
         self.template = walker.spec.states[group.parallel[0]]
         self.placement = StepPlacement(loop_label=group.name, group=group.name)
         self.status: dict[str, MemberStatus] = {}
+        self.first_error = ""  # the first failed batch's own error: why the group failed
 
     async def run(self) -> str:
         """Walk the group; return its error ("" when it succeeded under `minSuccess`)."""
@@ -105,7 +106,7 @@ class FanOutWalk:
             earlier=by_status[MemberStatus.EARLIER],
         )
         await walker.executor.record_members(outcome, read, ended=True)
-        return group_error(self.group.name, rows, self.fan.min_success, self.template.name)
+        return group_error(self.group.name, rows, self.fan.min_success, self.template.name, self.first_error)
 
     async def _members(self, read: ItemsRead, uri: str) -> list[PlanStep]:
         """Every member still to run (those an earlier execution finished stay out), built now."""
@@ -163,6 +164,8 @@ class FanOutWalk:
             walker.record.waves.append(wave)
             outcome = await walker.executor.run_wave(wave)
             bad = set() if outcome.succeeded else set(outcome.failed_items or (s.item for s in batch))
+            if not (outcome.succeeded or self.first_error):
+                self.first_error = f"batch {index} of {len(batches)}: {_without_where(outcome.error, wave)}"
             for step in batch:
                 self.status[step.item] = MemberStatus.FAILED if step.item in bad else MemberStatus.SUCCEEDED
             failed += len(bad)
@@ -193,3 +196,10 @@ class FanOutWalk:
             status = self.status.get(key, MemberStatus.NOT_RUN)
             rows.append(MemberRow(key=key, index=index, item=item, status=status))
         return rows
+
+
+def _without_where(error: str, wave: Wave) -> str:
+    """A batch's error without where it happened: its wave key, or its states one per member (long)."""
+    for where in (f"wave {wave.key}: ", f"state {', '.join(wave.states)}: "):
+        error = error.removeprefix(where)
+    return error

@@ -376,6 +376,9 @@ async def test_one_failed_member_under_min_success_1_fails_the_run_naming_it_and
     async with fan_harness.worker():
         failed = await failed_on_s4(fan_harness, root, run_id)
         assert "6 of 7 shard members succeeded" in failed.error and "s4" in failed.error, failed.error
+        assert "; the first failed batch: batch 1 of 1: job " in failed.error, (
+            failed.error
+        )  # why, not only who
         write_list(root, SEVEN)  # the fix
         spec = fan_spec(root, concurrency=8)
         resumed = await fan_harness.finish(await fan_harness.start(spec, run_id=run_id))

@@ -106,6 +106,14 @@ def test_a_group_within_min_success_has_no_error_and_one_past_it_names_its_failu
     assert "k3 (item 3: 3), k4 (item 4: 4)" in text and "npaflow resume" in text
 
 
+def test_a_failed_groups_error_says_why_its_first_failed_batch_failed() -> None:
+    ok, bad = MemberStatus.SUCCEEDED, MemberStatus.FAILED
+    cause = "batch 2 of 3: job j2 reached the run's GPU-hour budget (0.005 GPU-h)"
+    text = group_error("g", rows(ok, bad), 1.0, "m", cause)
+    assert f"; the first failed batch: {cause};" in text
+    assert "the first failed batch" not in group_error("g", rows(ok, bad), 1.0, "m")
+
+
 def test_members_done_in_an_earlier_execution_count_as_succeeded() -> None:
     assert group_error("g", rows(MemberStatus.EARLIER, MemberStatus.SUCCEEDED), 1.0, "m") == ""
 

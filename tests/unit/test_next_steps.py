@@ -8,7 +8,9 @@ from npaflow.cli.run_endings import next_steps
 from npaflow.ids import RunId
 from npaflow.runtime.contract import INTERNAL_ERROR_PREFIX
 from npaflow.runtime.ledger import WaveAttemptRecord
+from npaflow.runtime.status import FailureClass
 from npaflow.runtime.summary import RunSummary
+from npaflow.runtime.usage import RunUsage
 from npaflow.runtime.vocabulary import RunPhase, WaveStatus
 from npaflow.waves import WaveKey
 
@@ -51,3 +53,12 @@ def test_a_failure_without_a_job_points_at_resume_only() -> None:
     assert "npaflow logs" not in text and text.endswith(
         "next: npaflow resume r-1  (retries it; completed waves are not run again)"
     )
+
+
+def test_a_spent_budget_points_at_resume_with_a_higher_one_not_at_the_cancelled_jobs_log() -> None:
+    spent = summary("job 7 reached the run's GPU-hour budget", wave("7")).model_copy(
+        update={"failure_class": FailureClass.BUDGET, "usage": RunUsage(gpu_hours=0.0053)}
+    )
+    text = "\n".join(next_steps(spent))
+    assert "npaflow logs" not in text
+    assert "next: npaflow resume r-1 --max-gpu-hours H  (H above the 0.0053 GPU-h spent;" in text
