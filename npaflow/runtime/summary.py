@@ -27,7 +27,7 @@ from npaflow.runtime.request import BackendName
 from npaflow.runtime.stalls import Stall
 from npaflow.runtime.usage import RunUsage, TaskShape, usage_lines
 from npaflow.runtime.vocabulary import RunPhase, StepStatus, WaveStatus
-from npaflow.waves import WaveKey, items_text, labels_of
+from npaflow.waves import WaveKey, carried_text, items_text, labels_of
 
 if TYPE_CHECKING:
     pass
@@ -199,9 +199,12 @@ class RunSummary(BaseModel):
             hits = [step for step in wave.cache if step.hit]
             job = wave.job_id or (f"cached from {hits[0].source_run}" if hits else "")
             items = items_text(wave.items).strip()  # a fan-out batch: which items its members ran
+            carried = labels_of(wave.key, wave.items, {member.item for member in wave.carried})
             lines.append(
                 f"{wave.key}: {wave.status.value} [{launched_as(wave)}] states="
-                f"{','.join(wave.states)} job_id={job}" + (f" items={items}" if items else "")
+                f"{','.join(wave.states)} job_id={job}"
+                + (f" items={items}" if items else "")
+                + (f" ({carried_text(carried)})" if carried else "")
             )
         if self.cache.text():
             lines.append(f"cache: {self.cache.text()}")

@@ -139,6 +139,21 @@ def test_the_runs_result_text_names_the_items_a_fan_out_batch_ran() -> None:
     assert lines[4].endswith("states=shard,shard job_id=j1 items=[a, b]")
 
 
+def test_the_runs_result_text_says_which_members_a_retried_batch_carried_from_before() -> None:
+    from npaflow.runtime.ledger import CarriedMember
+    from npaflow.runtime.summary import RunSummary
+
+    key = WaveKey.parse("002|g|g:shard@000000000000:-,g:shard@000000000001:-")
+    done = CarriedMember(item="000000000000", attempt=1, job_id="j1", job_name="r-02-g")
+    retried = WaveAttemptRecord(
+        key=key, states=["shard"] * 2, items=["a", "b"], job_id="j2", attempt=2, carried=[done]
+    )
+    summary = RunSummary(
+        workflow="w", run_id=RunId("r"), status=RunPhase.SUCCEEDED, wave_count=1, waves=[retried]
+    )
+    assert summary.text_lines()[3].endswith("job_id=j2 items=[a, b] (a done before)")
+
+
 def test_a_fan_outs_batches_are_no_passes_of_each_other_but_the_same_members_again_are() -> None:
     from npaflow.waves import pass_labels
 
