@@ -195,6 +195,11 @@ def wave_text(states: Sequence[str], items: Sequence[str]) -> str:
     return ",".join(states)
 
 
+def states_where(states: Sequence[str], items: Sequence[str] = ()) -> str:
+    """Where an error happened: `train, eval`; a fan-out batch by its items, `shard ×4 [s-0, s-1, ...]`."""
+    return wave_text(states, items) if any(items) else ", ".join(states)
+
+
 def split_into_batches(items: Sequence[T], max_concurrency: int, cap: int = 0) -> list[list[T]]:
     """Split a group's steps into consecutive batches; a positive cap only shrinks them."""
     size = max_concurrency if max_concurrency > 0 else len(items)

@@ -34,7 +34,7 @@ from npaflow.traversal.models import Executor, FanOutMark, Wave
 from npaflow.traversal.reads import WalkReads
 from npaflow.traversal.record import WalkRecord
 from npaflow.traversal.wave_building import batch_wave, group_concurrency
-from npaflow.waves import split_into_batches
+from npaflow.waves import split_into_batches, states_where
 
 
 class FanOutHost(Protocol):
@@ -200,6 +200,7 @@ class FanOutWalk:
 
 def _without_where(error: str, wave: Wave) -> str:
     """A batch's error without where it happened: its wave key, or its states one per member (long)."""
-    for where in (f"wave {wave.key}: ", f"state {', '.join(wave.states)}: "):
+    items = [step.item_label for step in wave.steps]
+    for where in (f"wave {wave.key}: ", f"state {states_where(wave.states, items)}: "):
         error = error.removeprefix(where)
     return error

@@ -248,6 +248,7 @@ async def test_a_member_whose_job_failed_beside_it_counts_as_succeeded_only_with
     (batch,) = [w for w in outcome.ledger.waves if w.status is WaveStatus.FAILED]  # type: ignore[union-attr]
     assert any(uri.endswith("/out-s0.txt") for uri in batch.unconfirmed_outputs)
     assert "declared output(s) not found after it" in batch.error
+    assert batch.error.startswith("state shard ×3 [s0, s1, s2]: job "), batch.error  # by items, once
     manifest = {step.item_label: step.status for step in manifest_steps(batch)}
     assert manifest == {"s0": StepStatus.FAILED, "s1": StepStatus.FAILED, "s2": StepStatus.OK}
     assert MEMBER_OUTPUTS in await replayed_patches(outcome)

@@ -21,6 +21,7 @@ from npaflow.runtime.request import RunRequest
 from npaflow.runtime.status import FailureClass, JobStatus
 from npaflow.runtime.usage import gpus_held, seconds_of_budget
 from npaflow.traversal import Wave
+from npaflow.waves import states_where
 
 #: Runs that race each budgeted await against a workflow timer (recorded at the first such await).
 BUDGET_TIMER = "budget-timer-v1"
@@ -42,7 +43,8 @@ class GpuBudget:
         """
         if self.limit and self.spent >= self.limit:
             raise BudgetSpentError(
-                f"state {', '.join(wave.states)}: the run's GPU-hour budget of {self.limit:g} is spent "
+                f"state {states_where(wave.states, [step.item_label for step in wave.steps])}: the run's "
+                f"GPU-hour budget of {self.limit:g} is spent "
                 f"({self.spent:.4f} GPU-h); nothing more launches (resume with a higher --max-gpu-hours)"
             )
 
@@ -89,7 +91,8 @@ def budget_stop(record: WaveAttemptRecord, budget_text: str) -> AwaitResult:
         status=record.sky_status or JobStatus.UNKNOWN,
         end=AwaitEnd.BUDGET,
         error=(
-            f"state {', '.join(record.states)}: job {record.job_id} reached the run's GPU-hour budget "
+            f"state {states_where(record.states, record.items)}: job {record.job_id} reached the run's "
+            "GPU-hour budget "
             f"({budget_text}) and its await did not report in time (its worker may be gone), so the "
             "run cancels it itself; nothing more launches (resume with a higher --max-gpu-hours)"
         ),

@@ -17,7 +17,7 @@ from npaflow.runtime.ledger import WaveAttemptRecord
 from npaflow.runtime.messages import AwaitEnd, AwaitResult, CheckOutputsInput
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.status import FailureClass
-from npaflow.waves import WaveKey
+from npaflow.waves import WaveKey, states_where
 from workflows_def.activity_calls import (
     ACTIVITY_FAILURES,
     PERSISTENT_RETRY,
@@ -89,7 +89,9 @@ def failure_class_of(result: AwaitResult) -> FailureClass:
 
 def failure_text(record: WaveAttemptRecord, result: AwaitResult, reason: str) -> str:
     """A failed job's error: which state and attempt, the job, why, and how its log ends."""
-    where = ", ".join(record.states) + (f" (attempt {record.attempt})" if record.attempt > 1 else "")
+    where = states_where(record.states, record.items) + (
+        f" (attempt {record.attempt})" if record.attempt > 1 else ""
+    )
     text = f"state {where}: job {record.job_id} reached terminal status {result.status.value}" + (
         f": {reason}" if reason else ""
     )
