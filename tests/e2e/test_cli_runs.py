@@ -141,20 +141,28 @@ async def test_submit_rejects_an_invalid_spec_before_starting_anything(
         await env.client.get_workflow_handle("e2e-bad").describe()
 
 
+async def slow_waiting_submit(
+    env: WorkflowEnvironment, harness: Harness, run_id: str, root: Path
+) -> asyncio.Future[subprocess.CompletedProcess]:
+    """`submit --wait` of a run whose second job sleeps 30 s, once that job is running."""
+    waiting = asyncio.ensure_future(
+        npaflow(
+            env,
+            harness,
+            *("submit", str(SPECS / "runtime/local-steps.yaml"), "--run-id", run_id, "--wait"),
+            *("--poll-seconds", "0.2", "--var", f"root={root}", "--var", "sleep=30"),
+        )
+    )
+    slow = harness.home / "local" / "jobs" / "w1-2" / "supervisor.json"
+    await eventually(slow.exists, timeout=30, what="the slow job running")
+    return waiting
+
+
 async def test_a_waiting_submit_says_terminated_not_cancelled_when_the_run_is_terminated(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
     async with local_harness.worker():
-        waiting = asyncio.ensure_future(
-            npaflow(
-                env,
-                local_harness,
-                *("submit", str(SPECS / "runtime/local-steps.yaml"), "--run-id", "e2e-term", "--wait"),
-                *("--poll-seconds", "0.2", "--var", f"root={tmp_path}", "--var", "sleep=30"),
-            )
-        )
-        slow = local_harness.home / "local" / "jobs" / "w1-2" / "supervisor.json"
-        await eventually(slow.exists, timeout=30, what="the slow job running")
+        waiting = await slow_waiting_submit(env, local_harness, "e2e-term", tmp_path)
         await env.client.get_workflow_handle("e2e-term").terminate(reason="operator pressed Terminate")
         result = await waiting
     assert result.returncode == 130
@@ -166,25 +174,7 @@ async def test_cancel_ends_a_waiting_submit_with_exit_130(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
     async with local_harness.worker():
-        waiting = asyncio.ensure_future(
-            npaflow(
-                env,
-                local_harness,
-                "submit",
-                str(SPECS / "runtime/local-steps.yaml"),
-                "--run-id",
-                "e2e-cancel",
-                "--wait",
-                "--poll-seconds",
-                "0.2",
-                "--var",
-                f"root={tmp_path}",
-                "--var",
-                "sleep=30",
-            )
-        )
-        slow = local_harness.home / "local" / "jobs" / "w1-2" / "supervisor.json"
-        await eventually(slow.exists, timeout=30, what="the slow job running")
+        waiting = await slow_waiting_submit(env, local_harness, "e2e-cancel", tmp_path)
         cancel = await npaflow(env, local_harness, "cancel", "e2e-cancel", "--reason", "e2e")
         result = await waiting
         status = await npaflow(env, local_harness, "status", "e2e-cancel", "--json")

@@ -23,20 +23,9 @@ ShownWave = TypeVar("ShownWave", bound=WaveView)
 def ledger_after(ledger: RuntimeLedger, changed: Iterable[WaveAttemptRecord]) -> LedgerAfter:
     """What the merged ledger says of the attempts the reconciler changed, and the run's hours."""
     stored = {(wave.key, wave.attempt): wave for wave in ledger.waves}
-    ended = []
-    for change in changed:
-        record = stored.get((change.key, change.attempt), change)
-        ended.append(
-            EndedAttempt(
-                key=record.key,
-                attempt=record.attempt,
-                status=record.status,
-                sky_status=record.sky_status,
-                ended_at=record.ended_at,
-                gpu_hours=record.gpu_hours,
-                node_hours=record.node_hours,
-            )
-        )
+    records = [stored.get((change.key, change.attempt), change) for change in changed]
+    fields = EndedAttempt.model_fields
+    ended = [EndedAttempt(**{name: getattr(record, name) for name in fields}) for record in records]
     return LedgerAfter(usage=ledger.usage, ended=ended)
 
 
