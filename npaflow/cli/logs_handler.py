@@ -30,6 +30,7 @@ from npaflow.temporal.client import (
     task_queue_from,
 )
 from npaflow.temporal.helper_runs import require_worker, run_helper
+from npaflow.waves import wave_text
 
 
 async def read_logs(
@@ -152,11 +153,18 @@ def logs_text(run_id: str, state: str, logs: list[tuple[WaveView, str]]) -> str:
     if not logs:
         return f"run {run_id} has no launched jobs" + (f" for state {state}" if state else "")
     return "\n".join(
-        f"### {wave.key} attempt {wave.attempt} job {wave.job_id} ({wave.status.value})\n"
+        f"### {_wave_name(wave)} attempt {wave.attempt} job {wave.job_id} ({wave.status.value})\n"
         + _members_by_item(wave, state)
         + (text or "(no logs)")
         for wave, text in logs
     )
+
+
+def _wave_name(wave: WaveView) -> str:
+    """A plain wave by its key; a fan-out batch by its members' items (its key lists every member)."""
+    if not wave.items:
+        return str(wave.key)
+    return f"wave {wave.key.sequence:03d} {printable(wave_text(wave.states, wave.items))}"
 
 
 def _members_by_item(wave: WaveView, chosen: str = "") -> str:

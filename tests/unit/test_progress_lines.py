@@ -300,6 +300,7 @@ def test_a_fan_out_batch_is_followed_by_its_items_not_its_repeated_template() ->
 def test_logs_name_the_item_each_member_task_ran_and_select_one_member_by_its_item() -> None:
     batch = fan_out_batch(["a", "b"])
     text = logs_text("r", "", [(batch, "==> shard-000000000001-0 <==\nhello")])
+    assert text.splitlines()[0].startswith("### wave 002 shard ×2 [a, b] attempt 1 job ")  # not its long key
     assert text.splitlines()[1:3] == ["# shard-000000000000: a", "# shard-000000000001: b"]
     assert _member_of_item([wave(1, "split", WaveStatus.SUCCEEDED), batch], "b") == (
         [batch],
