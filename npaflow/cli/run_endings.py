@@ -19,7 +19,7 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowQueryFailedError,
 )
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from npaflow.cli.ledger_waves import with_ledger_waves
 from npaflow.cli.status_query import queried_status
@@ -83,7 +83,9 @@ async def read_reconciled(client: Client, run_id: str) -> Reconciled:
     handle = client.get_workflow_handle(reconcile_workflow_id(RunId(run_id)), result_type=ReconcileResult)
     try:
         description = await handle.describe()
-    except RPCError:
+    except RPCError as exc:
+        if exc.status is not RPCStatusCode.NOT_FOUND:  # fail closed: unknown is never "none"
+            return Reconciled(None, f"reconciling: not readable now ({exc.message[:200]})")
         return Reconciled(None, "no job of this run needed reconciling (yet: workers sweep every 20 s)")
     running = description.status is WorkflowExecutionStatus.RUNNING
     try:
@@ -91,8 +93,8 @@ async def read_reconciled(client: Client, run_id: str) -> Reconciled:
             result = await asyncio.wait_for(handle.query(RECONCILED_QUERY, result_type=ReconcileResult), 10)
         else:
             result = await handle.result()
-    except (WorkflowFailureError, RPCError, WorkflowQueryFailedError, TimeoutError) as exc:
-        return Reconciled(None, f"reconciling: not readable now ({type(exc).__name__})")
+    except (WorkflowFailureError, RPCError, WorkflowQueryFailedError, TimeoutError, ValidationError) as exc:
+        return Reconciled(None, f"reconciling: not readable now ({type(exc).__name__})")  # never "none"
     return Reconciled(result, _reconciled_note(result, running), result.ledger is not None or not running)
 
 
