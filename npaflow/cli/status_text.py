@@ -7,7 +7,7 @@ from npaflow.printable import printable
 from npaflow.runtime.cache.tally import CacheTally, served_words
 from npaflow.runtime.summary import ReportedWave, StatusReport
 from npaflow.runtime.usage import RunUsage, gpu_hours_text
-from npaflow.runtime.vocabulary import WaveStatus
+from npaflow.runtime.vocabulary import RunPhase, WaveStatus
 from npaflow.waves import carried_text, counted_states, items_text, pass_labels
 
 #: The run's phase and Temporal's execution status that say the same thing (shown once).
@@ -19,6 +19,9 @@ _AGREEING = {
     "terminated": "TERMINATED",
     "timed_out": "TIMED_OUT",
 }
+
+#: Phases of an open run that launch nothing now: its fan-outs wait, they do not run.
+_STOPPED_PHASES = {RunPhase.SUSPENDED.value, RunPhase.PAUSED.value}
 
 
 def status_text(report: StatusReport) -> str:
@@ -48,7 +51,8 @@ def status_text(report: StatusReport) -> str:
     lines.extend(_usage_lines(report.usage, is_open))
     lines.extend(_left_out(report.states_omitted, "states' hours (the cheapest)"))
     lines.extend(_cache_lines(report))
-    lines.extend(fan_out.text(run_open=is_open) for fan_out in report.fan_outs)
+    stopped = report.phase if report.phase in _STOPPED_PHASES else ""
+    lines.extend(fan_out.text(run_open=is_open, stopped=stopped) for fan_out in report.fan_outs)
     lines.extend(ending_lines(report))
     if report.error:
         lines.append(f"error: {report.error}")

@@ -152,10 +152,13 @@ class FanOutRecord(BaseModel):
         failed = self.count - self.succeeded - self.not_run
         return members_badge(self.succeeded, self.count, failed, self.not_run)
 
-    def text(self, *, run_open: bool = True) -> str:
-        """`fan-out work: 6 of 7 members succeeded (minSuccess 0.8); failed: k1; members: URI`."""
+    def text(self, *, run_open: bool = True, stopped: str = "") -> str:
+        """`fan-out work: 6 of 7 members succeeded (minSuccess 0.8); failed: k1; members: URI`.
+
+        `stopped`: the open run's phase when it moves nothing now (`suspended`, `paused`).
+        """
         if not self.ended:
-            how = "running" if run_open else "the run ended before the group did"
+            how = (stopped or "running") if run_open else "the run ended before the group did"
             if self.succeeded or self.failing:
                 how += f": {self.succeeded} of {self.count} succeeded"
                 how += f", {self.failing} failed" if self.failing else ""

@@ -126,3 +126,13 @@ def test_a_group_the_run_ended_inside_is_not_called_running() -> None:
     assert record.text(run_open=False) == (
         "fan-out work: 5 items from s3://b/items.json (the run ended before the group did)"
     )
+
+
+def test_a_group_of_a_suspended_run_is_called_suspended_not_running() -> None:
+    from npaflow.cli.status_text import status_text
+    from npaflow.fanout import FanOutRecord
+    from npaflow.runtime.summary import StatusReport
+
+    record = FanOutRecord(group="work", occurrence=1, items_uri="s3://b/items.json", count=5)
+    report = StatusReport(run_id="r1", phase="suspended", execution_status="RUNNING", fan_outs=[record])
+    assert "fan-out work: 5 items from s3://b/items.json (suspended)" in status_text(report)
