@@ -10,7 +10,7 @@ from npaflow.runtime.ledger.projection import InputSource
 from npaflow.runtime.reconcile import EndedJob, ReconcileResult, RecordReconciledInput
 from npaflow.runtime.reconcile.ledger_change import reconciled_delta
 from npaflow.runtime.reconcile.models import EndedAttempt, LedgerAfter
-from npaflow.runtime.reconcile.shown import ledger_after, shown_usage, shown_wave
+from npaflow.runtime.reconcile.shown import ledger_after, shown_fan_out, shown_usage, shown_wave
 from npaflow.runtime.reconcile.uncounted import uncounted_hours
 from npaflow.runtime.status import JobStatus
 from npaflow.runtime.summary import WaveView
@@ -108,3 +108,21 @@ def test_a_chain_ended_behind_its_code_counts_the_hours_it_added_and_no_earlier_
     (hours,) = uncounted_hours(ledger, since="2026-12-07T10:00:00Z").values()
     assert hours.node_hours == pytest.approx(0.5 + 0.1)  # the adopted job's half hour after, then its own
     assert uncounted_hours(ledger, since="2026-12-07T11:00:00Z") == {}
+
+
+def test_a_group_the_run_ended_inside_counts_the_batch_whose_job_then_succeeded_on_its_own() -> None:
+    from npaflow.fanout.models import FanOutRecord
+
+    counted = FanOutRecord(group="work", occurrence=1, items_uri="u", count=10, succeeded=4)
+    batch = WaveKey.parse("003|work|work:one@000000000004:-,work:one@000000000005:-")
+    closed = EndedAttempt(key=batch, attempt=1, status=WaveStatus.SUCCEEDED, group="work", members=2)
+    result = ReconcileResult(run_id="r1", ledger=LedgerAfter(usage=RunUsage(), ended=[closed]))
+    assert shown_fan_out(counted, result).succeeded == 6
+    assert shown_fan_out(counted, ReconcileResult(run_id="r1")) == counted
+
+
+def test_what_the_ledger_says_of_a_closed_batch_names_its_group_and_how_many_members_it_holds() -> None:
+    batch = running_attempt().model_copy(update={"group": "work", "items": ["a", "b", "c"]})
+    ledger = RuntimeLedger(workflow="w", run_id="r1", api_version="v", waves=[batch])
+    (attempt,) = ledger_after(ledger, [batch]).ended
+    assert (attempt.group, attempt.members) == ("work", 3)

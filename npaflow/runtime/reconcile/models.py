@@ -112,6 +112,8 @@ class EndedAttempt(BaseModel):
     ended_at: str = ""
     gpu_hours: float = 0.0
     node_hours: float = 0.0
+    group: str = ""  # a fan-out batch's group, and how many members it holds
+    members: int = 0
 
 
 class LedgerAfter(BaseModel):

@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeVar
 
+from npaflow.fanout.models import FanOutRecord
 from npaflow.runtime.ledger import RuntimeLedger, WaveAttemptRecord
 from npaflow.runtime.reconcile.models import EndedAttempt, LedgerAfter, ReconcileResult
 from npaflow.runtime.summary import WaveView
 from npaflow.runtime.usage import RunUsage
+from npaflow.runtime.vocabulary import WaveStatus
 
 ShownWave = TypeVar("ShownWave", bound=WaveView)
 
@@ -24,8 +26,11 @@ def ledger_after(ledger: RuntimeLedger, changed: Iterable[WaveAttemptRecord]) ->
     """What the merged ledger says of the attempts the reconciler changed, and the run's hours."""
     stored = {(wave.key, wave.attempt): wave for wave in ledger.waves}
     records = [stored.get((change.key, change.attempt), change) for change in changed]
-    fields = EndedAttempt.model_fields
-    ended = [EndedAttempt(**{name: getattr(record, name) for name in fields}) for record in records]
+    fields = [name for name in EndedAttempt.model_fields if name != "members"]
+    ended = [
+        EndedAttempt(members=len(record.items), **{name: getattr(record, name) for name in fields})
+        for record in records
+    ]
     return LedgerAfter(usage=ledger.usage, ended=ended)
 
 
@@ -51,3 +56,23 @@ def shown_wave(wave: ShownWave, result: ReconcileResult) -> ShownWave:
 def shown_usage(usage: RunUsage | None, result: ReconcileResult) -> RunUsage | None:
     """The run's hours as its ledger counts them once the reconciler wrote it (else `usage`)."""
     return result.ledger.usage if result.ledger is not None else usage
+
+
+def shown_fan_out(record: FanOutRecord, result: ReconcileResult) -> FanOutRecord:
+    """A group the run ended inside, with the members of the batches that then ended on their own.
+
+    The run counts a batch's members once its wave returns; a batch still in flight when
+    the run was terminated was never counted, though its job may have succeeded after.
+    """
+    if record.ended or result.ledger is None:
+        return record
+    done = sum(
+        attempt.members
+        for attempt in result.ledger.ended
+        if attempt.group == record.group and attempt.status is WaveStatus.SUCCEEDED
+    )
+    return (
+        record.model_copy(update={"succeeded": min(record.count, record.succeeded + done)})
+        if done
+        else record
+    )
