@@ -25,7 +25,7 @@ from npaflow.printable import printable
 from npaflow.runtime.contract import WORKFLOW_TYPE, RunMemo, SearchAttribute
 from npaflow.runtime.summary import RunStatusView
 from npaflow.runtime.usage import gpu_hours_text
-from npaflow.runtime.vocabulary import RunPhase
+from npaflow.runtime.vocabulary import RunEnding, RunPhase
 from npaflow.temporal.client import connect_to
 from npaflow.temporal.serving import pinned_version, unserved_runs
 from npaflow.waves import counted_states
@@ -43,10 +43,18 @@ def _quoted(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+#: Endings no run's code records (Temporal's execution status says them): listed, and filtered on.
+_ENDED_BEHIND_STATUS = {RunEnding.TERMINATED.value: "Terminated", RunEnding.TIMED_OUT.value: "TimedOut"}
+#: Every phase `list --phase` and the page's filter take: the run's own, and those two endings.
+LISTED_PHASES = (*(p.value for p in RunPhase), *_ENDED_BEHIND_STATUS)
+
+
 def visibility_query(phase: str, spec: str, since: str, now: datetime) -> str:
     """The list filter: npaflow runs only, narrowed by phase, spec name and start time."""
     parts = [f"WorkflowType = {_quoted(WORKFLOW_TYPE)}"]
-    if phase:
+    if phase in _ENDED_BEHIND_STATUS:
+        parts.append(f"ExecutionStatus = {_quoted(_ENDED_BEHIND_STATUS[phase])}")
+    elif phase:
         parts.append(f"{SearchAttribute.PHASE.value} = {_quoted(phase)}")
         if not RunPhase(phase).is_final():  # a run closed without its code keeps its last phase
             parts.append("ExecutionStatus = 'Running'")
@@ -72,10 +80,6 @@ _ENDED_WITHOUT_CODE = {
     WorkflowExecutionStatus.FAILED: "failed",
     WorkflowExecutionStatus.CANCELED: "cancelled",
 }
-
-
-#: Phases of runs whose code never ended them: their reconciler writes their ledger's end.
-_ENDED_BEHIND_PHASES = {"terminated", "timed_out"}
 
 
 def shown_phase(phase: str, status: WorkflowExecutionStatus | None) -> str:
@@ -134,7 +138,7 @@ async def _reconciled_rows(client: Client, rows: list[RunRow]) -> list[RunRow]:
 
     Their memo has no total (their code never ended them); the reconcile workflow's answer has.
     """
-    behind = [row for row in rows if row.phase in _ENDED_BEHIND_PHASES and row.gpu_hours is None]
+    behind = [row for row in rows if row.phase in _ENDED_BEHIND_STATUS and row.gpu_hours is None]
     answers = await asyncio.gather(*(read_reconciled(client, row.run_id) for row in behind))
     return [
         row.model_copy(update={"gpu_hours": answer.result.ledger.usage.gpu_hours})
@@ -201,8 +205,8 @@ async def list_runs(options: ListOptions) -> int:
     """Print the newest runs first (at most --limit)."""
     if options.limit < 1:
         raise UsageError(f"--limit {options.limit}: give at least 1")
-    if options.phase and options.phase not in {p.value for p in RunPhase}:
-        raise UsageError(f"--phase {options.phase!r}: one of {', '.join(p.value for p in RunPhase)}")
+    if options.phase and options.phase not in LISTED_PHASES:
+        raise UsageError(f"--phase {options.phase!r}: one of {', '.join(LISTED_PHASES)}")
     now = datetime.now(UTC)
     query = visibility_query(options.phase, options.spec or "", options.since, now)
     client: Client = await connect_to(options)

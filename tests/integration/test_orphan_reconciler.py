@@ -80,10 +80,10 @@ async def complete_the_await(env: WorkflowEnvironment, handle: WorkflowHandle, r
     assert await completing.wait() == 0
 
 
-async def npaflow_status(env: WorkflowEnvironment, run_id: str, command: str = "status") -> str:
-    """`npaflow status RUN_ID` as a user runs it (without blocking the in-process worker)."""
+async def npaflow_status(env: WorkflowEnvironment, run_id: str, *extra: str, command: str = "status") -> str:
+    """`npaflow status RUN_ID` (or `list --json EXTRA...`) as a user runs it (the worker stays free)."""
     address = env.client.service_client.config.target_host
-    words = (command, run_id) if command == "status" else (command, "--json")
+    words = (command, run_id) if command == "status" else (command, "--json", *extra)
     process = await asyncio.create_subprocess_exec(
         *(str(TEMPORAL_BIN.parent / "npaflow"), *words, "--address", address),
         cwd=ROOT,
@@ -359,7 +359,7 @@ async def test_a_terminated_run_whose_job_ended_on_its_own_has_its_ledger_closed
             ledger = await closed_ledger(local_harness.home, run_id, "terminated")
         assert time.monotonic() - swept_at < BOUND_SECONDS
         text = await npaflow_status(env, run_id)
-        listed = json.loads(await npaflow_status(env, run_id, command="list"))
+        listed = json.loads(await npaflow_status(env, run_id, "--phase", "terminated", command="list"))
         shot = await RunReads(local_harness.client).snapshot(run_id)
     assert_closed_from_the_job_record(ledger, "w1-1", "terminated")
     assert f"run {run_id}: terminated\n" in text

@@ -55,3 +55,14 @@ def test_a_status_shown_from_the_memo_because_the_answer_was_unreadable_says_why
     why = "an answer could not be read as RunStatusView: waves.0.grown: Extra inputs are not permitted"
     report = StatusReport(run_id=RunId("r1"), phase="running", unreadable_answer=why)
     assert f"shown from the memo only: {why}" in status_text(report).splitlines()
+
+
+def test_list_filters_on_an_ending_no_runs_code_records_by_temporals_word_for_it() -> None:
+    from datetime import UTC, datetime
+
+    from npaflow.cli.list_handler import LISTED_PHASES, visibility_query
+
+    query = visibility_query("terminated", "", "", datetime.now(UTC))
+    assert "ExecutionStatus = 'Terminated'" in query and "NpaflowPhase" not in query
+    assert "ExecutionStatus = 'TimedOut'" in visibility_query("timed_out", "", "", datetime.now(UTC))
+    assert {"terminated", "timed_out", "running", "failed"} <= set(LISTED_PHASES)

@@ -22,6 +22,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 from temporalio.service import RPCError
 
+from npaflow.cli.list_handler import LISTED_PHASES
 from npaflow.cli.logs_handler import logs_text, read_logs
 from npaflow.cli.ui.pages import LIVE_SCRIPT, live_payload, message_page, run_page, runs_page, temporal_link
 from npaflow.cli.ui.policy import SecurityHeaders, security_headers
@@ -29,7 +30,6 @@ from npaflow.cli.ui.reads import RunReads
 from npaflow.errors import UsageError
 from npaflow.integers import plain_int
 from npaflow.picture.report import ReportLinks
-from npaflow.runtime.vocabulary import RunPhase
 from npaflow.temporal.errors import rpc_error_text, unreadable_answer_text
 
 COOKIE = "npaflow_ui_token"
@@ -73,7 +73,7 @@ class TokenCheck(BaseHTTPMiddleware):
 
 def _filter_problem(phase: str, spec: str) -> str:
     """Why the runs list cannot be filtered so ("" when it can)."""
-    if phase and phase not in {p.value for p in RunPhase}:
+    if phase and phase not in LISTED_PHASES:
         return f"phase {phase!r} is not a phase"
     if "\x00" in spec:
         return "a spec name has no NUL character"

@@ -12,6 +12,7 @@ import time
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from npaflow.cli.list_handler import LISTED_PHASES
 from npaflow.cli.run_row import RunRow
 from npaflow.cli.ui.reads import Snapshot
 from npaflow.picture import spec_svg
@@ -129,8 +130,7 @@ def live_payload(shot: Snapshot, links: ReportLinks) -> dict[str, Any]:
 
 def _filters(phase: str, spec: str) -> str:
     options = "".join(
-        f'<option value="{p.value}"{" selected" if p.value == phase else ""}>{p.value}</option>'
-        for p in RunPhase
+        f'<option value="{p}"{" selected" if p == phase else ""}>{p}</option>' for p in LISTED_PHASES
     )
     return (
         '<form method="get" action="/"><label>phase <select name="phase"><option value="">any</option>'
