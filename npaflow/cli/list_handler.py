@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.common import SearchAttributeKey
+from temporalio.service import RPCError
 
 from npaflow.cli.durations import parse_duration
 from npaflow.cli.live_view import live_view
@@ -107,20 +108,27 @@ async def _row(run: WorkflowExecution, now: datetime) -> RunRow:
     )
 
 
-async def run_rows(client: Client, query: str, limit: int, now: datetime) -> list[RunRow]:
+async def run_rows(
+    client: Client, query: str, limit: int, now: datetime, *, newest_only: bool = False
+) -> list[RunRow]:
     """One row per run id (its newest execution; GPU-hours are the run's total) with its executions.
 
     An open run no worker can move says why, and is not asked its status (nothing would answer).
+    `newest_only` (a phase filter): a run whose newest execution is not the one that matched
+    (terminated, then resumed and succeeded) is left out.
     """
     rows: dict[str, RunRow] = {}
+    matched: dict[str, str] = {}  # run id -> the execution the query matched first (its newest)
     served_by: dict[str, tuple[str, str]] = {}  # open run -> its task queue and pinned build
     async for run in client.list_workflows(query, limit=limit * MAX_EXECUTIONS_READ):
         if run.id in rows:
             rows[run.id] = rows[run.id].model_copy(update={"executions": rows[run.id].executions + 1})
         elif len(rows) < limit:
-            rows[run.id] = await _row(run, now)
+            rows[run.id], matched[run.id] = await _row(run, now), run.run_id
             if rows[run.id].is_open():
                 served_by[run.id] = (run.task_queue, pinned_version(run))
+    if newest_only:
+        rows = await _still_newest(client, rows, matched)
     for run_id, reason in (await unserved_runs(client, served_by)).items():
         rows[run_id] = rows[run_id].model_copy(update={"no_worker": reason})
     open_rows = [row for row in rows.values() if row.is_open() and not row.no_worker]
@@ -131,6 +139,25 @@ async def run_rows(client: Client, query: str, limit: int, now: datetime) -> lis
     for row in await _reconciled_rows(client, list(rows.values())):
         rows[row.run_id] = row
     return list(rows.values())
+
+
+async def _still_newest(
+    client: Client, rows: dict[str, RunRow], matched: dict[str, str]
+) -> dict[str, RunRow]:
+    """The rows whose matched execution is still their run's newest (unknown: kept as matched)."""
+
+    async def newest(run_id: str) -> str:
+        try:
+            return (await client.get_workflow_handle(run_id).describe()).run_id or matched[run_id]
+        except RPCError:
+            return matched[run_id]
+
+    newest_ids = await asyncio.gather(*(newest(run_id) for run_id in rows))
+    return {
+        run_id: row
+        for (run_id, row), now in zip(rows.items(), newest_ids, strict=True)
+        if now == matched[run_id]
+    }
 
 
 async def _reconciled_rows(client: Client, rows: list[RunRow]) -> list[RunRow]:
@@ -210,7 +237,7 @@ async def list_runs(options: ListOptions) -> int:
     now = datetime.now(UTC)
     query = visibility_query(options.phase, options.spec or "", options.since, now)
     client: Client = await connect_to(options)
-    rows = await run_rows(client, query, options.limit, now)
+    rows = await run_rows(client, query, options.limit, now, newest_only=bool(options.phase))
     if options.as_json:
         print(json.dumps([row.document() for row in rows], indent=2))
     elif rows:

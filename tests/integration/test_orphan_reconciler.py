@@ -118,6 +118,8 @@ async def test_terminate_mid_wave_cancels_the_job_records_it_and_resume_runs_the
         resumed = await local_harness.start(SPEC, run_id=run_id, **options)
         summary = await resumed.result()
     assert summary.status == "succeeded"
+    terminated = json.loads(await npaflow_status(env, run_id, "--phase", "terminated", command="list"))
+    assert run_id not in [row["run_id"] for row in terminated]  # its newest execution succeeded
     assert (tmp_path / run_id / "marker").read_text().split() == ["slow", "after"]
     assert len((tmp_path / run_id / "slow.started").read_text().split()) == 2  # killed, then resumed
 

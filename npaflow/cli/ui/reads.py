@@ -72,7 +72,8 @@ class RunReads:
     async def runs(self, phase: str, spec: str, limit: int) -> list[RunRow]:
         """The newest runs first, one row per run id (as `npaflow list`)."""
         now = datetime.now(UTC)
-        return await run_rows(self.client, visibility_query(phase, spec, "", now), limit, now)
+        query = visibility_query(phase, spec, "", now)
+        return await run_rows(self.client, query, limit, now, newest_only=bool(phase))
 
     async def snapshot(self, run_id: str) -> Snapshot:
         """The run's spec and live status (raises UsageError when there is no such run)."""
