@@ -28,7 +28,7 @@ from npaflow.ids import RunId
 from npaflow.runtime.contract import INTERNAL_ERROR_PREFIX, RECONCILED_QUERY
 from npaflow.runtime.ledger import ReconciledJob
 from npaflow.runtime.reconcile import ReconcileResult, reconcile_workflow_id
-from npaflow.runtime.reconcile.shown import shown_fan_out, shown_usage, shown_wave
+from npaflow.runtime.reconcile.shown import shown_update
 from npaflow.runtime.status import FailureClass
 from npaflow.runtime.summary import ReportedWave, RunStatusView, RunSummary, StatusReport
 from npaflow.runtime.usage import gpu_hours_text
@@ -65,10 +65,9 @@ async def add_ending(
     if result is None:
         return report.model_copy(update={"reconciled_note": reconciled.note})
     cancelled = {job.job_id: job for job in result.jobs}
-    waves = [_reconciled(shown_wave(wave, result), cancelled.get(wave.job_id)) for wave in report.waves]
-    update = {"reconciled": result.jobs, "waves": waves, "usage": shown_usage(report.usage, result)}
-    update["fan_outs"] = [shown_fan_out(record, result) for record in report.fan_outs]
-    return report.model_copy(update={**update, "reconciled_note": reconciled.note})
+    shown = shown_update(report, result)
+    shown["waves"] = [_reconciled(wave, cancelled.get(wave.job_id)) for wave in shown["waves"]]
+    return report.model_copy(update={**shown, "reconciled": result.jobs, "reconciled_note": reconciled.note})
 
 
 class Reconciled(NamedTuple):

@@ -19,6 +19,7 @@ from npaflow.picture import spec_svg
 from npaflow.picture.live import ledger_of_view, waiting_states
 from npaflow.picture.report import CSS, ReportLinks, page_html, run_sections
 from npaflow.printable import html_text
+from npaflow.runtime.reconcile.ledger_change import how_it_ended
 from npaflow.runtime.usage import gpu_hours_text
 from npaflow.runtime.vocabulary import RunEnding, RunPhase
 
@@ -90,10 +91,7 @@ def live_sections(shot: Snapshot, links: ReportLinks) -> dict[str, str]:
 
 def _ended_behind(shot: Snapshot) -> str:
     """Why a run ended without its code's cleanup, and what became of its last jobs."""
-    how = {
-        RunEnding.TERMINATED: "terminated outside npaflow (e.g. temporal workflow terminate)",
-        RunEnding.TIMED_OUT: "its execution timeout expired",
-    }.get(shot.ending or RunEnding.TERMINATED, "ended without its cleanup")
+    how = how_it_ended(shot.ending or RunEnding.TERMINATED)
     return f"{how}; {shot.reconciled}" if shot.reconciled else how
 
 

@@ -24,7 +24,7 @@ from npaflow.cli.ui.loaded_spec import loaded_spec
 from npaflow.document.models import WorkflowSpec
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError
-from npaflow.runtime.reconcile.shown import shown_fan_out, shown_usage, shown_wave
+from npaflow.runtime.reconcile.shown import shown_update
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunStatusView
 from npaflow.runtime.vocabulary import RunEnding
@@ -113,12 +113,8 @@ class RunReads:
             shot.reconciled = f"the reconciler cancelled its jobs by exact id: {ids}"
         if view is None:
             return
-        update: dict[str, object] = {"current_states": [], "pause_requested": False}
-        if result is not None:
-            update["waves"] = [shown_wave(wave, result) for wave in view.waves]
-            update["usage"] = shown_usage(view.usage, result) or view.usage
-            update["fan_outs"] = [shown_fan_out(record, result) for record in view.fan_outs]
-        shot.view = view.model_copy(update=update)
+        update = shown_update(view, result) if result is not None else {}
+        shot.view = view.model_copy(update={**update, "current_states": [], "pause_requested": False})
 
     async def _ended(self, handle: WorkflowHandle[Any, Any], shot: Snapshot) -> bool:
         """An ended run's view from the summary it ended with: no worker, so no query, needed.

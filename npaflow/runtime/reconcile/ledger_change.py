@@ -163,13 +163,18 @@ _WAVE_STATUS_OF_JOB = {
 }
 
 
-def _ending_error(ending: RunEnding, *, cancelled: bool, launched: bool) -> str:
-    """Why a run's ledger ended without its code, and what the reconciler did about its jobs."""
-    how = {
+def how_it_ended(ending: RunEnding) -> str:
+    """How a run ended without its code: the ledger's error and the run page say it alike."""
+    return {
         RunEnding.TERMINATED: "the run was terminated outside npaflow (e.g. temporal workflow terminate)",
         RunEnding.TIMED_OUT: "the run's execution timeout expired",
         RunEnding.GONE: "Temporal no longer has this run",
     }.get(ending, f"the run ended {ending.value} without its cleanup")
+
+
+def _ending_error(ending: RunEnding, *, cancelled: bool, launched: bool) -> str:
+    """Why a run's ledger ended without its code, and what the reconciler did about its jobs."""
+    how = how_it_ended(ending)
     if cancelled:
         return f"{how}; its in-flight jobs were cancelled by the reconciler"
     if not launched:

@@ -9,8 +9,8 @@ says) and the run's hours. `npaflow status` and the run page show that.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TypeVar
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from npaflow.fanout.models import FanOutRecord
 from npaflow.runtime.ledger import RuntimeLedger, WaveAttemptRecord
@@ -20,6 +20,31 @@ from npaflow.runtime.usage import RunUsage
 from npaflow.runtime.vocabulary import WaveStatus
 
 ShownWave = TypeVar("ShownWave", bound=WaveView)
+
+
+class RunView(Protocol):
+    """What `status` and the run page show of a run: its attempts, hours and fan-outs."""
+
+    @property
+    def waves(self) -> Sequence[WaveView]:
+        """Its wave attempts, oldest first."""
+
+    @property
+    def usage(self) -> RunUsage | None:
+        """Its hours (None: not known, a memo's view)."""
+
+    @property
+    def fan_outs(self) -> Sequence[FanOutRecord]:
+        """Its newest fan-out records."""
+
+
+def shown_update(view: RunView, result: ReconcileResult) -> dict[str, Any]:
+    """The view's attempts, hours and fan-outs as the reconciler left the run's ledger."""
+    return {
+        "waves": [shown_wave(wave, result) for wave in view.waves],
+        "usage": shown_usage(view.usage, result),
+        "fan_outs": [shown_fan_out(record, result) for record in view.fan_outs],
+    }
 
 
 def ledger_after(ledger: RuntimeLedger, changed: Iterable[WaveAttemptRecord]) -> LedgerAfter:
