@@ -114,7 +114,8 @@ async def test_terminate_mid_wave_cancels_the_job_records_it_and_resume_runs_the
         text = await npaflow_status(env, run_id)
         assert f"run {run_id}: terminated\n" in text
         assert "reconciled: job w1-1" in text and "verified" in text
-        assert f"(node_hours {ledger['usage']['node_hours']:.4f};" in text  # the clock stopped at the cancel
+        hours = ledger["usage"]["node_hours"]  # the clock stopped at the cancel (0 within its second)
+        assert f"(node_hours {hours:.4f};" in text if hours else "node_hours" not in text
         resumed = await local_harness.start(SPEC, run_id=run_id, **options)
         summary = await resumed.result()
     assert summary.status == "succeeded"
