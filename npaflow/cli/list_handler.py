@@ -115,20 +115,9 @@ async def run_rows(
 
     An open run no worker can move says why, and is not asked its status (nothing would answer).
     `newest_only` (a phase filter): a run whose newest execution is not the one that matched
-    (terminated, then resumed and succeeded) is left out.
+    (terminated, then resumed and succeeded) is left out, and the next match takes its place.
     """
-    rows: dict[str, RunRow] = {}
-    matched: dict[str, str] = {}  # run id -> the execution the query matched first (its newest)
-    served_by: dict[str, tuple[str, str]] = {}  # open run -> its task queue and pinned build
-    async for run in client.list_workflows(query, limit=limit * MAX_EXECUTIONS_READ):
-        if run.id in rows:
-            rows[run.id] = rows[run.id].model_copy(update={"executions": rows[run.id].executions + 1})
-        elif len(rows) < limit:
-            rows[run.id], matched[run.id] = await _row(run, now), run.run_id
-            if rows[run.id].is_open():
-                served_by[run.id] = (run.task_queue, pinned_version(run))
-    if newest_only:
-        rows = await _still_newest(client, rows, matched)
+    rows, served_by = await _matching_rows(client, query, limit, now, newest_only=newest_only)
     for run_id, reason in (await unserved_runs(client, served_by)).items():
         rows[run_id] = rows[run_id].model_copy(update={"no_worker": reason})
     open_rows = [row for row in rows.values() if row.is_open() and not row.no_worker]
@@ -141,12 +130,40 @@ async def run_rows(
     return list(rows.values())
 
 
+async def _matching_rows(
+    client: Client, query: str, limit: int, now: datetime, *, newest_only: bool
+) -> tuple[dict[str, RunRow], dict[str, tuple[str, str]]]:
+    """The first `limit` runs the query matches, and each open one's task queue and pinned build."""
+    rows: dict[str, RunRow] = {}
+    matched: dict[str, str] = {}  # run id -> the execution the query matched first (its newest)
+    served_by: dict[str, tuple[str, str]] = {}
+    checked: set[str] = set()  # runs whose matched execution is known to be their newest
+    async for run in client.list_workflows(query, limit=limit * MAX_EXECUTIONS_READ):
+        if run.id in rows:
+            rows[run.id] = rows[run.id].model_copy(update={"executions": rows[run.id].executions + 1})
+            continue
+        if run.id in matched:  # an older execution of a run left out
+            continue
+        if newest_only and len(rows) == limit:  # full: make room for this match if a row is stale
+            rows = await _still_newest(client, rows, matched, checked)
+            checked.update(rows)
+        if len(rows) < limit:
+            rows[run.id], matched[run.id] = await _row(run, now), run.run_id
+            if rows[run.id].is_open():
+                served_by[run.id] = (run.task_queue, pinned_version(run))
+    if newest_only:
+        rows = await _still_newest(client, rows, matched, checked)
+    return rows, {run_id: served for run_id, served in served_by.items() if run_id in rows}
+
+
 async def _still_newest(
-    client: Client, rows: dict[str, RunRow], matched: dict[str, str]
+    client: Client, rows: dict[str, RunRow], matched: dict[str, str], checked: set[str]
 ) -> dict[str, RunRow]:
     """The rows whose matched execution is still their run's newest (unknown: kept as matched)."""
 
     async def newest(run_id: str) -> str:
+        if run_id in checked:
+            return matched[run_id]
         try:
             return (await client.get_workflow_handle(run_id).describe()).run_id or matched[run_id]
         except RPCError:
