@@ -16,7 +16,7 @@ from activities.errors import mapped_errors
 from activities.ledger import LedgerActivities, read_ledger
 from npaflow.document.models import SUPPORTED_API_VERSIONS
 from npaflow.runtime.contract import CHECK_RUN, RECORD_RECONCILED, RunMemo
-from npaflow.runtime.ledger import LedgerDelta, RuntimeLedger
+from npaflow.runtime.ledger import LedgerDelta, RuntimeLedger, WaveAttemptRecord
 from npaflow.runtime.messages import ExportLedgerInput
 from npaflow.runtime.metrics import Metric, record
 from npaflow.runtime.reconcile.ledger_change import kept_on_purpose, reconciled_delta, unended_jobs
@@ -27,7 +27,8 @@ from npaflow.runtime.reconcile.models import (
     RunStanding,
 )
 from npaflow.runtime.reconcile.shown import ledger_after
-from npaflow.runtime.reconcile.uncounted import uncounted_hours
+from npaflow.runtime.reconcile.uncounted import added_hours, uncounted_hours
+from npaflow.runtime.usage import Usage
 from npaflow.runtime.vocabulary import CancellationState, RunEnding
 from npaflow.temporal.run_standing import chain_started_at, run_standing
 
@@ -85,9 +86,12 @@ class ReconcileActivities:
             delta=LedgerDelta(),
         )
         deltas: list[LedgerDelta] = []
+        counted: list[WaveAttemptRecord] = []  # attempts the run ended, clocked again (a cancel unverified)
 
         def amend(stored: RuntimeLedger) -> LedgerDelta:
             deltas.append(reconciled_delta(stored, request, now=utc_now()))
+            changed = {(wave.key, wave.attempt) for wave in deltas[-1].waves}
+            counted[:] = [w for w in stored.waves if (w.key, w.attempt) in changed and w.status.is_final()]
             return deltas[-1]
 
         written, merged = await self.ledger.merge_reading(export, amend)
@@ -95,6 +99,8 @@ class ReconcileActivities:
         result = LedgerWritten(runtime_state_uri=written.runtime_state_uri, ledger=after)
         if deltas and deltas[-1].status is not None:  # this write ended the run: count what its code did not
             await self._count_hours(request, merged)
+        elif counted:
+            self._count(merged.workflow, added_hours(counted, deltas[-1].waves))
         for job in request.jobs:
             if not job.skipped:
                 record(Metric.JOBS_RECONCILED, backend=job.backend, ending=request.ending.value)
@@ -111,6 +117,10 @@ class ReconcileActivities:
         if not since:
             log.warning("run.hours_not_counted", run_id=request.run_id, why="chain start unknown")
             return
-        for state, usage in uncounted_hours(merged, since).items():
-            record(Metric.GPU_HOURS, usage.gpu_hours, spec=merged.workflow, state=state)
-            record(Metric.NODE_HOURS, usage.node_hours, spec=merged.workflow, state=state)
+        self._count(merged.workflow, uncounted_hours(merged, since))
+
+    @staticmethod
+    def _count(spec: str, hours: dict[str, Usage]) -> None:
+        for state, usage in hours.items():
+            record(Metric.GPU_HOURS, usage.gpu_hours, spec=spec, state=state)
+            record(Metric.NODE_HOURS, usage.node_hours, spec=spec, state=state)

@@ -55,19 +55,31 @@ async def add_ending(
         return report
     ended = ENDED_BEHIND.get(status)
     if ended is None and report.phase in _FINAL_PHASES:
-        return report
+        return await _swept_after_cleanup(client, report)
     update: dict[str, object] = {"phase": ended.value if ended else report.phase, "current_states": []}
     if status is WorkflowExecutionStatus.FAILED:  # refused before its code ran: no summary, no phase
         update["phase"] = "failed"
     report = report.model_copy(update=update)
     reconciled = await read_reconciled(client, report.run_id)
-    result = reconciled.result
-    if result is None:
+    if reconciled.result is None:
         return report.model_copy(update={"reconciled_note": reconciled.note})
+    return _with_reconciled(report, reconciled.result, reconciled.note)
+
+
+async def _swept_after_cleanup(client: Client, report: StatusReport) -> StatusReport:
+    """A run its own code ended: the jobs the orphan sweep cancelled after a cancel not seen to end them."""
+    if not any(wave.status is WaveStatus.CANCELLED and wave.job_id for wave in report.waves):
+        return report
+    result = (await read_reconciled(client, report.run_id)).result
+    return _with_reconciled(report, result) if result is not None and result.jobs else report
+
+
+def _with_reconciled(report: StatusReport, result: ReconcileResult, note: str = "") -> StatusReport:
+    """The report as the reconciler's write of the ledger says it: its jobs, attempts and hours."""
     cancelled = {job.job_id: job for job in result.jobs}
     shown = shown_update(report, result)
     shown["waves"] = [_reconciled(wave, cancelled.get(wave.job_id)) for wave in shown["waves"]]
-    return report.model_copy(update={**shown, "reconciled": result.jobs, "reconciled_note": reconciled.note})
+    return report.model_copy(update={**shown, "reconciled": result.jobs, "reconciled_note": note})
 
 
 class Reconciled(NamedTuple):

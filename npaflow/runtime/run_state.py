@@ -18,6 +18,7 @@ from npaflow.ids import RunId
 from npaflow.printable import clipped
 from npaflow.runtime.cache.waits import CacheWait
 from npaflow.runtime.ledger import DecisionRecord, LedgerDelta, Watermark
+from npaflow.runtime.ledger.attempt import unverified_cancels
 from npaflow.runtime.ledger.book import LedgerBook, Receipt
 from npaflow.runtime.loaded import AttemptUsage
 from npaflow.runtime.notifications import NotificationRecord
@@ -244,8 +245,9 @@ class RunState:
         self.error = f"run cancelled: {self.cancel_reason}"
 
     def run_cancelled(self) -> None:
-        """Every in-flight job was cancelled (or its cancellation recorded as failed)."""
+        """Every in-flight job was cancelled (a cancel not seen to end its job: named in the error)."""
         self._to_phase(RunTransition.CANCELLED)
+        self.error = self._with_unverified(self.error)
 
     def run_succeeded(self) -> None:
         """The walk reached its end."""
@@ -255,8 +257,13 @@ class RunState:
         """Without a class, the class of the run's last failed attempt."""
         self._to_phase(RunTransition.FAILED)
         lines = (" ".join(line.split()) for line in error.splitlines())
-        self.error = "\n".join(line for line in lines if line)[:MAX_ERROR_CHARS]
+        self.error = self._with_unverified("\n".join(line for line in lines if line))
         self._failure_class = failure_class or self.failure_class
+
+    def _with_unverified(self, error: str) -> str:
+        """The run's error, then the jobs its cleanup cancelled without seeing them end."""
+        note = unverified_cancels(self.waves.unverified)
+        return f"{error[: MAX_ERROR_CHARS - len(note) - 2]}; {note}" if note else error[:MAX_ERROR_CHARS]
 
     # --- the ledger delta ----------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ class WaveAttempts:
         self._progress, self._ledger = progress, ledger
         self.effect = Effect.NONE  # the rows' effects since the recorder last took them
         self.failure_class: FailureClass | None = None  # of the newest failure
+        self.unverified: list[str] = []  # jobs this execution cancelled without seeing them end
 
     def _move(
         self,
@@ -208,7 +209,11 @@ class WaveAttempts:
         final_status: JobStatus | None = None,
         tasks: list[TaskRow] | None = None,
     ) -> WaveAttemptRecord:
-        """The run was cancelled while this attempt was in flight."""
+        """The run was cancelled while this attempt was in flight (a cancel not seen to end it says so)."""
+        unverified = cancellation.unverified(job_id := self.attempt(key, attempt).job_id)
+        if unverified:
+            error = f"{error}; {unverified}"
+            self.unverified.append(job_id)
         ending = self._ending((key, attempt), error, now, cancellation, final_status, tasks)
         return self._move(WaveTransition.CANCELLED, (key, attempt), **ending)
 

@@ -123,6 +123,7 @@ class FakeSkyPilotApi:
     recovery_reasons: dict[int, str] = field(default_factory=dict)  # launch number -> recovery cause
     launch_errors: dict[int, Exception] = field(default_factory=dict)  # launch number -> get() raises
     unreachable_calls: int = 0  # the next N calls raise ApiServerConnectionError
+    cancels_ignored: int = 0  # the next N cancels are accepted and never acted on (a stuck controller)
     queue_latency: float = 0.0  # seconds every queue call takes (the real one: 2-20 s)
     missing_answers: dict[int, int] = field(default_factory=dict)  # job id -> answers that omit it
     jobs: dict[int, FakeJob] = field(default_factory=dict)
@@ -216,6 +217,9 @@ class FakeSkyPilotApi:
     async def cancel(self, job_ids: list[int]) -> None:
         self._reachable()
         self.cancel_calls.append(list(job_ids))
+        if self.cancels_ignored > 0:
+            self.cancels_ignored -= 1
+            return
         for job_id in job_ids:
             job = self.jobs.get(job_id)
             if job is not None and not all(s.is_terminal() for s in job.statuses):

@@ -433,3 +433,43 @@ async def test_a_ledger_sweep_leaves_alone_a_run_whose_job_still_runs_and_a_run_
         assert ledger_of(local_harness.home, live_id)["status"] == "running"
         assert ledger_of(local_harness.home, open_id)["status"] == "running"
         await running.cancel()
+
+
+async def test_a_cancel_the_backend_never_acted_on_is_said_and_the_sweep_cancels_and_clocks_the_job(
+    fake_sky_harness: Harness, fake_sky, env: WorkflowEnvironment, tmp_path: Path, sink: RecordingSink
+) -> None:
+    from tests.integration.fake_skypilot import statuses
+    from worker.reconciler import sweeping
+
+    fake_sky.default = [statuses("PENDING"), statuses("RUNNING")]
+    fake_sky.cancels_ignored = 1  # the run's own cancel is accepted and never acted on
+    fake_sky_harness.reconcile_seconds = 0  # no sweep until the run has ended
+    run_id = f"rt-sky-stuck-cancel-{uuid.uuid4().hex[:6]}"
+    async with fake_sky_harness.worker():
+        handle = await fake_sky_harness.start(
+            SPEC, run_id=run_id, vars={"root": str(tmp_path)}, backend="skypilot", poll_seconds=0.2
+        )
+        await eventually(
+            lambda: fake_sky.jobs and fake_sky.jobs[1].statuses == statuses("RUNNING"), what="job running"
+        )
+        await handle.signal("cancel", "operator said stop")
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+        (ended,) = ledger_of(fake_sky_harness.home, run_id)["waves"]
+        await asyncio.sleep(1.0)  # the job runs on, and bills
+        async with sweeping(fake_sky_harness.client, fake_sky_harness.context(), 0.5):
+            ledger = await reconciled_ledger(fake_sky_harness.home, run_id, "cancelled")
+        text = await npaflow_status(env, run_id)
+    assert fake_sky.cancel_calls == [[1], [1]]  # the run's own, then the sweep's
+    assert fake_sky.jobs[1].statuses == statuses("CANCELLED")
+    assert ended["cancellation"]["state"] == "requested"
+    assert "the cancel of job 1 was requested, not verified: it may still run" in ended["error"]
+    (wave,) = ledger["waves"]
+    assert wave["cancellation"]["state"] == "verified"
+    assert wave["node_hours"] > ended["node_hours"] + 0.9 / 3600  # clocked up to the sweep's cancel
+    assert f"run {run_id}: cancelled\n" in text
+    assert "the cancel of job 1 was not verified: it may still run until the workers' orphan sweep" in text
+    assert "reconciled: job 1 (001|serial|:slow:-, attempt 1) cancelled after the run ended cancelled" in text
+    assert f"(node_hours {ledger['usage']['node_hours']:.4f};" in text
+    install_metrics(None)
+    assert round(sink.total(Metric.NODE_HOURS), 4) == round(ledger["usage"]["node_hours"], 4)  # counted once

@@ -126,3 +126,28 @@ def test_what_the_ledger_says_of_a_closed_batch_names_its_group_and_how_many_mem
     ledger = RuntimeLedger(workflow="w", run_id="r1", api_version="v", waves=[batch])
     (attempt,) = ledger_after(ledger, [batch]).ended
     assert (attempt.group, attempt.members) == ("work", 3)
+
+
+def test_an_attempt_cancelled_without_its_end_seen_is_clocked_again_to_the_sweeps_cancel() -> None:
+    from npaflow.runtime.ledger import Cancellation, ReconciledJob
+    from npaflow.runtime.reconcile.models import RecordReconciledInput
+    from npaflow.runtime.reconcile.uncounted import added_hours
+    from npaflow.runtime.vocabulary import CancellationState, LedgerStatus
+
+    requested = Cancellation(state=CancellationState.REQUESTED)
+    cancelled = running_attempt().model_copy(
+        update={"status": WaveStatus.CANCELLED, "ended_at": END, "cancellation": requested}
+    )
+    waves, status = [cancelled.with_hours()], LedgerStatus.CANCELLED
+    stored = RuntimeLedger(workflow="w", run_id="r1", api_version="v", status=status, waves=waves)
+    verified = Cancellation(state=CancellationState.VERIFIED)
+    job = ReconciledJob(job_id="w1-1", run_ending=RunEnding.CANCELLED, cancellation=verified)
+    ending = RunEnding.CANCELLED
+    request = RecordReconciledInput(run_id="r1", ledger_uri="file:///l", jobs=[job], ending=ending)
+    delta = reconciled_delta(stored, request, now="2026-12-07T10:12:00Z")
+    (wave,) = delta.waves
+    assert delta.status is None  # the run's own ending stands
+    assert (wave.cancellation, wave.ended_at) == (verified, "2026-12-07T10:12:00Z")
+    assert (stored.waves[0].node_hours, wave.node_hours) == (0.1, 0.2)  # six minutes more, one node
+    (more,) = added_hours(stored.waves, delta.waves).values()
+    assert (more.node_hours, more.gpu_hours) == pytest.approx((0.1, 0.2))  # only what the sweep added

@@ -6,6 +6,7 @@ the front door, `npaflow.runtime.ledger`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -61,6 +62,35 @@ class Cancellation(BaseModel):
 
     state: CancellationState = CancellationState.NOT_APPLICABLE
     error: str = ""
+
+    def unverified(self, job_id: str) -> str:
+        """What a cancelled attempt's error adds when its job was not seen to end ("" when it was)."""
+        if not job_id or self.state not in (CancellationState.REQUESTED, CancellationState.FAILED):
+            return ""
+        how = "was requested" if self.state is CancellationState.REQUESTED else f"failed ({self.error})"
+        return (
+            f"the cancel of job {job_id} {how}, not verified: it may still run until the workers' "
+            "orphan sweep cancels it by id"
+        )
+
+
+#: Jobs a run's error names when their cancels were not verified (the ledger's attempts name all).
+NAMED_UNVERIFIED = 10
+
+
+def unverified_cancels(job_ids: Sequence[str]) -> str:
+    """What a run's error adds when it ended with cancels not seen to end their jobs ("" for none)."""
+    if not job_ids:
+        return ""
+    named = ", ".join(job_ids[:NAMED_UNVERIFIED]) + (
+        f" and {len(job_ids) - NAMED_UNVERIFIED} more" if len(job_ids) > NAMED_UNVERIFIED else ""
+    )
+    jobs = f"job {named}" if len(job_ids) == 1 else f"jobs {named}"
+    they, them = ("it", "it") if len(job_ids) == 1 else ("they", "them")
+    return (
+        f"the cancel of {jobs} was not verified: {they} may still run until the workers' orphan "
+        f"sweep cancels {them} by id (`npaflow status` shows when it has)"
+    )
 
 
 class Credentials(BaseModel):

@@ -21,6 +21,12 @@ def in_flight(ledger: RuntimeLedger) -> list[WaveAttemptRecord]:
     return [wave for wave in ledger.latest_attempts().values() if not wave.status.is_final()]
 
 
+def cancel_unverified(record: WaveAttemptRecord) -> bool:
+    """An attempt its run cancelled without seeing the job end: its job (and clock) may run on."""
+    unverified = (CancellationState.REQUESTED, CancellationState.FAILED)
+    return record.status is WaveStatus.CANCELLED and record.cancellation.state in unverified
+
+
 def unended_jobs(ledger: RuntimeLedger) -> list[str]:
     """What a run's ledger does not show as ended: jobs in flight, cancels not verified."""
     live = [wave.job_id or f"wave {wave.key} (its job is not known yet)" for wave in in_flight(ledger)]
@@ -53,6 +59,9 @@ def kept_on_purpose(ledger: RuntimeLedger | None, job_id: str) -> bool:
 def reconciled_delta(stored: RuntimeLedger, request: RecordReconciledInput, *, now: str) -> LedgerDelta:
     """The ledger change: each job's newest attempt cancelled with its cancellation, the run ended.
 
+    An attempt the run's own cleanup cancelled without seeing its job end is clocked again
+    up to the sweep's cancel: the job ran (and billed) until then.
+
     Closing (`request.close`), each attempt whose job ended on its own gets what the
     job's own record says, and an attempt that never got a job is cancelled.
     """
@@ -61,7 +70,7 @@ def reconciled_delta(stored: RuntimeLedger, request: RecordReconciledInput, *, n
         attempts = [w for w in stored.waves if w.job_id == job.job_id] or _unrecorded(
             job.wave_key, job.attempt, job.job_id, job.job_name
         )
-        if not attempts or attempts[-1].status.is_final():
+        if not attempts or (attempts[-1].status.is_final() and not cancel_unverified(attempts[-1])):
             continue
         waves.append(_cancelled(attempts[-1], job, request.ending, now))
     if request.close:

@@ -9,6 +9,8 @@ it: each attempt's hours that the chain added, by the chain's start (`since`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from npaflow.runtime.ledger import RuntimeLedger, WaveAttemptRecord
 from npaflow.runtime.ledger.spend import attempt_usage
 from npaflow.runtime.timestamps import epoch_seconds
@@ -40,3 +42,24 @@ def _share_after(wave: WaveAttemptRecord, start: float) -> float:
     if ended is None or ended <= start:
         return 0.0
     return (ended - start) / (ended - began)
+
+
+def added_hours(before: Iterable[WaveAttemptRecord], after: Iterable[WaveAttemptRecord]) -> dict[str, Usage]:
+    """Each state's hours `after` adds to the same attempts `before` (a job that ran on past its run).
+
+    A run whose cleanup could not verify a cancel counted its job's hours up to that cancel;
+    the sweep that cancels the job later clocks it up to then, and the metrics count the rest.
+    """
+    counted = {(wave.key, wave.attempt): wave for wave in before}
+    hours: dict[str, Usage] = {}
+    for wave in after:
+        earlier = counted.get((wave.key, wave.attempt))
+        if earlier is None:
+            continue
+        was = {state: (gpu, node) for state, gpu, node, _ in attempt_usage(earlier)}
+        for state, gpu, node, failed in attempt_usage(wave):
+            gpu_was, node_was = was.get(state, (0.0, 0.0))
+            if gpu > gpu_was or node > node_was:
+                more = max(0.0, gpu - gpu_was), max(0.0, node - node_was)
+                hours.setdefault(state, Usage()).add(*more, failed=failed)
+    return hours
