@@ -158,6 +158,10 @@ class CancellationState(StrEnum):
     VERIFIED = "verified"  # the job was observed terminal (or absent from the queue)
     FAILED = "failed"  # the cancel call failed; the job may still run
 
+    def unverified(self) -> bool:
+        """A cancel was asked for and its job not seen to end: the job may still run."""
+        return self in (CancellationState.REQUESTED, CancellationState.FAILED)
+
 
 class DecisionSource(StrEnum):
     """Where a decision the walk took came from (the ledger's decision record `source`)."""

@@ -129,9 +129,13 @@ class WaveAttempts:
         )
 
     def adopted(self, prior: WaveAttemptRecord) -> WaveAttemptRecord:
-        """A job an earlier execution left in flight (resume)."""
+        """A job an earlier execution left in flight, or cancelled without seeing it end (resume).
+
+        A cancelled one keeps its `cancellation` (what was asked) and runs again from here.
+        """
         identity, adopted = (prior.key, prior.attempt), RecoveryDecision.ADOPTED_IN_FLIGHT
-        return self._move(WaveTransition.ADOPTED, identity, prior, adopted=True, recovery_decision=adopted)
+        base = prior.model_copy(update={"ended_at": "", "error": ""}) if prior.status.is_final() else prior
+        return self._move(WaveTransition.ADOPTED, identity, base, adopted=True, recovery_decision=adopted)
 
     def observed(self, key: WaveKey, attempt: int, result: AwaitResult) -> WaveAttemptRecord:
         """Task rows, observations, the status and query errors polling saw."""

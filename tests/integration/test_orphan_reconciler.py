@@ -473,3 +473,36 @@ async def test_a_cancel_the_backend_never_acted_on_is_said_and_the_sweep_cancels
     assert f"(node_hours {ledger['usage']['node_hours']:.4f};" in text
     install_metrics(None)
     assert round(sink.total(Metric.NODE_HOURS), 4) == round(ledger["usage"]["node_hours"], 4)  # counted once
+
+
+async def test_a_resume_polls_the_job_a_cancel_never_stopped_instead_of_launching_beside_it(
+    fake_sky_harness: Harness, fake_sky, tmp_path: Path
+) -> None:
+    from tests.integration.fake_skypilot import statuses
+
+    fake_sky.default = [statuses("PENDING"), statuses("RUNNING")]
+    fake_sky.cancels_ignored = 1  # the run's own cancel is accepted and never acted on
+    fake_sky_harness.reconcile_seconds = 0  # no sweep: the job runs on past its run
+    run_id = f"rt-sky-adopt-{uuid.uuid4().hex[:6]}"
+    options = {"vars": {"root": str(tmp_path)}, "backend": "skypilot", "poll_seconds": 0.2}
+    async with fake_sky_harness.worker():
+        handle = await fake_sky_harness.start(SPEC, run_id=run_id, **options)
+        await eventually(
+            lambda: fake_sky.jobs and fake_sky.jobs[1].statuses == statuses("RUNNING"), what="job running"
+        )
+        await handle.signal("cancel", "operator said stop")
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+        fake_sky.jobs[1].script = [statuses("RUNNING"), statuses("SUCCEEDED")]  # it runs to its end
+        fake_sky.default = [statuses("SUCCEEDED")]
+        (tmp_path / run_id).mkdir()
+        for output in ("slow.txt", "after.txt"):  # what the jobs write
+            (tmp_path / run_id / output).write_text("ok\n")
+        summary = await (await fake_sky_harness.start(SPEC, run_id=run_id, **options)).result()
+    assert summary.status == "succeeded"
+    assert sorted(fake_sky.jobs) == [1, 2]  # job 1 polled to its end; only `after` launched
+    slow = [w for w in ledger_of(fake_sky_harness.home, run_id)["waves"] if w["states"] == ["slow"]]
+    assert [(w["attempt"], w["status"], w["job_id"], w["adopted"]) for w in slow] == [
+        (1, "succeeded", "1", True)
+    ]
+    assert slow[0]["cancellation"]["state"] == "requested"  # what the cancelled execution asked, kept

@@ -27,6 +27,7 @@ from workflows_def.fanout.layer import FanOutMembers
 from workflows_def.fanout.member_attempts import failed_members
 from workflows_def.fanout.reads import FanOutReads
 from workflows_def.metrics import count
+from workflows_def.patches import ADOPT_UNVERIFIED_CANCEL
 from workflows_def.quota.layer import QuotaLeases
 from workflows_def.run.attempts import AttemptRunner
 from workflows_def.run.gates import RunGates
@@ -110,7 +111,7 @@ class TemporalExecutor:
             if trusted or not await missing_outputs(self.request, prior.key, outputs):
                 self.state.waves.replayed(prior)
                 return WaveOutcome(succeeded=True)
-        elif prior.status is WaveStatus.RUNNING:
+        elif prior.status is WaveStatus.RUNNING or _may_still_run(prior):
             if not prior.job_id:
                 return None  # reconciled as the same attempt
             self.state.waves.adopted(prior)
@@ -183,3 +184,8 @@ def wave_layers(deps: RunDeps) -> list[WaveLayer]:
 
 def _budget_label(budget: RetryBudget) -> BudgetLabel:
     return BudgetLabel.PAYLOAD if budget is RetryBudget.RETRIES else BudgetLabel.INFRASTRUCTURE
+
+
+def _may_still_run(prior: WaveAttemptRecord) -> bool:
+    """An earlier execution cancelled its job without seeing it end: poll it, never launch beside it."""
+    return prior.cancel_unverified() and bool(prior.job_id) and workflow.patched(ADOPT_UNVERIFIED_CANCEL)

@@ -65,7 +65,7 @@ class Cancellation(BaseModel):
 
     def unverified(self, job_id: str) -> str:
         """What a cancelled attempt's error adds when its job was not seen to end ("" when it was)."""
-        if not job_id or self.state not in (CancellationState.REQUESTED, CancellationState.FAILED):
+        if not job_id or not self.state.unverified():
             return ""
         how = "was requested" if self.state is CancellationState.REQUESTED else f"failed ({self.error})"
         return (
@@ -219,6 +219,10 @@ class WaveAttemptRecord(BaseModel):
         if (gpu, node) == (self.gpu_hours, self.node_hours):
             return self
         return self.model_copy(update={"gpu_hours": gpu, "node_hours": node})
+
+    def cancel_unverified(self) -> bool:
+        """Cancelled without its job seen to end: the job (and its clock) may run on."""
+        return self.status is WaveStatus.CANCELLED and self.cancellation.state.unverified()
 
     def succeeded(self) -> bool:
         """True for an attempt that succeeded (its hours are not spent on a failure)."""

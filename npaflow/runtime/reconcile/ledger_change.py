@@ -21,12 +21,6 @@ def in_flight(ledger: RuntimeLedger) -> list[WaveAttemptRecord]:
     return [wave for wave in ledger.latest_attempts().values() if not wave.status.is_final()]
 
 
-def cancel_unverified(record: WaveAttemptRecord) -> bool:
-    """An attempt its run cancelled without seeing the job end: its job (and clock) may run on."""
-    unverified = (CancellationState.REQUESTED, CancellationState.FAILED)
-    return record.status is WaveStatus.CANCELLED and record.cancellation.state in unverified
-
-
 def unended_jobs(ledger: RuntimeLedger) -> list[str]:
     """What a run's ledger does not show as ended: jobs in flight, cancels not verified."""
     live = [wave.job_id or f"wave {wave.key} (its job is not known yet)" for wave in in_flight(ledger)]
@@ -70,7 +64,7 @@ def reconciled_delta(stored: RuntimeLedger, request: RecordReconciledInput, *, n
         attempts = [w for w in stored.waves if w.job_id == job.job_id] or _unrecorded(
             job.wave_key, job.attempt, job.job_id, job.job_name
         )
-        if not attempts or (attempts[-1].status.is_final() and not cancel_unverified(attempts[-1])):
+        if not attempts or (attempts[-1].status.is_final() and not attempts[-1].cancel_unverified()):
             continue
         waves.append(_cancelled(attempts[-1], job, request.ending, now))
     if request.close:
