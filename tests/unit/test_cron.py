@@ -45,3 +45,28 @@ def test_a_number_outside_its_field_is_refused_naming_the_field(cron: str, said:
 )
 def test_steps_names_and_temporals_own_words_are_left_to_the_server(cron: str) -> None:
     check_cron(cron)
+
+
+@pytest.mark.parametrize(
+    "cron", ["CRON_TZ=Europe/Paris 0 2 * * *", "TZ=America/New_York 30 4 * * 1-5", "CRON_TZ=UTC @daily"]
+)
+def test_a_time_zone_prefix_as_temporal_takes_it_is_taken(cron: str) -> None:
+    check_cron(cron)
+
+
+def test_a_time_zone_prefix_does_not_count_as_a_field() -> None:
+    with pytest.raises(UsageError) as refused:
+        check_cron("CRON_TZ=Europe/Paris 0 0 2 * * *")
+    message = str(refused.value)
+    assert "has 6 fields" in message
+    assert "'CRON_TZ=Europe/Paris 0 2 * * *'" in message and "'CRON_TZ=Europe/Paris 0 0 2 * * * *'" in message
+
+
+def test_an_unknown_time_zone_is_refused_naming_it() -> None:
+    with pytest.raises(UsageError, match=r"unknown time zone 'Mars/Olympus'.*Europe/Paris"):
+        check_cron("CRON_TZ=Mars/Olympus 0 2 * * *")
+
+
+def test_a_field_out_of_range_after_a_time_zone_is_named() -> None:
+    with pytest.raises(UsageError, match="hour 25 is outside 0-23"):
+        check_cron("TZ=Europe/Paris 0 25 * * *")
