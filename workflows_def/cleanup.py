@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 ResultT = TypeVar("ResultT")
+#: A cleanup to run: releasing GPUs, landing a flight.
+Cleanup = Callable[[], Coroutine[Any, Any, None]]
 
 
 async def finish_shielded(cleanup: Coroutine[Any, Any, ResultT]) -> ResultT:
@@ -33,8 +35,16 @@ async def finish_shielded(cleanup: Coroutine[Any, Any, ResultT]) -> ResultT:
     return await asyncio.shield(task)
 
 
-async def cleaned_up(body: Awaitable[ResultT], cleanup: Callable[[], Coroutine[Any, Any, object]]) -> ResultT:
+async def cleaned_up(
+    body: Awaitable[ResultT],
+    cleanup: Cleanup,
+    *,
+    deferred: Callable[[BaseException, Cleanup], bool] | None = None,
+) -> ResultT:
     """Await `body`, then finish `cleanup()` shielded however it ended, unless the run is dropped.
+
+    `deferred`: offered what `body` raised and the cleanup; True when it took the cleanup
+    to run later (after the run's own cleanup), so it is not run here.
 
     Raises:
         BaseException: what `body` raised (after the cleanup), or what the cleanup raised.
@@ -43,8 +53,9 @@ async def cleaned_up(body: Awaitable[ResultT], cleanup: Callable[[], Coroutine[A
         result = await body
     except GeneratorExit:
         raise  # the worker dropped the run: its replay cleans up where it continues
-    except BaseException:
-        await finish_shielded(cleanup())
+    except BaseException as exc:
+        if deferred is None or not deferred(exc, cleanup):
+            await finish_shielded(cleanup())
         raise
     await finish_shielded(cleanup())
     return result

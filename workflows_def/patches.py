@@ -32,6 +32,8 @@ QUOTA_SPENT_RELEASE = "quota-release-with-spend-v1"
 MEMBER_OUTPUTS = "fan-out-member-outputs-v1"
 #: A retry of a fan-out batch launches only the members no attempt ran to success.
 MEMBER_RETRIES = "fan-out-member-retries-v1"
+#: A cancelled run gives a wave's GPUs back after its cleanup cancelled the wave's jobs, not before.
+QUOTA_RELEASE_AFTER_CANCEL = "quota-release-after-cancel-v1"
 #: A resume polls (adopts) a job an earlier execution cancelled without seeing it end: none launch beside it.
 ADOPT_UNVERIFIED_CANCEL = "adopt-unverified-cancel-v1"
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from typing import Any
 
 from npaflow.quota import LeaseAnswer
 from npaflow.runtime.loaded import LoadedSpec
@@ -30,3 +32,6 @@ class RunDeps:
     state: RunState
     recorder: RunRecorder
     mailbox: Mailbox = field(default_factory=Mailbox)
+    #: Cleanup a cancelled wave left until the run's own cleanup has cancelled its jobs by id
+    #: (the GPUs it held go back once the jobs are seen to end, not while they still stop).
+    after_jobs_cancelled: list[Callable[[], Coroutine[Any, Any, None]]] = field(default_factory=list)

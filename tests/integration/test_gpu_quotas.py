@@ -643,3 +643,33 @@ async def test_a_resumed_run_keeps_the_wait_its_earlier_execution_had_in_status_
     assert [(w["id"], w["seconds"]) for w in status_json["quota_waits"]] == [(wait.id, wait.seconds)]
     (row,) = [r for r in listed if r["run_id"] == waiter.id]
     assert row["waited_seconds"] == round(wait.seconds, 1)
+
+
+async def test_a_cancelled_holders_gpus_go_to_its_waiter_only_once_its_job_has_stopped(
+    env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
+) -> None:
+    """Pool of 8: the holder's job takes 4 s to stop on SIGTERM (it checkpoints); the waiter waits for that."""
+    seen: list[Sample] = []
+    stop = asyncio.Event()
+    spec = json.loads(gpu_spec(tmp_path, "h"))
+    spec["states"]["s0"]["run"]["shell"] = "trap 'sleep 4; exit 143' TERM; while true; do sleep 0.2; done"
+    async with local_harness.worker():
+        pool = await new_pool(env.client, local_harness, 8)
+        holder = await local_harness.start(json.dumps(spec), quota=QuotaClaim(pool=pool))
+        await wait_for(env.client, pool, lambda s: s.in_use == 8)
+        waiter = await local_harness.start(gpu_spec(tmp_path, "w"), quota=QuotaClaim(pool=pool))
+        await wait_for(env.client, pool, lambda s: len(s.waiting) == 1)
+        teams = {holder.id: "h", waiter.id: "w"}
+        sampler = asyncio.ensure_future(
+            sample_backend(local_harness.home / "local" / "jobs", teams, seen, stop)
+        )
+        await eventually(lambda: any(s.by_team.get("h") for s in seen), timeout=60, what="the holder's job")
+        await holder.signal("cancel", "checkpoint and stop")
+        cancelled = await asyncio.wait_for(local_harness.finish(holder), 120)
+        outcome = await asyncio.wait_for(local_harness.finish(waiter), 120)
+        stop.set()
+        await sampler
+    assert cancelled.ledger is not None and cancelled.ledger.status.value == "cancelled"
+    assert outcome.status == "succeeded", outcome.error
+    assert any(s.by_team.get("w") for s in seen)
+    assert max(sum(s.by_team.values()) for s in seen) <= 8, [s.by_team for s in seen if len(s.by_team) > 1]

@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import FailureError
+from temporalio.exceptions import FailureError, is_cancelled_exception
 
 from npaflow.quota import LeaseAnswer, LeaseRequest, QuotaClaim, SpentRelease
 from npaflow.quota.leases import LeaseVerdict, lease_id
@@ -29,8 +29,8 @@ from npaflow.runtime.gpu_demand import wave_accelerators
 from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.traversal import Wave, WaveOutcome
 from workflows_def.activity_calls import now
-from workflows_def.cleanup import cleaned_up
-from workflows_def.patches import QUOTA_SET_ASIDE, QUOTA_SPENT_RELEASE
+from workflows_def.cleanup import Cleanup, cleaned_up
+from workflows_def.patches import QUOTA_RELEASE_AFTER_CANCEL, QUOTA_SET_ASIDE, QUOTA_SPENT_RELEASE
 from workflows_def.run_deps import RunDeps
 from workflows_def.wave_layers import Next, Suspend, WaveCall
 
@@ -45,6 +45,7 @@ class QuotaLeases:
         self.claim = claim
         self.state = deps.state
         self.answers = deps.mailbox.quota_answers
+        self.after_jobs_cancelled = deps.after_jobs_cancelled
         self.holding: dict[str, LeaseRequest] = {}  # wave key -> the lease it holds now
         self.granted_at: dict[str, str] = {}  # wave key -> when its lease was granted
 
@@ -72,8 +73,22 @@ class QuotaLeases:
             accelerators=demand,
         )
         return await cleaned_up(
-            self._granted_then(claim.pool, request, body), lambda: self._give_back(claim.pool, request)
+            self._granted_then(claim.pool, request, body),
+            lambda: self._give_back(claim.pool, request),
+            deferred=lambda exc, give_back: self._after_jobs_cancelled(exc, str(wave.key), give_back),
         )
+
+    def _after_jobs_cancelled(self, exc: BaseException, wave: str, give_back: Cleanup) -> bool:
+        """A run ending mid-wave gives the wave's GPUs back once its cleanup cancelled the jobs holding them.
+
+        Cancelled, or failing while the wave's job still runs (a spent budget, a bug): the
+        run's cleanup (workflows_def/run/cancellation.py) cancels that job by id first.
+        """
+        running = any(str(record.key) == wave for record in self.state.waves.in_flight())
+        if not (is_cancelled_exception(exc) or running) or not workflow.patched(QUOTA_RELEASE_AFTER_CANCEL):
+            return False
+        self.after_jobs_cancelled.append(give_back)
+        return True
 
     async def _granted_then(
         self, pool: str, request: LeaseRequest, body: Callable[[], Awaitable[WaveOutcome]]

@@ -55,6 +55,7 @@ class JobCanceller:
         self.request = deps.request
         self.state = deps.state
         self.pending_launches = pending_launches
+        self.after_jobs_cancelled = deps.after_jobs_cancelled
 
     async def cancel_job(self, key: WaveKey, attempt: int) -> CancelOutcome:
         """Cancel one attempt's job by exact id, poll it to terminal, and say how far that got."""
@@ -96,7 +97,17 @@ class JobCanceller:
             self.state.waves.launched(key, attempt, launch)
 
     async def cancel_in_flight(self, error: str) -> None:
-        """Every path that ends a run comes here first: cancel each in-flight job by exact id."""
+        """Every path that ends a run comes here first: cancel each in-flight job by exact id.
+
+        Then the cleanup cancelled waves left for this moment (their GPUs go back to the pool).
+        """
+        try:
+            await self._cancel_in_flight(error)
+        finally:
+            while self.after_jobs_cancelled:
+                await self.after_jobs_cancelled.pop(0)()
+
+    async def _cancel_in_flight(self, error: str) -> None:
         await self.settle_pending_launches()
         for record in self.state.waves.in_flight():
             cancelled = await self.cancel_job(record.key, record.attempt)
