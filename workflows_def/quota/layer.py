@@ -84,8 +84,11 @@ class QuotaLeases:
         Cancelled, or failing while the wave's job still runs (a spent budget, a bug): the
         run's cleanup (workflows_def/run/cancellation.py) cancels that job by id first.
         """
+        granted = wave in self.holding  # a wave still waiting in line withdraws its ask at once
         running = any(str(record.key) == wave for record in self.state.waves.in_flight())
-        if not (is_cancelled_exception(exc) or running) or not workflow.patched(QUOTA_RELEASE_AFTER_CANCEL):
+        if not granted or not (is_cancelled_exception(exc) or running):
+            return False
+        if not workflow.patched(QUOTA_RELEASE_AFTER_CANCEL):
             return False
         self.after_jobs_cancelled.append(give_back)
         return True
