@@ -648,7 +648,7 @@ async def test_a_resumed_run_keeps_the_wait_its_earlier_execution_had_in_status_
 async def test_a_cancelled_holders_gpus_go_to_its_waiter_only_once_its_job_has_stopped(
     env: WorkflowEnvironment, local_harness: Harness, tmp_path: Path
 ) -> None:
-    """Pool of 8: the holder's job takes 4 s to stop on SIGTERM (it checkpoints); the waiter waits for that."""
+    """Pool of 8: the holder's job takes 4 s to stop on SIGTERM (it checkpoints); the waiter waits."""
     seen: list[Sample] = []
     stop = asyncio.Event()
     spec = json.loads(gpu_spec(tmp_path, "h"))
