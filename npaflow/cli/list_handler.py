@@ -152,8 +152,22 @@ async def _matching_rows(
             if rows[run.id].is_open():
                 served_by[run.id] = (run.task_queue, pinned_version(run))
     if newest_only:
-        rows = await _still_newest(client, rows, matched, checked)
+        rows = await _with_every_execution(client, await _still_newest(client, rows, matched, checked))
     return rows, {run_id: served for run_id, served in served_by.items() if run_id in rows}
+
+
+async def _with_every_execution(client: Client, rows: dict[str, RunRow]) -> dict[str, RunRow]:
+    """Rows a phase filter found, each with all its run's executions (the filter counted those in it)."""
+
+    async def counted(row: RunRow) -> RunRow:
+        query = f"WorkflowId = {_quoted(row.run_id)} AND WorkflowType = {_quoted(WORKFLOW_TYPE)}"
+        try:
+            executions = (await client.count_workflows(query)).count
+        except RPCError:
+            return row  # the count the filter saw: never more than the run has
+        return row.model_copy(update={"executions": max(executions, row.executions)})
+
+    return {row.run_id: row for row in await asyncio.gather(*(counted(row) for row in rows.values()))}
 
 
 async def _still_newest(

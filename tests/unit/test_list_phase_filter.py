@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -40,6 +41,11 @@ class Described:
 
 
 @dataclass
+class Counted:
+    count: int
+
+
+@dataclass
 class Handle:
     newest: str
 
@@ -54,6 +60,7 @@ class Visibility:
     matches: list[Execution]
     newest: dict[str, str]
     described: list[str] = field(default_factory=list)
+    executions: dict[str, int] = field(default_factory=dict)  # each run's executions, in any phase
 
     async def _listed(self, limit: int) -> AsyncIterator[Execution]:
         for execution in self.matches[:limit]:
@@ -61,6 +68,10 @@ class Visibility:
 
     def list_workflows(self, query: str, limit: int) -> AsyncIterator[Execution]:
         return self._listed(limit)
+
+    async def count_workflows(self, query: str) -> Counted:
+        (run_id,) = re.findall(r"WorkflowId = '([^']*)'", query)
+        return Counted(self.executions.get(run_id, 1))
 
     def get_workflow_handle(self, run_id: str) -> Handle:
         self.described.append(run_id)
@@ -90,3 +101,10 @@ async def test_a_phase_filter_asks_each_listed_run_for_its_newest_execution_once
     server = _failed_runs(resumed={1}, count=6)
     await run_rows(cast(Client, server), "q", 2, NOW, newest_only=True)
     assert sorted(server.described) == ["r0", "r1", "r2"]
+
+
+async def test_a_phase_filter_shows_every_execution_of_each_run_not_only_those_in_the_phase() -> None:
+    server = _failed_runs(resumed=set(), count=2)
+    server.executions = {"r0": 3, "r1": 1}  # r0 failed, was resumed, and failed twice more
+    rows = await run_rows(cast(Client, server), "q", 2, NOW, newest_only=True)
+    assert [(row.run_id, row.executions) for row in rows] == [("r0", 3), ("r1", 1)]
