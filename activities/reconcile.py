@@ -91,7 +91,7 @@ class ReconcileActivities:
         def amend(stored: RuntimeLedger) -> LedgerDelta:
             deltas.append(reconciled_delta(stored, request, now=utc_now()))
             changed = {(wave.key, wave.attempt) for wave in deltas[-1].waves}
-            counted[:] = [w for w in stored.waves if (w.key, w.attempt) in changed and w.status.is_final()]
+            counted[:] = [w for w in stored.waves if (w.key, w.attempt) in changed and w.cancel_unverified()]
             return deltas[-1]
 
         written, merged = await self.ledger.merge_reading(export, amend)

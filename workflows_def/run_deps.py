@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
 
 from npaflow.quota import LeaseAnswer
 from npaflow.runtime.loaded import LoadedSpec
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.run_state import RunState
+from workflows_def.cleanup import Cleanup
 from workflows_def.run.recorder import RunRecorder
 
 
@@ -34,4 +33,4 @@ class RunDeps:
     mailbox: Mailbox = field(default_factory=Mailbox)
     #: Cleanup a cancelled wave left until the run's own cleanup has cancelled its jobs by id
     #: (the GPUs it held go back once the jobs are seen to end, not while they still stop).
-    after_jobs_cancelled: list[Callable[[], Coroutine[Any, Any, None]]] = field(default_factory=list)
+    after_jobs_cancelled: list[Cleanup] = field(default_factory=list)

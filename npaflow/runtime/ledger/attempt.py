@@ -68,10 +68,7 @@ class Cancellation(BaseModel):
         if not job_id or not self.state.unverified():
             return ""
         how = "was requested" if self.state is CancellationState.REQUESTED else f"failed ({self.error})"
-        return (
-            f"the cancel of job {job_id} {how}, not verified: it may still run until the workers' "
-            "orphan sweep cancels it by id"
-        )
+        return f"the cancel of job {job_id} {how}, not verified: {_until_swept(1)}"
 
 
 #: Jobs a run's error names when their cancels were not verified (the ledger's attempts name all).
@@ -86,11 +83,15 @@ def unverified_cancels(job_ids: Sequence[str]) -> str:
         f" and {len(job_ids) - NAMED_UNVERIFIED} more" if len(job_ids) > NAMED_UNVERIFIED else ""
     )
     jobs = f"job {named}" if len(job_ids) == 1 else f"jobs {named}"
-    they, them = ("it", "it") if len(job_ids) == 1 else ("they", "them")
     return (
-        f"the cancel of {jobs} was not verified: {they} may still run until the workers' orphan "
-        f"sweep cancels {them} by id (`npaflow status` shows when it has)"
+        f"the cancel of {jobs} was not verified: {_until_swept(len(job_ids))} "
+        "(`npaflow status` shows when it has)"
     )
+
+
+def _until_swept(jobs: int) -> str:
+    they, them = ("it", "it") if jobs == 1 else ("they", "them")
+    return f"{they} may still run until the workers' orphan sweep cancels {them} by id"
 
 
 class Credentials(BaseModel):
