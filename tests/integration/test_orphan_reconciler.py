@@ -438,6 +438,7 @@ async def test_a_ledger_sweep_leaves_alone_a_run_whose_job_still_runs_and_a_run_
 async def test_a_cancel_the_backend_never_acted_on_is_said_and_the_sweep_cancels_and_clocks_the_job(
     fake_sky_harness: Harness, fake_sky, env: WorkflowEnvironment, tmp_path: Path, sink: RecordingSink
 ) -> None:
+    from npaflow.cli.ui.reads import RunReads
     from tests.integration.fake_skypilot import statuses
     from worker.reconciler import sweeping
 
@@ -460,6 +461,7 @@ async def test_a_cancel_the_backend_never_acted_on_is_said_and_the_sweep_cancels
         async with sweeping(fake_sky_harness.client, fake_sky_harness.context(), 0.5):
             ledger = await reconciled_ledger(fake_sky_harness.home, run_id, "cancelled")
         text = await npaflow_status(env, run_id)
+        shot = await RunReads(fake_sky_harness.client).snapshot(run_id)
     assert fake_sky.cancel_calls == [[1], [1]]  # the run's own, then the sweep's
     assert fake_sky.jobs[1].statuses == statuses("CANCELLED")
     assert ended["cancellation"]["state"] == "requested"
@@ -471,6 +473,7 @@ async def test_a_cancel_the_backend_never_acted_on_is_said_and_the_sweep_cancels
     assert "the cancel of job 1 was not verified: it may still run until the workers' orphan sweep" in text
     assert "reconciled: job 1 (001|serial|:slow:-, attempt 1) cancelled after the run ended cancelled" in text
     assert f"(node_hours {ledger['usage']['node_hours']:.4f};" in text
+    assert shot.view is not None and shot.view.usage == RunUsage.model_validate(ledger["usage"])  # the page
     install_metrics(None)
     assert round(sink.total(Metric.NODE_HOURS), 4) == round(ledger["usage"]["node_hours"], 4)  # counted once
 

@@ -24,10 +24,11 @@ from npaflow.cli.ui.loaded_spec import loaded_spec
 from npaflow.document.models import WorkflowSpec
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError
+from npaflow.runtime.reconcile import ReconcileResult
 from npaflow.runtime.reconcile.shown import shown_update
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunStatusView
-from npaflow.runtime.vocabulary import RunEnding
+from npaflow.runtime.vocabulary import RunEnding, WaveStatus
 from npaflow.spec.load import parse_spec
 from npaflow.temporal.client import describe_or_fail
 from npaflow.temporal.serving import pinned_build, unserved_reason
@@ -84,6 +85,7 @@ class RunReads:
         shot.started_at = description.start_time
         shot.spec = await self._spec(run_id, shot.execution_id)
         if not shot.open and await self._ended(handle, shot):
+            await self._swept(shot)
             return shot
         if unserved := await unserved_reason(self.client, shot.task_queue, pinned_build(description)):
             shot.problem = f"{unserved}; this page shows the spec only until then"
@@ -97,7 +99,19 @@ class RunReads:
             await self._reconciled(shot)
             closed = description.close_time or shot.started_at
             shot.settled |= (datetime.now(UTC) - closed).total_seconds() > SETTLED_SECONDS
+        elif not shot.open:
+            await self._swept(shot)
         return shot
+
+    async def _swept(self, shot: Snapshot) -> None:
+        """A run its code ended whose job the orphan sweep cancelled afterwards: the ledger's word on it."""
+        view = shot.view
+        if view is None or not any(w.status is WaveStatus.CANCELLED and w.job_id for w in view.waves):
+            return
+        result = (await read_reconciled(self.client, shot.run_id)).result
+        if result is not None and result.jobs:
+            shot.reconciled = _cancelled_by_id(result)
+            shot.view = view.model_copy(update=shown_update(view, result))
 
     async def _reconciled(self, shot: Snapshot) -> None:
         """A run ended behind its code: its last jobs as the reconciler left them, its hours stopped.
@@ -109,8 +123,7 @@ class RunReads:
         view, result = shot.view, reconciled.result
         shot.reconciled, shot.settled = reconciled.note, reconciled.settled
         if result is not None and result.jobs:
-            ids = ", ".join(job.job_id for job in result.jobs)
-            shot.reconciled = f"the reconciler cancelled its jobs by exact id: {ids}"
+            shot.reconciled = _cancelled_by_id(result)
         if view is None:
             return
         update = shown_update(view, result) if result is not None else {}
@@ -161,3 +174,7 @@ class RunReads:
                 return None
             return request if isinstance(request, RunRequest) else None
         return None
+
+
+def _cancelled_by_id(result: ReconcileResult) -> str:
+    return f"the reconciler cancelled its jobs by exact id: {', '.join(job.job_id for job in result.jobs)}"
