@@ -215,6 +215,8 @@ class RunState:
             raise TransitionError(row, f"run {self.run_id}", self.phase)
         self.phase = row.target
         self._effect |= row.effect
+        if self.phase.is_final():  # an ended run is in no state: NpaflowState, status and the page agree
+            self.current_states = []
 
     def run_started(
         self, *, workflow: str, ledger_uri: str, backend: BackendName, page_url: str = ""

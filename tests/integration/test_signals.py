@@ -11,7 +11,7 @@ from npaflow.runtime.summary import RunStatusView
 from tests.harness import Harness, RunOutcome
 from tests.helpers import eventually
 from tests.integration.fake_backend import FakeBackend
-from workflows_def import PHASE_ATTRIBUTE
+from workflows_def import PHASE_ATTRIBUTE, STATE_ATTRIBUTE
 
 pytestmark = pytest.mark.integration
 
@@ -99,6 +99,27 @@ async def test_a_signal_with_too_few_or_too_many_inputs_is_dropped_and_the_run_s
         ("cancel", ["operator said stop"]),
     )
     assert outcome.ledger.cancel_reason == "operator said stop"
+
+
+async def test_a_cancelled_run_is_in_no_state_in_the_temporal_ui_nor_its_status(
+    harness: Harness, fake: FakeBackend
+) -> None:
+    """Filtering the UI by NpaflowState finds open runs only: an ended run's attribute is emptied."""
+    fake.default = ["RUNNING"]
+    async with harness.worker():
+        handle = await harness.start("runtime/fanout.yaml")
+        await eventually(lambda: len(fake.launches) == 1)
+
+        async def in_a_state() -> bool:
+            return bool((await handle.describe()).typed_search_attributes.get(STATE_ATTRIBUTE))
+
+        await eventually(in_a_state)
+        await handle.signal("cancel", "operator said stop")
+        await harness.finish(handle)
+        described = await handle.describe()
+        status = await handle.query("status", result_type=RunStatusView)
+    assert not described.typed_search_attributes.get(STATE_ATTRIBUTE)  # emptied: Temporal drops it
+    assert (status.phase.value, status.current_states) == ("cancelled", [])
 
 
 async def test_an_input_sent_with_a_signal_that_takes_none_is_discarded_and_the_signal_obeyed(
