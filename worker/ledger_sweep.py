@@ -12,6 +12,11 @@ launched, and once every launch its history scheduled left one, the ledger is
 written from them (none scheduled: a run that launched nothing). A GPU quota
 pool frees the run's GPUs once its ledger shows every job ended.
 
+A run whose own cleanup cancelled a job without seeing it end (its memo counts
+`unverified_cancels`) is followed too: once the job has ended, on its own or by a
+late cancel, its attempt is clocked to the job's own end, so every hour it ran is
+counted (while it runs, the orphan sweep cancels it and clocks it to that cancel).
+
 Fail closed: a run Temporal cannot describe, a ledger that cannot be read, a
 job whose record cannot be read, or a job that is still live, leaves the
 ledger alone until a later sweep (the orphan sweep cancels live jobs).
@@ -53,7 +58,10 @@ OVERLAP = timedelta(minutes=5)
 _CLOSED_WITHOUT_CODE = ("Terminated", "TimedOut", "Failed")
 #: Phases a run's own ending never leaves behind.
 _UNENDED_PHASES = tuple(phase.value for phase in RunPhase if not phase.is_final())
+#: Endings whose cleanup cancels jobs (and may not see a cancel take).
+_CLEANED_UP_PHASES = (RunPhase.CANCELLED.value, RunPhase.FAILED.value)
 _SPEC = SearchAttributeKey.for_keyword(SearchAttribute.WORKFLOW.value)
+_PHASE = SearchAttributeKey.for_keyword(SearchAttribute.PHASE.value)
 
 
 class Unsettled(Exception):
@@ -70,13 +78,15 @@ class LedgerSweep:
         self.settled: set[tuple[str, str]] = set()  # (run id, execution) checked for good
 
     def query(self, since: datetime) -> str:
-        """The visibility query: this queue's runs closed without their code since `since`."""
+        """The visibility query: this queue's runs closed since `since` without their code, or cleaned up."""
         statuses = ", ".join(f"'{status}'" for status in _CLOSED_WITHOUT_CODE)
         phases = ", ".join(f"'{phase}'" for phase in _UNENDED_PHASES)
+        cleaned = ", ".join(f"'{phase}'" for phase in _CLEANED_UP_PHASES)
+        phase = SearchAttribute.PHASE.value
         return (
             f"WorkflowType = '{WORKFLOW_TYPE}' AND TaskQueue = '{self.context.task_queue}' "
-            f"AND ExecutionStatus IN ({statuses}) AND {SearchAttribute.PHASE.value} IN ({phases}) "
-            f"AND CloseTime > '{since.strftime('%Y-%m-%dT%H:%M:%SZ')}'"
+            f"AND CloseTime > '{since.strftime('%Y-%m-%dT%H:%M:%SZ')}' "
+            f"AND ((ExecutionStatus IN ({statuses}) AND {phase} IN ({phases})) OR {phase} IN ({cleaned}))"
         )
 
     async def sweep(self) -> int:
@@ -103,16 +113,20 @@ class LedgerSweep:
     async def _close(self, execution: WorkflowExecution) -> int:
         """Hand one run's open ledger to its reconciler (1), or settle it as needing nothing (0)."""
         run_id = RunId(execution.id)
+        memo = RunMemo.read(await execution.memo())
+        cleaned_up = execution.typed_search_attributes.get(_PHASE) in _CLEANED_UP_PHASES
+        if cleaned_up and not memo.unverified_cancels:
+            return 0  # its cleanup saw every job it cancelled end
         newest = await self.client.get_workflow_handle(run_id).describe()
         if newest.run_id != execution.run_id:
             return 0  # a newer execution owns the ledger (or is listed itself when closed)
         standing = standing_of(newest.status)
-        if standing.ending is RunEnding.OPEN:
+        if standing.ending is RunEnding.OPEN or not memo.ledger_uri:
             return 0
-        ledger_uri = RunMemo.read(await execution.memo()).ledger_uri
-        if not ledger_uri:
-            return 0
-        closure = await self._closure(execution, ledger_uri)
+        ledger_uri = memo.ledger_uri
+        closure = await (
+            self._unverified(execution, ledger_uri) if cleaned_up else self._closure(execution, ledger_uri)
+        )
         if closure is None:
             return 0
         batch = OrphanBatch(run_id=run_id, ending=standing.ending, closure=closure)
@@ -142,6 +156,22 @@ class LedgerSweep:
             return LedgerClosure(ledger_uri=ledger_uri, workflow=workflow, ended=ended)
         backend = self.context.backend((await started_request(self.client, handle)).backend)
         ended = [await self._ended(backend, wave) for wave in in_flight(ledger) if wave.job_id]
+        return LedgerClosure(ledger_uri=ledger_uri, workflow=ledger.workflow, ended=ended)
+
+    async def _unverified(self, execution: WorkflowExecution, ledger_uri: str) -> LedgerClosure | None:
+        """The jobs a run's cleanup cancelled without seeing them end, once each has ended (None: none left).
+
+        An attempt the orphan sweep's cancel has since verified is no longer unverified.
+        """
+        ledger = await read_ledger(self.context.storage, ledger_uri)
+        pending = (
+            [wave for wave in ledger.waves if wave.cancel_unverified() and wave.job_id] if ledger else []
+        )
+        if ledger is None or not pending:
+            return None
+        handle = self.client.get_workflow_handle(execution.id, run_id=execution.run_id)
+        backend = self.context.backend((await started_request(self.client, handle)).backend)
+        ended = [await self._ended(backend, wave) for wave in pending]
         return LedgerClosure(ledger_uri=ledger_uri, workflow=ledger.workflow, ended=ended)
 
     async def _ended(self, backend: Backend, wave: WaveAttemptRecord) -> EndedJob:

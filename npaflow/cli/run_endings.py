@@ -71,7 +71,24 @@ async def _swept_after_cleanup(client: Client, report: StatusReport) -> StatusRe
     if not any(wave.status is WaveStatus.CANCELLED and wave.job_id for wave in report.waves):
         return report
     result = (await read_reconciled(client, report.run_id)).result
-    return _with_reconciled(report, result) if result is not None and result.jobs else report
+    if result is None or not (result.jobs or result.ledger is not None):  # none cancelled, none seen ended
+        return report
+    return _with_reconciled(report, result, _seen_ended(report, result))
+
+
+def _seen_ended(report: StatusReport, result: ReconcileResult) -> str:
+    """The jobs the ledger sweep saw end after the run's cancel of them was not seen to take."""
+    cancelled = {job.job_id for job in result.jobs}
+    ended = {(a.key, a.attempt): a for a in result.ledger.ended} if result.ledger else {}
+    seen = [
+        f"job {wave.job_id} ({wave.key}, attempt {wave.attempt}) ended {after.sky_status.value} "
+        f"after the run's cancel was not seen to take; its hours count to {after.ended_at or 'then'}"
+        for wave in report.waves
+        if wave.job_id not in cancelled
+        and (after := ended.get((wave.key, wave.attempt))) is not None
+        and after.sky_status is not None
+    ]
+    return "; ".join(seen)
 
 
 def _with_reconciled(report: StatusReport, result: ReconcileResult, note: str = "") -> StatusReport:

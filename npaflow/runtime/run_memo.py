@@ -26,6 +26,7 @@ class RunMemo(BaseModel):
     waited_seconds: float | None = None  # how long its waves waited for quota GPUs, once it ended
     node_hours: float | None = None
     ledger_behind: str = ""  # why the last export failed, while the ledger is behind
+    unverified_cancels: int = 0  # jobs the run's end cancelled without seeing them end (a sweep follows)
 
     @classmethod
     def read(cls, raw: Mapping[str, Any]) -> RunMemo:
@@ -53,4 +54,6 @@ class RunMemo(BaseModel):
             memo["waited_seconds"] = self.waited_seconds
         if self.ledger_behind:
             memo["ledger_behind"] = self.ledger_behind
+        if self.unverified_cancels:
+            memo["unverified_cancels"] = self.unverified_cancels
         return memo

@@ -478,6 +478,55 @@ async def test_a_cancel_the_backend_never_acted_on_is_said_and_the_sweep_cancels
     assert round(sink.total(Metric.NODE_HOURS), 4) == round(ledger["usage"]["node_hours"], 4)  # counted once
 
 
+async def test_a_job_that_ends_on_its_own_after_a_cancel_never_acted_on_is_clocked_to_its_own_end(
+    fake_sky_harness: Harness, fake_sky, env: WorkflowEnvironment, tmp_path: Path, sink: RecordingSink
+) -> None:
+    from tests.integration.fake_skypilot import statuses
+    from worker.ledger_sweep import LedgerSweep
+
+    fake_sky.default = [statuses("PENDING"), statuses("RUNNING")]
+    fake_sky.cancels_ignored = 1  # the run's own cancel is accepted and never acted on
+    fake_sky_harness.reconcile_seconds = 0  # no orphan sweep: the job is left to end on its own
+    run_id = f"rt-sky-ends-alone-{uuid.uuid4().hex[:6]}"
+    async with fake_sky_harness.worker():
+        handle = await fake_sky_harness.start(
+            SPEC, run_id=run_id, vars={"root": str(tmp_path)}, backend="skypilot", poll_seconds=0.2
+        )
+        await eventually(
+            lambda: fake_sky.jobs and fake_sky.jobs[1].statuses == statuses("RUNNING"), what="job running"
+        )
+        await handle.signal("cancel", "operator said stop")
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+        (ended,) = ledger_of(fake_sky_harness.home, run_id)["waves"]
+        fake_sky.jobs[1].script = [statuses("RUNNING"), statuses("SUCCEEDED")]  # runs on, then ends
+        sweep = LedgerSweep(fake_sky_harness.client, fake_sky_harness.context())
+        assert await sweep.sweep() == 0  # still running: left for a later sweep (the orphan sweep's)
+        await asyncio.sleep(1.0)  # the job runs on, and bills
+        assert await sweep.sweep() == 1  # it has ended: its attempt is clocked to its end
+
+        def clocked() -> dict | None:
+            (wave,) = ledger_of(fake_sky_harness.home, run_id)["waves"]
+            return wave if wave["cancellation"]["state"] == "verified" else None
+
+        wave = await eventually(clocked, timeout=BOUND_SECONDS, what="attempt clocked to the job's end")
+        ledger = ledger_of(fake_sky_harness.home, run_id)
+        text = await npaflow_status(env, run_id)
+        assert await sweep.sweep() == 0  # settled: once is enough
+    assert fake_sky.cancel_calls == [[1]]  # nothing cancels a job that has ended
+    assert (ended["cancellation"]["state"], wave["status"], wave["sky_status"]) == (
+        "requested",
+        "cancelled",
+        "SUCCEEDED",
+    )
+    assert wave["node_hours"] > ended["node_hours"] + 0.9 / 3600  # every hour it ran, to its own end
+    assert "the job then ended SUCCEEDED" in wave["reconciliation"][-1]
+    assert f"(node_hours {ledger['usage']['node_hours']:.4f};" in text
+    assert "ended SUCCEEDED after the run's cancel was not seen to take" in text
+    install_metrics(None)
+    assert round(sink.total(Metric.NODE_HOURS), 4) == round(ledger["usage"]["node_hours"], 4)  # counted once
+
+
 async def test_a_resume_polls_the_job_a_cancel_never_stopped_instead_of_launching_beside_it(
     fake_sky_harness: Harness, fake_sky, tmp_path: Path
 ) -> None:

@@ -151,3 +151,41 @@ def test_an_attempt_cancelled_without_its_end_seen_is_clocked_again_to_the_sweep
     assert (stored.waves[0].node_hours, wave.node_hours) == (0.1, 0.2)  # six minutes more, one node
     (more,) = added_hours(stored.waves, delta.waves).values()
     assert (more.node_hours, more.gpu_hours) == pytest.approx((0.1, 0.2))  # only what the sweep added
+
+
+def test_an_attempt_cancelled_without_its_end_seen_is_clocked_to_its_jobs_own_end_once_it_ended() -> None:
+    from npaflow.runtime.ledger import Cancellation
+    from npaflow.runtime.vocabulary import CancellationState, LedgerStatus
+
+    requested = Cancellation(state=CancellationState.REQUESTED)
+    cancelled = running_attempt().model_copy(
+        update={"status": WaveStatus.CANCELLED, "ended_at": END, "cancellation": requested}
+    )
+    waves, status = [cancelled.with_hours()], LedgerStatus.CANCELLED
+    stored = RuntimeLedger(workflow="w", run_id="r1", api_version="v", status=status, waves=waves)
+    own_end = "2026-12-07T10:18:00Z"  # twelve minutes after the run's cleanup gave up on it
+    row = TaskRow(job_id="w1-1", task_name="slow", status=JobStatus.SUCCEEDED, start_at=START, end_at=own_end)
+    job = EndedJob(job_id="w1-1", status=JobStatus.SUCCEEDED, tasks=[row])
+    request = RecordReconciledInput(
+        run_id="r1", ledger_uri="file:///l", ending=RunEnding.CANCELLED, ended=[job], close=True
+    )
+    delta = reconciled_delta(stored, request, now="2026-12-07T11:00:00Z")
+    (wave,) = delta.waves
+    assert delta.status is None and delta.error is None  # the run's own ending stands
+    assert (wave.status, wave.sky_status, wave.ended_at) == (
+        WaveStatus.CANCELLED,
+        JobStatus.SUCCEEDED,
+        own_end,
+    )
+    assert wave.cancellation.state is CancellationState.VERIFIED  # its end was seen, if not the cancel's
+    assert (stored.waves[0].node_hours, wave.node_hours) == (0.1, 0.3)  # every minute it ran, no more
+    assert "ended SUCCEEDED" in wave.reconciliation[-1]
+
+
+def test_an_attempt_whose_cancel_was_seen_to_take_is_left_as_it_is_by_a_close() -> None:
+    stored, _ = closed_ledger()
+    job = EndedJob(job_id="w1-1", status=JobStatus.SUCCEEDED)
+    request = RecordReconciledInput(
+        run_id="r1", ledger_uri="file:///l", ending=RunEnding.CANCELLED, ended=[job], close=True
+    )
+    assert reconciled_delta(stored, request, now="2026-12-07T12:00:00Z").waves == []

@@ -104,6 +104,8 @@ class RunRecorder:
             kept = kept.model_copy(update={"gpu_hours": usage.gpu_hours, "node_hours": usage.node_hours})
             if state.quota.by_id:  # only runs that waited: every other memo stays as it was
                 kept = kept.model_copy(update={"waited_seconds": round(state.quota.waited_seconds(), 1)})
+            if state.waves.unverified:  # the workers' ledger sweep follows such jobs until they end
+                kept = kept.model_copy(update={"unverified_cancels": len(state.waves.unverified)})
         if state.ledger.failed_export:
             kept = kept.model_copy(update={"ledger_behind": state.ledger.failed_export[:300]})
         memo = kept.kept()

@@ -109,7 +109,7 @@ class RunReads:
         if view is None or not any(w.status is WaveStatus.CANCELLED and w.job_id for w in view.waves):
             return
         result = (await read_reconciled(self.client, shot.run_id)).result
-        if result is not None and result.jobs:
+        if result is not None and (result.jobs or result.ledger is not None):  # cancelled, or seen ended
             shot.reconciled = _cancelled_by_id(result)
             shot.view = view.model_copy(update=shown_update(view, result))
 
@@ -122,7 +122,7 @@ class RunReads:
         reconciled = await read_reconciled(self.client, shot.run_id)
         view, result = shot.view, reconciled.result
         shot.reconciled, shot.settled = reconciled.note, reconciled.settled
-        if result is not None and result.jobs:
+        if result is not None and (result.jobs or result.ledger is not None):  # cancelled, or seen ended
             shot.reconciled = _cancelled_by_id(result)
         if view is None:
             return

@@ -6,7 +6,7 @@ apply these, and write the result with the ledger's own merge.
 
 from __future__ import annotations
 
-from npaflow.runtime.ledger import LedgerDelta, ReconciledJob, RuntimeLedger, WaveAttemptRecord
+from npaflow.runtime.ledger import Cancellation, LedgerDelta, ReconciledJob, RuntimeLedger, WaveAttemptRecord
 from npaflow.runtime.reconcile.models import EndedJob, RecordReconciledInput
 from npaflow.runtime.status import JobStatus
 from npaflow.runtime.vocabulary import CancellationState, LedgerStatus, RunEnding, WaveStatus
@@ -57,7 +57,8 @@ def reconciled_delta(stored: RuntimeLedger, request: RecordReconciledInput, *, n
     up to the sweep's cancel: the job ran (and billed) until then.
 
     Closing (`request.close`), each attempt whose job ended on its own gets what the
-    job's own record says, and an attempt that never got a job is cancelled.
+    job's own record says, an attempt that never got a job is cancelled, and an attempt
+    the run's cleanup cancelled unverified is clocked up to its job's own end.
     """
     waves: list[WaveAttemptRecord] = []
     for job in (j for j in request.jobs if not j.skipped):
@@ -135,6 +136,9 @@ def _closed(
                     update={"status": WaveStatus.CANCELLED, "ended_at": now, "error": record.error or error}
                 )
             )
+    for record in stored.waves:  # cancelled by the run's cleanup, not seen to end then
+        if record.cancel_unverified() and record.job_id in ended and record.job_id not in done:
+            closed.append(_ended_after_cancel(record, ended[record.job_id], now))
     return closed
 
 
@@ -153,6 +157,22 @@ def _ended_alone(record: WaveAttemptRecord, job: EndedJob, ending: RunEnding, no
         "ended_at": ends[-1] if ends else now,
         "sky_status": job.status,
         "error": record.error or (note if status is not WaveStatus.SUCCEEDED else ""),
+        "reconciliation": [*record.reconciliation, note],
+    }
+    if job.tasks:
+        update["tasks"] = job.tasks
+    return record.model_copy(update=update).with_hours()
+
+
+def _ended_after_cancel(record: WaveAttemptRecord, job: EndedJob, now: str) -> WaveAttemptRecord:
+    """An attempt whose cancel the run did not see take, once its job ended: clocked to the job's end."""
+    ends = sorted(row.end_at for row in job.tasks if row.end_at)
+    how = "no longer listed by the backend" if job.status is JobStatus.ABSENT else f"ended {job.status.value}"
+    note = f"the run's cancel was not seen to take; the job then {how} (seen by the workers' ledger sweep)"
+    update: dict[str, object] = {
+        "ended_at": ends[-1] if ends else now,
+        "sky_status": job.status,
+        "cancellation": Cancellation(state=CancellationState.VERIFIED),
         "reconciliation": [*record.reconciliation, note],
     }
     if job.tasks:
