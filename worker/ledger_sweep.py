@@ -94,9 +94,10 @@ class LedgerSweep:
         started = datetime.now(UTC)
         since = self.since - OVERLAP if self.since else started - START_LOOKBACK
         earliest_unsettled: datetime | None = None
-        handed = 0
+        handed, listed = 0, set()
         async for execution in self.client.list_workflows(self.query(since)):
             key = (execution.id, execution.run_id)
+            listed.add(key)
             if key in self.settled:
                 continue
             try:
@@ -107,6 +108,7 @@ class LedgerSweep:
                 earliest_unsettled = min(closed, earliest_unsettled or closed)
                 continue
             self.settled.add(key)
+        self.settled &= listed  # the window only moves on: what it no longer lists never comes back
         self.since = min(started, earliest_unsettled + OVERLAP) if earliest_unsettled else started
         return handed
 
