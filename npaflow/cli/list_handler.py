@@ -105,6 +105,7 @@ async def _row(run: WorkflowExecution, now: datetime) -> RunRow:
         duration_seconds=round((end - run.start_time).total_seconds(), 1),
         gpu_hours=memo.gpu_hours,
         waited_seconds=memo.waited_seconds,
+        unverified_cancels=memo.unverified_cancels,
     )
 
 
@@ -195,8 +196,13 @@ async def _reconciled_rows(client: Client, rows: list[RunRow]) -> list[RunRow]:
     """Runs ended behind their code, with the GPU-hours their ledger counts once the reconciler wrote it.
 
     Their memo has no total (their code never ended them); the reconcile workflow's answer has.
+    So has a run whose end cancelled a job unverified: the job's hours since are the reconciler's.
     """
-    behind = [row for row in rows if row.phase in _ENDED_BEHIND_STATUS and row.gpu_hours is None]
+    behind = [
+        row
+        for row in rows
+        if (row.phase in _ENDED_BEHIND_STATUS and row.gpu_hours is None) or row.unverified_cancels
+    ]
     answers = await asyncio.gather(*(read_reconciled(client, row.run_id) for row in behind))
     return [
         row.model_copy(update={"gpu_hours": answer.result.ledger.usage.gpu_hours})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class RunRow(BaseModel):
@@ -24,6 +24,8 @@ class RunRow(BaseModel):
     executions: int = 1
     waiting_for: str = ""  # `quota POOL (N GPUs, position P)` or `run R's cache entry` while it waits
     no_worker: str = ""  # why nothing moves an open run now (no worker, or none of its build)
+    #: Jobs its end cancelled unverified: the reconciler may since have clocked them further (not shown).
+    unverified_cancels: int = Field(default=0, exclude=True)
 
     def shown_phase(self) -> str:
         """The phase as the list says it, with what the run waits for (a GPU quota, or a worker)."""

@@ -489,8 +489,8 @@ async def test_a_job_that_ends_on_its_own_after_a_cancel_never_acted_on_is_clock
     fake_sky_harness.reconcile_seconds = 0  # no orphan sweep: the job is left to end on its own
     run_id = f"rt-sky-ends-alone-{uuid.uuid4().hex[:6]}"
     async with fake_sky_harness.worker():
-        handle = await fake_sky_harness.start(
-            SPEC, run_id=run_id, vars={"root": str(tmp_path)}, backend="skypilot", poll_seconds=0.2
+        handle = await fake_sky_harness.start(  # 8 GPUs a node: every hour counts 8 GPU-hours
+            "runtime/gpu-budget.yaml", run_id=run_id, vars={"root": str(tmp_path)}, backend="skypilot"
         )
         await eventually(
             lambda: fake_sky.jobs and fake_sky.jobs[1].statuses == statuses("RUNNING"), what="job running"
@@ -512,6 +512,7 @@ async def test_a_job_that_ends_on_its_own_after_a_cancel_never_acted_on_is_clock
         wave = await eventually(clocked, timeout=BOUND_SECONDS, what="attempt clocked to the job's end")
         ledger = ledger_of(fake_sky_harness.home, run_id)
         text = await npaflow_status(env, run_id)
+        listed = json.loads(await npaflow_status(env, run_id, "--phase", "cancelled", command="list"))
         assert await sweep.sweep() == 0  # settled: once is enough
     assert fake_sky.cancel_calls == [[1]]  # nothing cancels a job that has ended
     assert (ended["cancellation"]["state"], wave["status"], wave["sky_status"]) == (
@@ -523,6 +524,8 @@ async def test_a_job_that_ends_on_its_own_after_a_cancel_never_acted_on_is_clock
     assert "the job then ended SUCCEEDED" in wave["reconciliation"][-1]
     assert f"(node_hours {ledger['usage']['node_hours']:.4f};" in text
     assert "ended SUCCEEDED after the run's cancel was not seen to take" in text
+    (row,) = [row for row in listed if row["run_id"] == run_id]
+    assert row["gpu_hours"] == ledger["usage"]["gpu_hours"]  # `list` counts what the ledger counts
     install_metrics(None)
     assert round(sink.total(Metric.NODE_HOURS), 4) == round(ledger["usage"]["node_hours"], 4)  # counted once
 
