@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio.client import WorkflowFailureError, WorkflowHandle
@@ -78,6 +79,18 @@ async def complete_the_await(env: WorkflowEnvironment, handle: WorkflowHandle, r
         *("--workflow-id", handle.id, "--result", result, "--address", address),
     )
     assert await completing.wait() == 0
+
+
+async def cancelled_while_its_job_runs(fake_sky: Any, handle: WorkflowHandle) -> None:
+    """Cancel the run once its first job runs, and wait for the run to end (it fails: cancelled)."""
+    from tests.integration.fake_skypilot import statuses
+
+    await eventually(
+        lambda: fake_sky.jobs and fake_sky.jobs[1].statuses == statuses("RUNNING"), what="job running"
+    )
+    await handle.signal("cancel", "operator said stop")
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
 
 
 async def npaflow_status(env: WorkflowEnvironment, run_id: str, *extra: str, command: str = "status") -> str:
@@ -450,12 +463,7 @@ async def test_a_cancel_the_backend_never_acted_on_is_said_and_the_sweep_cancels
         handle = await fake_sky_harness.start(
             SPEC, run_id=run_id, vars={"root": str(tmp_path)}, backend="skypilot", poll_seconds=0.2
         )
-        await eventually(
-            lambda: fake_sky.jobs and fake_sky.jobs[1].statuses == statuses("RUNNING"), what="job running"
-        )
-        await handle.signal("cancel", "operator said stop")
-        with pytest.raises(WorkflowFailureError):
-            await handle.result()
+        await cancelled_while_its_job_runs(fake_sky, handle)
         (ended,) = ledger_of(fake_sky_harness.home, run_id)["waves"]
         await asyncio.sleep(1.0)  # the job runs on, and bills
         async with sweeping(fake_sky_harness.client, fake_sky_harness.context(), 0.5):
@@ -492,12 +500,7 @@ async def test_a_job_that_ends_on_its_own_after_a_cancel_never_acted_on_is_clock
         handle = await fake_sky_harness.start(  # 8 GPUs a node: every hour counts 8 GPU-hours
             "runtime/gpu-budget.yaml", run_id=run_id, vars={"root": str(tmp_path)}, backend="skypilot"
         )
-        await eventually(
-            lambda: fake_sky.jobs and fake_sky.jobs[1].statuses == statuses("RUNNING"), what="job running"
-        )
-        await handle.signal("cancel", "operator said stop")
-        with pytest.raises(WorkflowFailureError):
-            await handle.result()
+        await cancelled_while_its_job_runs(fake_sky, handle)
         (ended,) = ledger_of(fake_sky_harness.home, run_id)["waves"]
         fake_sky.jobs[1].script = [statuses("RUNNING"), statuses("SUCCEEDED")]  # runs on, then ends
         sweep = LedgerSweep(fake_sky_harness.client, fake_sky_harness.context())
@@ -542,12 +545,7 @@ async def test_a_resume_polls_the_job_a_cancel_never_stopped_instead_of_launchin
     options = {"vars": {"root": str(tmp_path)}, "backend": "skypilot", "poll_seconds": 0.2}
     async with fake_sky_harness.worker():
         handle = await fake_sky_harness.start(SPEC, run_id=run_id, **options)
-        await eventually(
-            lambda: fake_sky.jobs and fake_sky.jobs[1].statuses == statuses("RUNNING"), what="job running"
-        )
-        await handle.signal("cancel", "operator said stop")
-        with pytest.raises(WorkflowFailureError):
-            await handle.result()
+        await cancelled_while_its_job_runs(fake_sky, handle)
         fake_sky.jobs[1].script = [statuses("RUNNING"), statuses("SUCCEEDED")]  # it runs to its end
         fake_sky.default = [statuses("SUCCEEDED")]
         (tmp_path / run_id).mkdir()

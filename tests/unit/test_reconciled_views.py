@@ -128,10 +128,9 @@ def test_what_the_ledger_says_of_a_closed_batch_names_its_group_and_how_many_mem
     assert (attempt.group, attempt.members) == ("work", 3)
 
 
-def test_an_attempt_cancelled_without_its_end_seen_is_clocked_again_to_the_sweeps_cancel() -> None:
-    from npaflow.runtime.ledger import Cancellation, ReconciledJob
-    from npaflow.runtime.reconcile.models import RecordReconciledInput
-    from npaflow.runtime.reconcile.uncounted import added_hours
+def cancelled_unverified() -> RuntimeLedger:
+    """A cancelled run's ledger: its cleanup asked to cancel the job at END and never saw it end."""
+    from npaflow.runtime.ledger import Cancellation
     from npaflow.runtime.vocabulary import CancellationState, LedgerStatus
 
     requested = Cancellation(state=CancellationState.REQUESTED)
@@ -139,7 +138,16 @@ def test_an_attempt_cancelled_without_its_end_seen_is_clocked_again_to_the_sweep
         update={"status": WaveStatus.CANCELLED, "ended_at": END, "cancellation": requested}
     )
     waves, status = [cancelled.with_hours()], LedgerStatus.CANCELLED
-    stored = RuntimeLedger(workflow="w", run_id="r1", api_version="v", status=status, waves=waves)
+    return RuntimeLedger(workflow="w", run_id="r1", api_version="v", status=status, waves=waves)
+
+
+def test_an_attempt_cancelled_without_its_end_seen_is_clocked_again_to_the_sweeps_cancel() -> None:
+    from npaflow.runtime.ledger import Cancellation, ReconciledJob
+    from npaflow.runtime.reconcile.models import RecordReconciledInput
+    from npaflow.runtime.reconcile.uncounted import added_hours
+    from npaflow.runtime.vocabulary import CancellationState
+
+    stored = cancelled_unverified()
     verified = Cancellation(state=CancellationState.VERIFIED)
     job = ReconciledJob(job_id="w1-1", run_ending=RunEnding.CANCELLED, cancellation=verified)
     ending = RunEnding.CANCELLED
@@ -154,15 +162,9 @@ def test_an_attempt_cancelled_without_its_end_seen_is_clocked_again_to_the_sweep
 
 
 def test_an_attempt_cancelled_without_its_end_seen_is_clocked_to_its_jobs_own_end_once_it_ended() -> None:
-    from npaflow.runtime.ledger import Cancellation
-    from npaflow.runtime.vocabulary import CancellationState, LedgerStatus
+    from npaflow.runtime.vocabulary import CancellationState
 
-    requested = Cancellation(state=CancellationState.REQUESTED)
-    cancelled = running_attempt().model_copy(
-        update={"status": WaveStatus.CANCELLED, "ended_at": END, "cancellation": requested}
-    )
-    waves, status = [cancelled.with_hours()], LedgerStatus.CANCELLED
-    stored = RuntimeLedger(workflow="w", run_id="r1", api_version="v", status=status, waves=waves)
+    stored = cancelled_unverified()
     own_end = "2026-12-07T10:18:00Z"  # twelve minutes after the run's cleanup gave up on it
     row = TaskRow(job_id="w1-1", task_name="slow", status=JobStatus.SUCCEEDED, start_at=START, end_at=own_end)
     job = EndedJob(job_id="w1-1", status=JobStatus.SUCCEEDED, tasks=[row])
