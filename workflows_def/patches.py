@@ -36,6 +36,8 @@ MEMBER_RETRIES = "fan-out-member-retries-v1"
 QUOTA_RELEASE_AFTER_CANCEL = "quota-release-after-cancel-v1"
 #: A resume polls (adopts) a job an earlier execution cancelled without seeing it end: none launch beside it.
 ADOPT_UNVERIFIED_CANCEL = "adopt-unverified-cancel-v1"
+#: A wave whose cancel at the run's end was not seen to take keeps its GPUs until the pool sees the job end.
+QUOTA_HELD_WHILE_UNVERIFIED = "quota-held-while-cancel-unverified-v1"
 
 
 def loads_locally() -> bool:

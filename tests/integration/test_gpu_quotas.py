@@ -42,6 +42,7 @@ from tests.helpers import COLD_WORKER_SECONDS, eventually, free_port
 from tests.spec_factory import gpu_spec
 from worker.main import workflow_runner
 from workflows_def import PHASE_ATTRIBUTE, WORKFLOWS, NpaWorkflowRun
+from workflows_def.quota.pool_workflow import LIVENESS
 
 pytestmark = pytest.mark.integration
 
@@ -673,3 +674,35 @@ async def test_a_cancelled_holders_gpus_go_to_its_waiter_only_once_its_job_has_s
     assert outcome.status == "succeeded", outcome.error
     assert any(s.by_team.get("w") for s in seen)
     assert max(sum(s.by_team.values()) for s in seen) <= 8, [s.by_team for s in seen if len(s.by_team) > 1]
+
+
+async def test_a_cancelled_holder_whose_cancel_never_took_keeps_its_gpus_until_its_job_is_seen_to_end(
+    env: WorkflowEnvironment, fake_sky_harness: Harness, fake_sky: Any, tmp_path: Path
+) -> None:
+    """Pool of 8: the holder's cancel is accepted and never acted on, so its job runs on, on its 8 GPUs."""
+    from tests.integration.fake_skypilot import statuses
+    from worker.ledger_sweep import LedgerSweep
+
+    fake_sky.default = [statuses("PENDING"), statuses("RUNNING")]
+    fake_sky.cancels_ignored = 1
+    fake_sky_harness.reconcile_seconds = 0  # no orphan sweep: the job is left to end on its own
+    options: dict[str, Any] = {"backend": "skypilot", "poll_seconds": 0.2}
+    async with fake_sky_harness.worker():
+        pool = await new_pool(env.client, fake_sky_harness, 8)
+        holder = await fake_sky_harness.start(gpu_spec(tmp_path, "h"), quota=QuotaClaim(pool=pool), **options)
+        await eventually(lambda: fake_sky.jobs and fake_sky.jobs[1].statuses == statuses("RUNNING"))
+        fake_sky.default = [statuses("SUCCEEDED")]  # the waiter's job, once it launches
+        waiter = await fake_sky_harness.start(gpu_spec(tmp_path, "w"), quota=QuotaClaim(pool=pool), **options)
+        await wait_for(env.client, pool, lambda s: len(s.waiting) == 1)
+        await holder.signal("cancel", "stop")
+        cancelled = await asyncio.wait_for(fake_sky_harness.finish(holder), 120)
+        await asyncio.sleep(LIVENESS.total_seconds() + 1)  # the pool has checked its closed holder
+        held, launched = await pool_status(env.client, pool), sorted(fake_sky.jobs)
+        fake_sky.jobs[1].script = [statuses("SUCCEEDED")]  # the job ends on its own
+        sweep = LedgerSweep(fake_sky_harness.client, fake_sky_harness.context())
+        await eventually(sweep.sweep, timeout=30, what="the ledger sweep saw the job end")
+        outcome = await asyncio.wait_for(fake_sky_harness.finish(waiter), 120)
+    assert cancelled.ledger is not None and cancelled.ledger.waves[0].cancellation.state.value == "requested"
+    assert (held.in_use, len(held.waiting), launched) == (8, 1, [1])  # nothing launched beside its job
+    assert outcome.status == "succeeded", outcome.error
+    assert sorted(fake_sky.jobs) == [1, 2]

@@ -30,7 +30,12 @@ from npaflow.runtime.quota_waits import QuotaWait
 from npaflow.traversal import Wave, WaveOutcome
 from workflows_def.activity_calls import now
 from workflows_def.cleanup import Cleanup, cleaned_up
-from workflows_def.patches import QUOTA_RELEASE_AFTER_CANCEL, QUOTA_SET_ASIDE, QUOTA_SPENT_RELEASE
+from workflows_def.patches import (
+    QUOTA_HELD_WHILE_UNVERIFIED,
+    QUOTA_RELEASE_AFTER_CANCEL,
+    QUOTA_SET_ASIDE,
+    QUOTA_SPENT_RELEASE,
+)
 from workflows_def.run_deps import RunDeps
 from workflows_def.wave_layers import Next, Suspend, WaveCall
 
@@ -90,8 +95,25 @@ class QuotaLeases:
             return False
         if not workflow.patched(QUOTA_RELEASE_AFTER_CANCEL):
             return False
-        self.after_jobs_cancelled.append(give_back)
+        self.after_jobs_cancelled.append(lambda: self._held_or_given_back(wave, give_back))
         return True
+
+    def _held_or_given_back(self, wave: str, give_back: Cleanup) -> Coroutine[Any, Any, None]:
+        """Once the cleanup cancelled the wave's job: its GPUs go back, unless that cancel was not seen.
+
+        Such a job may still run on them: the lease stays with the pool, which frees it once the
+        closed run's ledger shows the job ended (the workers' sweeps write that: cancelled by id,
+        or ended on its own).
+        """
+        attempts = [record for record in self.state.waves.records() if str(record.key) == wave]
+        if not attempts or not attempts[-1].cancel_unverified():
+            return give_back()
+        if not workflow.patched(QUOTA_HELD_WHILE_UNVERIFIED):
+            return give_back()
+        self.holding.pop(wave, None)
+        self.granted_at.pop(wave, None)
+        self.state.quota_settled(wave, now=now())
+        return _held()
 
     async def _granted_then(
         self, pool: str, request: LeaseRequest, body: Callable[[], Awaitable[WaveOutcome]]
@@ -187,3 +209,7 @@ def waiting(pool: str, request: LeaseRequest, answer: LeaseAnswer) -> QuotaWait:
         capacity=answer.capacity,
         queued_at=at,
     )
+
+
+async def _held() -> None:
+    """Nothing to send: the pool keeps the lease until the run's ledger shows its job ended."""

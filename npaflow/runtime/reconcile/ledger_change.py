@@ -24,6 +24,7 @@ def in_flight(ledger: RuntimeLedger) -> list[WaveAttemptRecord]:
 def unended_jobs(ledger: RuntimeLedger) -> list[str]:
     """What a run's ledger does not show as ended: jobs in flight, cancels not verified."""
     live = [wave.job_id or f"wave {wave.key} (its job is not known yet)" for wave in in_flight(ledger)]
+    live += [wave.job_id for wave in ledger.latest_attempts().values() if wave.cancel_unverified()]
     live += [
         job.job_id
         for job in ledger.reconciled
