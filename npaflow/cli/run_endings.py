@@ -28,7 +28,7 @@ from npaflow.ids import RunId
 from npaflow.runtime.contract import INTERNAL_ERROR_PREFIX, RECONCILED_QUERY
 from npaflow.runtime.ledger import ReconciledJob
 from npaflow.runtime.reconcile import ReconcileResult, reconcile_workflow_id
-from npaflow.runtime.reconcile.shown import shown_update
+from npaflow.runtime.reconcile.shown import seen_ended, shown_update
 from npaflow.runtime.status import FailureClass
 from npaflow.runtime.summary import ReportedWave, RunStatusView, RunSummary, StatusReport
 from npaflow.runtime.usage import gpu_hours_text
@@ -71,24 +71,9 @@ async def _swept_after_cleanup(client: Client, report: StatusReport) -> StatusRe
     if not any(wave.status is WaveStatus.CANCELLED and wave.job_id for wave in report.waves):
         return report
     result = (await read_reconciled(client, report.run_id)).result
-    if result is None or not (result.jobs or result.ledger is not None):  # none cancelled, none seen ended
+    if result is None or not result.acted():
         return report
-    return _with_reconciled(report, result, _seen_ended(report, result))
-
-
-def _seen_ended(report: StatusReport, result: ReconcileResult) -> str:
-    """The jobs the ledger sweep saw end after the run's cancel of them was not seen to take."""
-    cancelled = {job.job_id for job in result.jobs}
-    ended = {(a.key, a.attempt): a for a in result.ledger.ended} if result.ledger else {}
-    seen = [
-        f"job {wave.job_id} ({wave.key}, attempt {wave.attempt}) ended {after.sky_status.value} "
-        f"after the run's cancel was not seen to take; its hours count to {after.ended_at or 'then'}"
-        for wave in report.waves
-        if wave.job_id not in cancelled
-        and (after := ended.get((wave.key, wave.attempt))) is not None
-        and after.sky_status is not None
-    ]
-    return "; ".join(seen)
+    return _with_reconciled(report, result, seen_ended(report, result))
 
 
 def _with_reconciled(report: StatusReport, result: ReconcileResult, note: str = "") -> StatusReport:

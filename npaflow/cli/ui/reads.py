@@ -25,7 +25,7 @@ from npaflow.document.models import WorkflowSpec
 from npaflow.document.yaml_source import parse_yaml
 from npaflow.errors import SpecError
 from npaflow.runtime.reconcile import ReconcileResult
-from npaflow.runtime.reconcile.shown import shown_update
+from npaflow.runtime.reconcile.shown import seen_ended, shown_update
 from npaflow.runtime.request import RunRequest
 from npaflow.runtime.summary import RunStatusView
 from npaflow.runtime.vocabulary import RunEnding, WaveStatus
@@ -109,8 +109,8 @@ class RunReads:
         if view is None or not any(w.status is WaveStatus.CANCELLED and w.job_id for w in view.waves):
             return
         result = (await read_reconciled(self.client, shot.run_id)).result
-        if result is not None and (result.jobs or result.ledger is not None):  # cancelled, or seen ended
-            shot.reconciled = _cancelled_by_id(result)
+        if result is not None and result.acted():
+            shot.reconciled = _cancelled_by_id(result) if result.jobs else seen_ended(view, result)
             shot.view = view.model_copy(update=shown_update(view, result))
 
     async def _reconciled(self, shot: Snapshot) -> None:
@@ -122,7 +122,7 @@ class RunReads:
         reconciled = await read_reconciled(self.client, shot.run_id)
         view, result = shot.view, reconciled.result
         shot.reconciled, shot.settled = reconciled.note, reconciled.settled
-        if result is not None and (result.jobs or result.ledger is not None):  # cancelled, or seen ended
+        if result is not None and result.jobs:
             shot.reconciled = _cancelled_by_id(result)
         if view is None:
             return

@@ -149,6 +149,10 @@ class ReconcileResult(BaseModel):
     jobs: list[ReconciledJob] = Field(default_factory=list)
     ledger: LedgerAfter | None = None
 
+    def acted(self) -> bool:
+        """True once it cancelled a job or wrote the run's ledger: the views take its word then."""
+        return bool(self.jobs) or self.ledger is not None
+
 
 class CheckRunInput(BaseModel):
     """Ask Temporal how a run's newest execution stands, and its ledger which jobs were kept."""

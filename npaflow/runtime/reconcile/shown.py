@@ -78,6 +78,21 @@ def shown_wave(wave: ShownWave, result: ReconcileResult) -> ShownWave:
     )
 
 
+def seen_ended(view: RunView, result: ReconcileResult) -> str:
+    """The jobs the ledger sweep saw end after the run's own cancel of them was not seen to take."""
+    cancelled = {job.job_id for job in result.jobs}
+    ended = {(a.key, a.attempt): a for a in result.ledger.ended} if result.ledger else {}
+    seen = [
+        f"job {wave.job_id} ({wave.key}, attempt {wave.attempt}) ended {after.sky_status.value} "
+        f"after the run's cancel was not seen to take; its hours count to {after.ended_at or 'then'}"
+        for wave in view.waves
+        if wave.job_id not in cancelled
+        and (after := ended.get((wave.key, wave.attempt))) is not None
+        and after.sky_status is not None
+    ]
+    return "; ".join(seen)
+
+
 def shown_usage(usage: RunUsage | None, result: ReconcileResult) -> RunUsage | None:
     """The run's hours as its ledger counts them once the reconciler wrote it (else `usage`)."""
     return result.ledger.usage if result.ledger is not None else usage
