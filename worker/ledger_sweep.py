@@ -40,7 +40,14 @@ from npaflow.errors import NpaflowError
 from npaflow.ids import RunId
 from npaflow.runtime.contract import LAUNCH_WAVE, WORKFLOW_TYPE, RunMemo, SearchAttribute
 from npaflow.runtime.ledger import LaunchReceipt, WaveAttemptRecord
-from npaflow.runtime.reconcile import EndedJob, LedgerClosure, OrphanBatch, in_flight, left_open
+from npaflow.runtime.reconcile import (
+    EndedJob,
+    LedgerClosure,
+    OrphanBatch,
+    cancelled_unverified,
+    in_flight,
+    left_open,
+)
 from npaflow.runtime.status import JobStatus, aggregate_job_status
 from npaflow.runtime.vocabulary import RunEnding, RunPhase
 from npaflow.temporal.client import started_request
@@ -166,9 +173,7 @@ class LedgerSweep:
         An attempt the orphan sweep's cancel has since verified is no longer unverified.
         """
         ledger = await read_ledger(self.context.storage, ledger_uri)
-        pending = (
-            [wave for wave in ledger.waves if wave.cancel_unverified() and wave.job_id] if ledger else []
-        )
+        pending = cancelled_unverified(ledger) if ledger else []
         if ledger is None or not pending:
             return None
         handle = self.client.get_workflow_handle(execution.id, run_id=execution.run_id)

@@ -106,9 +106,8 @@ class QuotaLeases:
         or ended on its own).
         """
         attempts = [record for record in self.state.waves.records() if str(record.key) == wave]
-        if not attempts or not attempts[-1].cancel_unverified():
-            return give_back()
-        if not workflow.patched(QUOTA_HELD_WHILE_UNVERIFIED):
+        unverified = bool(attempts) and attempts[-1].cancel_unverified()
+        if not unverified or not workflow.patched(QUOTA_HELD_WHILE_UNVERIFIED):  # marker only then
             return give_back()
         self.holding.pop(wave, None)
         self.granted_at.pop(wave, None)

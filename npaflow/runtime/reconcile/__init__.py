@@ -1,6 +1,6 @@
 """The orphan reconciler's pure part: job owners, orphans, and how a run ended (DESIGN §3.5)."""
 
-from npaflow.runtime.reconcile.ledger_change import in_flight, left_open, unended_jobs
+from npaflow.runtime.reconcile.ledger_change import cancelled_unverified, in_flight, left_open, unended_jobs
 from npaflow.runtime.reconcile.models import (
     RECONCILE_ID_PREFIX,
     CheckRunInput,
@@ -27,6 +27,7 @@ __all__ = [
     "ReconcileResult",
     "RecordReconciledInput",
     "RunStanding",
+    "cancelled_unverified",
     "in_flight",
     "left_open",
     "orphan_candidates",

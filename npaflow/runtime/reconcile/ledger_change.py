@@ -21,10 +21,15 @@ def in_flight(ledger: RuntimeLedger) -> list[WaveAttemptRecord]:
     return [wave for wave in ledger.latest_attempts().values() if not wave.status.is_final()]
 
 
+def cancelled_unverified(ledger: RuntimeLedger) -> list[WaveAttemptRecord]:
+    """The newest attempts a run's cleanup cancelled without seeing their jobs end."""
+    return [wave for wave in ledger.latest_attempts().values() if wave.cancel_unverified() and wave.job_id]
+
+
 def unended_jobs(ledger: RuntimeLedger) -> list[str]:
     """What a run's ledger does not show as ended: jobs in flight, cancels not verified."""
     live = [wave.job_id or f"wave {wave.key} (its job is not known yet)" for wave in in_flight(ledger)]
-    live += [wave.job_id for wave in ledger.latest_attempts().values() if wave.cancel_unverified()]
+    live += [wave.job_id for wave in cancelled_unverified(ledger)]
     live += [
         job.job_id
         for job in ledger.reconciled
@@ -137,8 +142,8 @@ def _closed(
                     update={"status": WaveStatus.CANCELLED, "ended_at": now, "error": record.error or error}
                 )
             )
-    for record in stored.waves:  # cancelled by the run's cleanup, not seen to end then
-        if record.cancel_unverified() and record.job_id in ended and record.job_id not in done:
+    for record in cancelled_unverified(stored):
+        if record.job_id in ended and record.job_id not in done:
             closed.append(_ended_after_cancel(record, ended[record.job_id], now))
     return closed
 
@@ -146,39 +151,40 @@ def _closed(
 def _ended_alone(record: WaveAttemptRecord, job: EndedJob, ending: RunEnding, now: str) -> WaveAttemptRecord:
     """An attempt whose job ended by itself after its run closed: the job's own status and times."""
     status = _WAVE_STATUS_OF_JOB.get(job.status, WaveStatus.FAILED)
-    ends = sorted(row.end_at for row in job.tasks if row.end_at)
     ran = f"the run ended ({ending.value}) while this job ran"
     note = f"{ran}; the job then ended {job.status.value} on its own"
     if job.status is JobStatus.ABSENT:
         note = f"{ran}; the backend no longer lists the job"
     elif status is WaveStatus.SUCCEEDED:
         note += " (its outputs were not checked: the run had ended)"
-    update: dict[str, object] = {
+    update = {
+        **_as_its_job_ended(job, now),
         "status": status,
-        "ended_at": ends[-1] if ends else now,
-        "sky_status": job.status,
         "error": record.error or (note if status is not WaveStatus.SUCCEEDED else ""),
         "reconciliation": [*record.reconciliation, note],
     }
-    if job.tasks:
-        update["tasks"] = job.tasks
     return record.model_copy(update=update).with_hours()
 
 
 def _ended_after_cancel(record: WaveAttemptRecord, job: EndedJob, now: str) -> WaveAttemptRecord:
     """An attempt whose cancel the run did not see take, once its job ended: clocked to the job's end."""
-    ends = sorted(row.end_at for row in job.tasks if row.end_at)
     how = "no longer listed by the backend" if job.status is JobStatus.ABSENT else f"ended {job.status.value}"
     note = f"the run's cancel was not seen to take; the job then {how} (seen by the workers' ledger sweep)"
-    update: dict[str, object] = {
-        "ended_at": ends[-1] if ends else now,
-        "sky_status": job.status,
+    update = {
+        **_as_its_job_ended(job, now),
         "cancellation": Cancellation(state=CancellationState.VERIFIED),
         "reconciliation": [*record.reconciliation, note],
     }
+    return record.model_copy(update=update).with_hours()
+
+
+def _as_its_job_ended(job: EndedJob, now: str) -> dict[str, object]:
+    """What an attempt takes from its ended job's own record: its end (else now), status and tasks."""
+    ends = sorted(row.end_at for row in job.tasks if row.end_at)
+    update: dict[str, object] = {"ended_at": ends[-1] if ends else now, "sky_status": job.status}
     if job.tasks:
         update["tasks"] = job.tasks
-    return record.model_copy(update=update).with_hours()
+    return update
 
 
 _WAVE_STATUS_OF_JOB = {
